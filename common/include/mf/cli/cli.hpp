@@ -1,0 +1,54 @@
+// The CLI conventions of SPEC §2.1, implemented once: --help with examples, --version with the build
+// id, --quiet, exit codes, diagnostics on stderr, machine-readable output only on stdout.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mf/diag/diagnostic.hpp"
+
+namespace mf::cli {
+
+namespace po = boost::program_options;
+
+enum ExitCode : int {
+  kSuccess = 0,   // the work succeeded
+  kFailure = 1,   // the work finished and its outcome is a failure (run failed, regression, mismatch)
+  kRejected = 2,  // the request was rejected before any work (usage, invalid input or configuration)
+  kInternal = 3,  // internal or I/O error
+};
+
+struct Tool {
+  std::string name;                   // "mf-run"
+  std::string summary;                // one line: the tool's single job
+  std::string usage;                  // "mf-run [options] --task FILE ..."
+  std::vector<std::string> examples;  // shell lines shown under --help
+  std::string positional;             // name of the repeated positional option, if any
+};
+
+struct Context {
+  const Tool& tool;
+  po::variables_map& vars;
+  bool quiet = false;
+  // True when progress may be drawn: stderr is a TTY and --quiet was not given.
+  bool progress() const;
+};
+
+// Parses the command line (adding --help, --version, --quiet), handles help/version and usage errors
+// (exit 2), runs `body`, and turns escaped exceptions into exit 3. Returns the process exit code.
+int run(int argc, char** argv, const Tool& tool, po::options_description options,
+        const std::function<int(Context&)>& body);
+
+// "mf-run 0.1.0 (build abc123)"
+std::string version_line(const std::string& name);
+
+// Prints diagnostics to stderr, one per line, prefixed with the tool name; returns the exit code they
+// imply (kInternal for MF-I/MF-O codes, kRejected otherwise).
+int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source = {});
+
+// For binaries whose job is not built yet: says so on stderr and returns kRejected.
+int not_built(const Tool& tool, std::string_view what);
+
+}  // namespace mf::cli

@@ -1,0 +1,40 @@
+// SHA-256 over OpenSSL's EVP interface (uses the CPU's SHA extensions where present).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "mf/diag/diagnostic.hpp"
+
+namespace mf::hash {
+
+using Digest = std::array<std::uint8_t, 32>;
+
+// Incremental hasher: update() any number of times, then finish() once.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
+  void update(std::string_view bytes);
+  void update(const void* data, std::size_t size);
+  Digest finish();
+
+ private:
+  void* ctx_;  // EVP_MD_CTX, kept opaque so OpenSSL stays inside this module
+};
+
+Digest sha256(std::string_view bytes);
+std::string sha256_hex(std::string_view bytes);
+std::string to_hex(const Digest& d);
+// Parses 64 lowercase hex characters; false otherwise.
+bool from_hex(std::string_view hex, Digest& out);
+
+// Streams a file (or stdin for "-") through SHA-256 without loading it whole.
+Result<Digest> sha256_file(const std::string& path);
+
+}  // namespace mf::hash

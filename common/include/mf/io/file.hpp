@@ -1,0 +1,32 @@
+// File input and output at the edges of the product: bounded reads of untrusted inputs ("-" = stdin)
+// and atomic, no-clobber publication of outputs (temp file, fsync, rename, directory fsync).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "mf/diag/diagnostic.hpp"
+
+namespace mf::io {
+
+// Reads a whole regular file (or stdin for "-"), refusing more than max_bytes (MF-S003), a missing
+// file (MF-S013) and anything that is not a regular file (MF-S014).
+Result<std::string> read_input(const std::string& path, std::size_t max_bytes = 64u << 20);
+
+enum class Clobber : std::uint8_t {
+  Refuse,   // an existing file with different bytes is an error (MF-O004); identical bytes are fine
+  Replace,  // atomically replace whatever is there
+};
+
+// Publishes bytes at `path` so that readers see either nothing or the complete file, never a part.
+Status publish_atomic(const std::string& path, std::string_view bytes,
+                      Clobber clobber = Clobber::Refuse);
+
+// Writes to stdout for "-", otherwise publish_atomic(..., Clobber::Replace).
+Status write_output(const std::string& path, std::string_view bytes);
+
+// Writes all bytes to a file descriptor, retrying short writes and EINTR.
+Status write_all(int fd, std::string_view bytes);
+
+}  // namespace mf::io

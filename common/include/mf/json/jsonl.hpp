@@ -1,0 +1,43 @@
+// JSONL: one JSON document per '\n'-terminated line. Errors report the line within the stream.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "mf/diag/diagnostic.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/json/value.hpp"
+
+namespace mf::json {
+
+// Reads lines from a buffer. A final line without '\n' is still returned, and flagged, so trace
+// readers can tell a crash-truncated tail from corruption.
+class JsonlReader {
+ public:
+  explicit JsonlReader(std::string_view text, ReadLimits limits = {})
+      : text_(text), limits_(limits) {}
+
+  struct Line {
+    std::int64_t number = 0;   // 1-based line number
+    std::string_view text;     // without the '\n'
+    bool terminated = true;    // false for a last line that has no '\n'
+  };
+
+  // Next raw line (possibly empty); false at the end of input.
+  bool next_line(Line& line);
+  // Next line parsed strictly; diagnostics carry the stream line. Empty lines are malformed.
+  // Returns false at the end of input.
+  bool next(Result<Value>& out, Line* line = nullptr);
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  std::int64_t line_no_ = 0;
+  ReadLimits limits_;
+};
+
+// Appends canonical(v) + '\n'.
+void append_jsonl(const Value& v, std::string& out);
+
+}  // namespace mf::json

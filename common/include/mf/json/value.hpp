@@ -1,0 +1,87 @@
+// The product's one JSON value model. Objects keep members in input order (canonical output sorts
+// them); numbers are IEEE doubles that remember whether an integer lexeme lost precision on reading.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace mf::json {
+
+class Value;
+struct Member;
+using Array = std::vector<Value>;
+using Object = std::vector<Member>;
+
+enum class Kind : std::uint8_t { Null, Bool, Number, String, Array, Object };
+
+struct Number {
+  double value = 0;
+  bool exact = true;  // false when an integer lexeme did not fit a double exactly
+  bool operator==(const Number& o) const { return value == o.value; }
+};
+
+class Value {
+ public:
+  Value() = default;
+  Value(std::nullptr_t) {}                            // NOLINT(google-explicit-constructor)
+  Value(bool b) : data_(b) {}                         // NOLINT
+  Value(double d) : data_(Number{d, true}) {}         // NOLINT
+  Value(int i) : data_(Number{double(i), true}) {}    // NOLINT
+  Value(std::int64_t i);                              // NOLINT
+  Value(std::uint64_t u);                             // NOLINT
+  Value(Number n) : data_(n) {}                       // NOLINT
+  Value(std::string s) : data_(std::move(s)) {}       // NOLINT
+  Value(std::string_view s) : data_(std::string(s)) {}  // NOLINT
+  Value(const char* s) : data_(std::string(s)) {}     // NOLINT
+  Value(Array a) : data_(std::move(a)) {}             // NOLINT
+  Value(Object o) : data_(std::move(o)) {}            // NOLINT
+
+  Kind kind() const { return static_cast<Kind>(data_.index()); }
+  bool is_null() const { return kind() == Kind::Null; }
+  bool is_bool() const { return kind() == Kind::Bool; }
+  bool is_number() const { return kind() == Kind::Number; }
+  bool is_string() const { return kind() == Kind::String; }
+  bool is_array() const { return kind() == Kind::Array; }
+  bool is_object() const { return kind() == Kind::Object; }
+
+  // Unchecked accessors: the caller has tested kind() first.
+  bool as_bool() const { return std::get<bool>(data_); }
+  double as_double() const { return std::get<Number>(data_).value; }
+  const Number& as_number() const { return std::get<Number>(data_); }
+  const std::string& as_string() const { return std::get<std::string>(data_); }
+  std::string& as_string() { return std::get<std::string>(data_); }
+  const Array& as_array() const { return std::get<Array>(data_); }
+  Array& as_array() { return std::get<Array>(data_); }
+  const Object& as_object() const { return std::get<Object>(data_); }
+  Object& as_object() { return std::get<Object>(data_); }
+
+  // The number as an exact integer in [-(2^53-1), 2^53-1], or nothing when it is not one.
+  std::optional<std::int64_t> as_exact_int() const;
+
+  // Object member lookup (first match); nullptr when absent or not an object.
+  const Value* find(std::string_view key) const;
+  Value* find(std::string_view key);
+  // Sets a member on an object, replacing an existing one; turns null into an empty object.
+  Value& set(std::string_view key, Value v);
+  // Appends to an array; turns null into an empty array.
+  Value& push_back(Value v);
+
+  bool operator==(const Value& o) const { return data_ == o.data_; }
+
+ private:
+  std::variant<std::monostate, bool, Number, std::string, Array, Object> data_;
+};
+
+struct Member {
+  std::string key;
+  Value value;
+  bool operator==(const Member&) const = default;
+};
+
+std::string_view kind_name(Kind k);
+
+}  // namespace mf::json
