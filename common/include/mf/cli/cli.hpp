@@ -1,10 +1,11 @@
-// The CLI conventions of SPEC §2.1, implemented once: --help with examples, --version with the build
-// id, --quiet, exit codes, diagnostics on stderr, machine-readable output only on stdout.
+// The CLI conventions of SPEC §2.1, implemented once: --help with examples, --version with the
+// build id, --quiet, exit codes, diagnostics on stderr, machine-readable output only on stdout.
 #pragma once
 
 #include <boost/program_options.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mf/diag/diagnostic.hpp"
@@ -14,9 +15,11 @@ namespace mf::cli {
 namespace po = boost::program_options;
 
 enum ExitCode : int {
-  kSuccess = 0,   // the work succeeded
-  kFailure = 1,   // the work finished and its outcome is a failure (run failed, regression, mismatch)
-  kRejected = 2,  // the request was rejected before any work (usage, invalid input or configuration)
+  kSuccess = 0,  // the work succeeded
+  kFailure =
+      1,  // the work finished and its outcome is a failure (run failed, regression, mismatch)
+  kRejected =
+      2,  // the request was rejected before any work (usage, invalid input or configuration)
   kInternal = 3,  // internal or I/O error
 };
 
@@ -25,7 +28,10 @@ struct Tool {
   std::string summary;                // one line: the tool's single job
   std::string usage;                  // "mf-run [options] --task FILE ..."
   std::vector<std::string> examples;  // shell lines shown under --help
-  std::string positional;             // name of the repeated positional option, if any
+  // Name of the option receiving every positional argument, if any. run() declares it (hidden, as a
+  // vector<string>) unless `options` already does.
+  std::string positional;
+  std::string details;  // optional paragraphs printed after the summary under --help
 };
 
 struct Context {
@@ -34,18 +40,25 @@ struct Context {
   bool quiet = false;
   // True when progress may be drawn: stderr is a TTY and --quiet was not given.
   bool progress() const;
+  // The positional arguments in order (empty when the tool takes none or none were given).
+  std::vector<std::string> positionals() const;
 };
 
-// Parses the command line (adding --help, --version, --quiet), handles help/version and usage errors
-// (exit 2), runs `body`, and turns escaped exceptions into exit 3. Returns the process exit code.
+// Parses the command line (adding --help, --version, --quiet), handles help/version and usage
+// errors (exit 2), runs `body`, and turns escaped exceptions into exit 3. Returns the process exit
+// code.
 int run(int argc, char** argv, const Tool& tool, po::options_description options,
         const std::function<int(Context&)>& body);
 
 // "mf-run 0.1.0 (build abc123)"
 std::string version_line(const std::string& name);
 
-// Prints diagnostics to stderr, one per line, prefixed with the tool name; returns the exit code they
-// imply (kInternal for MF-I/MF-O codes, kRejected otherwise).
+// For usage errors found after parsing (bad subcommand, conflicting options): prints
+// "<tool>: usage error: <what>" and the --help hint on stderr; returns kRejected.
+int usage_error(const Tool& tool, std::string_view what);
+
+// Prints diagnostics to stderr, one per line, prefixed with the tool name; returns the exit code
+// they imply (kInternal for MF-I/MF-O codes, kRejected otherwise).
 int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source = {});
 
 // For binaries whose job is not built yet: says so on stderr and returns kRejected.

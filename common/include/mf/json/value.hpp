@@ -1,5 +1,5 @@
 // The product's one JSON value model. Objects keep members in input order (canonical output sorts
-// them); numbers are IEEE doubles that remember whether an integer lexeme lost precision on reading.
+// them); numbers are IEEE doubles, as in RFC 8785.
 #pragma once
 
 #include <cstdint>
@@ -18,22 +18,15 @@ using Object = std::vector<Member>;
 
 enum class Kind : std::uint8_t { Null, Bool, Number, String, Array, Object };
 
-struct Number {
-  double value = 0;
-  bool exact = true;  // false when an integer lexeme did not fit a double exactly
-  bool operator==(const Number& o) const { return value == o.value; }
-};
-
 class Value {
  public:
   Value() = default;
   Value(std::nullptr_t) {}                            // NOLINT(google-explicit-constructor)
   Value(bool b) : data_(b) {}                         // NOLINT
-  Value(double d) : data_(Number{d, true}) {}         // NOLINT
-  Value(int i) : data_(Number{double(i), true}) {}    // NOLINT
-  Value(std::int64_t i);                              // NOLINT
-  Value(std::uint64_t u);                             // NOLINT
-  Value(Number n) : data_(n) {}                       // NOLINT
+  Value(double d) : data_(d) {}                       // NOLINT
+  Value(int i) : data_(double(i)) {}                  // NOLINT
+  Value(std::int64_t i) : data_(double(i)) {}         // NOLINT
+  Value(std::uint64_t u) : data_(double(u)) {}        // NOLINT
   Value(std::string s) : data_(std::move(s)) {}       // NOLINT
   Value(std::string_view s) : data_(std::string(s)) {}  // NOLINT
   Value(const char* s) : data_(std::string(s)) {}     // NOLINT
@@ -50,8 +43,7 @@ class Value {
 
   // Unchecked accessors: the caller has tested kind() first.
   bool as_bool() const { return std::get<bool>(data_); }
-  double as_double() const { return std::get<Number>(data_).value; }
-  const Number& as_number() const { return std::get<Number>(data_); }
+  double as_number() const { return std::get<double>(data_); }
   const std::string& as_string() const { return std::get<std::string>(data_); }
   std::string& as_string() { return std::get<std::string>(data_); }
   const Array& as_array() const { return std::get<Array>(data_); }
@@ -59,7 +51,8 @@ class Value {
   const Object& as_object() const { return std::get<Object>(data_); }
   Object& as_object() { return std::get<Object>(data_); }
 
-  // The number as an exact integer in [-(2^53-1), 2^53-1], or nothing when it is not one.
+  // The number as an exact integer in [-(2^53-1), 2^53-1], or nothing when it is not one. Reading
+  // rounds monotonically, so an integer lexeme beyond that range never comes back as one.
   std::optional<std::int64_t> as_exact_int() const;
 
   // Object member lookup (first match); nullptr when absent or not an object.
@@ -73,7 +66,7 @@ class Value {
   bool operator==(const Value& o) const { return data_ == o.data_; }
 
  private:
-  std::variant<std::monostate, bool, Number, std::string, Array, Object> data_;
+  std::variant<std::monostate, bool, double, std::string, Array, Object> data_;
 };
 
 struct Member {

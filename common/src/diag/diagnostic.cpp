@@ -1,0 +1,37 @@
+#include "mf/diag/diagnostic.hpp"
+
+namespace mf::diag {
+
+Diagnostic error(std::string code, std::string message, std::string pointer, std::int64_t line,
+                 std::int64_t column) {
+  return Diagnostic{std::move(code), Severity::Error, std::move(message), std::move(pointer), line,
+                    column};
+}
+
+std::string render_text(const Diagnostic& d, std::string_view source) {
+  std::string out;
+  if (!source.empty()) {
+    out.append(source);
+    if (d.line > 0) {
+      out += ':' + std::to_string(d.line);
+      if (d.column > 0) out += ':' + std::to_string(d.column);
+    }
+    out.append(": ");
+  } else if (d.line > 0) {
+    out += "line " + std::to_string(d.line);
+    if (d.column > 0) out += ", column " + std::to_string(d.column);
+    out.append(": ");
+  }
+  out.append(d.severity == Severity::Error ? "error " : "warning ");
+  out.append(d.code);
+  out.append(": ");
+  out.append(d.message);
+  if (!d.pointer.empty()) {
+    out.append(" (at ");
+    out.append(d.pointer);
+    out.push_back(')');
+  }
+  return out;
+}
+
+}  // namespace mf::diag

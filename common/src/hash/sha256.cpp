@@ -1,0 +1,98 @@
+#include "mf/hash/sha256.hpp"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "mf/diag/codes.hpp"
+
+namespace mf::hash {
+
+namespace {
+EVP_MD_CTX* ctx_of(void* p) { return static_cast<EVP_MD_CTX*>(p); }
+}  // namespace
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (ctx_ == nullptr || EVP_DigestInit_ex(ctx_of(ctx_), EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("OpenSSL SHA-256 initialisation failed");
+  }
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(ctx_of(ctx_)); }
+
+void Sha256::update(const void* data, std::size_t size) {
+  EVP_DigestUpdate(ctx_of(ctx_), data, size);
+}
+
+void Sha256::update(std::string_view bytes) { update(bytes.data(), bytes.size()); }
+
+Digest Sha256::finish() {
+  Digest d{};
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx_of(ctx_), d.data(), &len);
+  return d;
+}
+
+Digest sha256(std::string_view bytes) {
+  Sha256 h;
+  h.update(bytes);
+  return h.finish();
+}
+
+std::string to_hex(const Digest& d) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(64, '0');
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    out[2 * i] = kHex[d[i] >> 4];
+    out[2 * i + 1] = kHex[d[i] & 0xF];
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view bytes) { return to_hex(sha256(bytes)); }
+
+bool from_hex(std::string_view hex, Digest& out) {
+  if (hex.size() != 64) return false;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < 32; ++i) {
+    const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return true;
+}
+
+Result<Digest> sha256_file(const std::string& path) {
+  const bool is_stdin = path == "-";
+  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return diag::error(diag::codes::kMissing, "cannot open " + path + ": " + std::strerror(errno));
+  }
+  Sha256 h;
+  std::vector<char> buf(1u << 20);
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      if (!is_stdin) ::close(fd);
+      const char* code = err == EISDIR ? diag::codes::kNotRegularFile : diag::codes::kMissing;
+      return diag::error(code, "cannot read " + path + ": " + std::strerror(err));
+    }
+    h.update(buf.data(), static_cast<std::size_t>(n));
+  }
+  if (!is_stdin) ::close(fd);
+  return h.finish();
+}
+
+}  // namespace mf::hash

@@ -1,0 +1,180 @@
+#include "mf/json/canonical.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "mf/hash/sha256.hpp"
+
+namespace mf::json {
+
+namespace {
+
+// True for bytes that JCS writes unescaped inside a string.
+constexpr bool plain_byte(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\'; }
+
+void write_value(const Value& v, std::string& out);
+
+void write_object(const Object& members, std::string& out) {
+  out.push_back('{');
+  if (members.size() == 1) {
+    write_string(members[0].key, out);
+    out.push_back(':');
+    write_value(members[0].value, out);
+  } else if (!members.empty()) {
+    std::vector<const Member*> order;
+    order.reserve(members.size());
+    for (const Member& m : members) order.push_back(&m);
+    std::sort(order.begin(), order.end(), [](const Member* a, const Member* b) {
+      return compare_utf16(a->key, b->key) < 0;
+    });
+    bool first = true;
+    for (const Member* m : order) {
+      if (!first) out.push_back(',');
+      first = false;
+      write_string(m->key, out);
+      out.push_back(':');
+      write_value(m->value, out);
+    }
+  }
+  out.push_back('}');
+}
+
+void write_value(const Value& v, std::string& out) {
+  switch (v.kind()) {
+    case Kind::Null: out.append("null"); break;
+    case Kind::Bool: out.append(v.as_bool() ? "true" : "false"); break;
+    case Kind::Number: write_number(v.as_number(), out); break;
+    case Kind::String: write_string(v.as_string(), out); break;
+    case Kind::Array: {
+      out.push_back('[');
+      bool first = true;
+      for (const Value& e : v.as_array()) {
+        if (!first) out.push_back(',');
+        first = false;
+        write_value(e, out);
+      }
+      out.push_back(']');
+      break;
+    }
+    case Kind::Object: write_object(v.as_object(), out); break;
+  }
+}
+
+}  // namespace
+
+void write_number(double d, std::string& out) {
+  if (!std::isfinite(d)) {
+    out.append("null");
+    return;
+  }
+  if (d == 0) {  // both zeros
+    out.push_back('0');
+    return;
+  }
+  if (d < 0) {
+    out.push_back('-');
+    d = -d;
+  }
+  // Shortest round-trip digits, then laid out by ES6 Number::toString (ECMA-262 7.1.12.1).
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const char* e = static_cast<const char*>(std::memchr(buf, 'e', res.ptr - buf));
+  char digits[20];
+  int k = 0;
+  for (const char* p = buf; p < e; ++p) {
+    if (*p != '.') digits[k++] = *p;
+  }
+  int exp10 = 0;
+  std::from_chars(e + (e[1] == '+' ? 2 : 1), res.ptr, exp10);
+  const int n = exp10 + 1;  // value = digits x 10^(n-k)
+  if (k <= n && n <= 21) {
+    out.append(digits, k);
+    out.append(n - k, '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, n);
+    out.push_back('.');
+    out.append(digits + n, k - n);
+  } else if (-6 < n && n <= 0) {
+    out.append("0.");
+    out.append(-n, '0');
+    out.append(digits, k);
+  } else {
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out.append(digits + 1, k - 1);
+    }
+    out.push_back('e');
+    out.push_back(n - 1 < 0 ? '-' : '+');
+    char ebuf[8];
+    const auto er = std::to_chars(ebuf, ebuf + sizeof ebuf, std::abs(n - 1));
+    out.append(ebuf, er.ptr);
+  }
+}
+
+void write_string(std::string_view s, std::string& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  std::size_t run = 0;  // start of the pending run of plain bytes
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (plain_byte(c)) continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    out.push_back('\\');
+    switch (c) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '\b': out.push_back('b'); break;
+      case '\t': out.push_back('t'); break;
+      case '\n': out.push_back('n'); break;
+      case '\f': out.push_back('f'); break;
+      case '\r': out.push_back('r'); break;
+      default:
+        out.append("u00");
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xF]);
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out.push_back('"');
+}
+
+int compare_utf16(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  if (i == n) return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+  // UTF-8 byte order is code point order. UTF-16 differs only between a supplementary character
+  // (a surrogate pair, D800..DBFF first) and a BMP character in E000..FFFF: there the pair sorts first.
+  std::size_t j = i;
+  while (j > 0 && (static_cast<unsigned char>(a[j]) & 0xC0) == 0x80) --j;
+  const auto la = static_cast<unsigned char>(a[j]);
+  const auto lb = static_cast<unsigned char>(b[j]);
+  const bool a_astral = la >= 0xF0, b_astral = lb >= 0xF0;
+  const bool a_high_bmp = la == 0xEE || la == 0xEF, b_high_bmp = lb == 0xEE || lb == 0xEF;
+  if (a_astral && b_high_bmp) return -1;
+  if (b_astral && a_high_bmp) return 1;
+  return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+}
+
+void write_canonical(const Value& v, std::string& out) { write_value(v, out); }
+
+std::string canonical(const Value& v) {
+  std::string out;
+  write_value(v, out);
+  return out;
+}
+
+std::string canonical_file(const Value& v) {
+  std::string out = canonical(v);
+  out.push_back('\n');
+  return out;
+}
+
+std::string canonical_digest(const Value& v) { return hash::sha256_hex(canonical(v)); }
+
+}  // namespace mf::json

@@ -1,0 +1,338 @@
+// The strict reader drives RapidJSON's iterative SAX parser (no recursion, so 100 000 open brackets
+// cannot overflow the stack) and builds Values in a handler that enforces what RapidJSON does not:
+// duplicate keys, depth, entry and lexeme limits, surrogates smuggled in through \u escapes.
+#include "mf/json/reader.hpp"
+
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mf/diag/codes.hpp"
+#include "mf/json/pointer.hpp"
+
+namespace mf::json {
+
+namespace {
+
+using diag::Diagnostic;
+namespace codes = diag::codes;
+
+constexpr unsigned kParseFlags = rapidjson::kParseValidateEncodingFlag |
+                                 rapidjson::kParseIterativeFlag |
+                                 rapidjson::kParseNumbersAsStringsFlag;
+
+// Objects with more members than this get a hash index for duplicate detection.
+constexpr std::size_t kIndexThreshold = 16;
+
+struct Position {
+  std::int64_t line = 1;
+  std::int64_t column = 1;
+};
+
+// Lines count '\n'; columns count code points (bytes that are not UTF-8 continuation bytes).
+Position position_at(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  Position p;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      line_start = i + 1;
+    }
+  }
+  for (std::size_t i = line_start; i < offset; ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++p.column;
+  }
+  return p;
+}
+
+// RapidJSON encodes a lone surrogate escape (\uDC00) as the three bytes ED B0 80, which are not
+// UTF-8. Valid input never contains ED followed by A0..BF.
+bool has_encoded_surrogate(const char* s, std::size_t n) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s);
+  const auto* end = p + n;
+  while ((p = static_cast<const unsigned char*>(std::memchr(p, 0xED, end - p))) != nullptr) {
+    if (p + 1 < end && p[1] >= 0xA0) return true;
+    ++p;
+  }
+  return false;
+}
+
+std::string_view parse_error_message(rapidjson::ParseErrorCode code) {
+  switch (code) {
+    case rapidjson::kParseErrorDocumentEmpty: return "the document is empty";
+    case rapidjson::kParseErrorDocumentRootNotSingular: return "trailing content after the value";
+    case rapidjson::kParseErrorValueInvalid: return "invalid value";
+    case rapidjson::kParseErrorObjectMissName: return "expected a member name string";
+    case rapidjson::kParseErrorObjectMissColon: return "expected ':' after the member name";
+    case rapidjson::kParseErrorObjectMissCommaOrCurlyBracket: return "expected ',' or '}'";
+    case rapidjson::kParseErrorArrayMissCommaOrSquareBracket: return "expected ',' or ']'";
+    case rapidjson::kParseErrorStringUnicodeEscapeInvalidHex: return "invalid \\u escape";
+    case rapidjson::kParseErrorStringUnicodeSurrogateInvalid: return "invalid UTF-16 surrogate pair";
+    case rapidjson::kParseErrorStringEscapeInvalid: return "invalid escape";
+    case rapidjson::kParseErrorStringMissQuotationMark: return "unterminated string";
+    case rapidjson::kParseErrorStringInvalidEncoding: return "invalid UTF-8";
+    case rapidjson::kParseErrorNumberTooBig: return "number out of the double range";
+    case rapidjson::kParseErrorNumberMissFraction: return "expected digits after '.'";
+    case rapidjson::kParseErrorNumberMissExponent: return "expected digits in the exponent";
+    default: return "malformed JSON";
+  }
+}
+
+class Builder {
+ public:
+  Builder(std::string_view text, const ReadLimits& limits, const rapidjson::MemoryStream& stream)
+      : text_(text), limits_(limits), stream_(stream) {}
+
+  // RapidJSON SAX interface.
+  bool Null() { return add(Value()); }
+  bool Bool(bool b) { return add(Value(b)); }
+  bool Int(int) { return false; }  // never called: numbers arrive as raw lexemes
+  bool Uint(unsigned) { return false; }
+  bool Int64(std::int64_t) { return false; }
+  bool Uint64(std::uint64_t) { return false; }
+  bool Double(double) { return false; }
+
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    if (n > limits_.max_number_length) {
+      return fail(codes::kLimitExceeded, "number lexeme of " + std::to_string(n) +
+                                             " characters exceeds the limit of " +
+                                             std::to_string(limits_.max_number_length));
+    }
+    double d = 0;
+    auto [end, ec] = std::from_chars(s, s + n, d);
+    if (ec != std::errc() || end != s + n || !std::isfinite(d)) {
+      return fail(codes::kMalformed,
+                  "number " + std::string(s, n) + " is not representable as a finite double");
+    }
+    return add(Value(d));
+  }
+
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (!check_string(s, n)) return false;
+    return add(Value(std::string(s, n)));
+  }
+
+  bool StartObject() { return open(Value(Object{})); }
+  bool StartArray() { return open(Value(Array{})); }
+
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    if (!check_string(s, n)) return false;
+    Frame& f = frames_.back();
+    std::string_view key(s, n);
+    if (is_duplicate(f, key)) {
+      const std::size_t end = stream_.Tell();
+      error_offset_ = key_start(end);
+      std::string pointer = current_pointer();
+      append_token(pointer, key);
+      error_ = diag::error(codes::kDuplicateKey, "duplicate object key \"" + std::string(key) + "\"",
+                           pointer);
+      return false;
+    }
+    f.key.assign(s, n);
+    f.key_pending = true;
+    return true;
+  }
+
+  bool EndObject(rapidjson::SizeType) { return close(); }
+  bool EndArray(rapidjson::SizeType) { return close(); }
+
+  Value take_root() { return std::move(root_); }
+  bool has_error() const { return error_.has_value(); }
+  Diagnostic take_error() { return std::move(*error_); }
+  std::size_t error_offset() const { return error_offset_; }
+
+  // The pointer of the value being read: through every open container to its current slot.
+  std::string current_pointer() const {
+    std::string pointer;
+    for (const Frame& f : frames_) {
+      if (f.value.is_object()) {
+        if (f.key_pending) append_token(pointer, f.key);
+      } else {
+        append_index(pointer, f.value.as_array().size());
+      }
+    }
+    return pointer;
+  }
+
+ private:
+  struct Frame {
+    Value value;
+    std::string key;
+    bool key_pending = false;
+    // key hash -> member index; built once an object passes kIndexThreshold members
+    std::unique_ptr<std::unordered_multimap<std::size_t, std::uint32_t>> index;
+  };
+
+  bool fail(const char* code, std::string message) {
+    error_offset_ = stream_.Tell();
+    error_ = diag::error(code, std::move(message), current_pointer());
+    return false;
+  }
+
+  bool check_string(const char* s, std::size_t n) {
+    if (n > limits_.max_string_bytes) {
+      return fail(codes::kLimitExceeded, "string of " + std::to_string(n) +
+                                             " bytes exceeds the limit of " +
+                                             std::to_string(limits_.max_string_bytes));
+    }
+    if (has_encoded_surrogate(s, n)) {
+      return fail(codes::kNotUtf8, "string contains an unpaired UTF-16 surrogate escape");
+    }
+    return true;
+  }
+
+  bool is_duplicate(Frame& f, std::string_view key) {
+    Object& members = f.value.as_object();
+    if (!f.index) {
+      for (const Member& m : members) {
+        if (m.key == key) return true;
+      }
+      if (members.size() >= kIndexThreshold) {
+        f.index = std::make_unique<std::unordered_multimap<std::size_t, std::uint32_t>>();
+        for (std::uint32_t i = 0; i < members.size(); ++i) {
+          f.index->emplace(std::hash<std::string_view>{}(members[i].key), i);
+        }
+      }
+      return false;
+    }
+    auto [lo, hi] = f.index->equal_range(std::hash<std::string_view>{}(key));
+    for (auto it = lo; it != hi; ++it) {
+      if (members[it->second].key == key) return true;
+    }
+    return false;
+  }
+
+  // Offset of the opening quote of the key whose closing quote ends just before `end`.
+  std::size_t key_start(std::size_t end) const {
+    std::size_t i = end >= 2 ? end - 2 : 0;
+    while (i > 0) {
+      if (text_[i] == '"') {
+        std::size_t slashes = 0;
+        while (i > slashes && text_[i - 1 - slashes] == '\\') ++slashes;
+        if (slashes % 2 == 0) return i;
+      }
+      --i;
+    }
+    return 0;
+  }
+
+  bool open(Value container) {
+    if (frames_.size() >= limits_.max_depth) {
+      return fail(codes::kLimitExceeded,
+                  "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
+    }
+    if (!frames_.empty() && !check_entries(frames_.back())) return false;
+    frames_.push_back(Frame{std::move(container), {}, false, nullptr});
+    return true;
+  }
+
+  bool close() {
+    Value done = std::move(frames_.back().value);
+    frames_.pop_back();
+    return add(std::move(done));
+  }
+
+  bool check_entries(const Frame& f) {
+    const std::size_t n = f.value.is_object() ? f.value.as_object().size() : f.value.as_array().size();
+    if (n >= limits_.max_entries) {
+      return fail(codes::kLimitExceeded, "container has more than " +
+                                             std::to_string(limits_.max_entries) + " entries");
+    }
+    return true;
+  }
+
+  bool add(Value v) {
+    if (frames_.empty()) {
+      root_ = std::move(v);
+      return true;
+    }
+    Frame& f = frames_.back();
+    if (!v.is_object() && !v.is_array() && !check_entries(f)) return false;
+    if (f.value.is_object()) {
+      Object& members = f.value.as_object();
+      if (f.index) {
+        f.index->emplace(std::hash<std::string_view>{}(f.key), std::uint32_t(members.size()));
+      }
+      members.push_back(Member{std::move(f.key), std::move(v)});
+      f.key_pending = false;
+    } else {
+      f.value.as_array().push_back(std::move(v));
+    }
+    return true;
+  }
+
+  std::string_view text_;
+  const ReadLimits& limits_;
+  const rapidjson::MemoryStream& stream_;
+  std::vector<Frame> frames_;
+  Value root_;
+  std::optional<Diagnostic> error_;
+  std::size_t error_offset_ = 0;
+};
+
+}  // namespace
+
+Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_t line_offset) {
+  auto at = [&](Diagnostic d, std::size_t offset) {
+    const Position p = position_at(text, offset);
+    d.line = p.line + line_offset;
+    d.column = p.column;
+    return d;
+  };
+  if (text.size() > limits.max_bytes) {
+    return at(diag::error(codes::kTooLarge, "document of " + std::to_string(text.size()) +
+                                                " bytes exceeds the limit of " +
+                                                std::to_string(limits.max_bytes)),
+              0);
+  }
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  Builder builder(text, limits, stream);
+  rapidjson::Reader reader;
+  const rapidjson::ParseResult result = reader.Parse<kParseFlags>(stream, builder);
+  if (builder.has_error()) {
+    const std::size_t offset = builder.error_offset();
+    return at(builder.take_error(), offset);
+  }
+  if (result.IsError()) {
+    const auto code = result.Code();
+    const bool encoding = code == rapidjson::kParseErrorStringInvalidEncoding ||
+                          code == rapidjson::kParseErrorStringUnicodeSurrogateInvalid;
+    std::string message(parse_error_message(code));
+    const std::string_view rest = text.substr(std::min(result.Offset(), text.size()));
+    if (code == rapidjson::kParseErrorValueInvalid &&
+        (rest.starts_with("NaN") || rest.starts_with("Infinity") || rest.starts_with("-Infinity") ||
+         rest.starts_with("-NaN"))) {
+      message = "NaN and Infinity are not JSON numbers";
+    }
+    return at(diag::error(encoding ? codes::kNotUtf8 : codes::kMalformed, std::move(message),
+                          builder.current_pointer()),
+              result.Offset());
+  }
+  // MemoryStream reports NUL as end of input; anything left after the value is trailing content.
+  if (stream.Tell() != text.size()) {
+    return at(diag::error(codes::kMalformed, "trailing content after the value"), stream.Tell());
+  }
+  return builder.take_root();
+}
+
+Result<Value> parse_object(std::string_view text, const ReadLimits& limits) {
+  Result<Value> v = parse(text, limits);
+  if (v.ok() && !v->is_object()) {
+    return diag::error(codes::kNotObject,
+                       "top-level value is " + std::string(kind_name(v->kind())) +
+                           ", expected an object",
+                       "", 1, 1);
+  }
+  return v;
+}
+
+}  // namespace mf::json

@@ -1,0 +1,60 @@
+#include "mf/json/value.hpp"
+
+#include <cmath>
+
+namespace mf::json {
+
+namespace {
+constexpr double kMaxSafeInteger = 9007199254740991.0;  // 2^53 - 1
+}
+
+std::optional<std::int64_t> Value::as_exact_int() const {
+  if (!is_number()) return std::nullopt;
+  const double d = as_number();
+  if (!(std::abs(d) <= kMaxSafeInteger) || std::trunc(d) != d) return std::nullopt;
+  return static_cast<std::int64_t>(d);
+}
+
+const Value* Value::find(std::string_view key) const {
+  if (!is_object()) return nullptr;
+  for (const Member& m : as_object()) {
+    if (m.key == key) return &m.value;
+  }
+  return nullptr;
+}
+
+Value* Value::find(std::string_view key) {
+  return const_cast<Value*>(static_cast<const Value*>(this)->find(key));
+}
+
+Value& Value::set(std::string_view key, Value v) {
+  if (is_null()) data_ = Object{};
+  if (Value* existing = find(key)) {
+    *existing = std::move(v);
+    return *existing;
+  }
+  Object& o = as_object();
+  o.push_back(Member{std::string(key), std::move(v)});
+  return o.back().value;
+}
+
+Value& Value::push_back(Value v) {
+  if (is_null()) data_ = Array{};
+  Array& a = as_array();
+  a.push_back(std::move(v));
+  return a.back();
+}
+
+std::string_view kind_name(Kind k) {
+  switch (k) {
+    case Kind::Null: return "null";
+    case Kind::Bool: return "boolean";
+    case Kind::Number: return "number";
+    case Kind::String: return "string";
+    case Kind::Array: return "array";
+    case Kind::Object: return "object";
+  }
+  return "unknown";
+}
+
+}  // namespace mf::json
