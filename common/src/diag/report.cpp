@@ -43,9 +43,12 @@ void Report::add_all(const Diagnostics& ds) {
 Diagnostics Report::diagnostics() const {
   Diagnostics out = kept_;
   if (dropped_ > 0) {
-    Diagnostic w{codes::kTruncated, Severity::Warning,
-                 std::to_string(dropped_) + " further diagnostics were dropped (report limit)", "",
-                 0, 0};
+    Diagnostic w{codes::kTruncated,
+                 Severity::Warning,
+                 std::to_string(dropped_) + " further diagnostics were dropped (report limit)",
+                 "",
+                 0,
+                 0};
     out.push_back(std::move(w));
   }
   return out;

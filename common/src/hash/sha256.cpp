@@ -14,7 +14,9 @@
 namespace mf::hash {
 
 namespace {
-EVP_MD_CTX* ctx_of(void* p) { return static_cast<EVP_MD_CTX*>(p); }
+EVP_MD_CTX* ctx_of(void* p) {
+  return static_cast<EVP_MD_CTX*>(p);
+}
 }  // namespace
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
@@ -23,13 +25,17 @@ Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
   }
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(ctx_of(ctx_)); }
+Sha256::~Sha256() {
+  EVP_MD_CTX_free(ctx_of(ctx_));
+}
 
 void Sha256::update(const void* data, std::size_t size) {
   EVP_DigestUpdate(ctx_of(ctx_), data, size);
 }
 
-void Sha256::update(std::string_view bytes) { update(bytes.data(), bytes.size()); }
+void Sha256::update(std::string_view bytes) {
+  update(bytes.data(), bytes.size());
+}
 
 Digest Sha256::finish() {
   Digest d{};
@@ -54,7 +60,9 @@ std::string to_hex(const Digest& d) {
   return out;
 }
 
-std::string sha256_hex(std::string_view bytes) { return to_hex(sha256(bytes)); }
+std::string sha256_hex(std::string_view bytes) {
+  return to_hex(sha256(bytes));
+}
 
 bool from_hex(std::string_view hex, Digest& out) {
   if (hex.size() != 64) return false;

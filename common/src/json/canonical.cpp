@@ -13,7 +13,9 @@ namespace mf::json {
 namespace {
 
 // True for bytes that JCS writes unescaped inside a string.
-constexpr bool plain_byte(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\'; }
+constexpr bool plain_byte(unsigned char c) {
+  return c >= 0x20 && c != '"' && c != '\\';
+}
 
 void write_value(const Value& v, std::string& out);
 
@@ -27,9 +29,8 @@ void write_object(const Object& members, std::string& out) {
     std::vector<const Member*> order;
     order.reserve(members.size());
     for (const Member& m : members) order.push_back(&m);
-    std::sort(order.begin(), order.end(), [](const Member* a, const Member* b) {
-      return compare_utf16(a->key, b->key) < 0;
-    });
+    std::sort(order.begin(), order.end(),
+              [](const Member* a, const Member* b) { return compare_utf16(a->key, b->key) < 0; });
     bool first = true;
     for (const Member* m : order) {
       if (!first) out.push_back(',');
@@ -44,10 +45,18 @@ void write_object(const Object& members, std::string& out) {
 
 void write_value(const Value& v, std::string& out) {
   switch (v.kind()) {
-    case Kind::Null: out.append("null"); break;
-    case Kind::Bool: out.append(v.as_bool() ? "true" : "false"); break;
-    case Kind::Number: write_number(v.as_number(), out); break;
-    case Kind::String: write_string(v.as_string(), out); break;
+    case Kind::Null:
+      out.append("null");
+      break;
+    case Kind::Bool:
+      out.append(v.as_bool() ? "true" : "false");
+      break;
+    case Kind::Number:
+      write_number(v.as_number(), out);
+      break;
+    case Kind::String:
+      write_string(v.as_string(), out);
+      break;
     case Kind::Array: {
       out.push_back('[');
       bool first = true;
@@ -59,7 +68,9 @@ void write_value(const Value& v, std::string& out) {
       out.push_back(']');
       break;
     }
-    case Kind::Object: write_object(v.as_object(), out); break;
+    case Kind::Object:
+      write_object(v.as_object(), out);
+      break;
   }
 }
 
@@ -126,13 +137,27 @@ void write_string(std::string_view s, std::string& out) {
     run = i + 1;
     out.push_back('\\');
     switch (c) {
-      case '"': out.push_back('"'); break;
-      case '\\': out.push_back('\\'); break;
-      case '\b': out.push_back('b'); break;
-      case '\t': out.push_back('t'); break;
-      case '\n': out.push_back('n'); break;
-      case '\f': out.push_back('f'); break;
-      case '\r': out.push_back('r'); break;
+      case '"':
+        out.push_back('"');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '\b':
+        out.push_back('b');
+        break;
+      case '\t':
+        out.push_back('t');
+        break;
+      case '\n':
+        out.push_back('n');
+        break;
+      case '\f':
+        out.push_back('f');
+        break;
+      case '\r':
+        out.push_back('r');
+        break;
       default:
         out.append("u00");
         out.push_back(kHex[c >> 4]);
@@ -149,7 +174,8 @@ int compare_utf16(std::string_view a, std::string_view b) {
   while (i < n && a[i] == b[i]) ++i;
   if (i == n) return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
   // UTF-8 byte order is code point order. UTF-16 differs only between a supplementary character
-  // (a surrogate pair, D800..DBFF first) and a BMP character in E000..FFFF: there the pair sorts first.
+  // (a surrogate pair, D800..DBFF first) and a BMP character in E000..FFFF: there the pair sorts
+  // first.
   std::size_t j = i;
   while (j > 0 && (static_cast<unsigned char>(a[j]) & 0xC0) == 0x80) --j;
   const auto la = static_cast<unsigned char>(a[j]);
@@ -161,7 +187,9 @@ int compare_utf16(std::string_view a, std::string_view b) {
   return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
 }
 
-void write_canonical(const Value& v, std::string& out) { write_value(v, out); }
+void write_canonical(const Value& v, std::string& out) {
+  write_value(v, out);
+}
 
 std::string canonical(const Value& v) {
   std::string out;
@@ -175,6 +203,8 @@ std::string canonical_file(const Value& v) {
   return out;
 }
 
-std::string canonical_digest(const Value& v) { return hash::sha256_hex(canonical(v)); }
+std::string canonical_digest(const Value& v) {
+  return hash::sha256_hex(canonical(v));
+}
 
 }  // namespace mf::json

@@ -68,22 +68,38 @@ bool has_encoded_surrogate(const char* s, std::size_t n) {
 
 std::string_view parse_error_message(rapidjson::ParseErrorCode code) {
   switch (code) {
-    case rapidjson::kParseErrorDocumentEmpty: return "the document is empty";
-    case rapidjson::kParseErrorDocumentRootNotSingular: return "trailing content after the value";
-    case rapidjson::kParseErrorValueInvalid: return "invalid value";
-    case rapidjson::kParseErrorObjectMissName: return "expected a member name string";
-    case rapidjson::kParseErrorObjectMissColon: return "expected ':' after the member name";
-    case rapidjson::kParseErrorObjectMissCommaOrCurlyBracket: return "expected ',' or '}'";
-    case rapidjson::kParseErrorArrayMissCommaOrSquareBracket: return "expected ',' or ']'";
-    case rapidjson::kParseErrorStringUnicodeEscapeInvalidHex: return "invalid \\u escape";
-    case rapidjson::kParseErrorStringUnicodeSurrogateInvalid: return "invalid UTF-16 surrogate pair";
-    case rapidjson::kParseErrorStringEscapeInvalid: return "invalid escape";
-    case rapidjson::kParseErrorStringMissQuotationMark: return "unterminated string";
-    case rapidjson::kParseErrorStringInvalidEncoding: return "invalid UTF-8";
-    case rapidjson::kParseErrorNumberTooBig: return "number out of the double range";
-    case rapidjson::kParseErrorNumberMissFraction: return "expected digits after '.'";
-    case rapidjson::kParseErrorNumberMissExponent: return "expected digits in the exponent";
-    default: return "malformed JSON";
+    case rapidjson::kParseErrorDocumentEmpty:
+      return "the document is empty";
+    case rapidjson::kParseErrorDocumentRootNotSingular:
+      return "trailing content after the value";
+    case rapidjson::kParseErrorValueInvalid:
+      return "invalid value";
+    case rapidjson::kParseErrorObjectMissName:
+      return "expected a member name string";
+    case rapidjson::kParseErrorObjectMissColon:
+      return "expected ':' after the member name";
+    case rapidjson::kParseErrorObjectMissCommaOrCurlyBracket:
+      return "expected ',' or '}'";
+    case rapidjson::kParseErrorArrayMissCommaOrSquareBracket:
+      return "expected ',' or ']'";
+    case rapidjson::kParseErrorStringUnicodeEscapeInvalidHex:
+      return "invalid \\u escape";
+    case rapidjson::kParseErrorStringUnicodeSurrogateInvalid:
+      return "invalid UTF-16 surrogate pair";
+    case rapidjson::kParseErrorStringEscapeInvalid:
+      return "invalid escape";
+    case rapidjson::kParseErrorStringMissQuotationMark:
+      return "unterminated string";
+    case rapidjson::kParseErrorStringInvalidEncoding:
+      return "invalid UTF-8";
+    case rapidjson::kParseErrorNumberTooBig:
+      return "number out of the double range";
+    case rapidjson::kParseErrorNumberMissFraction:
+      return "expected digits after '.'";
+    case rapidjson::kParseErrorNumberMissExponent:
+      return "expected digits in the exponent";
+    default:
+      return "malformed JSON";
   }
 }
 
@@ -133,8 +149,8 @@ class Builder {
       error_offset_ = key_start(end);
       std::string pointer = current_pointer();
       append_token(pointer, key);
-      error_ = diag::error(codes::kDuplicateKey, "duplicate object key \"" + std::string(key) + "\"",
-                           pointer);
+      error_ = diag::error(codes::kDuplicateKey,
+                           "duplicate object key \"" + std::string(key) + "\"", pointer);
       return false;
     }
     f.key.assign(s, n);
@@ -242,10 +258,11 @@ class Builder {
   }
 
   bool check_entries(const Frame& f) {
-    const std::size_t n = f.value.is_object() ? f.value.as_object().size() : f.value.as_array().size();
+    const std::size_t n =
+        f.value.is_object() ? f.value.as_object().size() : f.value.as_array().size();
     if (n >= limits_.max_entries) {
-      return fail(codes::kLimitExceeded, "container has more than " +
-                                             std::to_string(limits_.max_entries) + " entries");
+      return fail(codes::kLimitExceeded,
+                  "container has more than " + std::to_string(limits_.max_entries) + " entries");
     }
     return true;
   }
@@ -327,10 +344,10 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_
 Result<Value> parse_object(std::string_view text, const ReadLimits& limits) {
   Result<Value> v = parse(text, limits);
   if (v.ok() && !v->is_object()) {
-    return diag::error(codes::kNotObject,
-                       "top-level value is " + std::string(kind_name(v->kind())) +
-                           ", expected an object",
-                       "", 1, 1);
+    return diag::error(
+        codes::kNotObject,
+        "top-level value is " + std::string(kind_name(v->kind())) + ", expected an object", "", 1,
+        1);
   }
   return v;
 }

@@ -47,12 +47,18 @@ Value& Value::push_back(Value v) {
 
 std::string_view kind_name(Kind k) {
   switch (k) {
-    case Kind::Null: return "null";
-    case Kind::Bool: return "boolean";
-    case Kind::Number: return "number";
-    case Kind::String: return "string";
-    case Kind::Array: return "array";
-    case Kind::Object: return "object";
+    case Kind::Null:
+      return "null";
+    case Kind::Bool:
+      return "boolean";
+    case Kind::Number:
+      return "number";
+    case Kind::String:
+      return "string";
+    case Kind::Array:
+      return "array";
+    case Kind::Object:
+      return "object";
   }
   return "unknown";
 }

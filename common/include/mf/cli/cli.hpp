@@ -16,22 +16,23 @@ namespace po = boost::program_options;
 
 enum ExitCode : int {
   kSuccess = 0,  // the work succeeded
-  kFailure =
-      1,  // the work finished and its outcome is a failure (run failed, regression, mismatch)
-  kRejected =
-      2,  // the request was rejected before any work (usage, invalid input or configuration)
+  // The work finished and its outcome is a failure (run failed, regression, mismatch).
+  kFailure = 1,
+  // The request was rejected before any work (usage, invalid input or configuration).
+  kRejected = 2,
   kInternal = 3,  // internal or I/O error
 };
 
 struct Tool {
-  std::string name;                   // "mf-run"
-  std::string summary;                // one line: the tool's single job
-  std::string usage;                  // "mf-run [options] --task FILE ..."
-  std::vector<std::string> examples;  // shell lines shown under --help
+  // Every member has an initializer so mains can designate only the fields they use.
+  std::string name{};                   // "mf-run"
+  std::string summary{};                // one line: the tool's single job
+  std::string usage{};                  // "mf-run [options] --task FILE ..."
+  std::vector<std::string> examples{};  // shell lines shown under --help
   // Name of the option receiving every positional argument, if any. run() declares it (hidden, as a
   // vector<string>) unless `options` already does.
-  std::string positional;
-  std::string details;  // optional paragraphs printed after the summary under --help
+  std::string positional{};
+  std::string details{};  // optional paragraphs printed after the summary under --help
 };
 
 struct Context {

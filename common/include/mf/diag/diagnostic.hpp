@@ -64,8 +64,8 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(diag::Diagnostic d) : diagnostics_{std::move(d)} {}           // NOLINT
-  Result(diag::Diagnostics ds) : diagnostics_(std::move(ds)) {}        // NOLINT
+  Result(diag::Diagnostic d) : diagnostics_{std::move(d)} {}     // NOLINT
+  Result(diag::Diagnostics ds) : diagnostics_(std::move(ds)) {}  // NOLINT
   bool ok() const { return diagnostics_.empty(); }
   explicit operator bool() const { return ok(); }
   const diag::Diagnostics& diagnostics() const { return diagnostics_; }

@@ -1,5 +1,5 @@
-// File input and output at the edges of the product: bounded reads of untrusted inputs ("-" = stdin)
-// and atomic, no-clobber publication of outputs (temp file, fsync, rename, directory fsync).
+// File input and output at the edges of the product: bounded reads of untrusted inputs ("-" =
+// stdin) and atomic, no-clobber publication of outputs (temp file, fsync, rename, directory fsync).
 #pragma once
 
 #include <cstddef>

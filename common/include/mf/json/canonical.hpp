@@ -9,8 +9,9 @@
 
 namespace mf::json {
 
-// Appends the canonical bytes of `v` (no trailing newline). Non-finite numbers cannot occur in a Value
-// read by the strict reader; a constructed one is written as null, as ES6 JSON.stringify does.
+// Appends the canonical bytes of `v` (no trailing newline). Non-finite numbers cannot occur in a
+// Value read by the strict reader; a constructed one is written as null, as ES6 JSON.stringify
+// does.
 void write_canonical(const Value& v, std::string& out);
 std::string canonical(const Value& v);
 // Canonical file form: the canonical bytes followed by one '\n'.

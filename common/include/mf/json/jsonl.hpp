@@ -19,9 +19,9 @@ class JsonlReader {
       : text_(text), limits_(limits) {}
 
   struct Line {
-    std::int64_t number = 0;   // 1-based line number
-    std::string_view text;     // without the '\n'
-    bool terminated = true;    // false for a last line that has no '\n'
+    std::int64_t number = 0;  // 1-based line number
+    std::string_view text;    // without the '\n'
+    bool terminated = true;   // false for a last line that has no '\n'
   };
 
   // Next raw line (possibly empty); false at the end of input.

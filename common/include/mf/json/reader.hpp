@@ -1,6 +1,6 @@
 // The strict JSON reader: the only way any JSON enters the product (SPEC §3.1).
-// Rejects invalid UTF-8, duplicate keys, NaN/Infinity, trailing content, and inputs beyond the limits;
-// every rejection is a diagnostic with an RFC 6901 pointer and a 1-based line and column.
+// Rejects invalid UTF-8, duplicate keys, NaN/Infinity, trailing content, and inputs beyond the
+// limits; every rejection is a diagnostic with an RFC 6901 pointer and a 1-based line and column.
 #pragma once
 
 #include <cstddef>
@@ -12,11 +12,11 @@
 namespace mf::json {
 
 struct ReadLimits {
-  std::size_t max_bytes = 64u << 20;     // whole document
-  std::size_t max_depth = 64;            // nesting of arrays and objects
-  std::size_t max_number_length = 128;   // characters in one number lexeme
+  std::size_t max_bytes = 64u << 20;    // whole document
+  std::size_t max_depth = 64;           // nesting of arrays and objects
+  std::size_t max_number_length = 128;  // characters in one number lexeme
   std::size_t max_string_bytes = 16u << 20;
-  std::size_t max_entries = 1u << 20;    // members or elements in one container
+  std::size_t max_entries = 1u << 20;  // members or elements in one container
 };
 
 // Parses exactly one JSON document. Columns count Unicode code points, lines count '\n'.

@@ -20,18 +20,25 @@ enum class Kind : std::uint8_t { Null, Bool, Number, String, Array, Object };
 
 class Value {
  public:
-  Value() = default;
-  Value(std::nullptr_t) {}                            // NOLINT(google-explicit-constructor)
-  Value(bool b) : data_(b) {}                         // NOLINT
-  Value(double d) : data_(d) {}                       // NOLINT
-  Value(int i) : data_(double(i)) {}                  // NOLINT
-  Value(std::int64_t i) : data_(double(i)) {}         // NOLINT
-  Value(std::uint64_t u) : data_(double(u)) {}        // NOLINT
-  Value(std::string s) : data_(std::move(s)) {}       // NOLINT
-  Value(std::string_view s) : data_(std::string(s)) {}  // NOLINT
-  Value(const char* s) : data_(std::string(s)) {}     // NOLINT
-  Value(Array a) : data_(std::move(a)) {}             // NOLINT
-  Value(Object o) : data_(std::move(o)) {}            // NOLINT
+  Value();
+  // Constructors are defined after Member: clang instantiates std::variant eagerly and needs
+  // Object's element type complete.
+  Value(const Value&);
+  Value(Value&&) noexcept;
+  Value& operator=(const Value&);
+  Value& operator=(Value&&) noexcept;
+  ~Value();
+  Value(std::nullptr_t);      // NOLINT(google-explicit-constructor)
+  Value(bool b);              // NOLINT(google-explicit-constructor)
+  Value(double d);            // NOLINT(google-explicit-constructor)
+  Value(int i);               // NOLINT(google-explicit-constructor)
+  Value(std::int64_t i);      // NOLINT(google-explicit-constructor)
+  Value(std::uint64_t u);     // NOLINT(google-explicit-constructor)
+  Value(std::string s);       // NOLINT(google-explicit-constructor)
+  Value(std::string_view s);  // NOLINT(google-explicit-constructor)
+  Value(const char* s);       // NOLINT(google-explicit-constructor)
+  Value(Array a);             // NOLINT(google-explicit-constructor)
+  Value(Object o);            // NOLINT
 
   Kind kind() const { return static_cast<Kind>(data_.index()); }
   bool is_null() const { return kind() == Kind::Null; }
@@ -63,7 +70,7 @@ class Value {
   // Appends to an array; turns null into an empty array.
   Value& push_back(Value v);
 
-  bool operator==(const Value& o) const { return data_ == o.data_; }
+  bool operator==(const Value& o) const;
 
  private:
   std::variant<std::monostate, bool, double, std::string, Array, Object> data_;
@@ -74,6 +81,27 @@ struct Member {
   Value value;
   bool operator==(const Member&) const = default;
 };
+
+inline Value::Value() = default;
+inline Value::Value(const Value&) = default;
+inline Value::Value(Value&&) noexcept = default;
+inline Value& Value::operator=(const Value&) = default;
+inline Value& Value::operator=(Value&&) noexcept = default;
+inline Value::~Value() = default;
+inline Value::Value(Object o) : data_(std::move(o)) {}
+inline Value::Value(std::nullptr_t) {}
+inline Value::Value(bool b) : data_(b) {}
+inline Value::Value(double d) : data_(d) {}
+inline Value::Value(int i) : data_(double(i)) {}
+inline Value::Value(std::int64_t i) : data_(double(i)) {}
+inline Value::Value(std::uint64_t u) : data_(double(u)) {}
+inline Value::Value(std::string s) : data_(std::move(s)) {}
+inline Value::Value(std::string_view s) : data_(std::string(s)) {}
+inline Value::Value(const char* s) : data_(std::string(s)) {}
+inline Value::Value(Array a) : data_(std::move(a)) {}
+inline bool Value::operator==(const Value& o) const {
+  return data_ == o.data_;
+}
 
 std::string_view kind_name(Kind k);
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build, tests and benchmarks need. Idempotent: when everything is
+# present it only asks dpkg and returns in well under a second.
+set -euo pipefail
+
+packages=(
+  cmake make g++ pkg-config git
+  clang libclang-rt-14-dev            # libFuzzer and the sanitizer runtimes
+  libboost-dev libboost-program-options-dev libboost-filesystem-dev
+  rapidjson-dev libyaml-cpp-dev liblmdb-dev libcurl4-openssl-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  jq                                  # peer in bench/run.sh, helper in tests/cli
+)
+
+installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null |
+            awk '$2 == "installed" { sub(/:.*/, "", $1); print $1 }' || true)
+missing=()
+for p in "${packages[@]}"; do
+  grep -qx "$p" <<<"$installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

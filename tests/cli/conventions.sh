@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPEC §2.1 for every binary: --help with examples on stdout, --version as "name version (build id)",
+# usage errors exit 2 with the message on stderr only, and jobs that are not built yet exit 2.
+set -euo pipefail
+
+: "${MF_BIN:?set MF_BIN to the bin directory of a build}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# run EXPECTED_RC CMD... : runs CMD with stdout/stderr captured in $tmp/out and $tmp/err.
+run() {
+  local expected=$1
+  shift
+  local rc=0
+  "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  if [[ $rc -ne $expected ]]; then
+    echo "--- stdout" >&2; cat "$tmp/out" >&2
+    echo "--- stderr" >&2; cat "$tmp/err" >&2
+    fail "$* exited $rc, expected $expected"
+  fi
+}
+
+tools=(mf-compile mf-run mf-replay mf-eval mf-toolread mf-audit mf-store)
+
+for tool in "${tools[@]}"; do
+  bin="$MF_BIN/$tool"
+  [[ -x $bin ]] || fail "$bin is not built"
+
+  for flag in --help -h; do
+    run 0 "$bin" "$flag"
+    grep -q "^Usage: $tool" "$tmp/out" || fail "$tool $flag: no usage line"
+    grep -q '^Examples:$' "$tmp/out" || fail "$tool $flag: no examples"
+    grep -q "^  $tool\|^  .*| $tool" "$tmp/out" || fail "$tool $flag: no example invokes $tool"
+    grep -q '^Exit codes: 0 success, 1 failed outcome, 2 rejected request, 3 internal or I/O error$' \
+      "$tmp/out" || fail "$tool $flag: no exit-code line"
+    grep -q -- '--quiet' "$tmp/out" || fail "$tool $flag: --quiet not listed"
+    [[ ! -s $tmp/err ]] || fail "$tool $flag wrote to stderr"
+  done
+
+  run 0 "$bin" --version
+  [[ $(wc -l <"$tmp/out") -eq 1 ]] || fail "$tool --version: not exactly one line"
+  grep -Eq "^$tool [0-9.]+ \(build .+\)$" "$tmp/out" || fail "$tool --version: $(cat "$tmp/out")"
+  [[ ! -s $tmp/err ]] || fail "$tool --version wrote to stderr"
+
+  run 2 "$bin" --no-such-option
+  [[ ! -s $tmp/out ]] || fail "$tool: usage error wrote to stdout"
+  grep -q "^$tool: usage error: .*no-such-option" "$tmp/err" || fail "$tool: usage error message"
+  grep -q "^Try '$tool --help'.$" "$tmp/err" || fail "$tool: no --help hint"
+
+  # Abbreviations are refused so that adding an option never breaks a script.
+  run 2 "$bin" --vers
+  [[ ! -s $tmp/out ]] || fail "$tool --vers wrote to stdout"
+
+  # Help on a full disk is an I/O error, not success.
+  if [[ -w /dev/full ]]; then
+    rc=0
+    "$bin" --help >/dev/full 2>"$tmp/err" || rc=$?
+    [[ $rc -eq 3 ]] || fail "$tool --help >/dev/full exited $rc, expected 3"
+  fi
+done
+
+# A bad option value is a usage error too.
+run 2 "$MF_BIN/mf-eval" run -j many
+grep -q '^mf-eval: usage error: ' "$tmp/err" || fail "mf-eval -j many: no usage error"
+
+# Jobs that are not built yet reject the request (exit 2) and say so on stderr only.
+not_built() {
+  run 2 "$@"
+  [[ ! -s $tmp/out ]] || fail "$*: wrote to stdout"
+  grep -q 'is not built yet$' "$tmp/err" || fail "$*: does not say it is not built"
+}
+not_built "$MF_BIN/mf-compile" harness.yaml --catalog tools.json -o -
+not_built "$MF_BIN/mf-compile" project --plan plan.json --query 'read the file'
+not_built "$MF_BIN/mf-run" --task fixtures/forge/task-valid.json --model scripted:r.json --trace -
+not_built "$MF_BIN/mf-replay" trace.jsonl
+not_built "$MF_BIN/mf-eval" run --suite suite.json --output report.json -j 2
+not_built "$MF_BIN/mf-eval" compare --baseline a.json --candidate b.json
+not_built "$MF_BIN/mf-toolread" --root fixtures --path forge/task-valid.json
+not_built "$MF_BIN/mf-toolread" search --root fixtures --pattern risk
+not_built "$MF_BIN/mf-audit" --fixtures fixtures --out "$tmp/audit"
+for command in put get has ls ref verify gc export import stat; do
+  not_built "$MF_BIN/mf-store" "$command"
+done
+
+# Subcommand mistakes are usage errors.
+run 2 "$MF_BIN/mf-store"
+grep -q '^mf-store: usage error: missing COMMAND' "$tmp/err" || fail "mf-store without a command"
+run 2 "$MF_BIN/mf-store" frobnicate
+grep -q "^mf-store: usage error: unknown command 'frobnicate'" "$tmp/err" || fail "unknown command"
+run 2 "$MF_BIN/mf-eval" frobnicate
+grep -q "^mf-eval: usage error: unknown command 'frobnicate'" "$tmp/err" || fail "unknown command"
+run 2 "$MF_BIN/mf-run" stray-argument
+[[ ! -s $tmp/out ]] || fail "mf-run stray-argument wrote to stdout"
+
+echo "conventions: ok"

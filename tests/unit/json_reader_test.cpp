@@ -1,0 +1,152 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
+
+namespace mf::json {
+namespace {
+
+diag::Diagnostic reject(std::string_view text, const ReadLimits& limits = {}) {
+  Result<Value> r = parse(text, limits);
+  EXPECT_FALSE(r.ok()) << "accepted: " << text;
+  if (r.ok()) return {};
+  EXPECT_EQ(r.diagnostics().size(), 1u);
+  return r.diagnostics().front();
+}
+
+TEST(JsonReader, BuildsValuesInInputOrder) {
+  Result<Value> r = parse(R"({"b":[true,null,"x"],"a":-1.5})");
+  ASSERT_TRUE(r.ok());
+  const Object& o = r->as_object();
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0].key, "b");
+  EXPECT_EQ(o[1].key, "a");
+  EXPECT_EQ(o[1].value.as_number(), -1.5);
+  const Array& b = o[0].value.as_array();
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_TRUE(b[0].as_bool());
+  EXPECT_TRUE(b[1].is_null());
+  EXPECT_EQ(b[2].as_string(), "x");
+}
+
+TEST(JsonReader, DuplicateKeyHasPointerLineAndColumn) {
+  const auto d = reject("{\n  \"a\": {\"k\": 1,\n        \"k\": 2}\n}");
+  EXPECT_EQ(d.code, "MF-S006");
+  EXPECT_EQ(d.pointer, "/a/k");
+  EXPECT_EQ(d.line, 3);
+  EXPECT_EQ(d.column, 9);
+}
+
+TEST(JsonReader, DuplicateKeyInLargeObjectUsesIndex) {
+  std::string text = "{";
+  for (int i = 0; i < 100; ++i) text += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  EXPECT_TRUE(parse(text + "\"last\":0}").ok());
+  const auto d = reject(text + "\"k57\":0}");
+  EXPECT_EQ(d.code, "MF-S006");
+  EXPECT_EQ(d.pointer, "/k57");
+}
+
+TEST(JsonReader, EscapedKeysAreComparedDecoded) {
+  EXPECT_EQ(reject(R"({"a":1,"\u0061":2})").code, "MF-S006");
+  EXPECT_EQ(reject(R"({"a/b":1,"a\/b":2})").pointer, "/a~1b");
+}
+
+TEST(JsonReader, RejectsNonFiniteAndOutOfRangeNumbers) {
+  for (const char* text : {"[NaN]", "[Infinity]", "[-Infinity]", "[1e400]", "[-1e999]"}) {
+    EXPECT_EQ(reject(text).code, "MF-S011") << text;
+  }
+  EXPECT_NE(reject("{\"x\": NaN}").message.find("NaN"), std::string::npos);
+  EXPECT_EQ(reject("[1e400]").pointer, "/0");
+}
+
+TEST(JsonReader, RejectsTrailingContentIncludingNul) {
+  EXPECT_EQ(reject("{} {}").code, "MF-S011");
+  EXPECT_EQ(reject(std::string_view("{}\0", 3)).code, "MF-S011");
+  EXPECT_EQ(reject(std::string_view("[1]\n\0 ", 6)).line, 2);
+  EXPECT_TRUE(parse(" \t\r\n{}\n ").ok());
+}
+
+TEST(JsonReader, RejectsInvalidUtf8AndLoneSurrogates) {
+  EXPECT_EQ(reject("[\"\xC3\x28\"]").code, "MF-S004");
+  EXPECT_EQ(reject("[\"\xED\xA0\x80\"]").code, "MF-S004");  // raw encoded surrogate
+  EXPECT_EQ(reject(R"(["\uDC00"])").code, "MF-S004");       // lone low surrogate escape
+  EXPECT_EQ(reject(R"(["\uD800x"])").code, "MF-S004");      // high surrogate without low
+  EXPECT_EQ(reject(R"({"\uDFFF":1})").code, "MF-S004");     // in a key
+  Result<Value> ok = parse(R"(["\uD83D\uDE00"])");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->as_array()[0].as_string(), "\xF0\x9F\x98\x80");
+}
+
+TEST(JsonReader, DepthLimitWithoutStackOverflow) {
+  ReadLimits limits;
+  limits.max_depth = 3;
+  EXPECT_TRUE(parse("[[[1]]]", limits).ok());
+  const auto d = reject("[[[[1]]]]", limits);
+  EXPECT_EQ(d.code, "MF-S010");
+  EXPECT_EQ(d.pointer, "/0/0/0");
+  // 100 000 open brackets with the default limit: a diagnostic, not a crash.
+  EXPECT_EQ(reject(std::string(100000, '[')).code, "MF-S010");
+  EXPECT_EQ(reject(std::string(100000, '{')).code, "MF-S011");  // '{' needs a key first
+}
+
+TEST(JsonReader, SizeEntryStringAndLexemeLimits) {
+  ReadLimits limits;
+  limits.max_bytes = 8;
+  EXPECT_EQ(reject("[1,2,3,4,5]", limits).code, "MF-S003");
+  limits = {};
+  limits.max_entries = 3;
+  EXPECT_TRUE(parse("[1,2,3]", limits).ok());
+  EXPECT_EQ(reject("[1,2,3,4]", limits).code, "MF-S010");
+  EXPECT_EQ(reject(R"({"a":1,"b":2,"c":3,"d":{}})", limits).code, "MF-S010");
+  limits = {};
+  limits.max_string_bytes = 4;
+  EXPECT_EQ(reject(R"(["abcde"])", limits).code, "MF-S010");
+  EXPECT_EQ(reject(R"({"abcde":1})", limits).code, "MF-S010");
+  limits = {};
+  limits.max_number_length = 5;
+  EXPECT_TRUE(parse("[12345]", limits).ok());
+  const auto d = reject("[1, 123456]", limits);
+  EXPECT_EQ(d.code, "MF-S010");
+  EXPECT_EQ(d.pointer, "/1");
+}
+
+TEST(JsonReader, ColumnsCountCodePoints) {
+  const auto d = reject("{\"é€😀\": x}");
+  EXPECT_EQ(d.code, "MF-S011");
+  EXPECT_EQ(d.line, 1);
+  EXPECT_EQ(d.column, 9);
+}
+
+TEST(JsonReader, LineOffsetShiftsLines) {
+  Result<Value> r = parse("[1,,2]", {}, 41);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.diagnostics()[0].line, 42);
+}
+
+TEST(JsonReader, ExactIntegers) {
+  auto number = [](const char* text) { return parse(text).value().as_array()[0]; };
+  EXPECT_EQ(number("[9007199254740991]").as_exact_int(), 9007199254740991);
+  EXPECT_EQ(number("[-9007199254740991]").as_exact_int(), -9007199254740991);
+  EXPECT_EQ(number("[2.0e3]").as_exact_int(), 2000);
+  EXPECT_FALSE(number("[9007199254740993]").as_exact_int());  // rounds to 2^53
+  EXPECT_FALSE(number("[9007199254740992]").as_exact_int());
+  EXPECT_FALSE(number("[1.5]").as_exact_int());
+  EXPECT_FALSE(Value("1").as_exact_int());
+}
+
+TEST(JsonReader, ParseObjectRequiresObject) {
+  Result<Value> r = parse_object("[1]");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.diagnostics()[0].code, "MF-S012");
+  EXPECT_TRUE(parse_object("{}").ok());
+}
+
+TEST(JsonReader, EmptyDocumentIsMalformed) {
+  EXPECT_EQ(reject("").code, "MF-S011");
+  EXPECT_EQ(reject("   ").code, "MF-S011");
+}
+
+}  // namespace
+}  // namespace mf::json

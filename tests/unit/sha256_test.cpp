@@ -1,0 +1,56 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "mf/hash/sha256.hpp"
+
+namespace mf::hash {
+namespace {
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST(Sha256, IncrementalEqualsOneShot) {
+  std::string data(1000003, 'x');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 131 % 251);
+  Sha256 h;
+  for (std::size_t i = 0; i < data.size(); i += 4099)
+    h.update(std::string_view(data).substr(i, 4099));
+  EXPECT_EQ(to_hex(h.finish()), sha256_hex(data));
+}
+
+TEST(Sha256, HexRoundTripAndRejects) {
+  const Digest d = sha256("abc");
+  Digest back{};
+  ASSERT_TRUE(from_hex(to_hex(d), back));
+  EXPECT_EQ(back, d);
+  EXPECT_FALSE(from_hex("abc", back));
+  EXPECT_FALSE(from_hex(std::string(64, 'G'), back));
+  EXPECT_FALSE(from_hex(std::string(64, 'A'), back));  // digests are lowercase
+}
+
+TEST(Sha256, StreamsFilesAndReportsMissingOnes) {
+  const std::string path = testing::TempDir() + "/mf_sha256_file";
+  std::string data(3u << 20, 'a');
+  data[12345] = 'b';
+  std::ofstream(path, std::ios::binary) << data;
+  Result<Digest> r = sha256_file(path);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(to_hex(*r), sha256_hex(data));
+  std::remove(path.c_str());
+  Result<Digest> missing = sha256_file(path);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.diagnostics()[0].code, "MF-S013");
+  Result<Digest> dir = sha256_file(testing::TempDir());
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.diagnostics()[0].code, "MF-S014");
+}
+
+}  // namespace
+}  // namespace mf::hash
