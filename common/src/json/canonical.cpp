@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -17,27 +18,48 @@ constexpr bool plain_byte(unsigned char c) {
   return c >= 0x20 && c != '"' && c != '\\';
 }
 
+// True when none of the eight bytes of w needs escaping (SWAR: no byte < 0x20, '"' or '\\').
+inline bool plain_word(std::uint64_t w) {
+  constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  auto has_zero = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
+  const std::uint64_t below_space = (w - ones * 0x20) & ~w & highs;
+  return (below_space | has_zero(w ^ (ones * '"')) | has_zero(w ^ (ones * '\\'))) == 0;
+}
+
 void write_value(const Value& v, std::string& out);
+
+void write_member(const Member& m, std::string& out) {
+  write_string(m.key, out);
+  out.push_back(':');
+  write_value(m.value, out);
+}
 
 void write_object(const Object& members, std::string& out) {
   out.push_back('{');
-  if (members.size() == 1) {
-    write_string(members[0].key, out);
-    out.push_back(':');
-    write_value(members[0].value, out);
-  } else if (!members.empty()) {
-    std::vector<const Member*> order;
-    order.reserve(members.size());
-    for (const Member& m : members) order.push_back(&m);
-    std::sort(order.begin(), order.end(),
-              [](const Member* a, const Member* b) { return compare_utf16(a->key, b->key) < 0; });
-    bool first = true;
-    for (const Member* m : order) {
-      if (!first) out.push_back(',');
-      first = false;
-      write_string(m->key, out);
-      out.push_back(':');
-      write_value(m->value, out);
+  const auto less = [](const Member& a, const Member& b) {
+    return compare_utf16(a.key, b.key) < 0;
+  };
+  if (std::is_sorted(members.begin(), members.end(), less)) {  // canonical input: no sort needed
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      write_member(members[i], out);
+    }
+  } else {
+    // Sort pointers, on the stack for the usual small object.
+    constexpr std::size_t kInline = 32;
+    const Member* inline_order[kInline];
+    std::vector<const Member*> heap_order;
+    const Member** order = inline_order;
+    if (members.size() > kInline) {
+      heap_order.resize(members.size());
+      order = heap_order.data();
+    }
+    for (std::size_t i = 0; i < members.size(); ++i) order[i] = &members[i];
+    std::sort(order, order + members.size(),
+              [&](const Member* a, const Member* b) { return less(*a, *b); });
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      write_member(*order[i], out);
     }
   }
   out.push_back('}');
@@ -131,6 +153,13 @@ void write_string(std::string_view s, std::string& out) {
   out.push_back('"');
   std::size_t run = 0;  // start of the pending run of plain bytes
   for (std::size_t i = 0; i < s.size(); ++i) {
+    while (s.size() - i >= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      if (!plain_word(w)) break;
+      i += 8;
+    }
+    if (i == s.size()) break;
     const auto c = static_cast<unsigned char>(s[i]);
     if (plain_byte(c)) continue;
     out.append(s.data() + run, i - run);

@@ -1,9 +1,9 @@
 // The strict reader drives RapidJSON's iterative SAX parser (no recursion, so 100 000 open brackets
-// cannot overflow the stack) and builds Values in a handler that enforces what RapidJSON does not:
-// duplicate keys, depth, entry and lexeme limits, surrogates smuggled in through \u escapes.
+// cannot overflow the stack) in situ on a private copy of the input, with RapidJSON's UTF-8
+// validation on, and builds Values in a handler that enforces what RapidJSON does not: duplicate
+// keys, depth, entry and lexeme limits, and lone surrogates smuggled in through \u escapes.
 #include "mf/json/reader.hpp"
 
-#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
 #include <charconv>
@@ -25,12 +25,17 @@ namespace {
 using diag::Diagnostic;
 namespace codes = diag::codes;
 
-constexpr unsigned kParseFlags = rapidjson::kParseValidateEncodingFlag |
-                                 rapidjson::kParseIterativeFlag |
-                                 rapidjson::kParseNumbersAsStringsFlag;
+constexpr unsigned kParseFlags =
+    rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag |
+    rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
 
 // Objects with more members than this get a hash index for duplicate detection.
 constexpr std::size_t kIndexThreshold = 16;
+
+// RapidJSON reads each token from a local copy of an in-situ stream and advances the caller's
+// stream only after the token's handler returns: inside String, Key and RawNumber, Tell() is the
+// offset where the token starts, which is where a diagnostic about it should point.
+using Stream = rapidjson::InsituStringStream;
 
 struct Position {
   std::int64_t line = 1;
@@ -54,8 +59,8 @@ Position position_at(std::string_view text, std::size_t offset) {
   return p;
 }
 
-// RapidJSON encodes a lone surrogate escape (\uDC00) as the three bytes ED B0 80, which are not
-// UTF-8. Valid input never contains ED followed by A0..BF.
+// RapidJSON encodes a lone surrogate escape such as \uDC00 as the bytes ED B0 80, which are not
+// UTF-8; validated input never holds ED followed by A0..BF otherwise.
 bool has_encoded_surrogate(const char* s, std::size_t n) {
   const auto* p = reinterpret_cast<const unsigned char*>(s);
   const auto* end = p + n;
@@ -105,8 +110,11 @@ std::string_view parse_error_message(rapidjson::ParseErrorCode code) {
 
 class Builder {
  public:
-  Builder(std::string_view text, const ReadLimits& limits, const rapidjson::MemoryStream& stream)
-      : text_(text), limits_(limits), stream_(stream) {}
+  Builder(std::string_view text, const ReadLimits& limits, Stream& stream)
+      : limits_(limits),
+        stream_(stream),
+        // Only a \u escape can produce a surrogate; most documents have none.
+        may_hold_surrogates_(text.find("\\u") != std::string_view::npos) {}
 
   // RapidJSON SAX interface.
   bool Null() { return add(Value()); }
@@ -145,8 +153,7 @@ class Builder {
     Frame& f = frames_.back();
     std::string_view key(s, n);
     if (is_duplicate(f, key)) {
-      const std::size_t end = stream_.Tell();
-      error_offset_ = key_start(end);
+      error_offset_ = stream_.Tell();
       std::string pointer = current_pointer();
       append_token(pointer, key);
       error_ = diag::error(codes::kDuplicateKey,
@@ -200,7 +207,7 @@ class Builder {
                                              " bytes exceeds the limit of " +
                                              std::to_string(limits_.max_string_bytes));
     }
-    if (has_encoded_surrogate(s, n)) {
+    if (may_hold_surrogates_ && has_encoded_surrogate(s, n)) {
       return fail(codes::kNotUtf8, "string contains an unpaired UTF-16 surrogate escape");
     }
     return true;
@@ -227,20 +234,6 @@ class Builder {
     return false;
   }
 
-  // Offset of the opening quote of the key whose closing quote ends just before `end`.
-  std::size_t key_start(std::size_t end) const {
-    std::size_t i = end >= 2 ? end - 2 : 0;
-    while (i > 0) {
-      if (text_[i] == '"') {
-        std::size_t slashes = 0;
-        while (i > slashes && text_[i - 1 - slashes] == '\\') ++slashes;
-        if (slashes % 2 == 0) return i;
-      }
-      --i;
-    }
-    return 0;
-  }
-
   bool open(Value container) {
     if (frames_.size() >= limits_.max_depth) {
       return fail(codes::kLimitExceeded,
@@ -248,6 +241,13 @@ class Builder {
     }
     if (!frames_.empty() && !check_entries(frames_.back())) return false;
     frames_.push_back(Frame{std::move(container), {}, false, nullptr});
+    // Most containers are small; one allocation up front saves the 1-2-4 regrowth moves.
+    Value& v = frames_.back().value;
+    if (v.is_object()) {
+      v.as_object().reserve(8);
+    } else {
+      v.as_array().reserve(4);
+    }
     return true;
   }
 
@@ -287,13 +287,13 @@ class Builder {
     return true;
   }
 
-  std::string_view text_;
   const ReadLimits& limits_;
-  const rapidjson::MemoryStream& stream_;
+  Stream& stream_;  // Tell() is not const
   std::vector<Frame> frames_;
   Value root_;
   std::optional<Diagnostic> error_;
   std::size_t error_offset_ = 0;
+  bool may_hold_surrogates_;
 };
 
 }  // namespace
@@ -311,7 +311,16 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_
                                                 std::to_string(limits.max_bytes)),
               0);
   }
-  rapidjson::MemoryStream stream(text.data(), text.size());
+  // In-situ parsing decodes strings in place, so it works on a NUL-terminated private copy; the
+  // buffer is reused across calls on this thread.
+  thread_local std::string buffer;
+  struct Trim {  // do not keep a large document's buffer alive after the call
+    ~Trim() {
+      if (buffer.capacity() > (1u << 20)) std::string().swap(buffer);
+    }
+  } trim;
+  buffer.assign(text);
+  Stream stream(buffer.data());
   Builder builder(text, limits, stream);
   rapidjson::Reader reader;
   const rapidjson::ParseResult result = reader.Parse<kParseFlags>(stream, builder);
@@ -334,7 +343,7 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_
                           builder.current_pointer()),
               result.Offset());
   }
-  // MemoryStream reports NUL as end of input; anything left after the value is trailing content.
+  // The stream reports NUL as end of input; anything left after the value is trailing content.
   if (stream.Tell() != text.size()) {
     return at(diag::error(codes::kMalformed, "trailing content after the value"), stream.Tell());
   }
