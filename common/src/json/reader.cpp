@@ -334,7 +334,9 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_
                           code == rapidjson::kParseErrorStringUnicodeSurrogateInvalid;
     std::string message(parse_error_message(code));
     const std::string_view rest = text.substr(std::min(result.Offset(), text.size()));
-    if (code == rapidjson::kParseErrorValueInvalid &&
+    if (result.Offset() < text.size() && text[result.Offset()] == '\0') {
+      message = "unexpected NUL byte";  // RapidJSON sees NUL as the end of input
+    } else if (code == rapidjson::kParseErrorValueInvalid &&
         (rest.starts_with("NaN") || rest.starts_with("Infinity") || rest.starts_with("-Infinity") ||
          rest.starts_with("-NaN"))) {
       message = "NaN and Infinity are not JSON numbers";
