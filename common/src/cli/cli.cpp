@@ -1,5 +1,7 @@
 #include "mf/cli/cli.hpp"
 
+#include <csignal>
+
 #include <unistd.h>
 
 #include <exception>
@@ -138,6 +140,24 @@ int run(int argc, char** argv, const Tool& tool, po::options_description options
     std::cerr << tool.name << ": internal error: unknown exception\n";
   }
   return kInternal;
+}
+
+namespace {
+std::atomic<bool> g_cancelled{false};
+extern "C" void on_cancel_signal(int) { g_cancelled.store(true); }
+}  // namespace
+
+const std::atomic<bool>& cancellation_flag() {
+  static const bool installed = [] {
+    struct sigaction sa {};
+    sa.sa_handler = on_cancel_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    return true;
+  }();
+  (void)installed;
+  return g_cancelled;
 }
 
 }  // namespace mf::cli

@@ -2,6 +2,7 @@
 // build id, --quiet, exit codes, diagnostics on stderr, machine-readable output only on stdout.
 #pragma once
 
+#include <atomic>
 #include <boost/program_options.hpp>
 #include <functional>
 #include <string>
@@ -61,6 +62,10 @@ int usage_error(const Tool& tool, std::string_view what);
 // Prints diagnostics to stderr, one per line, prefixed with the tool name; returns the exit code
 // they imply (kInternal for MF-I/MF-O codes, kRejected otherwise).
 int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source = {});
+
+// Installs SIGINT/SIGTERM handlers (once) that set the returned flag instead of killing the
+// process, so long work can end cleanly (a run still writes its terminal event).
+const std::atomic<bool>& cancellation_flag();
 
 // For binaries whose job is not built yet: says so on stderr and returns kRejected.
 int not_built(const Tool& tool, std::string_view what);

@@ -14,6 +14,9 @@ inline constexpr const char* kNotObject = "MF-S012";       // top level is not a
 inline constexpr const char* kMissing = "MF-S013";         // input file missing or unreadable
 inline constexpr const char* kNotRegularFile = "MF-S014";  // input is not a regular file
 inline constexpr const char* kSchema = "MF-S020";          // value has the wrong type or range
+inline constexpr const char* kUnknownField = "MF-S021";    // field not in the format
+inline constexpr const char* kBadIdentifier = "MF-S022";   // empty or malformed identifier
+inline constexpr const char* kBadBudget = "MF-S024";       // budget bounds violated
 inline constexpr const char* kBadPointer = "MF-S030";      // malformed or unresolvable JSON pointer
 inline constexpr const char* kUsage = "MF-U001";           // command-line usage error
 
@@ -25,5 +28,36 @@ inline constexpr const char* kClobber = "MF-O004";  // existing output holds dif
 // Internal (MF-I) and report truncation (MF-D).
 inline constexpr const char* kInternal = "MF-I001";
 inline constexpr const char* kTruncated = "MF-D001";
+
+// Trace integrity (MF-E family): rules mf-replay checks on a JSONL trace (SPEC §3.3, §7). Each
+// names the 1-based line of the first offending event. E013 and E014 mean "incomplete", the rest
+// "corrupt".
+inline constexpr const char* kTraceMalformedLine = "MF-E001";    // not a strict JSON object
+inline constexpr const char* kTraceBadEnvelope = "MF-E002";      // v, run_id, seq, event, t_ms
+inline constexpr const char* kTraceNotCanonical = "MF-E003";     // line is not RFC 8785 bytes
+inline constexpr const char* kTraceNoRunStarted = "MF-E004";     // first event is not run_started
+inline constexpr const char* kTraceForeignRunId = "MF-E005";     // run_id differs from line 1
+inline constexpr const char* kTraceSeqBroken = "MF-E006";        // seq gap or duplicate
+inline constexpr const char* kTraceUnknownEvent = "MF-E007";     // event type not in SPEC §3.3
+inline constexpr const char* kTraceSecondTerminal = "MF-E008";   // a second terminal event
+inline constexpr const char* kTraceAfterTerminal = "MF-E009";    // an event after the terminal
+inline constexpr const char* kTraceUnpairedTool = "MF-E010";     // tool_completed without its call
+inline constexpr const char* kTraceDuplicateCallId = "MF-E011";  // call_id already open
+inline constexpr const char* kTraceBadPayload = "MF-E012";       // event payload ill-formed
+inline constexpr const char* kTraceTruncated = "MF-E013";        // last line has no '\n'
+inline constexpr const char* kTraceNoTerminal = "MF-E014";       // ends without a terminal event
+
+// Tool confinement and source reading refusals (MF-T family: mf-toolread, later the tool pack).
+inline constexpr const char* kPathNotRelative = "MF-T001";  // empty, absolute or unusable path
+inline constexpr const char* kPathEscapes = "MF-T002";  // `..`/symlink leaves the root, magic link
+inline constexpr const char* kIsDirectory = "MF-T003";  // a directory where a file is read
+inline constexpr const char* kWrongFileType = "MF-T004";   // not a regular file / not a directory
+inline constexpr const char* kFileTooLarge = "MF-T005";    // file over the 1 MiB limit
+inline constexpr const char* kBadLineRange = "MF-T006";    // start < 1, end < start, start past EOF
+inline constexpr const char* kRangeTooLong = "MF-T007";    // more than 200 lines requested
+inline constexpr const char* kContentNotUtf8 = "MF-T008";  // file content is not valid UTF-8
+inline constexpr const char* kBadRoot = "MF-T009";         // root missing or not a directory
+inline constexpr const char* kNotFound = "MF-T010";        // target missing or not permitted
+inline constexpr const char* kBadSearch = "MF-T011";       // empty/multi-line query, zero limit
 
 }  // namespace mf::diag::codes

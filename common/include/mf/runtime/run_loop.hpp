@@ -1,0 +1,45 @@
+// The one run loop (SPEC §4, §5.5). Task mode is a plan with no tools whose final answer is the
+// assistant content checked by the output contract; harness mode will add tool turns to this same
+// loop. It sequences model calls, verification and bounded targeted repair, enforces the budget
+// before every call, and records every decision in the trace.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "mf/model/model.hpp"
+#include "mf/runtime/task.hpp"
+#include "mf/runtime/verifier.hpp"
+#include "mf/trace/writer.hpp"
+
+namespace mf::runtime {
+
+// How raw model content is recorded in model_responded (SPEC §3.3).
+enum class TraceContent : std::uint8_t {
+  Digest,  // size + SHA-256 + usage (default)
+  Inline,  // additionally the content itself
+  None,    // size + usage only
+};
+
+struct RunOptions {
+  TraceContent trace_content = TraceContent::Digest;
+  std::string durability = "event";  // recorded in run_started
+  SemanticCheck semantic;            // optional semantic layer of the verifier
+  const std::atomic<bool>* cancel = nullptr;  // SIGINT/SIGTERM flag; polled between steps
+};
+
+// completed | invalid_output | model_failed | budget_exhausted | cancelled
+struct RunOutcome {
+  std::string terminal;
+  json::Value output;  // the verified output when completed
+  std::int64_t model_calls = 0;
+  std::int64_t repairs = 0;
+  bool completed() const { return terminal == "completed"; }
+};
+
+// Runs the task to a terminal state. Fails only when the trace cannot be written (MF-O003); every
+// model or output problem is an outcome, recorded in the trace.
+Result<RunOutcome> run_task(const Task& task, model::Model& model, trace::Writer& trace,
+                            const RunOptions& options = {});
+
+}  // namespace mf::runtime

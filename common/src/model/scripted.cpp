@@ -1,0 +1,97 @@
+#include "mf/model/scripted.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "mf/diag/codes.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/fields.hpp"
+#include "mf/json/pointer.hpp"
+#include "mf/json/reader.hpp"
+
+namespace mf::model {
+
+Result<std::unique_ptr<ScriptedModel>> ScriptedModel::parse(std::string_view bytes) {
+  Result<json::Value> doc = json::parse_object(bytes);
+  if (!doc) return doc.take_diagnostics();
+  json::FieldReader top(*doc, "");
+  const json::Value* steps = top.array("steps");
+  top.reject_unknown({"steps"});
+  diag::Diagnostics problems = top.take();
+  std::deque<ScriptedStep> queue;
+  if (steps != nullptr) {
+    const json::Array& items = steps->as_array();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      std::string pointer = "/steps";
+      json::append_index(pointer, i);
+      json::FieldReader r(items[i], pointer);
+      ScriptedStep step;
+      const bool has_failure = items[i].find("failure") != nullptr;
+      if (has_failure) {
+        step.failure = true;
+        step.content = r.string("failure").value_or("");
+      } else {
+        step.content = r.string("content").value_or("");
+      }
+      if (const json::Value* usage = r.object("usage", false)) step.usage = *usage;
+      if (auto delay = r.integer("delay_ms", false)) {
+        if (*delay < 0) {
+          r.add(diag::error(diag::codes::kSchema, "delay_ms must not be negative",
+                            r.pointer_of("delay_ms")));
+        }
+        step.delay_ms = *delay;
+      }
+      if (has_failure && items[i].find("content") != nullptr) {
+        r.add(diag::error(diag::codes::kSchema, "a step is either a response or a failure",
+                          r.pointer_of("content")));
+      }
+      r.reject_unknown({"content", "failure", "usage", "delay_ms"});
+      for (auto& d : r.take()) problems.push_back(std::move(d));
+      queue.push_back(std::move(step));
+    }
+  }
+  if (!problems.empty()) return problems;
+  return std::make_unique<ScriptedModel>(std::move(queue));
+}
+
+Reply ScriptedModel::infer(const Request&, const std::atomic<bool>& cancel) {
+  Reply reply;
+  if (steps_.empty()) {
+    reply.error = std::string(kScriptExhausted);
+    return reply;
+  }
+  ScriptedStep step = std::move(steps_.front());
+  steps_.pop_front();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(step.delay_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cancel.load()) {
+      reply.error = "cancelled while waiting for the model";
+      return reply;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  reply.usage = std::move(step.usage);
+  if (step.failure) {
+    reply.error = std::move(step.content);
+  } else {
+    reply.ok = true;
+    reply.content = std::move(step.content);
+  }
+  return reply;
+}
+
+Result<std::unique_ptr<Model>> open_model(const std::string& spec) {
+  constexpr std::string_view kScripted = "scripted:";
+  if (spec.rfind(kScripted, 0) == 0) {
+    const std::string path = spec.substr(kScripted.size());
+    Result<std::string> bytes = io::read_input(path, 16u << 20);
+    if (!bytes) return bytes.take_diagnostics();
+    auto model = ScriptedModel::parse(*bytes);
+    if (!model) return model.take_diagnostics();
+    return std::unique_ptr<Model>(std::move(*model));
+  }
+  return diag::error(diag::codes::kUsage,
+                     "unsupported model \"" + spec + "\" (built: scripted:FILE)");
+}
+
+}  // namespace mf::model
