@@ -73,6 +73,15 @@ if jq -se 'map(select(.event=="model_responded"))[0] | has("content")' "$tmp/val
   fail "default trace holds raw content"
 fi
 
+# --check-evidence resolves the cited lines beneath input.repository and repairs a bad range.
+"$bin/mf-run" --task $f/task-valid.json --model scripted:$f/responses-bad-evidence.json \
+  --check-evidence --trace "$tmp/evidence.jsonl" >/dev/null
+jq -se 'map(select(.event=="verification_failed"))[0].violations[0] | .code == "bad_range" and .layer == "semantic"' \
+  "$tmp/evidence.jsonl" >/dev/null || fail "semantic evidence violation"
+rc=0; "$bin/mf-run" --task $f/task-no-repair.json --model scripted:$f/responses-bad-evidence.json \
+  --check-evidence --trace "$tmp/evidence2.jsonl" >/dev/null 2>&1 || rc=$?
+[ $rc -eq 1 ] || fail "bad evidence without repair: exit $rc"
+
 # SIGTERM mid-call: the run ends cancelled and the trace still ends with its terminal event.
 cat >"$tmp/slow.json" <<'JSON'
 {"steps": [{"content": "{}", "delay_ms": 20000}]}

@@ -192,3 +192,32 @@ TEST(RunLoop, InlineContentIsRecordedOnlyWhenAsked) {
 
 }  // namespace
 }  // namespace mf::runtime
+
+namespace mf::runtime {
+namespace {
+
+TEST(EvidenceCheck, ResolvesLocatorsThroughTheConfinedReader) {
+  const SemanticCheck check = evidence_check(std::string(MF_SOURCE_DIR) + "/fixtures/repository");
+  auto code = [&](const std::string& evidence) {
+    json::Value out;
+    out.set("evidence", evidence);
+    auto vs = check(out);
+    return vs.empty() ? std::string("ok") : vs[0].code;
+  };
+  EXPECT_EQ(code("src/lib.rs:12"), "ok");
+  EXPECT_EQ(code("src/lib.rs:11-13"), "ok");
+  EXPECT_EQ(code("src/lib.rs"), "malformed_locator");
+  EXPECT_EQ(code("src/lib.rs:0"), "malformed_locator");
+  EXPECT_EQ(code("src/lib.rs:13-12"), "malformed_locator");
+  EXPECT_EQ(code("src/lib.rs:x-2"), "malformed_locator");
+  EXPECT_EQ(code("src/missing.rs:1"), "missing_file");
+  EXPECT_EQ(code("../../etc/passwd:1"), "missing_file");
+  EXPECT_EQ(code("src/lib.rs:900"), "bad_range");
+  EXPECT_EQ(code("src/lib.rs:20-30"), "bad_range");
+  json::Value not_string;
+  not_string.set("evidence", 12);
+  EXPECT_EQ(check(not_string)[0].code, "malformed_locator");
+}
+
+}  // namespace
+}  // namespace mf::runtime

@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "mf/diag/codes.hpp"
 #include "mf/io/file.hpp"
 
 namespace mf::runtime {
@@ -30,6 +31,19 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   Result<std::unique_ptr<model::Model>> model = model::open_model(request.model_spec);
   if (!model) return model.take_diagnostics();
 
+  RunOptions options;
+  if (request.check_evidence) {
+    const json::Value* repository = task->input.find("repository");
+    if (repository == nullptr || !repository->is_string()) {
+      return diag::error(diag::codes::kSchema,
+                         "--check-evidence needs input.repository, the root evidence is read from",
+                         "/input/repository");
+    }
+    options.semantic = evidence_check(repository->as_string());
+  }
+  options.trace_content = request.trace_content;
+  options.durability = request.durability == trace::Durability::Event ? "event" : "batch";
+  options.cancel = request.cancel;
   trace::WriterOptions wo;
   wo.run_id = request.run_id.empty() ? new_run_id() : request.run_id;
   wo.fixed_clock = request.fixed_clock;
@@ -37,10 +51,6 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   auto writer = trace::Writer::open(request.trace_path, wo);
   if (!writer) return writer.take_diagnostics();
 
-  RunOptions options;
-  options.trace_content = request.trace_content;
-  options.durability = request.durability == trace::Durability::Event ? "event" : "batch";
-  options.cancel = request.cancel;
   return run_task(*task, **model, **writer, options);
 }
 

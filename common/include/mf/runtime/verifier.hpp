@@ -26,6 +26,11 @@ json::Value to_json(const std::vector<Violation>& vs);
 // Optional semantic layer: inspects the structurally valid output and returns its violations.
 using SemanticCheck = std::function<std::vector<Violation>(const json::Value& output)>;
 
+// The semantic evidence layer: the output's `evidence` must be a locator "path:line" or
+// "path:start-end" naming lines that exist in a file beneath `root`, read through the same confined
+// reader as mf-toolread. Separate codes: malformed_locator, missing_file, bad_range.
+SemanticCheck evidence_check(std::string root);
+
 struct Verdict {
   std::vector<Violation> violations;  // empty when the output is accepted
   json::Value output;                 // the parsed output when accepted
