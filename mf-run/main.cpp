@@ -34,7 +34,8 @@ int run(cli::Context& ctx) {
   request.trace_path = opt(vars, "trace");
   request.run_id = opt(vars, "run-id");
   const char* env_clock = std::getenv("MF_FIXED_CLOCK");
-  request.fixed_clock = vars.count("fixed-clock") != 0 || (env_clock && std::string(env_clock) == "1");
+  request.fixed_clock =
+      vars.count("fixed-clock") != 0 || (env_clock && std::string(env_clock) == "1");
   const std::string output = opt(vars, "output", "-");
   if (request.trace_path == "-" && output == "-") {
     return cli::usage_error(ctx.tool, "--trace - needs --output FILE for the result");

@@ -17,7 +17,9 @@ std::string fixture(const std::string& rel) {
   return ss.str();
 }
 
-Task valid_task() { return parse_task(fixture("forge/task-valid.json")).value(); }
+Task valid_task() {
+  return parse_task(fixture("forge/task-valid.json")).value();
+}
 
 std::unique_ptr<model::ScriptedModel> script(std::string_view json) {
   return std::move(model::ScriptedModel::parse(json).value());
@@ -91,7 +93,8 @@ TEST(RunLoop, ValidFirstResponseCompletesInOneCall) {
   EXPECT_EQ(r.outcome.model_calls, 1);
   EXPECT_EQ(r.outcome.repairs, 0);
   EXPECT_EQ(r.outcome.output.find("evidence")->as_string(), "src/lib.rs:12");
-  EXPECT_EQ(r.names(), (Names{"run_started", "model_requested", "model_responded", "run_completed"}));
+  EXPECT_EQ(r.names(),
+            (Names{"run_started", "model_requested", "model_responded", "run_completed"}));
   const json::Value& responded = r.events[2];
   EXPECT_EQ(responded.find("content_bytes")->as_number(), 80);
   EXPECT_EQ(responded.find("content_sha256")->as_string().size(), 64u);
@@ -106,9 +109,9 @@ TEST(RunLoop, OneTargetedRepairCarriesTheExactViolation) {
   EXPECT_EQ(r.outcome.terminal, "completed");
   EXPECT_EQ(r.outcome.model_calls, 2);
   EXPECT_EQ(r.outcome.repairs, 1);
-  EXPECT_EQ(r.names(), (Names{"run_started", "model_requested", "model_responded",
-                              "verification_failed", "model_requested", "model_responded",
-                              "run_completed"}));
+  EXPECT_EQ(r.names(),
+            (Names{"run_started", "model_requested", "model_responded", "verification_failed",
+                   "model_requested", "model_responded", "run_completed"}));
   const json::Value& v = r.events[3].find("violations")->as_array().at(0);
   EXPECT_EQ(v.find("path")->as_string(), "$.evidence");
   EXPECT_EQ(v.find("code")->as_string(), "missing_required_field");
@@ -143,8 +146,7 @@ TEST(RunLoop, ExhaustedScriptIsAModelFailure) {
   Recorded r = run(valid_task(), *m);
   EXPECT_EQ(r.outcome.terminal, "model_failed");
   EXPECT_EQ(r.outcome.model_calls, 2);
-  EXPECT_EQ(r.events[r.events.size() - 2].find("error")->as_string(),
-            model::kScriptExhausted);
+  EXPECT_EQ(r.events[r.events.size() - 2].find("error")->as_string(), model::kScriptExhausted);
 }
 
 TEST(RunLoop, VerifierLayersInOrder) {

@@ -22,7 +22,9 @@ std::string FieldReader::pointer_of(std::string_view key) const {
   return p;
 }
 
-const Value* FieldReader::optional(std::string_view key) { return object_.find(key); }
+const Value* FieldReader::optional(std::string_view key) {
+  return object_.find(key);
+}
 
 const Value* FieldReader::typed(std::string_view key, Kind kind, bool required) {
   if (!object_.is_object()) return nullptr;
@@ -36,9 +38,8 @@ const Value* FieldReader::typed(std::string_view key, Kind kind, bool required) 
   }
   if (v->kind() != kind) {
     add(diag::error(diag::codes::kSchema,
-                    "field \"" + std::string(key) + "\" must be " +
-                        std::string(kind_name(kind)) + ", found " +
-                        std::string(kind_name(v->kind())),
+                    "field \"" + std::string(key) + "\" must be " + std::string(kind_name(kind)) +
+                        ", found " + std::string(kind_name(v->kind())),
                     pointer_of(key)));
     return nullptr;
   }

@@ -9,9 +9,12 @@ namespace {
 
 std::string_view content_mode(TraceContent c) {
   switch (c) {
-    case TraceContent::Digest: return "digest";
-    case TraceContent::Inline: return "inline";
-    case TraceContent::None: return "none";
+    case TraceContent::Digest:
+      return "digest";
+    case TraceContent::Inline:
+      return "inline";
+    case TraceContent::None:
+      return "none";
   }
   return "digest";
 }
@@ -81,8 +84,9 @@ class Loop {
       }
 
       static const std::atomic<bool> kNever{false};
-      const model::Reply reply = model_.infer(make_request(task_, call, repair ? &feedback : nullptr),
-                                              options_.cancel ? *options_.cancel : kNever);
+      const model::Reply reply =
+          model_.infer(make_request(task_, call, repair ? &feedback : nullptr),
+                       options_.cancel ? *options_.cancel : kNever);
       if (cancelled()) return finish("cancelled");
       if (!reply.ok) {
         json::Value failed;

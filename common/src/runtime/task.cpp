@@ -40,7 +40,8 @@ Result<Task> parse_task(std::string_view bytes) {
   if (const json::Value* input = top.object("input")) task.input = *input;
   auto risk = top.string("risk");
   if (risk && *risk != "low" && *risk != "medium" && *risk != "high") {
-    top.add(diag::error(codes::kSchema, "\"risk\" must be low, medium or high, found \"" + *risk + "\"",
+    top.add(diag::error(codes::kSchema,
+                        "\"risk\" must be low, medium or high, found \"" + *risk + "\"",
                         top.pointer_of("risk")));
   }
   const json::Value* contract = top.object("output_contract");
@@ -56,8 +57,8 @@ Result<Task> parse_task(std::string_view bytes) {
         std::string pointer = c.pointer_of("required_fields");
         json::append_index(pointer, i);
         if (!items[i].is_string() || items[i].as_string().empty()) {
-          c.add(diag::error(codes::kBadIdentifier,
-                            "required field names must be non-empty strings", pointer));
+          c.add(diag::error(codes::kBadIdentifier, "required field names must be non-empty strings",
+                            pointer));
         } else {
           task.contract.required_fields.push_back(items[i].as_string());
         }

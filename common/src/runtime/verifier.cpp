@@ -40,7 +40,8 @@ SemanticCheck evidence_check(std::string root) {
     const json::Value* evidence = output.find("evidence");
     const std::string hint = "expected \"path:line\" or \"path:start-end\"";
     if (evidence == nullptr || !evidence->is_string()) {
-      return {{"semantic", "$.evidence", "malformed_locator", "evidence must be a string; " + hint}};
+      return {
+          {"semantic", "$.evidence", "malformed_locator", "evidence must be a string; " + hint}};
     }
     const std::string& locator = evidence->as_string();
     const std::size_t colon = locator.rfind(':');
@@ -91,14 +92,14 @@ Verdict verify_output(const Task& task, std::string_view content, const Semantic
   if (!parsed) {
     const diag::Diagnostic& d = parsed.diagnostics().front();
     out.push_back({"json", "$", "invalid_json",
-                   "output is not strict JSON: " + d.message + " (line " +
-                       std::to_string(d.line) + ", column " + std::to_string(d.column) + ")"});
+                   "output is not strict JSON: " + d.message + " (line " + std::to_string(d.line) +
+                       ", column " + std::to_string(d.column) + ")"});
     return verdict;
   }
   if (!parsed->is_object()) {
-    out.push_back({"shape", "$", "not_an_object",
-                   "output must be a JSON object, found " +
-                       std::string(json::kind_name(parsed->kind()))});
+    out.push_back(
+        {"shape", "$", "not_an_object",
+         "output must be a JSON object, found " + std::string(json::kind_name(parsed->kind()))});
     return verdict;
   }
   for (const std::string& field : task.contract.required_fields) {

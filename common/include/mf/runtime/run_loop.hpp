@@ -23,8 +23,8 @@ enum class TraceContent : std::uint8_t {
 
 struct RunOptions {
   TraceContent trace_content = TraceContent::Digest;
-  std::string durability = "event";  // recorded in run_started
-  SemanticCheck semantic;            // optional semantic layer of the verifier
+  std::string durability = "event";           // recorded in run_started
+  SemanticCheck semantic;                     // optional semantic layer of the verifier
   const std::atomic<bool>* cancel = nullptr;  // SIGINT/SIGTERM flag; polled between steps
 };
 

@@ -10,13 +10,14 @@ namespace mf::runtime {
 
 struct TaskRunRequest {
   std::string task_path;
-  std::string model_spec;   // scripted:FILE
-  std::string trace_path;   // FILE or "-"
-  std::string run_id;       // generated when empty
+  std::string model_spec;  // scripted:FILE
+  std::string trace_path;  // FILE or "-"
+  std::string run_id;      // generated when empty
   bool fixed_clock = false;
   trace::Durability durability = trace::Durability::Event;
   TraceContent trace_content = TraceContent::Digest;
-  bool check_evidence = false;  // semantic layer: `evidence` as path:start-end under input.repository
+  bool check_evidence =
+      false;  // semantic layer: `evidence` as path:start-end under input.repository
   const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -1,5 +1,5 @@
-// The layered output verifier of task mode (SPEC §4). Each layer names itself in its violations so a
-// result never claims more than the layers that ran: byte_budget -> json -> shape -> required ->
+// The layered output verifier of task mode (SPEC §4). Each layer names itself in its violations so
+// a result never claims more than the layers that ran: byte_budget -> json -> shape -> required ->
 // unknown -> semantic. It returns every violation of the first failing layer and stops there.
 #pragma once
 
@@ -36,6 +36,7 @@ struct Verdict {
   json::Value output;                 // the parsed output when accepted
 };
 
-Verdict verify_output(const Task& task, std::string_view content, const SemanticCheck& semantic = {});
+Verdict verify_output(const Task& task, std::string_view content,
+                      const SemanticCheck& semantic = {});
 
 }  // namespace mf::runtime

@@ -1,0 +1,336 @@
+#include "mf/audit/audit.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+
+#include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/jsonl.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/process/process.hpp"
+#include "mf/runtime/task.hpp"
+
+namespace mf::audit {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// One capability claim: it holds only if every check passed; `failures` says which did not.
+class Receipt {
+ public:
+  explicit Receipt(std::string capability) : capability_(std::move(capability)) {}
+
+  bool check(bool ok, const std::string& what) {
+    if (!ok) failures_.push_back(what);
+    return ok;
+  }
+  void evidence(std::string_view key, json::Value v) { evidence_.set(key, std::move(v)); }
+  bool holds() const { return failures_.empty(); }
+
+  json::Value to_json() const {
+    json::Value r;
+    r.set("capability", capability_);
+    r.set("holds", holds());
+    r.set("evidence", evidence_.is_null() ? json::Value(json::Object{}) : evidence_);
+    json::Array f;
+    for (const auto& s : failures_) f.push_back(s);
+    r.set("failures", std::move(f));
+    return r;
+  }
+
+ private:
+  std::string capability_;
+  json::Value evidence_;
+  std::vector<std::string> failures_;
+};
+
+struct Ran {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class Auditor {
+ public:
+  explicit Auditor(const AuditRequest& request) : req_(request) {
+    fixtures_ = fs::path(request.fixtures);
+    work_ = fs::path(request.out_dir) / "work";
+  }
+
+  Result<AuditOutcome> run() {
+    std::error_code ec;
+    fs::create_directories(work_, ec);
+    if (ec) {
+      return diag::error(diag::codes::kBadOutputPath,
+                         "cannot create " + work_.string() + ": " + ec.message());
+    }
+    const std::string task_path = (fixtures_ / "forge" / "task-valid.json").string();
+    Result<std::string> task_bytes = io::read_input(task_path, 1u << 20);
+    if (!task_bytes) return task_bytes.take_diagnostics();
+    task_sha_ = hash::sha256_hex(*task_bytes);
+    Result<runtime::Task> task = runtime::parse_task(*task_bytes);
+
+    Receipt typed("typed_task_and_output_contract");
+    Receipt repair("bounded_targeted_repair");
+    Receipt replay("provider_free_replay");
+    Receipt tool("capability_scoped_tool");
+    Receipt gate("executable_evaluation_gate");
+
+    // 1. The task validates and is the pinned one; the run's result passes the strict contract.
+    typed.check(task_sha_ == kTaskSha256,
+                "task digest differs from the pinned " + std::string(kTaskSha256));
+    typed.check(task.ok(), "task does not validate");
+    typed.evidence("task_sha256", task_sha_);
+    if (task.ok()) budget_ = task->budget;
+
+    const std::string trace_path = (work_ / "repair.jsonl").string();
+    Result<Ran> run =
+        exec("mf-run", {"--task", task_path, "--model",
+                        "scripted:" + (fixtures_ / "forge" / "responses-repair.json").string(),
+                        "--run-id", "audit-repair", "--fixed-clock", "--trace", trace_path});
+    if (!run) return run.take_diagnostics();
+    typed.check(run->exit_code == 0, "mf-run exited " + std::to_string(run->exit_code));
+    Result<json::Value> output = json::parse_object(run->out);
+    if (typed.check(output.ok(), "mf-run printed no strict JSON object")) {
+      for (const std::string& field :
+           task.ok() ? task->contract.required_fields : std::vector<std::string>{}) {
+        typed.check(output->find(field) != nullptr, "result lacks required field " + field);
+      }
+      typed.check(task.ok() && !task->contract.required_fields.empty(),
+                  "the contract requires no field");
+      typed.evidence("output_sha256", json::canonical_digest(*output));
+    }
+
+    // 2. Two calls, one repair carrying the exact violations, within the declared caps.
+    Result<std::string> trace_bytes = io::read_input(trace_path, 64u << 20);
+    const std::string trace_sha = trace_bytes ? hash::sha256_hex(*trace_bytes) : std::string();
+    if (repair.check(trace_bytes.ok(), "no trace was written")) {
+      check_repair_trace(*trace_bytes, repair);
+      repair.evidence("trace_sha256", trace_sha);
+    }
+
+    // 3. The trace replays without a model to the same terminal state and counts.
+    Result<Ran> replayed = exec("mf-replay", {trace_path});
+    if (!replayed) return replayed.take_diagnostics();
+    replay.check(replayed->exit_code == 0,
+                 "mf-replay exited " + std::to_string(replayed->exit_code));
+    Result<json::Value> summary = json::parse_object(replayed->out);
+    if (replay.check(summary.ok(), "mf-replay printed no summary")) {
+      replay.check(string_at(*summary, "status") == "ok", "replay status is not ok");
+      replay.check(string_at(*summary, "terminal") == "completed", "replayed terminal differs");
+      replay.check(int_at(*summary, "model_calls") == calls_observed_,
+                   "replayed model calls differ from the run's");
+      replay.check(int_at(*summary, "repairs") == repairs_observed_,
+                   "replayed repairs differ from the run's");
+      replay.check(string_at(*summary, "trace_sha256") == trace_sha,
+                   "replay hashed different trace bytes");
+      replay.evidence("summary_sha256", json::canonical_digest(*summary));
+    }
+
+    // 4. The confined reader returns the task's own bytes (holding the call budget) and refuses
+    //    to leave its root.
+    Result<Ran> slice_run =
+        exec("mf-toolread", {"--root", fixtures_.string(), "--path", "forge/task-valid.json",
+                             "--start-line", "1", "--end-line", "20"});
+    if (!slice_run) return slice_run.take_diagnostics();
+    tool.check(slice_run->exit_code == 0,
+               "mf-toolread exited " + std::to_string(slice_run->exit_code));
+    Result<json::Value> slice = json::parse_object(slice_run->out);
+    if (tool.check(slice.ok(), "mf-toolread printed no slice")) {
+      tool.check(string_at(*slice, "file_sha256") == task_sha_, "slice digest is not the task's");
+      tool.check(string_at(*slice, "text")
+                         .find("\"max_model_calls\": " + std::to_string(budget_.max_model_calls)) !=
+                     std::string::npos,
+                 "slice does not show the declared call budget");
+      tool.evidence("slice_sha256", json::canonical_digest(*slice));
+    }
+    Result<Ran> escape = exec("mf-toolread", {"--root", (fixtures_ / "forge").string(), "--path",
+                                              "../forge/task-valid.json"});
+    if (!escape) return escape.take_diagnostics();
+    tool.check(escape->exit_code == 2 && escape->out.empty(),
+               "a parent escape was not refused (exit " + std::to_string(escape->exit_code) + ")");
+
+    // 5. The four-case suite runs, passes 4/4, and a report compares clean against itself.
+    const std::string eval_path = (work_ / "eval.json").string();
+    Result<Ran> eval =
+        exec("mf-eval", {"run", "--suite", (fixtures_ / "forge" / "eval-suite.json").string(),
+                         "--output", eval_path, "--fixed-clock", "-j", "2"});
+    if (!eval) return eval.take_diagnostics();
+    gate.check(eval->exit_code == 0, "mf-eval run exited " + std::to_string(eval->exit_code));
+    Result<std::string> eval_bytes = io::read_input(eval_path, 16u << 20);
+    if (gate.check(eval_bytes.ok(), "no eval report was written")) {
+      Result<json::Value> report = json::parse_object(*eval_bytes);
+      if (gate.check(report.ok(), "eval report is not strict JSON")) {
+        const json::Value* s = report->find("summary");
+        cases_passed_ = s ? int_at(*s, "passed") : -1;
+        cases_total_ = s ? int_at(*s, "cases") : -1;
+        gate.check(cases_total_ == 4 && cases_passed_ == 4,
+                   "eval passed " + std::to_string(cases_passed_) + " of " +
+                       std::to_string(cases_total_) + " (expected 4 of 4)");
+      }
+      gate.evidence("report_sha256", hash::sha256_hex(*eval_bytes));
+    }
+    Result<Ran> compare =
+        exec("mf-eval", {"compare", "--baseline", eval_path, "--candidate", eval_path});
+    if (!compare) return compare.take_diagnostics();
+    gate.check(compare->exit_code == 0,
+               "mf-eval compare exited " + std::to_string(compare->exit_code));
+
+    return finish({typed, repair, replay, tool, gate});
+  }
+
+ private:
+  Result<Ran> exec(const std::string& tool, std::vector<std::string> args) {
+    process::Command c;
+    c.program = (fs::path(req_.bin_dir) / tool).string();
+    c.args = std::move(args);
+    Result<process::Completed> done = process::run(c);
+    if (!done) return done.take_diagnostics();
+    return Ran{done->exit_code, std::move(done->out), std::move(done->err)};
+  }
+
+  static std::string string_at(const json::Value& v, std::string_view key) {
+    const json::Value* f = v.find(key);
+    return f && f->is_string() ? f->as_string() : std::string();
+  }
+  static std::int64_t int_at(const json::Value& v, std::string_view key) {
+    const json::Value* f = v.find(key);
+    return f ? f->as_exact_int().value_or(-1) : -1;
+  }
+
+  // The repair transition as the trace records it: each repair request carries exactly the
+  // violations of the verification that preceded it, and calls and repairs stay within the caps.
+  void check_repair_trace(std::string_view bytes, Receipt& r) {
+    json::JsonlReader reader(bytes);
+    Result<json::Value> line = json::Value();
+    json::Value last_violations;
+    std::string terminal;
+    bool exact = true;
+    while (reader.next(line)) {
+      if (!r.check(line.ok(), "trace line is not strict JSON")) return;
+      const std::string event = string_at(*line, "event");
+      if (event == "model_requested") {
+        ++calls_observed_;
+        if (string_at(*line, "kind") == "repair") {
+          ++repairs_observed_;
+          const json::Value* v = line->find("violations");
+          exact = exact && v != nullptr && !last_violations.is_null() && *v == last_violations;
+        }
+      } else if (event == "verification_failed") {
+        const json::Value* v = line->find("violations");
+        last_violations = v ? *v : json::Value();
+      } else if (event == "run_completed" || event == "run_failed") {
+        terminal = string_at(*line, "terminal");
+      }
+    }
+    r.check(terminal == "completed", "the repaired run did not complete");
+    r.check(calls_observed_ == 2 && repairs_observed_ == 1,
+            "expected 2 model calls and 1 repair, observed " + std::to_string(calls_observed_) +
+                " and " + std::to_string(repairs_observed_));
+    r.check(calls_observed_ <= budget_.max_model_calls && repairs_observed_ <= budget_.max_repairs,
+            "the run exceeded its declared caps");
+    r.check(exact, "a repair request did not carry the exact violations");
+  }
+
+  Result<AuditOutcome> finish(const std::vector<Receipt>& receipts) {
+    json::Value report;
+    report.set("v", 1);
+    report.set("kind", "millforge_exit_report");
+    report.set("task_sha256", task_sha_);
+    json::Value calls;
+    calls.set("observed", calls_observed_);
+    calls.set("cap", budget_.max_model_calls);
+    report.set("model_calls", std::move(calls));
+    json::Value repairs;
+    repairs.set("observed", repairs_observed_);
+    repairs.set("cap", budget_.max_repairs);
+    report.set("repairs", std::move(repairs));
+    report.set("output_byte_cap", budget_.max_output_bytes);
+    json::Value cases;
+    cases.set("passed", cases_passed_);
+    cases.set("total", cases_total_);
+    report.set("evaluation_cases", std::move(cases));
+    json::Array items;
+    bool all = true;
+    for (const Receipt& r : receipts) {
+      items.push_back(r.to_json());
+      all = all && r.holds();
+    }
+    report.set("receipts", std::move(items));
+    report.set("passed", all);
+    AuditOutcome outcome;
+    outcome.report_sha256 = json::canonical_digest(report);  // over the report without the field
+    report.set("report_sha256", outcome.report_sha256);
+    const std::string bytes = json::canonical_file(report);
+    Status published = io::publish_atomic((fs::path(req_.out_dir) / "exit-report.json").string(),
+                                          bytes, io::Clobber::Replace);
+    if (!published) return published.take_diagnostics();
+    outcome.report = std::move(report);
+    outcome.report_bytes = bytes.size();
+    outcome.passed = all;
+    return outcome;
+  }
+
+  const AuditRequest& req_;
+  fs::path fixtures_;
+  fs::path work_;
+  std::string task_sha_;
+  runtime::Budget budget_;
+  std::int64_t calls_observed_ = 0;
+  std::int64_t repairs_observed_ = 0;
+  std::int64_t cases_passed_ = 0;
+  std::int64_t cases_total_ = 0;
+};
+
+std::string row(std::string_view label, std::string_view value) {
+  std::string line(label);
+  line.resize(std::max<std::size_t>(line.size() + 1, 29), ' ');
+  const std::size_t width = 64;
+  if (value.size() < width) line.append(width - value.size(), ' ');
+  line.append(value);
+  line.push_back('\n');
+  return line;
+}
+
+std::string pair_of(const json::Value& v) {
+  return std::to_string(v.find("observed")->as_exact_int().value_or(-1)) + " / " +
+         std::to_string(v.find("cap")->as_exact_int().value_or(-1));
+}
+
+}  // namespace
+
+Result<AuditOutcome> run_audit(const AuditRequest& request) {
+  return Auditor(request).run();
+}
+
+std::string render_table(const AuditOutcome& o) {
+  const json::Value& r = o.report;
+  std::size_t holding = 0;
+  for (const json::Value& receipt : r.find("receipts")->as_array()) {
+    if (receipt.find("holds")->as_bool()) ++holding;
+  }
+  const json::Value& cases = *r.find("evaluation_cases");
+  std::string t;
+  t += row("task SHA-256", r.find("task_sha256")->as_string());
+  t += row("model calls observed / cap", pair_of(*r.find("model_calls")));
+  t += row("repairs observed / cap", pair_of(*r.find("repairs")));
+  t +=
+      row("output-byte cap", std::to_string(r.find("output_byte_cap")->as_exact_int().value_or(0)));
+  t += row("evaluation cases",
+           std::to_string(cases.find("passed")->as_exact_int().value_or(-1)) + " / " +
+               std::to_string(cases.find("total")->as_exact_int().value_or(-1)));
+  t += row("capability receipts",
+           std::to_string(holding) + " / " + std::to_string(r.find("receipts")->as_array().size()));
+  t += row("report bytes", std::to_string(o.report_bytes));
+  t += row("report SHA-256", o.report_sha256);
+  return t;
+}
+
+}  // namespace mf::audit

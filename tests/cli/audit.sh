@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# mf-audit: reproducible report, pinned digest, and one attack per receipt (each must make it fail).
+set -euo pipefail
+bin=$(cd "${MF_BIN:?}" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# The report digest for the committed fixtures; any change to what the product does changes it.
+PINNED=8e5814a9704345dc08b9d9c829f2f4978fe1c2a049eeb7244cc44a116b2d4d5f
+
+"$bin/mf-audit" --fixtures fixtures --out "$tmp/a" >"$tmp/a.json" 2>"$tmp/a.table"
+cmp -s "$tmp/a.json" "$tmp/a/exit-report.json" || fail "stdout differs from exit-report.json"
+grep -q 'capability receipts *5 / 5' "$tmp/a.table" || fail "table: $(cat "$tmp/a.table")"
+jq -e '.passed and ([.receipts[] | select(.holds)] | length) == 5' "$tmp/a.json" >/dev/null ||
+  fail "receipts do not hold"
+digest=$(jq -r .report_sha256 "$tmp/a.json")
+[ "$digest" = "$PINNED" ] || fail "report digest $digest differs from the pinned $PINNED"
+
+# Identical inputs in another directory, from another working directory: identical bytes.
+cp -r fixtures "$tmp/fx"
+(cd "$tmp" && "$bin/mf-audit" --fixtures fx --out b -q >/dev/null)
+cmp -s "$tmp/a/exit-report.json" "$tmp/b/exit-report.json" || fail "report not reproducible"
+"$bin/mf-audit" --fixtures fixtures --out "$tmp/c" -q --expect-sha256 "$PINNED" >/dev/null ||
+  fail "--expect-sha256 with the right digest"
+rc=0; "$bin/mf-audit" --fixtures fixtures --out "$tmp/c" -q --expect-sha256 "${PINNED%?}0" \
+  >/dev/null 2>&1 || rc=$?
+[ $rc -eq 1 ] || fail "--expect-sha256 mismatch exited $rc"
+
+# attack NAME RECEIPT: run the audit on $tmp/NAME/fixtures with $tmp/NAME/bin and require that
+# exactly the named receipt fails and the audit exits 1.
+fresh() {
+  rm -rf "$tmp/$1"; mkdir -p "$tmp/$1/bin"
+  cp -r fixtures "$tmp/$1/fixtures"
+  for t in mf-run mf-replay mf-eval mf-toolread; do ln -s "$bin/$t" "$tmp/$1/bin/$t"; done
+}
+attack() {
+  local rc=0
+  "$bin/mf-audit" --fixtures "$tmp/$1/fixtures" --bin-dir "$tmp/$1/bin" --out "$tmp/$1/out" -q \
+    >"$tmp/$1/report.json" 2>/dev/null || rc=$?
+  [ $rc -eq 1 ] || fail "attack $1: audit exited $rc"
+  jq -e --arg c "$2" '.passed == false and
+      ([.receipts[] | select(.holds | not) | .capability] | index($c)) != null' \
+    "$tmp/$1/report.json" >/dev/null || fail "attack $1: receipt $2 still holds"
+}
+
+fresh task  # a different task is not the pinned one
+sed -i 's/"risk": "low"/"risk": "high"/' "$tmp/task/fixtures/forge/task-valid.json"
+attack task typed_task_and_output_contract
+
+fresh repair  # a first answer that needs no repair proves nothing about repair
+cp fixtures/forge/responses-valid.json "$tmp/repair/fixtures/forge/responses-repair.json"
+attack repair bounded_targeted_repair
+
+fresh replay  # a replayer that does not read the trace
+rm "$tmp/replay/bin/mf-replay"
+printf '#!/bin/sh\necho %s\n' \
+  "'{\"model_calls\":2,\"repairs\":1,\"status\":\"ok\",\"terminal\":\"completed\",\"trace_sha256\":\"0\"}'" \
+  >"$tmp/replay/bin/mf-replay"
+chmod +x "$tmp/replay/bin/mf-replay"
+attack replay provider_free_replay
+
+fresh tool  # a reader that serves anything, including paths outside its root
+rm "$tmp/tool/bin/mf-toolread"
+printf '#!/bin/sh\necho %s\n' "'{\"file_sha256\":\"0\",\"text\":\"\"}'" >"$tmp/tool/bin/mf-toolread"
+chmod +x "$tmp/tool/bin/mf-toolread"
+attack tool capability_scoped_tool
+
+fresh gate  # an expectation the product does not meet
+jq '(.cases[] | select(.id | test("provider")) | .expect.terminal) = "completed"' \
+  fixtures/forge/eval-suite.json >"$tmp/gate/fixtures/forge/eval-suite.json"
+attack gate executable_evaluation_gate
+echo "audit: ok"
