@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
-# The main job on the embedded default. Today it is the foundation's smoke pipeline: pin the Forge task
-# fixture's digest, canonicalize it through a pipe, and hash the canonical form. It grows into the full
-# compile -> run -> replay -> eval -> audit demo as those tools land.
+# The main job on the embedded default (scripted model): the Forge vertical slice end to end.
+# run -> replay -> eval -> compare -> confined read -> exit audit, composed only through files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${MF_BIN:-build/bin}
-task=fixtures/forge/task-valid.json
-pinned=fc4aa5898f737ba4c5a8cb7b2c2c380e1e133e2696b7915a5a3907332ca840f6
+out=target
+mkdir -p "$out"
+step() { printf '\n== %s\n' "$*" >&2; }
 
-for tool in mf-compile mf-run mf-replay mf-eval mf-toolread mf-audit mf-store; do
-  "$bin/$tool" --version
-done
+step "mf-run: valid first response (result on stdout, trace in $out/forge-valid.jsonl)"
+"$bin/mf-run" --task fixtures/forge/task-valid.json \
+  --model scripted:fixtures/forge/responses-valid.json --trace "$out/forge-valid.jsonl" | jq .risk
 
-echo "== task fixture digest (raw bytes)"
-digest=$("$bin/mf-store" hash "$task")
-echo "$digest  $task"
-if [ "$digest" != "$pinned" ]; then
-  echo "demo: $task does not match the pinned digest $pinned" >&2
-  exit 1
-fi
+step "mf-run: one targeted repair, deterministic (fixed run id and clock)"
+"$bin/mf-run" --task fixtures/forge/task-valid.json \
+  --model scripted:fixtures/forge/responses-repair.json --run-id demo-repair --fixed-clock \
+  --trace "$out/forge-repair.jsonl"
+jq -c '{seq, event}' "$out/forge-repair.jsonl"
 
-echo "== canonical form (RFC 8785) and its digest"
-"$bin/mf-store" canon "$task"
-"$bin/mf-store" canon "$task" | "$bin/mf-store" hash --json -
-"$bin/mf-store" hash --json "$task"
-echo "demo: ok"
+step "mf-replay: integrity and summary without a model"
+"$bin/mf-replay" "$out/forge-valid.jsonl"
+"$bin/mf-replay" "$out/forge-repair.jsonl"
+
+step "mf-eval: the four-case conformance suite, then a compare gate"
+"$bin/mf-eval" run --suite fixtures/forge/eval-suite.json --output "$out/forge-eval.json" -j 2
+jq -c '.summary' "$out/forge-eval.json"
+"$bin/mf-eval" compare --baseline "$out/forge-eval.json" --candidate "$out/forge-eval.json"
+
+step "mf-toolread: a root-confined slice of the task fixture"
+"$bin/mf-toolread" --root fixtures --path forge/task-valid.json --start-line 1 --end-line 20 |
+  jq -c '{path, start_line, end_line, total_lines, file_sha256}'
+
+step "mf-audit: execute everything again and hash the receipts"
+"$bin/mf-audit" --fixtures fixtures --out "$out/audit" >/dev/null
+echo "demo: ok (report in $out/audit/exit-report.json)" >&2
