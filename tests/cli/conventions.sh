@@ -76,13 +76,9 @@ not_built() {
 }
 not_built "$MF_BIN/mf-compile" harness.yaml --catalog tools.json -o -
 not_built "$MF_BIN/mf-compile" project --plan plan.json --query 'read the file'
-not_built "$MF_BIN/mf-run" --task fixtures/forge/task-valid.json --model scripted:r.json --trace -
-not_built "$MF_BIN/mf-replay" trace.jsonl
-not_built "$MF_BIN/mf-eval" run --suite suite.json --output report.json -j 2
-not_built "$MF_BIN/mf-eval" compare --baseline a.json --candidate b.json
-not_built "$MF_BIN/mf-toolread" --root fixtures --path forge/task-valid.json
-not_built "$MF_BIN/mf-toolread" search --root fixtures --pattern risk
-not_built "$MF_BIN/mf-audit" --fixtures fixtures --out "$tmp/audit"
+not_built "$MF_BIN/mf-run" --plan plan.json --model scripted:r.json --trace -
+not_built "$MF_BIN/mf-replay" --strict --plan plan.json trace.jsonl
+not_built "$MF_BIN/mf-run" --task fixtures/forge/task-valid.json --model scripted:r.json --trace t.jsonl --store s
 for command in put get has ls ref verify gc export import stat; do
   not_built "$MF_BIN/mf-store" "$command"
 done

@@ -60,4 +60,7 @@ inline constexpr const char* kBadRoot = "MF-T009";         // root missing or no
 inline constexpr const char* kNotFound = "MF-T010";        // target missing or not permitted
 inline constexpr const char* kBadSearch = "MF-T011";       // empty/multi-line query, zero limit
 
+// Evaluation (MF-V family: mf-eval suites and reports).
+inline constexpr const char* kDuplicateCaseId = "MF-V001";  // a case id repeated in a suite/report
+
 }  // namespace mf::diag::codes

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# mf-toolread: a SourceSlice of the Forge task fixture (pinned digest), every refusal (exit 2, a
+# MF-T diagnostic on stderr, nothing on stdout), and a bounded, symlink-skipping search.
+set -euo pipefail
+
+: "${MF_BIN:?set MF_BIN to the bin directory of a build}"
+toolread="$MF_BIN/mf-toolread"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# run EXPECTED_RC CMD... : runs CMD capturing $tmp/out and $tmp/err; checks the exit code.
+run() {
+  local expected=$1
+  shift
+  local rc=0
+  "$@" </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
+  if [[ $rc -ne $expected ]]; then
+    echo "--- stdout" >&2; head -c 2000 "$tmp/out" >&2
+    echo "--- stderr" >&2; cat "$tmp/err" >&2
+    fail "$* exited $rc, expected $expected"
+  fi
+}
+
+# refuse CODE ARGS... : exit 2, CODE on stderr, empty stdout.
+refuse() {
+  local code=$1
+  shift
+  run 2 "$toolread" "$@"
+  [[ ! -s $tmp/out ]] || fail "$* wrote to stdout on refusal"
+  grep -q "error $code:" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* did not report $code"; }
+}
+
+# --- The task fixture, as the audit reads it --------------------------------------------------------
+run 0 "$toolread" --root fixtures --path forge/task-valid.json --start-line 1 --end-line 20
+[[ ! -s $tmp/err ]] || fail "a successful read wrote to stderr"
+[[ $(wc -l <"$tmp/out") -eq 1 ]] || fail "the slice is not one line"
+jq -e '.text | contains("max_model_calls")' "$tmp/out" >/dev/null || fail "text lacks max_model_calls"
+[[ $(jq -r .file_sha256 "$tmp/out") == fc4aa5898f737ba4c5a8cb7b2c2c380e1e133e2696b7915a5a3907332ca840f6 ]] ||
+  fail "file_sha256 of the task fixture changed"
+# The end line is clamped to the file's 18 lines; the slice is then the whole file, byte for byte.
+[[ $(jq -c '[.path, .start_line, .end_line, .total_lines]' "$tmp/out") == '["forge/task-valid.json",1,18,18]' ]] ||
+  fail "range: $(cat "$tmp/out")"
+jq -j .text "$tmp/out" | cmp -s - fixtures/forge/task-valid.json || fail "text differs from the file"
+[[ $(jq .bytes "$tmp/out") -eq $(wc -c <fixtures/forge/task-valid.json) ]] || fail "bytes"
+# Canonical: re-canonicalizing changes nothing.
+"$MF_BIN/mf-store" canon "$tmp/out" | cmp -s - "$tmp/out" || fail "the slice is not canonical JSON"
+
+run 0 "$toolread" --root fixtures/forge/../forge --path ./task-valid.json --start-line 13 --end-line 13
+[[ $(jq -c '[.path, .text]' "$tmp/out") == '["task-valid.json","    \"max_model_calls\": 2,\n"]' ]] ||
+  fail "single line: $(cat "$tmp/out")"
+
+# --- Refusals -----------------------------------------------------------------------------------------
+root="$tmp/safe-root"
+mkdir -p "$root/sub" "$tmp/safe-root-other" "$tmp/outside"
+printf 'secret other\n' >"$tmp/safe-root-other/f"
+printf 'secret outside\n' >"$tmp/outside/secret.txt"
+printf 'one\ntwo\nthree\n' >"$root/f.txt"
+seq 1 201 >"$root/long.txt"
+head -c 1048577 /dev/zero | tr '\0' x >"$root/big.txt"
+printf 'caf\xe9\n' >"$root/latin1.txt"
+ln -s ../outside/secret.txt "$root/leak.txt"
+ln -s ../outside "$root/outdir"
+ln -s f.txt "$root/alias.txt"
+mkfifo "$root/pipe"
+
+refuse MF-T001 --root "$root" --path /etc/passwd
+refuse MF-T001 --root "$root" --path ''
+refuse MF-T002 --root "$root" --path ../outside/secret.txt
+refuse MF-T002 --root "$root" --path ../safe-root-other/f  # shares the root's name as a prefix
+refuse MF-T002 --root "$root" --path leak.txt
+refuse MF-T002 --root "$root" --path outdir/secret.txt
+refuse MF-T003 --root "$root" --path sub
+refuse MF-T004 --root "$root" --path pipe
+refuse MF-T005 --root "$root" --path big.txt --start-line 1 --end-line 1
+refuse MF-T006 --root "$root" --path f.txt --start-line 0 --end-line 2
+refuse MF-T006 --root "$root" --path f.txt --start-line 3 --end-line 2
+refuse MF-T006 --root "$root" --path f.txt --start-line 4
+refuse MF-T007 --root "$root" --path long.txt
+refuse MF-T007 --root "$root" --path long.txt --start-line 1 --end-line 201
+refuse MF-T008 --root "$root" --path latin1.txt
+refuse MF-T009 --root "$tmp/missing" --path f.txt
+refuse MF-T010 --root "$root" --path nope.txt
+grep -q secret "$tmp/err" && fail "a refusal leaked file content"
+
+# A symlink that stays inside the root is read, under the name it was asked by.
+run 0 "$toolread" --root "$root" --path alias.txt
+[[ $(jq -c '[.path, .text]' "$tmp/out") == '["alias.txt","one\ntwo\nthree\n"]' ]] || fail "alias"
+run 0 "$toolread" --root "$root" --path long.txt --start-line 2 --end-line 201
+[[ $(jq .end_line "$tmp/out") -eq 201 ]] || fail "200-line read"
+
+# Usage errors are exit 2 too.
+run 2 "$toolread" --path f.txt
+run 2 "$toolread" --root "$root"
+run 2 "$toolread" --root "$root" --path f.txt --query x
+run 2 "$toolread" --root "$root" --path f.txt --start-line x
+run 2 "$toolread" frobnicate --root "$root"
+[[ ! -s $tmp/out ]] || fail "usage error wrote to stdout"
+
+# An output that cannot be written is an I/O error: exit 3.
+rc=0
+"$toolread" --root "$root" --path f.txt >/dev/full 2>/dev/null || rc=$?
+[[ $rc -eq 3 ]] || fail "writing to a full device exited $rc, expected 3"
+
+# --- Search -------------------------------------------------------------------------------------------
+printf 'needle one\n' >"$root/a.txt"
+mkdir -p "$root/a"
+printf 'x\nneedle two\n' >"$root/a/b.txt"
+printf 'needle secret\n' >>"$tmp/outside/secret.txt"
+run 0 "$toolread" search --root "$root" --query needle
+[[ $(jq -c '[.matches[] | [.path, .line, .text]]' "$tmp/out") == '[["a.txt",1,"needle one"],["a/b.txt",2,"needle two"]]' ]] ||
+  fail "search matches: $(cat "$tmp/out")"
+[[ $(jq -c '[.root_relative, .query, .truncated]' "$tmp/out") == '[".","needle",false]' ]] ||
+  fail "search header: $(cat "$tmp/out")"
+"$MF_BIN/mf-store" canon "$tmp/out" | cmp -s - "$tmp/out" || fail "search output is not canonical"
+
+run 0 "$toolread" search --root "$root" --query needle --max-matches 1
+[[ $(jq -c '[(.matches | length), .truncated]' "$tmp/out") == '[1,true]' ]] || fail "max-matches"
+run 0 "$toolread" search --root "$root" --query needle --max-files 1
+[[ $(jq -c '[.files_scanned, .truncated]' "$tmp/out") == '[1,true]' ]] || fail "max-files"
+run 0 "$toolread" search --root "$root" --query needle --max-bytes 11
+[[ $(jq -c '[.files_scanned, .truncated]' "$tmp/out") == '[1,true]' ]] || fail "max-bytes"
+run 0 "$toolread" search --root "$root" --path a --query needle
+[[ $(jq -c '[.root_relative, (.matches | length)]' "$tmp/out") == '["a",1]' ]] || fail "--path"
+
+refuse MF-T002 search --root "$root" --path outdir --query needle
+refuse MF-T004 search --root "$root" --path f.txt --query needle
+refuse MF-T011 search --root "$root" --query ''
+run 2 "$toolread" search --root "$root" --query needle --max-matches 0
+run 2 "$toolread" search --root "$root" --query needle --start-line 1
+
+echo "toolread: ok"
