@@ -424,3 +424,16 @@ TEST_F(IoWriteTest, WriteAllOfNothingSucceeds) {
 }
 
 }  // namespace
+
+TEST(IoWriteOutputTest, DeviceIsWrittenInPlaceNotReplaced) {
+  ASSERT_TRUE(mf::io::write_output("/dev/null", "bytes\n").ok());
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  // publish_atomic itself never renames over a non-regular file.
+  auto refused = mf::io::publish_atomic("/dev/null", "bytes\n", mf::io::Clobber::Replace);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.diagnostics()[0].code, "MF-O001");
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}

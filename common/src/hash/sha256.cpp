@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -86,9 +87,10 @@ Result<Digest> sha256_file(const std::string& path) {
     return diag::error(diag::codes::kMissing, "cannot open " + path + ": " + std::strerror(errno));
   }
   Sha256 h;
-  std::vector<char> buf(1u << 20);
+  constexpr std::size_t kChunk = 1u << 20;
+  std::unique_ptr<char[]> buf(new char[kChunk]);  // uninitialized: untouched pages never fault
   for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    const ssize_t n = ::read(fd, buf.get(), kChunk);
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -97,7 +99,7 @@ Result<Digest> sha256_file(const std::string& path) {
       const char* code = err == EISDIR ? diag::codes::kNotRegularFile : diag::codes::kMissing;
       return diag::error(code, "cannot read " + path + ": " + std::strerror(err));
     }
-    h.update(buf.data(), static_cast<std::size_t>(n));
+    h.update(buf.get(), static_cast<std::size_t>(n));
   }
   if (!is_stdin) ::close(fd);
   return h.finish();

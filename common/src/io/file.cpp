@@ -310,6 +310,13 @@ Status publish_atomic(const std::string& path, std::string_view bytes, Clobber c
   if (out.close() != 0) return fail(write_failed(path, "close", errno));
 
   if (clobber == Clobber::Replace) {
+    // Never rename over something that is not a regular file (a device node, a socket).
+    struct stat st {};
+    if (::fstatat(dir.get(), parts->base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      return fail(diag::error(codes::kBadOutputPath,
+                              "output path '" + path + "' exists and is not a regular file"));
+    }
     if (::renameat(dir.get(), tmp.c_str(), dir.get(), parts->base.c_str()) != 0) {
       int err = errno;
       if (err == EISDIR || err == ENOTDIR) {
@@ -344,6 +351,18 @@ Status write_output(const std::string& path, std::string_view bytes) {
     if (Status s = write_all(STDOUT_FILENO, bytes); !s) {
       return diag::error(codes::kWriteFailed,
                          "cannot write standard output: " + s.diagnostics().front().message);
+    }
+    return {};
+  }
+  // A device or FIFO (/dev/null, /dev/stdout, a named pipe) is written in place: renaming a new
+  // file over it would replace the device node itself.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    Fd out(open_retry(AT_FDCWD, path.c_str(), O_WRONLY | O_CLOEXEC, 0));
+    if (!out.valid()) return write_failed(path, "cannot open", errno);
+    if (Status s = write_all(out.get(), bytes); !s) {
+      return diag::error(codes::kWriteFailed,
+                         "cannot write output '" + path + "': " + s.diagnostics().front().message);
     }
     return {};
   }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Whole-process benchmark of trace verification: mf-replay against `jq -c . >/dev/null` and a
+# python3 json.loads-per-line loop on one generated valid trace, measured in the same run, plus
+# mf-replay's peak RSS on a small and a large trace (it streams: memory must not grow with the
+# trace). Benchmarks are not tests: only correctness checks (mf-replay says "ok") fail the script.
+#
+# Environment:
+#   MF_BIN          bin directory holding mf-replay (default: build-trace/bin; use an optimised build)
+#   MF_BENCH_DIR    output directory (default target/bench)
+#   MF_BENCH_MB     size of the large trace in MB (default 100); the small one is a tenth
+#   MF_BENCH_RUNS   timed runs per command, the best is kept (default 3)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${MF_BIN:-$root/build-trace/bin}
+out_dir=${MF_BENCH_DIR:-$root/target/bench}
+mb=${MF_BENCH_MB:-100}
+runs=${MF_BENCH_RUNS:-3}
+small_mb=$(awk -v m="$mb" 'BEGIN { printf "%g", m / 10 }')
+replay=$bin/mf-replay
+
+log() { echo "replay_bench: $*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
+[[ -x $replay ]] || die "$replay not found (set MF_BIN)"
+for tool in jq python3 awk /usr/bin/time; do
+  command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+mkdir -p "$out_dir"
+
+big=$out_dir/trace-${mb}mb.jsonl
+small=$out_dir/trace-${small_mb}mb.jsonl
+for pair in "$big:$mb" "$small:$small_mb"; do
+  file=${pair%%:*}
+  size=${pair##*:}
+  if [[ ! -s $file ]]; then
+    log "generating $file"
+    python3 "$root/bench/replay_gen.py" "$file" "$size"
+  fi
+done
+
+# Correctness first: the generated traces are valid, and the digest is sha256sum's.
+summary=$("$replay" "$big") || die "mf-replay rejected $big: $summary"
+[[ $(jq -r .status <<<"$summary") == ok ]] || die "status is not ok: $summary"
+[[ $(jq -r .trace_sha256 <<<"$summary") == $(sha256sum "$big" | cut -d' ' -f1) ]] ||
+  die "trace_sha256 differs from sha256sum"
+
+bytes=$(stat -c %s "$big")
+# best SECONDS of $runs runs of the command (stdout to /dev/null, page cache warm).
+best() {
+  local best_s="" t0 t1 s
+  for ((i = 0; i < runs; i++)); do
+    t0=$(date +%s.%N)
+    "$@" >/dev/null
+    t1=$(date +%s.%N)
+    s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+    if [[ -z $best_s ]] || awk -v s="$s" -v b="$best_s" 'BEGIN { exit !(s < b) }'; then best_s=$s; fi
+  done
+  echo "$best_s"
+}
+
+py_loop='import json, sys
+for line in sys.stdin.buffer:
+    json.loads(line)'
+
+cat "$big" >/dev/null  # warm the page cache
+t_replay=$(best "$replay" "$big")
+t_jq=$(best jq -c . "$big")
+t_py=$(best python3 -c "$py_loop" <"$big")
+
+rss() { /usr/bin/time -f %M "$replay" "$1" 2>&1 >/dev/null | tail -1; }
+rss_small=$(rss "$small")
+rss_big=$(rss "$big")
+
+awk -v bytes="$bytes" -v r="$t_replay" -v j="$t_jq" -v p="$t_py" -v mb="$mb" -v smb="$small_mb" \
+  -v rs="$rss_small" -v rb="$rss_big" 'BEGIN {
+  m = bytes / 1e6
+  printf "trace: %.1f MB, best of runs, page cache warm\n", m
+  printf "%-34s %8s %9s %14s\n", "command", "seconds", "MB/s", "vs mf-replay"
+  printf "%-34s %8.3f %9.1f %14s\n", "mf-replay (verify + sha256)", r, m / r, "1.00x"
+  printf "%-34s %8.3f %9.1f %13.2fx\n", "jq -c . >/dev/null", j, m / j, j / r
+  printf "%-34s %8.3f %9.1f %13.2fx\n", "python3 json.loads per line", p, m / p, p / r
+  printf "mf-replay peak RSS: %s MB trace %.1f MiB, %s MB trace %.1f MiB\n", smb, rs / 1024, mb, rb / 1024
+}' | tee "$out_dir/replay_results.txt"

@@ -1,0 +1,36 @@
+// `mf-eval run`: every case of a suite through the one run loop on a pool of threads, each with its
+// own scripted model and in-memory trace, graded against its expectations into a canonical report
+// (docs/formats/eval.md). Under a fixed clock the report is a function of the suite alone, for any
+// number of threads.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "mf/eval/suite.hpp"
+#include "mf/json/value.hpp"
+#include "mf/runtime/run_loop.hpp"
+
+namespace mf::eval {
+
+struct RunOptions {
+  unsigned jobs = 1;         // threads; at least 1
+  bool fixed_clock = false;  // traces carry t_ms 0 and the report omits latency_ms
+  std::string run_id_prefix = "eval-";
+  std::string traces_dir;  // when set, each case's trace is published as DIR/<id>.jsonl
+  // Called once per finished case, serialised, with the number done so far.
+  std::function<void(std::size_t done, std::size_t total)> progress;
+  const std::atomic<bool>* cancel = nullptr;  // unstarted cases then end `cancelled` at once
+};
+
+// The failure entries {check, expected, actual} of one run against its expectations; `actual` is
+// absent when the run produced no such output field.
+json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome);
+
+// Runs every case and returns the report. Fails only on I/O (a trace file that cannot be
+// published) or an internal error; failed cases are part of the report.
+Result<json::Value> run_suite(const Suite& suite, const RunOptions& options);
+
+}  // namespace mf::eval

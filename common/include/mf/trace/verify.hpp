@@ -1,0 +1,82 @@
+// The trace verifier behind mf-replay (SPEC §7): checks the integrity rules of a JSONL trace
+// (docs/formats/trace.md) in one streaming pass and summarises it. Memory stays flat as the trace
+// grows: lines are checked as they arrive, the bytes are hashed incrementally, and only open tool
+// calls are remembered. Never constructs a model.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "mf/diag/diagnostic.hpp"
+#include "mf/hash/sha256.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/json/value.hpp"
+
+namespace mf::trace {
+
+enum class Outcome : std::uint8_t {
+  Ok,          // every rule holds and one terminal event ends the run
+  Incomplete,  // cut short (a crash): an unterminated last line, or no terminal event yet
+  Corrupt,     // some line breaks a rule
+};
+
+std::string_view outcome_name(Outcome o);  // "ok", "incomplete", "corrupt"
+
+struct Summary {
+  Outcome status = Outcome::Ok;
+  std::optional<std::string> run_id;    // from the first line, when it has one
+  std::optional<std::string> terminal;  // the terminal event's "terminal" state
+  // Counts cover the events accepted before the first error.
+  std::int64_t events = 0;
+  std::int64_t model_calls = 0;  // model_requested events
+  std::int64_t repairs = 0;      // model_requested with "kind":"repair"
+  std::int64_t tool_calls = 0;   // tool_called events
+  // verification_failed: one per violation, keyed by its code; guardrail_violation: keyed by its
+  // "kind" (or the event type); tool_denied: keyed by the event type.
+  std::map<std::string, std::int64_t> violations_by_kind;
+  std::string trace_sha256;                     // of the exact bytes, all of them
+  std::optional<diag::Diagnostic> first_error;  // set unless status is Ok
+};
+
+// {"events","first_error":null|{"code","line","message"},"model_calls","repairs","run_id",
+//  "status","terminal","tool_calls","trace_sha256","violations_by_kind"}
+json::Value to_json(const Summary& s);
+
+struct VerifyOptions {
+  std::size_t max_line_bytes = 64u << 20;  // a longer line is malformed (MF-E001)
+};
+
+// Streaming verifier: feed() the bytes in chunks of any size, then finish() once.
+class Verifier {
+ public:
+  explicit Verifier(VerifyOptions options = {});
+  void feed(std::string_view bytes);
+  Summary finish();
+
+ private:
+  void check_line(std::string_view text, bool terminated);
+  void fail(const char* code, std::string message, std::int64_t column = 0);
+
+  VerifyOptions options_;
+  json::ReadLimits limits_;
+  hash::Sha256 hasher_;
+  Summary summary_;
+  std::string partial_;    // the start of a line split across chunks
+  std::int64_t line_ = 0;  // lines checked so far
+  bool terminated_ = false;
+  std::string canonical_;  // scratch for the canonical form of a line
+  std::unordered_set<std::string> open_calls_;
+};
+
+// The whole trace in memory. Fails only for reasons outside the trace (never, today).
+Result<Summary> verify(std::string_view trace_bytes, const VerifyOptions& options = {});
+
+// Streams a file ("-" = stdin; FIFOs accepted) in 1 MiB chunks. MF-S013 when it cannot be opened,
+// MF-S014 for a directory, MF-I001 for a read error mid-stream.
+Result<Summary> verify_file(const std::string& path, const VerifyOptions& options = {});
+
+}  // namespace mf::trace

@@ -1,0 +1,68 @@
+// The JSONL trace writer (SPEC §3.3, docs/formats/trace.md): one canonical event per line with the
+// envelope {"v":1,"run_id","seq","event","t_ms"}. It refuses to write a trace the verifier would
+// reject (unknown event, missing run_started, events after the terminal, ill-formed payloads).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "mf/diag/diagnostic.hpp"
+#include "mf/json/value.hpp"
+#include "mf/trace/events.hpp"
+
+namespace mf::trace {
+
+enum class Durability : std::uint8_t {
+  Event,  // write + fdatasync per event, before emit() returns (the default)
+  Batch,  // buffered; written when 64 KiB accumulate and at the terminal event; fsync at close()
+};
+
+struct WriterOptions {
+  std::string run_id;        // non-empty
+  bool fixed_clock = false;  // every t_ms is 0
+  Durability durability = Durability::Event;
+};
+
+class Writer {
+ public:
+  // path "-" writes to stdout (fdatasync skipped on pipes and ttys); otherwise creates or truncates
+  // the file (and fsyncs its directory under Durability::Event). MF-O001 when it cannot be opened.
+  static Result<std::unique_ptr<Writer>> open(const std::string& path, WriterOptions options);
+  // Appends every line to *sink (no file, no sync): for tests of code that writes traces.
+  static Result<std::unique_ptr<Writer>> open_memory(std::string* sink, WriterOptions options);
+
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer();  // best-effort flush of a Batch buffer when close() was not called
+
+  // Appends {"v":1,"run_id":...,"seq":next,"event":event,"t_ms":...} merged with the members of
+  // `payload` (an object, or null for none) as one canonical line + '\n'; durable before returning
+  // under Durability::Event. Misuse (non-object payload, a member named like an envelope field, an
+  // unknown event, an event the verifier would reject) is MF-I001 and writes nothing; a failed
+  // write is MF-O003 and makes every later emit fail.
+  Status emit(std::string_view event, json::Value payload);
+  std::int64_t events_written() const { return seq_; }
+  Status close();  // flush, fsync under Batch, close the file; idempotent
+
+ private:
+  Writer(WriterOptions options, int fd, bool owned, bool sync, std::string* sink);
+  Status flush();
+  Status sync();
+
+  WriterOptions options_;
+  int fd_ = -1;
+  bool owned_ = false;  // fd_ is ours to close
+  bool sync_ = false;   // fd_ supports fdatasync (a regular file)
+  std::string* sink_ = nullptr;
+  std::string buffer_;  // pending bytes under Durability::Batch
+  std::int64_t seq_ = 0;
+  bool terminated_ = false;  // a terminal event was written
+  bool failed_ = false;      // a write failed: the file's tail is unknown
+  bool closed_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace mf::trace

@@ -1,0 +1,196 @@
+#include "mf/trace/writer.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "mf/diag/codes.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/jsonl.hpp"
+
+namespace mf::trace {
+namespace {
+
+namespace codes = diag::codes;
+
+// Under Durability::Batch the buffer is written once it holds this much.
+constexpr std::size_t kBatchBytes = 64u << 10;
+
+constexpr std::array<std::string_view, 5> kEnvelope = {"v", "run_id", "seq", "event", "t_ms"};
+
+diag::Diagnostic misuse(std::string message) {
+  return diag::error(codes::kInternal, "trace writer: " + std::move(message));
+}
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+bool is_regular(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Makes the new directory entry durable, so a crash cannot lose a trace whose events were synced.
+Status sync_parent_directory(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return {};  // nothing to sync through; the file itself is still synced per event
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0 && errno != EINVAL) {
+    return diag::error(codes::kWriteFailed, "cannot sync directory '" + dir + "': " + errno_text());
+  }
+  return {};
+}
+
+bool has_duplicate_keys(const json::Object& members) {
+  std::vector<std::string_view> keys;
+  keys.reserve(members.size());
+  for (const auto& m : members) keys.push_back(m.key);
+  std::sort(keys.begin(), keys.end());
+  return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
+}
+
+}  // namespace
+
+Writer::Writer(WriterOptions options, int fd, bool owned, bool sync, std::string* sink)
+    : options_(std::move(options)),
+      fd_(fd),
+      owned_(owned),
+      sync_(sync),
+      sink_(sink),
+      start_(std::chrono::steady_clock::now()) {}
+
+Writer::~Writer() {
+  if (closed_) return;
+  if (!failed_ && !buffer_.empty() && sink_ == nullptr) (void)io::write_all(fd_, buffer_);
+  if (owned_) ::close(fd_);
+}
+
+Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, WriterOptions options) {
+  if (options.run_id.empty()) return misuse("run_id is empty");
+  if (path == "-") {
+    return std::unique_ptr<Writer>(
+        new Writer(std::move(options), STDOUT_FILENO, false, is_regular(STDOUT_FILENO), nullptr));
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return diag::error(codes::kBadOutputPath,
+                       "cannot open trace '" + path + "' for writing: " + errno_text());
+  }
+  const bool regular = is_regular(fd);
+  std::unique_ptr<Writer> writer(new Writer(std::move(options), fd, true, regular, nullptr));
+  if (regular && writer->options_.durability == Durability::Event) {
+    if (auto synced = sync_parent_directory(path); !synced) return synced.take_diagnostics();
+  }
+  return writer;
+}
+
+Result<std::unique_ptr<Writer>> Writer::open_memory(std::string* sink, WriterOptions options) {
+  if (sink == nullptr) return misuse("memory sink is null");
+  if (options.run_id.empty()) return misuse("run_id is empty");
+  return std::unique_ptr<Writer>(new Writer(std::move(options), -1, false, false, sink));
+}
+
+Status Writer::emit(std::string_view event, json::Value payload) {
+  if (closed_) return misuse("emit after close");
+  if (failed_) return diag::error(codes::kWriteFailed, "an earlier write to the trace failed");
+  if (!is_known_event(event)) return misuse("unknown event type '" + std::string(event) + "'");
+  if (seq_ == 0 && event != "run_started") {
+    return misuse("the first event must be run_started, not " + std::string(event));
+  }
+  if (seq_ > 0 && event == "run_started") return misuse("run_started written twice");
+  if (terminated_) return misuse(std::string(event) + " after the terminal event");
+  if (!payload.is_null() && !payload.is_object()) {
+    return misuse("the payload of " + std::string(event) + " is not an object");
+  }
+
+  const std::int64_t t_ms = options_.fixed_clock
+                                ? 0
+                                : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::steady_clock::now() - start_)
+                                      .count();
+  json::Object members;
+  members.reserve(kEnvelope.size() + (payload.is_object() ? payload.as_object().size() : 0));
+  members.push_back({"v", 1});
+  members.push_back({"run_id", options_.run_id});
+  members.push_back({"seq", seq_});
+  members.push_back({"event", event});
+  members.push_back({"t_ms", t_ms});
+  if (payload.is_object()) {
+    for (auto& m : payload.as_object()) {
+      if (std::find(kEnvelope.begin(), kEnvelope.end(), m.key) != kEnvelope.end()) {
+        return misuse("payload member \"" + m.key + "\" collides with the envelope");
+      }
+      members.push_back(std::move(m));
+    }
+  }
+  if (has_duplicate_keys(members))
+    return misuse("duplicate payload member in " + std::string(event));
+  json::Value line(std::move(members));
+  if (auto bad = check_payload(event, line)) {
+    return misuse("ill-formed " + std::string(event) + ": " + *bad);
+  }
+
+  const bool terminal = is_terminal_event(event);
+  if (sink_ != nullptr) {
+    json::append_jsonl(line, *sink_);
+  } else if (options_.durability == Durability::Event) {
+    std::string text;
+    json::append_jsonl(line, text);
+    if (auto written = io::write_all(fd_, text); !written) {
+      failed_ = true;
+      return written;
+    }
+    if (auto synced = sync(); !synced) return synced;
+  } else {
+    json::append_jsonl(line, buffer_);
+    if (buffer_.size() >= kBatchBytes || terminal) {
+      if (auto flushed = flush(); !flushed) return flushed;
+    }
+  }
+  ++seq_;
+  terminated_ = terminated_ || terminal;
+  return {};
+}
+
+Status Writer::flush() {
+  if (buffer_.empty() || sink_ != nullptr) return {};
+  auto written = io::write_all(fd_, buffer_);
+  buffer_.clear();
+  if (!written) failed_ = true;
+  return written;
+}
+
+Status Writer::sync() {
+  if (!sync_) return {};
+  if (::fdatasync(fd_) != 0) {
+    failed_ = true;
+    return diag::error(codes::kWriteFailed, "cannot sync the trace: " + errno_text());
+  }
+  return {};
+}
+
+Status Writer::close() {
+  if (closed_) return {};
+  closed_ = true;
+  Status done =
+      failed_ ? Status(diag::error(codes::kWriteFailed, "an earlier write failed")) : flush();
+  if (done && options_.durability == Durability::Batch) done = sync();
+  if (owned_ && ::close(fd_) != 0 && done) {
+    done = diag::error(codes::kWriteFailed, "cannot close the trace: " + errno_text());
+  }
+  owned_ = false;
+  return done;
+}
+
+}  // namespace mf::trace

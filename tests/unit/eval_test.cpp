@@ -1,0 +1,313 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "mf/eval/report.hpp"
+#include "mf/eval/runner.hpp"
+#include "mf/eval/suite.hpp"
+#include "mf/hash/sha256.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
+
+namespace mf::eval {
+namespace {
+
+const std::string kForge = std::string(MF_SOURCE_DIR) + "/fixtures/forge";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// One Forge case with the given expect object, as suite bytes.
+std::string one_case(std::string_view expect, std::string_view task = "task-valid.json",
+                     std::string_view script = "responses-valid.json") {
+  return R"({"suite_id":"s","cases":[{"id":"c","task":")" + std::string(task) +
+         R"(","model":"scripted:)" + std::string(script) + R"(","expect":)" + std::string(expect) +
+         "}]}";
+}
+
+RunOptions fixed(unsigned jobs = 1) {
+  RunOptions o;
+  o.jobs = jobs;
+  o.fixed_clock = true;
+  return o;
+}
+
+json::Value run_ok(const Suite& suite, const RunOptions& options) {
+  Result<json::Value> report = run_suite(suite, options);
+  EXPECT_TRUE(report.ok()) << (report.ok() ? "" : report.diagnostics()[0].message);
+  return report.ok() ? *report : json::Value();
+}
+
+TEST(EvalSuite, EachRuleHasItsCodeAndPointer) {
+  const std::string c0 = R"({"id":"a","task":"t.json","model":"scripted:r.json",)";
+  const std::vector<std::tuple<std::string, std::string, std::string, std::string>> cases = {
+      {"unknown top field",
+       R"({"suite_id":"s","cases":[)" + c0 + R"("expect":{"repairs":0}}],"x":1})", "MF-S021", "/x"},
+      {"empty suite id", R"({"suite_id":"","cases":[)" + c0 + R"("expect":{"repairs":0}}]})",
+       "MF-S022", "/suite_id"},
+      {"no cases", R"({"suite_id":"s","cases":[]})", "MF-S020", "/cases"},
+      {"case not an object", R"({"suite_id":"s","cases":[1]})", "MF-S020", "/cases/0"},
+      {"empty case id",
+       R"({"suite_id":"s","cases":[{"id":"","task":"t","model":"scripted:r","expect":{"repairs":0}}]})",
+       "MF-S022", "/cases/0/id"},
+      {"bad case id",
+       R"({"suite_id":"s","cases":[{"id":"a/b","task":"t","model":"scripted:r","expect":{"repairs":0}}]})",
+       "MF-S022", "/cases/0/id"},
+      {"duplicate case id",
+       R"({"suite_id":"s","cases":[)" + c0 + R"("expect":{"repairs":0}},)" + c0 +
+           R"("expect":{"repairs":1}}]})",
+       "MF-V001", "/cases/1/id"},
+      {"unknown case field",
+       R"({"suite_id":"s","cases":[)" + c0 + R"("expect":{"repairs":0},"note":"x"}]})", "MF-S021",
+       "/cases/0/note"},
+      {"missing task",
+       R"({"suite_id":"s","cases":[{"id":"a","model":"scripted:r","expect":{"repairs":0}}]})",
+       "MF-S020", "/cases/0/task"},
+      {"model not scripted",
+       R"({"suite_id":"s","cases":[{"id":"a","task":"t","model":"openai:p","expect":{"repairs":0}}]})",
+       "MF-S020", "/cases/0/model"},
+      {"bad expect key", one_case(R"({"calls":1})"), "MF-S021", "/cases/0/expect/calls"},
+      {"empty expect", one_case("{}"), "MF-S020", "/cases/0/expect"},
+      {"bad terminal", one_case(R"({"terminal":"done"})"), "MF-S020", "/cases/0/expect/terminal"},
+      {"negative calls", one_case(R"({"model_calls":-1})"), "MF-S020",
+       "/cases/0/expect/model_calls"},
+      {"fractional repairs", one_case(R"({"repairs":0.5})"), "MF-S020", "/cases/0/expect/repairs"},
+      {"output of a failed run", one_case(R"({"terminal":"model_failed","output":{"a":1}})"),
+       "MF-S020", "/cases/0/expect/output"},
+      {"duplicate key", R"({"suite_id":"s","suite_id":"t","cases":[]})", "MF-S006", "/suite_id"},
+      {"not an object", "[]", "MF-S012", ""},
+  };
+  for (const auto& [name, bytes, code, pointer] : cases) {
+    Result<Suite> s = parse_suite(bytes);
+    ASSERT_FALSE(s.ok()) << name;
+    ASSERT_EQ(s.diagnostics().size(), 1u) << name << ": " << s.diagnostics()[1].message;
+    EXPECT_EQ(s.diagnostics()[0].code, code) << name << ": " << s.diagnostics()[0].message;
+    EXPECT_EQ(s.diagnostics()[0].pointer, pointer) << name;
+  }
+}
+
+TEST(EvalSuite, TasksAndScriptsAreValidatedBeforeAnyRun) {
+  Result<Suite> missing = load_suite_bytes(one_case(R"({"repairs":0})", "nope.json"), kForge);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.diagnostics()[0].code, "MF-S013");
+  EXPECT_EQ(missing.diagnostics()[0].pointer, "/cases/0/task");
+
+  // A script that is not a scripted model: the script's own problem, anchored at /cases/0/model.
+  Result<Suite> bad_script =
+      load_suite_bytes(one_case(R"({"repairs":0})", "task-valid.json", "task-valid.json"), kForge);
+  ASSERT_FALSE(bad_script.ok());
+  EXPECT_EQ(bad_script.diagnostics()[0].pointer, "/cases/0/model");
+  EXPECT_NE(bad_script.diagnostics()[0].message.find("task-valid.json"), std::string::npos);
+
+  // An invalid task keeps its code; the message names the task's own pointer.
+  Result<Suite> bad_task =
+      load_suite_bytes(one_case(R"({"repairs":0})", "invalid/unknown-field.json"), kForge);
+  ASSERT_FALSE(bad_task.ok());
+  EXPECT_EQ(bad_task.diagnostics()[0].code, "MF-S021");
+  EXPECT_EQ(bad_task.diagnostics()[0].pointer, "/cases/0/task");
+  EXPECT_NE(bad_task.diagnostics()[0].message.find("(at /priority)"), std::string::npos);
+}
+
+TEST(EvalRun, TheFourForgeCasesPass) {
+  Result<Suite> suite = load_suite(kForge + "/eval-suite.json");
+  ASSERT_TRUE(suite.ok()) << suite.diagnostics()[0].message;
+  ASSERT_EQ(suite->cases.size(), 4u);
+  json::Value report = run_ok(*suite, fixed());
+  EXPECT_EQ(report.find("kind")->as_string(), "millforge_eval_report");
+  EXPECT_EQ(report.find("suite_sha256")->as_string(),
+            hash::sha256_hex(read_file(kForge + "/eval-suite.json")));
+  EXPECT_EQ(json::canonical(*report.find("summary")), R"({"cases":4,"failed":0,"passed":4})");
+  const std::vector<std::tuple<std::string, std::string, int, int>> expected = {
+      {"invalid-without-repair", "invalid_output", 1, 0},
+      {"one-targeted-repair", "completed", 2, 1},
+      {"provider-failure", "model_failed", 1, 0},
+      {"valid-first-response", "completed", 1, 0},
+  };
+  const json::Array& cases = report.find("cases")->as_array();
+  ASSERT_EQ(cases.size(), expected.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& [id, terminal, calls, repairs] = expected[i];
+    EXPECT_EQ(cases[i].find("id")->as_string(), id);  // sorted by id
+    EXPECT_EQ(cases[i].find("status")->as_string(), "passed") << id;
+    EXPECT_EQ(cases[i].find("terminal")->as_string(), terminal);
+    EXPECT_EQ(cases[i].find("model_calls")->as_number(), calls);
+    EXPECT_EQ(cases[i].find("repairs")->as_number(), repairs);
+    EXPECT_EQ(cases[i].find("latency_ms"), nullptr) << "fixed clock reports no latency";
+  }
+  EXPECT_EQ(json::canonical(*cases[1].find("usage")), R"({"input_tokens":433,"output_tokens":38})");
+  EXPECT_EQ(json::canonical(*cases[2].find("usage")), "{}");
+}
+
+TEST(EvalRun, AWrongOutputFieldIsAPreciseFailure) {
+  Result<Suite> suite = load_suite_bytes(
+      one_case(
+          R"({"terminal":"completed","output":{"evidence":"src/lib.rs:99","risk":"A user-controlled value reaches panic!."}})"),
+      kForge);
+  ASSERT_TRUE(suite.ok());
+  json::Value report = run_ok(*suite, fixed());
+  const json::Value& c = report.find("cases")->as_array().at(0);
+  EXPECT_EQ(c.find("status")->as_string(), "failed");
+  EXPECT_EQ(json::canonical(*c.find("failures")),
+            R"([{"actual":"src/lib.rs:12","check":"output/evidence","expected":"src/lib.rs:99"}])");
+  EXPECT_EQ(json::canonical(*report.find("summary")), R"({"cases":1,"failed":1,"passed":0})");
+}
+
+TEST(EvalGrade, EveryFailedCheckIsAnEntry) {
+  Expect e;
+  e.terminal = "completed";
+  e.model_calls = 1;
+  e.repairs = 0;
+  e.output = {{"evidence", "x"}, {"a/b", json::Object{{"k", 1}, {"j", 2}}}};
+  runtime::RunOutcome failed{"invalid_output", json::Value(), 2, 1};
+  EXPECT_EQ(json::canonical(grade(e, failed)),
+            R"([{"actual":"invalid_output","check":"terminal","expected":"completed"},)"
+            R"({"actual":2,"check":"model_calls","expected":1},)"
+            R"({"actual":1,"check":"repairs","expected":0},)"
+            R"({"check":"output/evidence","expected":"x"},)"
+            R"({"check":"output/a~1b","expected":{"j":2,"k":1}}])");
+  // Output values compare by canonical bytes: member order does not matter.
+  json::Value output;
+  output.set("evidence", "x");
+  output.set("a/b", json::Object{{"j", 2}, {"k", 1}});
+  runtime::RunOutcome ok{"completed", output, 1, 0};
+  EXPECT_TRUE(grade(e, ok).empty());
+}
+
+TEST(EvalRun, ReportBytesDoNotDependOnThreads) {
+  Result<Suite> suite = load_suite(kForge + "/eval-suite.json");
+  ASSERT_TRUE(suite.ok());
+  const std::string one = json::canonical_file(run_ok(*suite, fixed(1)));
+  for (unsigned jobs : {2u, 4u, 16u}) {
+    EXPECT_EQ(json::canonical_file(run_ok(*suite, fixed(jobs))), one) << jobs;
+  }
+  // Without the fixed clock, latency is reported.
+  RunOptions timed;
+  timed.jobs = 4;
+  json::Value report = run_ok(*suite, timed);
+  for (const auto& c : report.find("cases")->as_array()) EXPECT_NE(c.find("latency_ms"), nullptr);
+}
+
+TEST(EvalRun, TracesAreWrittenPerCaseWithThePrefixedRunId) {
+  Result<Suite> suite = load_suite(kForge + "/eval-suite.json");
+  ASSERT_TRUE(suite.ok());
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mf-eval-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  RunOptions o = fixed(2);
+  o.traces_dir = dir.string();
+  o.run_id_prefix = "ci-";
+  std::size_t progress_calls = 0;
+  o.progress = [&](std::size_t done, std::size_t total) {
+    EXPECT_EQ(done, ++progress_calls);
+    EXPECT_EQ(total, 4u);
+  };
+  json::Value report = run_ok(*suite, o);
+  EXPECT_EQ(progress_calls, 4u);
+  for (const auto& c : report.find("cases")->as_array()) {
+    const std::string id = c.find("id")->as_string();
+    const std::string trace = read_file((dir / (id + ".jsonl")).string());
+    EXPECT_EQ(hash::sha256_hex(trace), c.find("trace_sha256")->as_string()) << id;
+    EXPECT_NE(trace.find(R"("run_id":"ci-)" + id + "\""), std::string::npos) << id;
+  }
+  std::filesystem::remove_all(dir);
+
+  o.traces_dir = (dir / "absent").string();
+  Result<json::Value> refused = run_suite(*suite, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.diagnostics()[0].code, "MF-O001");
+}
+
+// A minimal valid report with the given (id, passed) cases.
+std::string report_text(const std::vector<std::pair<std::string, bool>>& cases) {
+  json::Array items;
+  std::int64_t passed = 0;
+  for (const auto& [id, ok] : cases) {
+    json::Value c;
+    c.set("id", id);
+    c.set("status", ok ? "passed" : "failed");
+    c.set("terminal", "completed");
+    c.set("model_calls", 1);
+    c.set("repairs", 0);
+    c.set("trace_sha256", std::string(64, 'a'));
+    c.set("usage", json::Object{});
+    json::Array failures;
+    if (!ok) failures.push_back(json::Object{{"check", "repairs"}, {"expected", 0}, {"actual", 1}});
+    c.set("failures", std::move(failures));
+    items.push_back(std::move(c));
+    passed += ok ? 1 : 0;
+  }
+  json::Value r;
+  r.set("v", 1);
+  r.set("kind", "millforge_eval_report");
+  r.set("suite_id", "s");
+  r.set("suite_sha256", std::string(64, 'b'));
+  r.set("summary", json::Object{{"cases", std::int64_t(cases.size())},
+                                {"passed", passed},
+                                {"failed", std::int64_t(cases.size()) - passed}});
+  r.set("cases", std::move(items));
+  return json::canonical_file(r);
+}
+
+Report report_of(const std::vector<std::pair<std::string, bool>>& cases) {
+  Result<Report> r = parse_report(report_text(cases));
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.diagnostics()[0].message);
+  return r.ok() ? *r : Report{};
+}
+
+TEST(EvalCompare, ClassifiesEveryCaseId) {
+  Report baseline = report_of({{"a", true}, {"b", false}, {"c", true}, {"d", false}, {"e", true}});
+  Report candidate = report_of({{"a", true}, {"b", true}, {"c", false}, {"d", false}, {"f", true}});
+  Comparison c = compare(baseline, candidate);
+  EXPECT_EQ(json::canonical(to_json(c)),
+            R"({"baseline_pass_rate":0.6,"candidate_pass_rate":0.6,"improved":["b"],)"
+            R"("missing":["e"],"new":["f"],"regressed":["c"],"unchanged":["a","d"]})");
+  EXPECT_EQ(gate_failures(c, 0).size(), 2u);  // one regression and one missing case
+  EXPECT_EQ(gate_failures(c, 1).size(), 1u);  // the missing case still fails the gate
+
+  Comparison same = compare(baseline, baseline);
+  EXPECT_TRUE(gate_failures(same, 0).empty());
+  EXPECT_EQ(same.unchanged.size(), 5u);
+
+  Comparison empty = compare(report_of({}), report_of({{"a", true}}));
+  EXPECT_EQ(json::canonical(*to_json(empty).find("baseline_pass_rate")), "null");
+  EXPECT_TRUE(gate_failures(empty, 0).empty());
+}
+
+TEST(EvalCompare, ReadsTheReportsItWritesStrictly) {
+  Result<Suite> suite = load_suite(kForge + "/eval-suite.json");
+  ASSERT_TRUE(suite.ok());
+  Result<Report> own = parse_report(json::canonical_file(run_ok(*suite, RunOptions{})));
+  ASSERT_TRUE(own.ok()) << own.diagnostics()[0].message;
+  EXPECT_EQ(own->cases.size(), 4u);
+
+  auto rejects = [](std::string text, std::string_view code, std::string_view pointer) {
+    Result<Report> r = parse_report(text);
+    ASSERT_FALSE(r.ok()) << pointer;
+    EXPECT_EQ(r.diagnostics()[0].code, code) << r.diagnostics()[0].message;
+    EXPECT_EQ(r.diagnostics()[0].pointer, pointer) << r.diagnostics()[0].message;
+  };
+  auto edit = [](const std::string& text, const std::string& from, const std::string& to) {
+    std::string out = text;
+    out.replace(out.find(from), from.size(), to);
+    return out;
+  };
+  const std::string good = report_text({{"a", true}, {"b", false}});
+  rejects(edit(good, R"("passed":1)", R"("passed":2)"), "MF-S020", "/summary/passed");
+  rejects(edit(good, R"("status":"passed")", R"("status":"failed")"), "MF-S020", "/cases/0/status");
+  rejects(edit(good, R"("id":"b")", R"("id":"a")"), "MF-V001", "/cases/1/id");
+  rejects(edit(good, R"("id":"a")", R"("id":"c")"), "MF-S020", "/cases/1/id");
+  rejects(edit(good, R"("v":1)", R"("v":2)"), "MF-S020", "/v");
+  rejects(edit(good, R"("usage":{})", R"("usage":{"cost":1})"), "MF-S021", "/cases/0/usage/cost");
+  rejects(edit(good, R"("check":"repairs",)", ""), "MF-S020", "/cases/1/failures/0/check");
+  rejects(edit(good, R"("repairs":0,)", R"("repairs":0,"extra":0,)"), "MF-S021", "/cases/0/extra");
+}
+
+}  // namespace
+}  // namespace mf::eval
