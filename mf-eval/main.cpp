@@ -8,16 +8,13 @@
 #include "mf/eval/suite.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/store/store.hpp"
 
 namespace cli = mf::cli;
 namespace eval = mf::eval;
 namespace po = boost::program_options;
 
 namespace {
-
-std::string opt(const po::variables_map& vars, const char* name) {
-  return vars.count(name) != 0 ? vars[name].as<std::string>() : std::string();
-}
 
 // Options that belong to the other command are usage errors, not silently ignored.
 int reject_foreign(const cli::Context& ctx, std::initializer_list<const char*> names,
@@ -35,7 +32,6 @@ int run(cli::Context& ctx) {
   const auto& vars = ctx.vars;
   if (int rc = reject_foreign(ctx, {"baseline", "candidate", "max-regressions"}, "run")) return rc;
   if (vars.count("shard") != 0) return cli::not_built(ctx.tool, "--shard");
-  if (vars.count("store") != 0) return cli::not_built(ctx.tool, "--store");
   for (const char* required : {"suite", "output"}) {
     if (vars.count(required) == 0) {
       return cli::usage_error(ctx.tool, std::string("--") + required + " is required");
@@ -46,11 +42,9 @@ int run(cli::Context& ctx) {
     options.jobs = vars["jobs"].as<unsigned>();
     if (options.jobs == 0) return cli::usage_error(ctx.tool, "-j must be at least 1");
   }
-  const char* env_clock = std::getenv("MF_FIXED_CLOCK");
-  options.fixed_clock =
-      vars.count("fixed-clock") != 0 || (env_clock != nullptr && std::string(env_clock) == "1");
-  options.traces_dir = opt(vars, "traces");
-  if (vars.count("run-id-prefix") != 0) options.run_id_prefix = opt(vars, "run-id-prefix");
+  options.fixed_clock = ctx.fixed_clock();
+  options.traces_dir = ctx.get("traces");
+  if (vars.count("run-id-prefix") != 0) options.run_id_prefix = ctx.get("run-id-prefix");
   options.cancel = &cli::cancellation_flag();
   if (ctx.progress()) {
     options.progress = [](std::size_t done, std::size_t total) {
@@ -59,13 +53,29 @@ int run(cli::Context& ctx) {
     };
   }
 
-  const std::string suite_path = opt(vars, "suite");
+  const std::string suite_path = ctx.get("suite");
   mf::Result<eval::Suite> suite = eval::load_suite(suite_path);
   if (!suite) return cli::report(ctx.tool, suite.diagnostics(), suite_path);
+  const std::string store_dir = ctx.store_dir();
+  std::unique_ptr<mf::store::Store> store;
+  if (!store_dir.empty()) {
+    auto opened = mf::store::Store::open(store_dir, mf::store::Mode::ReadWrite);
+    if (!opened) return cli::report(ctx.tool, opened.diagnostics());
+    store = std::move(*opened);
+    options.keep_trace = [&](const std::string& id, std::string_view trace) -> mf::Status {
+      auto kept = store->put_named("campaign/" + suite->id + "/case/" + id + "/trace", trace);
+      return kept ? mf::Status() : mf::Status(kept.take_diagnostics());
+    };
+  }
   mf::Result<mf::json::Value> report = eval::run_suite(*suite, options);
   if (!report) return cli::report(ctx.tool, report.diagnostics());
-  mf::Status written = mf::io::write_output(opt(vars, "output"), mf::json::canonical_file(*report));
+  const std::string report_bytes = mf::json::canonical_file(*report);
+  mf::Status written = mf::io::write_output(ctx.get("output"), report_bytes);
   if (!written) return cli::report(ctx.tool, written.diagnostics());
+  if (store) {
+    auto kept = store->put_named("campaign/" + suite->id + "/report", report_bytes);
+    if (!kept) return cli::report(ctx.tool, kept.diagnostics());
+  }
   const mf::json::Value& summary = *report->find("summary");
   const double failed = summary.find("failed")->as_number();
   if (failed > 0 && !ctx.quiet) {
@@ -91,7 +101,7 @@ int compare(cli::Context& ctx) {
   eval::Report reports[2];
   const char* names[2] = {"baseline", "candidate"};
   for (int i = 0; i < 2; ++i) {
-    const std::string path = opt(vars, names[i]);
+    const std::string path = ctx.get(names[i]);
     mf::Result<std::string> bytes = mf::io::read_input(path);
     if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), path);
     mf::Result<eval::Report> report = eval::parse_report(*bytes);
@@ -148,7 +158,8 @@ int main(int argc, char** argv) {
       ("run-id-prefix", po::value<std::string>()->value_name("P"),                            //
        "run: run id = P + case id (default eval-)")                                           //
       ("shard", po::value<std::string>()->value_name("I/N"), "run: this shard's cases only")  //
-      ("store", po::value<std::string>()->value_name("DIR"), "content-addressed store")       //
+      ("store", po::value<std::string>()->value_name("DIR"),                                  //
+       "keep case traces and the report in this store (also MF_STORE)")                       //
       ("baseline", po::value<std::string>()->value_name("FILE"), "compare: the reference")    //
       ("candidate", po::value<std::string>()->value_name("FILE"), "compare: the new report")  //
       ("max-regressions", po::value<unsigned>()->value_name("N"),                             //

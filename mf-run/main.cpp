@@ -15,48 +15,45 @@ namespace rt = mf::runtime;
 
 namespace {
 
-std::string opt(const po::variables_map& vars, const char* name, std::string fallback = {}) {
-  return vars.count(name) != 0 ? vars[name].as<std::string>() : fallback;
-}
-
 int run(cli::Context& ctx) {
   const auto& vars = ctx.vars;
   if (vars.count("plan") != 0) return cli::not_built(ctx.tool, "harness mode (--plan)");
-  if (vars.count("store") != 0) return cli::not_built(ctx.tool, "--store");
   for (const char* required : {"task", "model", "trace"}) {
     if (vars.count(required) == 0) {
       return cli::usage_error(ctx.tool, std::string("--") + required + " is required");
     }
   }
   rt::TaskRunRequest request;
-  request.task_path = opt(vars, "task");
-  request.model_spec = opt(vars, "model");
-  request.trace_path = opt(vars, "trace");
-  request.run_id = opt(vars, "run-id");
-  const char* env_clock = std::getenv("MF_FIXED_CLOCK");
-  request.fixed_clock =
-      vars.count("fixed-clock") != 0 || (env_clock && std::string(env_clock) == "1");
-  const std::string output = opt(vars, "output", "-");
+  request.task_path = ctx.get("task");
+  request.model_spec = ctx.get("model");
+  request.trace_path = ctx.get("trace");
+  request.run_id = ctx.get("run-id");
+  request.fixed_clock = ctx.fixed_clock();
+  const std::string output = ctx.get("output", "-");
   if (request.trace_path == "-" && output == "-") {
     return cli::usage_error(ctx.tool, "--trace - needs --output FILE for the result");
   }
-  const std::string durability = opt(vars, "durability", "event");
+  const std::string durability = ctx.get("durability", "event");
   if (durability == "batch") {
     request.durability = mf::trace::Durability::Batch;
   } else if (durability != "event") {
     return cli::usage_error(ctx.tool, "--durability must be event or batch");
   }
-  const std::string content = opt(vars, "trace-content", "digest");
+  const std::string content = ctx.get("trace-content", "digest");
   if (content == "inline") {
     request.trace_content = rt::TraceContent::Inline;
   } else if (content == "none") {
     request.trace_content = rt::TraceContent::None;
   } else if (content == "store") {
-    return cli::not_built(ctx.tool, "--trace-content store");
+    request.trace_content = rt::TraceContent::Store;
   } else if (content != "digest") {
     return cli::usage_error(ctx.tool, "--trace-content must be digest, inline, none or store");
   }
   request.check_evidence = vars.count("check-evidence") != 0;
+  request.store_dir = ctx.store_dir();
+  if (request.trace_content == rt::TraceContent::Store && request.store_dir.empty()) {
+    return cli::usage_error(ctx.tool, "--trace-content store needs --store DIR (or MF_STORE)");
+  }
   request.cancel = &cli::cancellation_flag();
 
   mf::Result<rt::RunOutcome> outcome = rt::run_task_request(request);
@@ -115,6 +112,7 @@ int main(int argc, char** argv) {
       ("fixed-clock", "every t_ms is 0 (deterministic mode; also MF_FIXED_CLOCK=1)")           //
       ("check-evidence",                                                                       //
        "semantic layer: `evidence` must be path:start-end inside input.repository")            //
-      ("store", po::value<std::string>()->value_name("DIR"), "content-addressed store");       //
+      ("store", po::value<std::string>()->value_name("DIR"),                                   //
+       "keep the trace, result (and responses) in this store (also MF_STORE)");                //
   return cli::run(argc, argv, tool, options, run);
 }

@@ -1,26 +1,41 @@
 // mf-store: inspect and maintain the content-addressed store (SPEC §3.4). The plumbing commands
-// `canon` and `hash` work without a store; the store commands are not built yet.
+// `canon` and `hash` work without a store; the store commands parse their operands here and call
+// one function of mf/store/commands.hpp each. Exit codes per command: docs/store.md.
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
+#include <iostream>
 #include <string_view>
 
 #include "mf/cli/cli.hpp"
 #include "mf/io/file.hpp"
+#include "mf/store/commands.hpp"
 #include "mf/store/plumbing.hpp"
 
 namespace {
 
 namespace cli = mf::cli;
+namespace cmd = mf::store::commands;
 namespace po = boost::program_options;
 
-constexpr std::array<std::string_view, 10> kStoreCommands = {
-    "put", "get", "has", "ls", "ref", "verify", "gc", "export", "import", "stat"};
+// Options that belong to one command only; giving them to another is a usage error.
+struct CommandOption {
+  std::string_view option;
+  std::string_view command;
+};
+constexpr std::array<CommandOption, 6> kCommandOptions = {{
+    {"lines", "canon"},
+    {"json", "hash"},
+    {"refs", "ls"},
+    {"dry-run", "gc"},
+    {"ref", "export"},
+    {"output", "export"},
+}};
 
 std::string source_name(const std::string& path) {
   return path == "-" ? "<stdin>" : path;
 }
-
 // The one input operand of a plumbing command; "-" (stdin) when omitted.
 bool single_input(const cli::Context& ctx, const std::vector<std::string>& args,
                   std::string& path) {
@@ -33,8 +48,6 @@ bool single_input(const cli::Context& ctx, const std::vector<std::string>& args,
 }
 
 int canon(const cli::Context& ctx, const std::vector<std::string>& args) {
-  if (ctx.vars.count("json") != 0)
-    return cli::usage_error(ctx.tool, "--json applies to 'hash' only");
   std::string path;
   if (!single_input(ctx, args, path)) return cli::kRejected;
   mf::store::CanonOptions options;
@@ -44,14 +57,138 @@ int canon(const cli::Context& ctx, const std::vector<std::string>& args) {
 }
 
 int hash(const cli::Context& ctx, const std::vector<std::string>& args) {
-  if (ctx.vars.count("lines") != 0)
-    return cli::usage_error(ctx.tool, "--lines applies to 'canon' only");
   std::string path;
   if (!single_input(ctx, args, path)) return cli::kRejected;
   auto digest = mf::store::hash_input(path, ctx.vars.count("json") != 0);
   if (!digest) return cli::report(ctx.tool, digest.diagnostics(), source_name(path));
   auto written = mf::io::write_all(STDOUT_FILENO, *digest + "\n");
   return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
+}
+
+// The exit code for a store command's diagnostics: 3 for a failure of the store (corruption, an
+// input changing under put, LMDB or filesystem errors), else what cli::report says (docs/store.md).
+int report_store(const cli::Context& ctx, const mf::diag::Diagnostics& ds,
+                 std::string_view source = {}) {
+  const int code = cli::report(ctx.tool, ds, source);
+  return cmd::is_store_io_error(ds) ? cli::kInternal : code;
+}
+
+int done(const cli::Context& ctx, const mf::Status& status, std::string_view source = {}) {
+  return status ? cli::kSuccess : report_store(ctx, status.diagnostics(), source);
+}
+
+int verdict(const cli::Context& ctx, const mf::Result<cmd::Verdict>& result) {
+  if (!result) return report_store(ctx, result.diagnostics());
+  return *result == cmd::Verdict::Success ? cli::kSuccess : cli::kFailure;
+}
+
+// Checks the operand count of `args` (the command name excluded) against [min, max].
+bool arity(const cli::Context& ctx, const std::vector<std::string>& args, std::size_t min,
+           std::size_t max, std::string_view what) {
+  const std::size_t n = args.size() - 1;
+  if (n >= min && n <= max) return true;
+  cli::usage_error(ctx.tool, "'" + args[0] + "' takes " + std::string(what));
+  return false;
+}
+
+bool digest_operands(const cli::Context& ctx, const std::vector<std::string>& operands,
+                     std::vector<mf::hash::Digest>& digests) {
+  std::string bad;
+  if (cmd::parse_digests(operands, digests, bad)) return true;
+  cli::usage_error(ctx.tool, "'" + bad + "' is not a digest (64 lowercase hex digits)");
+  return false;
+}
+
+// Draws "verify N/M" on one stderr line; only called when ctx.progress() allows it.
+class ProgressLine {
+ public:
+  void operator()(std::uint64_t done, std::uint64_t total) {
+    std::cerr << "\rmf-store: verify " << done << "/" << total << " objects" << std::flush;
+    drawn_ = true;
+  }
+  ~ProgressLine() {
+    if (drawn_) std::cerr << "\n" << std::flush;
+  }
+
+ private:
+  bool drawn_ = false;
+};
+
+int store_command(const cli::Context& ctx, const std::vector<std::string>& args) {
+  const std::string& command = args[0];
+  const std::vector<std::string> operands(args.begin() + 1, args.end());
+  const std::string store_flag =
+      ctx.vars.count("store") != 0 ? ctx.vars["store"].as<std::string>() : std::string();
+  const std::string dir = mf::store::Store::resolve_dir(store_flag);
+  std::vector<mf::hash::Digest> digests;
+
+  if (command == "put") {
+    return done(ctx, cmd::put(dir, operands.empty() ? std::vector<std::string>{"-"} : operands,
+                              STDOUT_FILENO));
+  }
+  if (command == "get") {
+    if (!arity(ctx, args, 1, 1, "one DIGEST") || !digest_operands(ctx, operands, digests))
+      return cli::kRejected;
+    return done(ctx, cmd::get(dir, digests[0], STDOUT_FILENO));
+  }
+  if (command == "has") {
+    if (!arity(ctx, args, 1, SIZE_MAX, "one or more DIGESTs") ||
+        !digest_operands(ctx, operands, digests))
+      return cli::kRejected;
+    return verdict(ctx, cmd::has(dir, digests, STDOUT_FILENO));
+  }
+  if (command == "ls") {
+    if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
+    return done(ctx, cmd::ls(dir, ctx.vars.count("refs") != 0, STDOUT_FILENO));
+  }
+  if (command == "ref") {
+    const std::string sub = operands.empty() ? std::string() : operands[0];
+    const std::vector<std::string> rest(operands.begin() + (operands.empty() ? 0 : 1),
+                                        operands.end());
+    if (sub == "set" && rest.size() == 2) {
+      if (!digest_operands(ctx, {rest[1]}, digests)) return cli::kRejected;
+      return done(ctx, cmd::ref_set(dir, rest[0], digests[0]));
+    }
+    if ((sub == "get" || sub == "rm") && rest.size() == 1) {
+      if (sub == "get") return done(ctx, cmd::ref_get(dir, rest[0], STDOUT_FILENO));
+      const auto removed = cmd::ref_rm(dir, rest[0]);
+      if (removed && *removed == cmd::Verdict::Failure)
+        std::cerr << "mf-store: ref " << rest[0] << " does not exist; nothing removed\n";
+      return verdict(ctx, removed);
+    }
+    return cli::usage_error(ctx.tool, "'ref' takes 'set NAME DIGEST', 'get NAME' or 'rm NAME'");
+  }
+  if (command == "verify") {
+    if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
+    ProgressLine line;
+    cmd::Progress progress;
+    if (ctx.progress()) progress = [&line](std::uint64_t d, std::uint64_t t) { line(d, t); };
+    return verdict(ctx, cmd::verify(dir, progress, STDOUT_FILENO));
+  }
+  if (command == "gc") {
+    if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
+    return done(ctx, cmd::gc(dir, ctx.vars.count("dry-run") != 0, STDOUT_FILENO));
+  }
+  if (command == "export") {
+    const auto refs = ctx.vars.count("ref") != 0 ? ctx.vars["ref"].as<std::vector<std::string>>()
+                                                 : std::vector<std::string>{};
+    if (operands.empty() && refs.empty())
+      return cli::usage_error(ctx.tool, "'export' takes DIGESTs and/or --ref NAME");
+    if (!digest_operands(ctx, operands, digests)) return cli::kRejected;
+    const std::string output =
+        ctx.vars.count("output") != 0 ? ctx.vars["output"].as<std::string>() : std::string("-");
+    return done(ctx, cmd::export_stream(dir, digests, refs, output, STDOUT_FILENO));
+  }
+  if (command == "import") {
+    std::string path;
+    if (!single_input(ctx, args, path)) return cli::kRejected;
+    return done(ctx, cmd::import_stream(dir, path, STDOUT_FILENO), source_name(path));
+  }
+  if (command == "stat") {
+    if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
+    return done(ctx, cmd::stat(dir, STDOUT_FILENO));
+  }
+  return cli::usage_error(ctx.tool, "unknown command '" + command + "'");
 }
 
 }  // namespace
@@ -65,12 +202,31 @@ int main(int argc, char** argv) {
       .usage = "mf-store [--store DIR] COMMAND [options] [ARGS]",
       .examples =
           {
+              "mf-store put trace.jsonl",
+              "mf-store --store /data/mf get 9f86d081...0f00a08 > trace.jsonl",
+              "mf-store ref set run/r1/trace \"$(mf-store put trace.jsonl)\"",
+              "mf-store export --ref campaign/c1/report -o c1.mfx && mf-store import c1.mfx",
               "mf-store hash fixtures/forge/task-valid.json",
               "mf-compile h.yaml | mf-store hash --json -",
               "mf-store canon --lines trace.jsonl > trace.canonical.jsonl",
           },
       .positional = "args",
       .details =
+          "Store commands (the store is --store DIR, else $MF_STORE, else ./.mf/store; read\n"
+          "commands never create it; details and exit codes in docs/store.md):\n"
+          "  put [FILE|-]...         store each file (default stdin); print each digest\n"
+          "  get DIGEST              write the object's bytes to stdout (re-hashed first)\n"
+          "  has DIGEST...           print the missing digests; exit 1 if any is missing\n"
+          "  ls [--refs]             JSONL {\"digest\",\"size\"} per object, or "
+          "{\"digest\",\"ref\"}\n"
+          "  ref set NAME DIGEST | ref get NAME | ref rm NAME\n"
+          "  verify                  re-hash every object, check every ref; JSON summary;\n"
+          "                          exit 1 on corruption or a dangling ref\n"
+          "  gc [--dry-run]          remove what no ref reaches; JSON {\"kept\",\"removed\"}\n"
+          "  export DIGEST... [--ref NAME]... [-o FILE]\n"
+          "                          write the closure as a JSONL export stream\n"
+          "  import [FILE|-]         import an export stream; JSON {\"added\":N}\n"
+          "  stat                    JSON counts and sizes\n"
           "Plumbing commands (no store needed; FILE defaults to '-', stdin):\n"
           "  canon [--lines] [FILE]  print the RFC 8785 canonical form of a JSON document, or "
           "with\n"
@@ -80,26 +236,32 @@ int main(int argc, char** argv) {
           "printing\n"
           "                          exactly the lines before it, and nothing after.\n"
           "  hash [--json] [FILE]    print the lowercase hex SHA-256 of the raw bytes, or with\n"
-          "                          --json of the canonical form of the JSON document.\n"
-          "Store commands (not built yet): put, get, has, ls, ref, verify, gc, export, import, "
-          "stat.",
+          "                          --json of the canonical form of the JSON document.",
   };
   po::options_description options;
-  options.add_options()                                                          //
-      ("store", po::value<std::string>()->value_name("DIR"),                     //
-       "store directory (default: $MF_STORE, else ./.mf/store)")                 //
-      ("lines", "canon: treat the input as JSONL, one document per line")        //
-      ("json", "hash: digest the canonical form of the JSON document instead");  //
+  options.add_options()                                                                //
+      ("store", po::value<std::string>()->value_name("DIR"),                           //
+       "store directory (default: $MF_STORE, else ./.mf/store)")                       //
+      ("refs", "ls: list refs instead of objects")                                     //
+      ("dry-run", "gc: report what would be removed, remove nothing")                  //
+      ("ref", po::value<std::vector<std::string>>()->value_name("NAME")->composing(),  //
+       "export: also export this ref and its closure (repeatable)")                    //
+      ("output,o", po::value<std::string>()->value_name("FILE"),                       //
+       "export: write the stream to FILE atomically (default: stdout)")                //
+      ("lines", "canon: treat the input as JSONL, one document per line")              //
+      ("json", "hash: digest the canonical form of the JSON document instead");        //
 
   return cli::run(argc, argv, tool, options, [](cli::Context& ctx) {
     const auto args = ctx.positionals();
     if (args.empty()) return cli::usage_error(ctx.tool, "missing COMMAND");
     const auto& command = args[0];
+    for (const auto& [option, owner] : kCommandOptions) {
+      if (ctx.vars.count(std::string(option)) != 0 && command != owner)
+        return cli::usage_error(
+            ctx.tool, "--" + std::string(option) + " applies to '" + std::string(owner) + "' only");
+    }
     if (command == "canon") return canon(ctx, args);
     if (command == "hash") return hash(ctx, args);
-    for (auto known : kStoreCommands) {
-      if (command == known) return cli::not_built(ctx.tool, "'mf-store " + command + "'");
-    }
-    return cli::usage_error(ctx.tool, "unknown command '" + command + "'");
+    return store_command(ctx, args);
   });
 }

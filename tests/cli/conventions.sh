@@ -78,10 +78,6 @@ not_built "$MF_BIN/mf-compile" harness.yaml --catalog tools.json -o -
 not_built "$MF_BIN/mf-compile" project --plan plan.json --query 'read the file'
 not_built "$MF_BIN/mf-run" --plan plan.json --model scripted:r.json --trace -
 not_built "$MF_BIN/mf-replay" --strict --plan plan.json trace.jsonl
-not_built "$MF_BIN/mf-run" --task fixtures/forge/task-valid.json --model scripted:r.json --trace t.jsonl --store s
-for command in put get has ls ref verify gc export import stat; do
-  not_built "$MF_BIN/mf-store" "$command"
-done
 
 # Subcommand mistakes are usage errors.
 run 2 "$MF_BIN/mf-store"

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -56,6 +57,20 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 bool Context::progress() const {
   return !quiet && ::isatty(STDERR_FILENO) == 1;
+}
+
+std::string Context::get(const char* name, std::string fallback) const {
+  return vars.count(name) != 0 ? vars[name].as<std::string>() : fallback;
+}
+
+bool Context::fixed_clock() const {
+  const char* env = std::getenv("MF_FIXED_CLOCK");
+  return vars.count("fixed-clock") != 0 || (env != nullptr && std::string_view(env) == "1");
+}
+
+std::string Context::store_dir() const {
+  const char* env = std::getenv("MF_STORE");
+  return get("store", env != nullptr ? env : "");
 }
 
 std::vector<std::string> Context::positionals() const {
@@ -144,7 +159,9 @@ int run(int argc, char** argv, const Tool& tool, po::options_description options
 
 namespace {
 std::atomic<bool> g_cancelled{false};
-extern "C" void on_cancel_signal(int) { g_cancelled.store(true); }
+extern "C" void on_cancel_signal(int) {
+  g_cancelled.store(true);
+}
 }  // namespace
 
 const std::atomic<bool>& cancellation_flag() {

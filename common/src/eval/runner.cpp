@@ -102,6 +102,14 @@ CaseRun run_case(const Case& c, const RunOptions& options) {
       return run;
     }
   }
+  if (options.keep_trace) {
+    static std::mutex keep_mutex;  // keepers (a store handle) need not be thread-safe
+    std::lock_guard<std::mutex> lock(keep_mutex);
+    if (Status s = options.keep_trace(c.id, trace); !s) {
+      for (const auto& d : s.diagnostics()) run.problems.push_back(in_case(c, d));
+      return run;
+    }
+  }
   json::Array failures = grade(c.expect, *outcome);
   run.passed = failures.empty();
   json::Value& r = run.result;

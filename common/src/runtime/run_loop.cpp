@@ -99,6 +99,9 @@ class Loop {
         // Provider failures are never retried by the repair loop.
         return finish("model_failed");
       }
+      if (options_.trace_content == TraceContent::Store && options_.keep_content) {
+        if (Status s = options_.keep_content(call, reply.content); !s) return s.take_diagnostics();
+      }
       json::Value responded;
       responded.set("call", call);
       responded.set("content_bytes", static_cast<std::int64_t>(reply.content.size()));

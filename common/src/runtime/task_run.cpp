@@ -6,6 +6,8 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/store/store.hpp"
 
 namespace mf::runtime {
 
@@ -41,17 +43,48 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
     }
     options.semantic = evidence_check(repository->as_string());
   }
+  std::unique_ptr<store::Store> store;
+  if (!request.store_dir.empty()) {
+    if (request.trace_path == "-") {
+      return diag::error(diag::codes::kUsage, "--store needs the trace in a file, not on stdout");
+    }
+    auto opened = store::Store::open(request.store_dir, store::Mode::ReadWrite);
+    if (!opened) return opened.take_diagnostics();
+    store = std::move(*opened);
+  }
   options.trace_content = request.trace_content;
   options.durability = request.durability == trace::Durability::Event ? "event" : "batch";
   options.cancel = request.cancel;
   trace::WriterOptions wo;
   wo.run_id = request.run_id.empty() ? new_run_id() : request.run_id;
+  const std::string ref_prefix = "run/" + wo.run_id + "/";
+  if (store && !store::valid_ref_name(ref_prefix + "trace")) {
+    return diag::error(diag::codes::kUsage, "run id \"" + wo.run_id + "\" cannot name a store ref");
+  }
+  if (store && request.trace_content == TraceContent::Store) {
+    options.keep_content = [&](std::int64_t call, std::string_view content) -> Status {
+      auto kept = store->put_named(ref_prefix + "response/" + std::to_string(call), content);
+      return kept ? Status() : Status(kept.take_diagnostics());
+    };
+  }
   wo.fixed_clock = request.fixed_clock;
   wo.durability = request.durability;
   auto writer = trace::Writer::open(request.trace_path, wo);
   if (!writer) return writer.take_diagnostics();
 
-  return run_task(*task, **model, **writer, options);
+  Result<RunOutcome> outcome = run_task(*task, **model, **writer, options);
+  if (!outcome || !store) return outcome;
+  // The trace is complete and closed: keep it, and the verified result, under the run's refs.
+  Status kept = store->batch([&]() -> Status {
+    Result<hash::Digest> trace_digest = store->put_file(request.trace_path);
+    if (!trace_digest) return trace_digest.take_diagnostics();
+    if (Status s = store->set_ref(ref_prefix + "trace", *trace_digest); !s) return s;
+    if (!outcome->completed()) return {};
+    auto result = store->put_named(ref_prefix + "result", json::canonical_file(outcome->output));
+    return result ? Status() : Status(result.take_diagnostics());
+  });
+  if (!kept) return kept.take_diagnostics();
+  return outcome;
 }
 
 }  // namespace mf::runtime

@@ -44,6 +44,12 @@ struct Context {
   bool progress() const;
   // The positional arguments in order (empty when the tool takes none or none were given).
   std::vector<std::string> positionals() const;
+  // A string option's value, or `fallback` when it was not given.
+  std::string get(const char* name, std::string fallback = {}) const;
+  // Deterministic mode: --fixed-clock, or MF_FIXED_CLOCK=1 in the environment.
+  bool fixed_clock() const;
+  // The store to write to: --store DIR, else $MF_STORE, else empty (no store).
+  std::string store_dir() const;
 };
 
 // Parses the command line (adding --help, --version, --quiet), handles help/version and usage

@@ -63,4 +63,14 @@ inline constexpr const char* kBadSearch = "MF-T011";       // empty/multi-line q
 // Evaluation (MF-V family: mf-eval suites and reports).
 inline constexpr const char* kDuplicateCaseId = "MF-V001";  // a case id repeated in a suite/report
 
+// Content-addressed store (MF-K family: common/store, mf-store; docs/store.md).
+inline constexpr const char* kStoreMissingObject = "MF-K001";   // digest (or ref) not in the store
+inline constexpr const char* kStoreDigestMismatch = "MF-K002";  // bytes do not hash to the claim
+inline constexpr const char* kStoreCorrupt = "MF-K003";       // stored bytes no longer hash to key
+inline constexpr const char* kStoreBadRef = "MF-K004";        // ref name fails valid_ref_name
+inline constexpr const char* kStoreAbsent = "MF-K005";        // no store at DIR (read-only open)
+inline constexpr const char* kStoreInputChanged = "MF-K006";  // input file changed while stored
+inline constexpr const char* kStoreLmdb = "MF-K007";  // LMDB/filesystem error, write to read-only
+inline constexpr const char* kStoreBadExport = "MF-K008";  // malformed export stream line
+
 }  // namespace mf::diag::codes

@@ -23,6 +23,9 @@ struct RunOptions {
   // Called once per finished case, serialised, with the number done so far.
   std::function<void(std::size_t done, std::size_t total)> progress;
   const std::atomic<bool>* cancel = nullptr;  // unstarted cases then end `cancelled` at once
+  // Called with each finished case's trace (from worker threads, one call at a time), e.g. to keep
+  // it in the store; a failure is the case's problem like a trace file that cannot be published.
+  std::function<Status(const std::string& case_id, std::string_view trace)> keep_trace;
 };
 
 // The failure entries {check, expected, actual} of one run against its expectations; `actual` is

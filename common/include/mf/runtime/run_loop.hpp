@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "mf/model/model.hpp"
@@ -19,6 +20,7 @@ enum class TraceContent : std::uint8_t {
   Digest,  // size + SHA-256 + usage (default)
   Inline,  // additionally the content itself
   None,    // size + usage only
+  Store,   // like Digest, with the content itself kept in the store under that digest
 };
 
 struct RunOptions {
@@ -26,6 +28,8 @@ struct RunOptions {
   std::string durability = "event";           // recorded in run_started
   SemanticCheck semantic;                     // optional semantic layer of the verifier
   const std::atomic<bool>* cancel = nullptr;  // SIGINT/SIGTERM flag; polled between steps
+  // With TraceContent::Store: keeps one raw response (call number, bytes) before it is recorded.
+  std::function<Status(std::int64_t call, std::string_view content)> keep_content;
 };
 
 // completed | invalid_output | model_failed | budget_exhausted | cancelled

@@ -16,8 +16,12 @@ struct TaskRunRequest {
   bool fixed_clock = false;
   trace::Durability durability = trace::Durability::Event;
   TraceContent trace_content = TraceContent::Digest;
-  bool check_evidence =
-      false;  // semantic layer: `evidence` as path:start-end under input.repository
+  // Semantic layer: `evidence` as path:start-end under input.repository.
+  bool check_evidence = false;
+  // With a store (docs/store.md): the trace and the result are put there after the run and named
+  // by refs run/<run_id>/trace and run/<run_id>/result; with TraceContent::Store each raw response
+  // is put before it is recorded, named run/<run_id>/response/<call>. The trace must be a file.
+  std::string store_dir;
   const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# Store benchmarks, all measured in one run on one machine:
+#   1. whole process, on the 100 MB JSONL corpus of bench/run.sh:
+#        mf-store canon --lines  vs  jq -c -S .
+#        mf-store hash           vs  sha256sum
+#        mf-store put (durable)  vs  dd conv=fsync      (a fresh store each run)
+#        mf-store get            vs  cat
+#   2. mf_bench's Store* benchmarks (bench/store_bench.cpp, enabled by MF_BENCH_STORE=1): put and get
+#      throughput for 1 KiB and 1 MiB values, one synced commit per put vs many puts per
+#      transaction, gets by 1/2/4 reader processes at once, and a bulk put of 100k small objects
+#      vs the same objects as files in a git-like loose-object layout, with and without fsync.
+# Prints the tables and writes target/bench/store-results.txt (raw Google Benchmark JSON beside it,
+# store-micro.json). Benchmarks are not tests: only the correctness checks make this script fail.
+#
+# Environment (as bench/run.sh):
+#   MF_BIN            use these binaries (mf-store, mf_gen_corpus, mf_bench) instead of building
+#   MF_BENCH_BUILD    build dir when MF_BIN is unset (default build-bench, Release)
+#   MF_BENCH_DIR      output dir (default target/bench)
+#   MF_BENCH_MB       corpus size in MB (default 100)
+#   MF_BENCH_RUNS     timed runs per whole-process command, the best is kept (default 3)
+#   MF_BENCH_STORE_DIR  where the temporary stores go (default target/bench/store-tmp: same disk)
+#   MF_JOBS           build parallelism (default 2)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out_dir=${MF_BENCH_DIR:-$root/target/bench}
+mb=${MF_BENCH_MB:-100}
+runs=${MF_BENCH_RUNS:-3}
+jobs=${MF_JOBS:-2}
+corpus=$out_dir/corpus-${mb}mb.jsonl
+results=$out_dir/store-results.txt
+micro=$out_dir/store-micro.json
+scratch=${MF_BENCH_STORE_DIR:-$out_dir/store-tmp}
+mkdir -p "$out_dir" "$scratch"
+work=$(mktemp -d "$scratch/run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+log() { echo "store_bench.sh: $*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
+
+for tool in jq sha256sum awk dd; do
+  command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+
+# --- binaries ---------------------------------------------------------------------------------
+if [[ -n ${MF_BIN:-} ]]; then
+  bin=$(cd "$MF_BIN" && pwd)
+else
+  build=${MF_BENCH_BUILD:-$root/build-bench}
+  log "building Release binaries in $build"
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMF_BUILD_TESTS=OFF \
+    -DMF_BUILD_BENCH=ON >/dev/null
+  cmake --build "$build" -j "$jobs" --target mf-store mf_gen_corpus mf_bench >/dev/null
+  bin=$build/bin
+fi
+mf_store=$bin/mf-store
+[[ -x $mf_store ]] || die "$mf_store not found (set MF_BIN or unset it to build)"
+[[ -x $bin/mf_bench ]] || die "$bin/mf_bench not found (Google Benchmark, libbenchmark-dev, is needed)"
+
+# --- corpus (the same bytes as bench/run.sh's) ------------------------------------------------
+if [[ ! -s $corpus ]]; then
+  gen=$bin/mf_gen_corpus
+  [[ -x $gen ]] || die "$gen not found"
+  log "generating $corpus"
+  "$gen" "$corpus" --mb "$mb"
+fi
+bytes=$(stat -c %s "$corpus")
+lines=$(wc -l <"$corpus")
+cat "$corpus" >/dev/null # warm the page cache
+
+# --- correctness, once ------------------------------------------------------------------------
+log "checking correctness"
+mf_lines=$("$mf_store" canon --lines "$corpus" | wc -l)
+[[ $mf_lines -eq $lines ]] || die "mf-store canon --lines wrote $mf_lines lines for $lines"
+jq_lines=$(jq -c -S . "$corpus" | wc -l)
+[[ $jq_lines -eq $lines ]] || die "jq wrote $jq_lines lines for $lines"
+peer_hash=$(sha256sum "$corpus" | cut -d' ' -f1)
+[[ $("$mf_store" hash "$corpus") == "$peer_hash" ]] || die "mf-store hash differs from sha256sum"
+put_digest=$("$mf_store" --store "$work/check" put "$corpus")
+[[ $put_digest == "$peer_hash" ]] || die "mf-store put printed $put_digest, not $peer_hash"
+[[ $("$mf_store" --store "$work/check" get "$put_digest" | sha256sum | cut -d' ' -f1) == "$peer_hash" ]] ||
+  die "mf-store get does not return the corpus"
+"$mf_store" --store "$work/check" verify >/dev/null || die "verify failed after put"
+log "correct: same line counts, same digest, put/get round trip"
+
+# --- whole-process timings --------------------------------------------------------------------
+# Best wall-clock time of $runs runs of a command whose stdout is discarded.
+best_of() {
+  local best="" t0 t1
+  for ((i = 0; i < runs; i++)); do
+    t0=$(date +%s.%N)
+    "$@" >/dev/null
+    t1=$(date +%s.%N)
+    best=$(awk -v a="$t0" -v b="$t1" -v best="$best" \
+      'BEGIN { d = b - a; if (best == "" || d < best) best = d; printf "%.3f", best }')
+  done
+  echo "$best"
+}
+put_fresh() { # a new store every run: a second put of the same bytes is only a hash and a lookup
+  rm -rf "$work/put"
+  "$mf_store" --store "$work/put" put "$corpus"
+}
+dd_fsync() { dd if="$corpus" of="$work/copy" bs=1M conv=fsync status=none; }
+
+log "timing whole processes (best of $runs)"
+t_canon=$(best_of "$mf_store" canon --lines "$corpus")
+t_jq=$(best_of jq -c -S . "$corpus")
+t_hash=$(best_of "$mf_store" hash "$corpus")
+t_sha=$(best_of sha256sum "$corpus")
+t_put=$(best_of put_fresh)
+t_dd=$(best_of dd_fsync)
+t_get=$(best_of "$mf_store" --store "$work/check" get "$put_digest")
+t_cat=$(best_of cat "$corpus")
+rm -rf "$work/put" "$work/copy"
+
+row() { # tool, seconds, peer seconds ("" for a peer row)
+  awk -v name="$1" -v t="$2" -v peer="$3" -v bytes="$bytes" 'BEGIN {
+    mbs = (t > 0) ? bytes / 1e6 / t : 0
+    ratio = (peer == "") ? "(peer)" : sprintf("%.2fx", (t > 0) ? peer / t : 0)
+    printf "%-30s %9.3f %10.1f %14s\n", name, t, mbs, ratio
+  }'
+}
+
+# --- mf_bench Store* --------------------------------------------------------------------------
+log "running mf_bench Store* (temporary stores under $work)"
+MF_BENCH_STORE=1 MF_BENCH_STORE_DIR="$work" "$bin/mf_bench" --benchmark_filter='^Store' \
+  --benchmark_color=false --benchmark_min_time=0.3 \
+  --benchmark_out="$micro" --benchmark_out_format=json >"$work/mf_bench.txt" 2>&1 ||
+  { cat "$work/mf_bench.txt" >&2; die "mf_bench failed"; }
+if grep -q '"error_occurred": true' "$micro"; then die "a Store benchmark reported an error"; fi
+
+# Throughput rows: name prefix -> label.
+throughput() {
+  jq -r --arg p "$1" --arg lbl "$2" '
+    [.benchmarks[] | select(.name | startswith($p))][0]
+    | [$lbl, (.items_per_second // 0), ((.bytes_per_second // 0) / 1048576)]
+    | @tsv' "$micro" | awk -F'\t' '{ printf "%-38s %14.0f %12.1f\n", $1, $2, $3 }'
+}
+# Bulk rows: objects written, seconds, objects/s, seconds for 100k (scaled from a sample when
+# fewer were written), and how many times faster than loose files / loose files with fsync.
+bulk_table() {
+  jq -r '
+    [.benchmarks[] | select(.name | startswith("StoreBulk/"))
+     | {name: (.name | split("/")[1]), n: (.items_per_second * .real_time / 1000),
+        s: (.real_time / 1000), ips: .items_per_second}
+     | . + {s100k: (100000 / .ips)}] as $rows
+    | ($rows | map(select(.name == "loose_files"))[0].s100k) as $loose
+    | ($rows | map(select(.name == "loose_files_fsync"))[0].s100k) as $loose_sync
+    | $rows[]
+    | [.name, (.n | round), .s, .ips, .s100k, ($loose / .s100k), ($loose_sync / .s100k)]
+    | @tsv' "$micro" |
+    awk -F'\t' '{ printf "%-28s %8d %9.3f %12.0f %11.2f%s %9.2fx %9.2fx\n",
+                   $1, $2, $3, $4, $5, ($2 < 100000 ? "*" : " "), $6, $7 }'
+}
+
+{
+  echo "Millforge store benchmarks ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores)"
+  echo "build: $("$mf_store" --version 2>/dev/null || echo unknown)"
+  echo "peers: $(jq --version), $(sha256sum --version | head -n 1), $(dd --version | head -n 1)"
+  echo "load average at the end: $(cut -d" " -f1-3 /proc/loadavg)"
+  echo "disk: $(df -T "$work" | awk 'NR == 2 { print $2 " on " $1 }') (temporary stores: $scratch)"
+  awk -v f="$corpus" -v b="$bytes" -v l="$lines" -v r="$runs" \
+    'BEGIN { printf "corpus: %s (%.1f MB, %d lines), best of %d wall-clock runs\n", f, b / 1e6, l, r }'
+  echo "ratio = peer seconds / mf seconds: above 1.00x Millforge is faster, below it is slower"
+  echo
+  printf "%-30s %9s %10s %14s\n" "whole process, 100 MB" seconds MB/s "ratio vs peer"
+  row "mf-store canon --lines" "$t_canon" "$t_jq"
+  row "jq -c -S ." "$t_jq" ""
+  row "mf-store hash" "$t_hash" "$t_sha"
+  row "sha256sum" "$t_sha" ""
+  row "mf-store put (fresh, synced)" "$t_put" "$t_dd"
+  row "dd conv=fsync" "$t_dd" ""
+  row "mf-store get (re-hashed)" "$t_get" "$t_cat"
+  row "cat" "$t_cat" ""
+  echo
+  echo "Put and get in one process (mf_bench; MB/s = MiB/s of values)"
+  printf "%-38s %14s %12s\n" benchmark "objects/s" "MiB/s"
+  throughput "StorePut/1KiB/durable_each" "put 1 KiB, one synced commit each"
+  throughput "StorePut/1KiB/txn_of_1000" "put 1 KiB, 1000 per transaction"
+  throughput "StorePut/1MiB/durable_each" "put 1 MiB, one synced commit each"
+  throughput "StorePut/1MiB/txn_of_64" "put 1 MiB, 64 per transaction"
+  throughput "StoreGet/1KiB" "get 1 KiB (re-hashed)"
+  throughput "StoreGet/1MiB" "get 1 MiB (re-hashed)"
+  for size in 1KiB 1MiB; do
+    for procs in 1 2 4; do
+      throughput "StoreGetProcs/$size/procs:$procs/" "get $size, $procs reader process(es), total"
+    done
+  done
+  echo
+  echo "Bulk put of 100k small objects (~200-byte JSON) vs a git-like loose-object tree"
+  echo "(objects/ab/cdef..., temp file + rename, no compression); * = time scaled from a sample,"
+  echo "every object there is synced; ratio = loose-files seconds / these seconds for 100k"
+  printf "%-28s %8s %9s %12s %12s %10s %10s\n" variant objects seconds "objects/s" "s for 100k" \
+    "vs loose" "vs +fsync"
+  bulk_table
+} | tee "$results"
+log "results written to $results (raw: $micro)"

@@ -1,0 +1,292 @@
+// The library side of mf-store's store subcommands: open the store, do one job, print canonical
+// JSON. Argument parsing and exit codes stay in mf-store/main.cpp.
+#include "mf/store/commands.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "mf/diag/codes.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/value.hpp"
+
+namespace mf::store::commands {
+namespace {
+
+namespace codes = diag::codes;
+
+Result<std::unique_ptr<Store>> open_read(const std::string& dir) {
+  return Store::open(dir, Mode::ReadOnly);
+}
+
+Result<std::unique_ptr<Store>> open_write(const std::string& dir) {
+  return Store::open(dir, Mode::ReadWrite);
+}
+
+// For writes that only change what is there (ref set/rm, gc): a missing store is MF-K005, as for
+// reads, rather than an empty store created to find nothing in it. Probing read-only first keeps
+// that rule inside Store::open.
+Result<std::unique_ptr<Store>> open_existing(const std::string& dir) {
+  if (auto probe = Store::open(dir, Mode::ReadOnly); !probe) return probe.take_diagnostics();
+  return open_write(dir);
+}
+
+json::Value number(std::uint64_t n) {
+  return json::Value(n);
+}
+
+json::Value digest_value(const hash::Digest& d) {
+  return json::Value(hash::to_hex(d));
+}
+
+Status print_json(const json::Value& v, int out) {
+  return io::write_all(out, json::canonical_file(v));
+}
+
+// Writes an export stream into `output` atomically: a temporary file beside it, synced, then
+// renamed over it, so a failed export never leaves a partial stream under the final name.
+Status export_to_file(Store& s, const std::vector<hash::Digest>& roots,
+                      const std::vector<std::string>& refs, const std::string& output) {
+  const std::filesystem::path target(output);
+  std::string temp = output + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0)
+    return diag::error(codes::kWriteFailed,
+                       "cannot create a file beside " + output + ": " + std::strerror(errno));
+  // mkstemp creates 0600; an export is an ordinary output file, so it gets 0666 less the umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  Status written = s.export_closure(roots, refs, fd);
+  if (written && ::fsync(fd) != 0)
+    written = diag::error(codes::kWriteFailed, "cannot sync " + temp + ": " + std::strerror(errno));
+  if (::close(fd) != 0 && written)
+    written =
+        diag::error(codes::kWriteFailed, "cannot close " + temp + ": " + std::strerror(errno));
+  if (written && ::rename(temp.c_str(), output.c_str()) != 0)
+    written = diag::error(codes::kWriteFailed,
+                          "cannot rename " + temp + " to " + output + ": " + std::strerror(errno));
+  if (!written) {
+    ::unlink(temp.c_str());
+    return written;
+  }
+  const std::string parent =
+      target.has_parent_path() ? target.parent_path().string() : std::string(".");
+  const int dfd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_store_io_error(const diag::Diagnostics& ds) {
+  return std::any_of(ds.begin(), ds.end(), [](const diag::Diagnostic& d) {
+    return d.code == codes::kStoreCorrupt || d.code == codes::kStoreInputChanged ||
+           d.code == codes::kStoreLmdb;
+  });
+}
+
+bool parse_digests(const std::vector<std::string>& operands, std::vector<hash::Digest>& out,
+                   std::string& bad) {
+  out.clear();
+  for (const auto& text : operands) {
+    hash::Digest d{};
+    if (!hash::from_hex(text, d)) {
+      bad = text;
+      return false;
+    }
+    out.push_back(d);
+  }
+  return true;
+}
+
+std::string object_line(const ObjectInfo& info) {
+  json::Value v(json::Object{});
+  v.set("digest", digest_value(info.digest));
+  v.set("size", number(info.size));
+  return json::canonical_file(v);
+}
+
+std::string ref_line(std::string_view name, const hash::Digest& digest) {
+  json::Value v(json::Object{});
+  v.set("digest", digest_value(digest));
+  v.set("ref", json::Value(std::string(name)));
+  return json::canonical_file(v);
+}
+
+std::string verify_summary(const VerifyReport& report) {
+  json::Array corrupt;
+  for (const auto& d : report.corrupt) corrupt.push_back(digest_value(d));
+  json::Array dangling;
+  for (const auto& name : report.dangling_refs) dangling.emplace_back(name);
+  json::Value v(json::Object{});
+  v.set("checked", number(report.checked));
+  v.set("corrupt", json::Value(std::move(corrupt)));
+  v.set("dangling_refs", json::Value(std::move(dangling)));
+  v.set("ok", json::Value(report.corrupt.empty() && report.dangling_refs.empty()));
+  return json::canonical_file(v);
+}
+
+std::string gc_summary(std::uint64_t kept, std::uint64_t removed) {
+  json::Value v(json::Object{});
+  v.set("kept", number(kept));
+  v.set("removed", number(removed));
+  return json::canonical_file(v);
+}
+
+std::string stats_summary(const StoreStats& stats) {
+  json::Value v(json::Object{});
+  v.set("file_bytes", number(stats.file_bytes));
+  v.set("map_bytes", number(stats.map_bytes));
+  v.set("object_bytes", number(stats.object_bytes));
+  v.set("objects", number(stats.objects));
+  v.set("refs", number(stats.refs));
+  return json::canonical_file(v);
+}
+
+Status put(const std::string& dir, const std::vector<std::string>& paths, int out) {
+  auto s = open_write(dir);
+  if (!s) return s.take_diagnostics();
+  for (const auto& path : paths) {
+    auto d = (*s)->put_file(path);
+    if (!d) return d.take_diagnostics();
+    if (auto w = io::write_all(out, hash::to_hex(*d) + "\n"); !w) return w;
+  }
+  return {};
+}
+
+Status get(const std::string& dir, const hash::Digest& digest, int out) {
+  auto s = open_read(dir);
+  if (!s) return s.take_diagnostics();
+  return (*s)->get_to_fd(digest, out);
+}
+
+Result<Verdict> has(const std::string& dir, const std::vector<hash::Digest>& digests, int out) {
+  auto s = open_read(dir);
+  if (!s) return s.take_diagnostics();
+  std::string missing;
+  for (const auto& d : digests) {
+    auto present = (*s)->has(d);
+    if (!present) return present.take_diagnostics();
+    if (!*present) missing += hash::to_hex(d) + "\n";
+  }
+  if (auto w = io::write_all(out, missing); !w) return w.take_diagnostics();
+  return missing.empty() ? Verdict::Success : Verdict::Failure;
+}
+
+Status ls(const std::string& dir, bool refs, int out) {
+  auto s = open_read(dir);
+  if (!s) return s.take_diagnostics();
+  std::string text;
+  if (refs) {
+    auto list = (*s)->list_refs();
+    if (!list) return list.take_diagnostics();
+    std::sort(list->begin(), list->end());
+    for (const auto& [name, digest] : *list) text += ref_line(name, digest);
+  } else {
+    auto list = (*s)->list();
+    if (!list) return list.take_diagnostics();
+    std::sort(list->begin(), list->end(),
+              [](const ObjectInfo& a, const ObjectInfo& b) { return a.digest < b.digest; });
+    for (const auto& info : *list) text += object_line(info);
+  }
+  return io::write_all(out, text);
+}
+
+Status ref_set(const std::string& dir, std::string_view name, const hash::Digest& digest) {
+  auto s = open_existing(dir);
+  if (!s) return s.take_diagnostics();
+  return (*s)->set_ref(name, digest);
+}
+
+Status ref_get(const std::string& dir, std::string_view name, int out) {
+  auto s = open_read(dir);
+  if (!s) return s.take_diagnostics();
+  auto d = (*s)->get_ref(name);
+  if (!d) return d.take_diagnostics();
+  if (!d->has_value())
+    return diag::error(codes::kStoreMissingObject, "ref " + std::string(name) + " does not exist");
+  return io::write_all(out, hash::to_hex(**d) + "\n");
+}
+
+Result<Verdict> ref_rm(const std::string& dir, std::string_view name) {
+  auto s = open_existing(dir);
+  if (!s) return s.take_diagnostics();
+  auto removed = (*s)->remove_ref(name);
+  if (!removed) return removed.take_diagnostics();
+  return *removed ? Verdict::Success : Verdict::Failure;
+}
+
+Result<Verdict> verify(const std::string& dir, const Progress& progress, int out) {
+  auto s = open_read(dir);
+  if (!s) return s.take_diagnostics();
+  auto report = (*s)->verify(progress);
+  if (!report) return report.take_diagnostics();
+  std::sort(report->corrupt.begin(), report->corrupt.end());
+  std::sort(report->dangling_refs.begin(), report->dangling_refs.end());
+  if (auto w = io::write_all(out, verify_summary(*report)); !w) return w.take_diagnostics();
+  const bool ok = report->corrupt.empty() && report->dangling_refs.empty();
+  return ok ? Verdict::Success : Verdict::Failure;
+}
+
+Status gc(const std::string& dir, bool dry_run, int out) {
+  if (dry_run) {
+    auto s = open_read(dir);
+    if (!s) return s.take_diagnostics();
+    // One read of each: a concurrent writer may add objects in between, which gc would keep or
+    // collect by the same rule; the dry run describes the store as it was read.
+    auto reachable = (*s)->reachable();
+    if (!reachable) return reachable.take_diagnostics();
+    auto objects = (*s)->list();
+    if (!objects) return objects.take_diagnostics();
+    std::uint64_t kept = 0;
+    for (const auto& info : *objects)
+      if (std::binary_search(reachable->begin(), reachable->end(), info.digest)) ++kept;
+    return io::write_all(out, gc_summary(kept, objects->size() - kept));
+  }
+  auto s = open_existing(dir);
+  if (!s) return s.take_diagnostics();
+  auto removed = (*s)->gc();
+  if (!removed) return removed.take_diagnostics();
+  auto stats = (*s)->stats();
+  if (!stats) return stats.take_diagnostics();
+  return io::write_all(out, gc_summary(stats->objects, *removed));
+}
+
+Status export_stream(const std::string& dir, const std::vector<hash::Digest>& digests,
+                     const std::vector<std::string>& refs, const std::string& output, int out) {
+  auto s = open_read(dir);
+  if (!s) return s.take_diagnostics();
+  if (output == "-") return (*s)->export_closure(digests, refs, out);
+  return export_to_file(**s, digests, refs, output);
+}
+
+Status import_stream(const std::string& dir, const std::string& input, int out) {
+  auto s = open_write(dir);
+  if (!s) return s.take_diagnostics();
+  auto added = (*s)->import_stream(input);
+  if (!added) return added.take_diagnostics();
+  json::Value v(json::Object{});
+  v.set("added", number(*added));
+  return print_json(v, out);
+}
+
+Status stat(const std::string& dir, int out) {
+  auto s = open_read(dir);
+  if (!s) return s.take_diagnostics();
+  auto stats = (*s)->stats();
+  if (!stats) return stats.take_diagnostics();
+  return io::write_all(out, stats_summary(*stats));
+}
+
+}  // namespace mf::store::commands
