@@ -41,10 +41,10 @@ int main(int argc, char** argv) {
        "where the mf-* binaries are (default: beside mf-audit)")                            //
       ("store", po::value<std::string>()->value_name("DIR"), "content-addressed store");    //
   return cli::run(argc, argv, tool, options, [](cli::Context& ctx) -> int {
-    if (ctx.vars.count("store") != 0) return cli::not_built(ctx.tool, "--store");
     mf::audit::AuditRequest request;
     request.fixtures = ctx.vars["fixtures"].as<std::string>();
     request.out_dir = ctx.vars["out"].as<std::string>();
+    request.store_dir = ctx.store_dir();
     request.bin_dir = ctx.vars.count("bin-dir") != 0 ? ctx.vars["bin-dir"].as<std::string>()
                                                      : mf::process::self_directory();
     auto outcome = mf::audit::run_audit(request);

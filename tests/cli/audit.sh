@@ -31,11 +31,12 @@ rc=0; "$bin/mf-audit" --fixtures fixtures --out "$tmp/c" -q --expect-sha256 "${P
 fresh() {
   rm -rf "$tmp/$1"; mkdir -p "$tmp/$1/bin"
   cp -r fixtures "$tmp/$1/fixtures"
-  for t in mf-run mf-replay mf-eval mf-toolread; do ln -s "$bin/$t" "$tmp/$1/bin/$t"; done
+  for t in mf-run mf-replay mf-eval mf-toolread mf-store; do ln -s "$bin/$t" "$tmp/$1/bin/$t"; done
 }
 attack() {
   local rc=0
   "$bin/mf-audit" --fixtures "$tmp/$1/fixtures" --bin-dir "$tmp/$1/bin" --out "$tmp/$1/out" -q \
+    ${store:+--store "$tmp/$1/store"} \
     >"$tmp/$1/report.json" 2>/dev/null || rc=$?
   [ $rc -eq 1 ] || fail "attack $1: audit exited $rc"
   jq -e --arg c "$2" '.passed == false and
@@ -69,4 +70,19 @@ fresh gate  # an expectation the product does not meet
 jq '(.cases[] | select(.id | test("provider")) | .expect.terminal) = "completed"' \
   fixtures/forge/eval-suite.json >"$tmp/gate/fixtures/forge/eval-suite.json"
 attack gate executable_evaluation_gate
+# With a store: a sixth receipt, the round trip through export and import, and the report kept.
+"$bin/mf-audit" --fixtures fixtures --out "$tmp/s" --store "$tmp/s/store" -q >"$tmp/s.json"
+jq -e '.passed and (.receipts | length) == 6 and .receipts[5].capability == "content_addressed_store"' \
+  "$tmp/s.json" >/dev/null || fail "store receipt"
+[ "$("$bin/mf-store" --store "$tmp/s/store" ref get audit/report)" = "$(sha256sum <"$tmp/s.json" | cut -d' ' -f1)" ] ||
+  fail "report not kept under audit/report"
+fresh store  # a store that hands back other bytes than it was given
+rm "$tmp/store/bin/mf-store"
+cat >"$tmp/store/bin/mf-store" <<SH
+#!/bin/sh
+for a in "\$@"; do [ "\$a" = get ] && { echo tampered; exit 0; }; done
+exec "$bin/mf-store" "\$@"
+SH
+chmod +x "$tmp/store/bin/mf-store"
+store=1 attack store content_addressed_store
 echo "audit: ok"

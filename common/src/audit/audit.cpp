@@ -15,6 +15,7 @@
 #include "mf/json/reader.hpp"
 #include "mf/process/process.hpp"
 #include "mf/runtime/task.hpp"
+#include "mf/store/store.hpp"
 
 namespace mf::audit {
 
@@ -183,7 +184,14 @@ class Auditor {
     gate.check(compare->exit_code == 0,
                "mf-eval compare exited " + std::to_string(compare->exit_code));
 
-    return finish({typed, repair, replay, tool, gate});
+    std::vector<Receipt> receipts = {typed, repair, replay, tool, gate};
+    if (!req_.store_dir.empty()) {
+      Receipt store("content_addressed_store");
+      if (Status s = store_round_trip(trace_path, trace_sha, store); !s)
+        return s.take_diagnostics();
+      receipts.push_back(std::move(store));
+    }
+    return finish(receipts);
   }
 
  private:
@@ -203,6 +211,40 @@ class Auditor {
   static std::int64_t int_at(const json::Value& v, std::string_view key) {
     const json::Value* f = v.find(key);
     return f ? f->as_exact_int().value_or(-1) : -1;
+  }
+
+  // put -> ref -> export -> import into a fresh store -> verify -> get: the object survives the
+  // trip byte for byte under the digest the trace was recorded with.
+  Status store_round_trip(const std::string& trace_path, const std::string& trace_sha, Receipt& r) {
+    const std::string fresh = (work_ / "fresh-store").string();
+    const std::string exported = (work_ / "export.jsonl").string();
+    std::error_code ec;
+    fs::remove_all(fresh, ec);
+    const std::vector<std::vector<std::string>> steps = {
+        {"--store", req_.store_dir, "put", trace_path},
+        {"--store", req_.store_dir, "ref", "set", "audit/trace", trace_sha},
+        {"--store", req_.store_dir, "export", "--ref", "audit/trace", "-o", exported},
+        {"--store", fresh, "import", exported},
+        {"--store", fresh, "verify"},
+        {"--store", fresh, "get", trace_sha},
+    };
+    std::string last_out;
+    for (const auto& args : steps) {
+      Result<Ran> ran = exec("mf-store", args);
+      if (!ran) return ran.take_diagnostics();
+      if (!r.check(ran->exit_code == 0,
+                   "mf-store " + args[2] + " exited " + std::to_string(ran->exit_code))) {
+        return {};
+      }
+      last_out = std::move(ran->out);
+    }
+    r.check(hash::sha256_hex(last_out) == trace_sha, "the object came back with other bytes");
+    r.evidence("object_sha256", trace_sha);
+    Result<std::string> export_bytes = io::read_input(exported, 64u << 20);
+    if (r.check(export_bytes.ok(), "no export stream")) {
+      r.evidence("export_sha256", hash::sha256_hex(*export_bytes));
+    }
+    return {};
   }
 
   // The repair transition as the trace records it: each repair request carries exactly the
@@ -272,6 +314,12 @@ class Auditor {
     Status published = io::publish_atomic((fs::path(req_.out_dir) / "exit-report.json").string(),
                                           bytes, io::Clobber::Replace);
     if (!published) return published.take_diagnostics();
+    if (!req_.store_dir.empty()) {
+      auto store = store::Store::open(req_.store_dir, store::Mode::ReadWrite);
+      if (!store) return store.take_diagnostics();
+      auto kept = (*store)->put_named("audit/report", bytes);
+      if (!kept) return kept.take_diagnostics();
+    }
     outcome.report = std::move(report);
     outcome.report_bytes = bytes.size();
     outcome.passed = all;
