@@ -120,9 +120,7 @@ json::Value ids(const std::vector<std::string>& v) {
 }  // namespace
 
 Result<Report> parse_report(std::string_view bytes) {
-  json::ReadLimits limits;
-  limits.max_bytes = kMaxReportBytes;
-  Result<json::Value> doc = json::parse_object(bytes, limits);
+  Result<json::Value> doc = json::parse_object(bytes, {.max_bytes = kMaxReportBytes});
   if (!doc) return doc.take_diagnostics();
 
   Report report;

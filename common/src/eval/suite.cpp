@@ -136,9 +136,7 @@ bool valid_case_id(std::string_view id) {
 }
 
 Result<Suite> parse_suite(std::string_view bytes) {
-  json::ReadLimits limits;
-  limits.max_bytes = kMaxSuiteBytes;
-  Result<json::Value> doc = json::parse_object(bytes, limits);
+  Result<json::Value> doc = json::parse_object(bytes, {.max_bytes = kMaxSuiteBytes});
   if (!doc) return doc.take_diagnostics();
 
   Suite suite;

@@ -25,9 +25,7 @@ void require_non_empty(json::FieldReader& r, std::string_view key,
 }  // namespace
 
 Result<Task> parse_task(std::string_view bytes) {
-  json::ReadLimits limits;
-  limits.max_bytes = kMaxTaskBytes;
-  Result<json::Value> doc = json::parse_object(bytes, limits);
+  Result<json::Value> doc = json::parse_object(bytes, {.max_bytes = kMaxTaskBytes});
   if (!doc) return doc.take_diagnostics();
 
   Task task;
