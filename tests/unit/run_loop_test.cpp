@@ -173,6 +173,21 @@ TEST(RunLoop, VerifierLayersInOrder) {
             "semantic");
 }
 
+TEST(RunLoop, CallBudgetIsEnforcedBeforeTheCall) {
+  // Validation keeps max_repairs below max_model_calls, so only a task built in code can promise
+  // more repairs than calls; the loop still refuses the call the budget does not cover.
+  Task t = valid_task();
+  t.budget.max_model_calls = 1;
+  t.budget.max_repairs = 1;
+  auto m = script(fixture("forge/responses-repair.json"));
+  Recorded r = run(t, *m);
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(r.outcome.model_calls, 1);
+  EXPECT_EQ(m->remaining(), 1u);  // the second step was never consumed
+  EXPECT_EQ(r.names(), (Names{"run_started", "model_requested", "model_responded",
+                              "verification_failed", "budget_exhausted", "run_failed"}));
+}
+
 TEST(RunLoop, CancelledBeforeTheFirstCallStillEndsTheTrace) {
   auto m = script(fixture("forge/responses-valid.json"));
   std::atomic<bool> cancel{true};
