@@ -21,6 +21,7 @@ get_ref() { "$bin/mf-store" --store "$S" ref get "$1"; }
 # --trace-content store: each raw response is in the store under the digest the trace records.
 "$bin/mf-run" --task $f/task-valid.json --model scripted:$f/responses-repair.json --run-id r2 \
   --store "$S" --trace-content store --trace "$tmp/r2.jsonl" >/dev/null
+[ "$(head -n1 "$tmp/r2.jsonl" | jq -r .trace_content)" = store ] || fail "run_started.trace_content"
 for call in 1 2; do
   recorded=$(jq -r "select(.event==\"model_responded\" and .call==$call) | .content_sha256" "$tmp/r2.jsonl")
   [ "$(get_ref run/r2/response/$call)" = "$recorded" ] || fail "response $call digest"

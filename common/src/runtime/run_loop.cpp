@@ -15,6 +15,8 @@ std::string_view content_mode(TraceContent c) {
       return "inline";
     case TraceContent::None:
       return "none";
+    case TraceContent::Store:
+      return "store";
   }
   return "digest";
 }
