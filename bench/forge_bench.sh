@@ -36,6 +36,6 @@ audit=$(runs=$runs_audit per_run_ms "$bin/mf-audit" --fixtures fixtures --out "$
   printf '%-52s %8s ms\n' "mf-run valid fixture (--durability batch)" "$run_batch"
   printf '%-52s %8s ms\n' "mf-run repair fixture (7 events, fdatasync each)" "$run_repair"
   printf '%-52s %8s ms\n' "mf-replay repair trace" "$replay"
-  printf '%-52s %8s ms\n' "mf-audit (12 child processes)" "$audit"
+  printf '%-52s %8s ms\n' "mf-audit (6 child processes)" "$audit"
   printf '%-52s %8s ms\n' "true (process spawn floor)" "$true_ms"
 } | tee "$out/forge-results.txt"
