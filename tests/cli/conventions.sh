@@ -2,15 +2,7 @@
 # SPEC §2.1 for every binary: --help with examples on stdout, --version as "name version (build id)",
 # usage errors exit 2 with the message on stderr only, and jobs that are not built yet exit 2.
 set -euo pipefail
-
-: "${MF_BIN:?set MF_BIN to the bin directory of a build}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+source "$(dirname "$0")/lib/common.bash"
 
 # run EXPECTED_RC CMD... : runs CMD with stdout/stderr captured in $tmp/out and $tmp/err.
 run() {

@@ -3,30 +3,10 @@
 # summary on stdout (also for broken traces), the first offending line on stderr, stdin as '-', and
 # the options that are not built yet.
 set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
 
-: "${MF_BIN:?set MF_BIN to the bin directory of a build}"
 replay="$MF_BIN/mf-replay"
 command -v jq >/dev/null || { echo "jq is required" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# run EXPECTED_RC CMD... : runs CMD with stdin from $stdin (default /dev/null), captures out/err.
-run() {
-  local expected=$1
-  shift
-  local rc=0
-  "$@" <"${stdin:-/dev/null}" >"$tmp/out" 2>"$tmp/err" || rc=$?
-  if [[ $rc -ne $expected ]]; then
-    echo "--- stdout" >&2; head -c 2000 "$tmp/out" >&2
-    echo "--- stderr" >&2; cat "$tmp/err" >&2
-    fail "$* exited $rc, expected $expected"
-  fi
-}
 
 # field JQ-FILTER EXPECTED : checks one value of the summary in $tmp/out.
 field() {

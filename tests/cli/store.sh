@@ -4,30 +4,10 @@
 # → import between stores (and a tampered stream), read commands on a missing store, stat, and
 # where the store is (--store, MF_STORE, ./.mf/store).
 set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
 
-: "${MF_BIN:?set MF_BIN to the bin directory of a build}"
 mf="$(cd "$MF_BIN" && pwd)/mf-store"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 unset MF_STORE
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# run EXPECTED_RC CMD... : runs CMD (stdin from $stdin, else /dev/null), captures out and err.
-run() {
-  local expected=$1
-  shift
-  local rc=0
-  "$@" <"${stdin:-/dev/null}" >"$tmp/out" 2>"$tmp/err" || rc=$?
-  if [[ $rc -ne $expected ]]; then
-    echo "--- stdout" >&2; head -c 2000 "$tmp/out" >&2
-    echo "--- stderr" >&2; cat "$tmp/err" >&2
-    fail "$* exited $rc, expected $expected"
-  fi
-}
 
 sha() { sha256sum "$@" | cut -d' ' -f1; }
 out() { cat "$tmp/out"; }

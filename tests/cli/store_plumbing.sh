@@ -2,29 +2,9 @@
 # mf-store's plumbing: `canon` (RFC 8785, documents and streamed JSONL) and `hash` (raw bytes and
 # canonical JSON), their diagnostics and exit codes, and the pinned digest of the Forge task fixture.
 set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
 
-: "${MF_BIN:?set MF_BIN to the bin directory of a build}"
 store="$MF_BIN/mf-store"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# run EXPECTED_RC CMD... : runs CMD with stdin from $tmp/in (if present) and captures out/err.
-run() {
-  local expected=$1
-  shift
-  local rc=0
-  "$@" <"${stdin:-/dev/null}" >"$tmp/out" 2>"$tmp/err" || rc=$?
-  if [[ $rc -ne $expected ]]; then
-    echo "--- stdout" >&2; head -c 2000 "$tmp/out" >&2
-    echo "--- stderr" >&2; cat "$tmp/err" >&2
-    fail "$* exited $rc, expected $expected"
-  fi
-}
 
 expect_out() {  # expect_out FILE-WITH-EXPECTED-BYTES WHAT
   cmp -s "$1" "$tmp/out" || {

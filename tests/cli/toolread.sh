@@ -2,16 +2,9 @@
 # mf-toolread: a SourceSlice of the Forge task fixture (pinned digest), every refusal (exit 2, a
 # MF-T diagnostic on stderr, nothing on stdout), and a bounded, symlink-skipping search.
 set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
 
-: "${MF_BIN:?set MF_BIN to the bin directory of a build}"
 toolread="$MF_BIN/mf-toolread"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 # run EXPECTED_RC CMD... : runs CMD capturing $tmp/out and $tmp/err; checks the exit code.
 run() {

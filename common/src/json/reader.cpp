@@ -337,8 +337,8 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_
     if (result.Offset() < text.size() && text[result.Offset()] == '\0') {
       message = "unexpected NUL byte";  // RapidJSON sees NUL as the end of input
     } else if (code == rapidjson::kParseErrorValueInvalid &&
-        (rest.starts_with("NaN") || rest.starts_with("Infinity") || rest.starts_with("-Infinity") ||
-         rest.starts_with("-NaN"))) {
+               (rest.starts_with("NaN") || rest.starts_with("Infinity") ||
+                rest.starts_with("-Infinity") || rest.starts_with("-NaN"))) {
       message = "NaN and Infinity are not JSON numbers";
     }
     return at(diag::error(encoding ? codes::kNotUtf8 : codes::kMalformed, std::move(message),

@@ -1,0 +1,23 @@
+# Shared by the end-to-end scripts in tests/cli/ (sourced, not a test itself): a private temporary
+# directory removed on exit, `fail`, and `run EXPECTED_RC CMD...`, which runs CMD with stdin from
+# $stdin (else /dev/null), keeps its output in $tmp/out and $tmp/err, and fails on another exit code.
+: "${MF_BIN:?set MF_BIN to the bin directory of a build}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+run() {
+  local expected=$1
+  shift
+  local rc=0
+  "$@" <"${stdin:-/dev/null}" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  if [[ $rc -ne $expected ]]; then
+    echo "--- stdout" >&2; head -c 2000 "$tmp/out" >&2
+    echo "--- stderr" >&2; cat "$tmp/err" >&2
+    fail "$* exited $rc, expected $expected"
+  fi
+}
