@@ -82,19 +82,22 @@ rc=0; "$bin/mf-run" --task $f/task-no-repair.json --model scripted:$f/responses-
   --check-evidence --trace "$tmp/evidence2.jsonl" >/dev/null 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "bad evidence without repair: exit $rc"
 
-# SIGTERM mid-call: the run ends cancelled and the trace still ends with its terminal event.
+# SIGTERM or SIGINT mid-call: the run ends cancelled and the trace still ends with its terminal event.
 cat >"$tmp/slow.json" <<'JSON'
 {"steps": [{"content": "{}", "delay_ms": 20000}]}
 JSON
-"$bin/mf-run" --task $f/task-valid.json --model scripted:"$tmp/slow.json" \
-  --trace "$tmp/cancel.jsonl" >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 100); do
-  grep -q model_requested "$tmp/cancel.jsonl" 2>/dev/null && break
-  sleep 0.05
+for sig in TERM INT; do
+  rm -f "$tmp/cancel.jsonl"
+  "$bin/mf-run" --task $f/task-valid.json --model scripted:"$tmp/slow.json" \
+    --trace "$tmp/cancel.jsonl" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    grep -q model_requested "$tmp/cancel.jsonl" 2>/dev/null && break
+    sleep 0.05
+  done
+  kill -$sig $pid
+  rc=0; wait $pid || rc=$?
+  [ $rc -eq 1 ] || fail "SIG$sig: cancelled run exit $rc"
+  [ "$(tail -n1 "$tmp/cancel.jsonl" | jq -r .terminal)" = "cancelled" ] || fail "SIG$sig terminal"
 done
-kill -TERM $pid
-rc=0; wait $pid || rc=$?
-[ $rc -eq 1 ] || fail "cancelled run: exit $rc"
-[ "$(tail -n1 "$tmp/cancel.jsonl" | jq -r .terminal)" = "cancelled" ] || fail "cancel terminal"
 echo "run: ok"

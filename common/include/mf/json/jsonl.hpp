@@ -12,7 +12,8 @@
 namespace mf::json {
 
 // Reads lines from a buffer. A final line without '\n' is still returned, and flagged, so trace
-// readers can tell a crash-truncated tail from corruption.
+// readers can tell a crash-truncated tail from corruption. The reader views `text` without copying
+// it: the buffer must outlive the reader.
 class JsonlReader {
  public:
   explicit JsonlReader(std::string_view text, ReadLimits limits = {})
