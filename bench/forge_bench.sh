@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process latency of the Forge slice: mf-run on the valid fixture (trace fdatasync'd per event,
-# the default) and with --durability batch, mf-replay on the repair trace, and the full mf-audit.
+# the default) and with --durability batch, mf-replay on the repair trace, and the full mf-audit,
+# beside `jq -c .` on the same task file and /bin/true, the cost of spawning any process here.
 # Usage: MF_BIN=build/bin bench/forge_bench.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,8 @@ run_batch=$(per_run_ms "$bin/mf-run" --task $f/task-valid.json \
 run_repair=$(per_run_ms "$bin/mf-run" --task $f/task-valid.json \
   --model scripted:$f/responses-repair.json --trace "$out/repair.jsonl")
 replay=$(per_run_ms "$bin/mf-replay" "$out/repair.jsonl")
-true_ms=$(per_run_ms true)
+true_ms=$(per_run_ms /bin/true)
+jq_ms=$(per_run_ms jq -c . $f/task-valid.json)
 runs_audit=$(( runs / 20 > 0 ? runs / 20 : 1 ))
 audit=$(runs=$runs_audit per_run_ms "$bin/mf-audit" --fixtures fixtures --out "$out/audit" -q)
 
@@ -37,5 +39,6 @@ audit=$(runs=$runs_audit per_run_ms "$bin/mf-audit" --fixtures fixtures --out "$
   printf '%-52s %8s ms\n' "mf-run repair fixture (7 events, fdatasync each)" "$run_repair"
   printf '%-52s %8s ms\n' "mf-replay repair trace" "$replay"
   printf '%-52s %8s ms\n' "mf-audit (6 child processes)" "$audit"
-  printf '%-52s %8s ms\n' "true (process spawn floor)" "$true_ms"
+  printf '%-52s %8s ms\n' "jq -c . on the task file (a peer process)" "$jq_ms"
+  printf '%-52s %8s ms\n' "/bin/true (process spawn floor)" "$true_ms"
 } | tee "$out/forge-results.txt"
