@@ -461,25 +461,41 @@ struct Store::Impl {
     return bytes;
   }
 
-  Result<std::vector<std::pair<std::string, hash::Digest>>> refs_in(MDB_txn* txn) {
-    std::vector<std::pair<std::string, hash::Digest>> out;
+  // Visits every entry of `dbi` in key order until `visit` fails; LMDB errors name `what`. The
+  // cursor is passed along so a visitor may delete the current entry.
+  using Visitor = std::function<Status(const MDB_val& key, const MDB_val& val, MDB_cursor* cur)>;
+  Status scan(MDB_txn* txn, MDB_dbi dbi, std::string_view what, const Visitor& visit) {
     MDB_cursor* cur = nullptr;
-    int rc = mdb_cursor_open(txn, refs, &cur);
-    if (rc != 0) return fail(rc, "cannot list refs");
+    int rc = mdb_cursor_open(txn, dbi, &cur);
+    if (rc != 0) return fail(rc, what);
     MDB_val key;
     MDB_val val;
     for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-      hash::Digest d{};
-      if (!digest_of(val, d)) {
+      if (Status s = visit(key, val, cur); !s) {
         mdb_cursor_close(cur);
-        return diag::error(codes::kStoreLmdb, "ref \"" + printable(view_of(key)) +
-                                                  "\" does not hold a 32-byte digest");
+        return s;
       }
-      out.emplace_back(std::string(view_of(key)), d);
     }
     mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND) return fail(rc, "cannot list refs");
+    if (rc != MDB_NOTFOUND) return fail(rc, what);
+    return {};
+  }
+
+  Result<std::vector<std::pair<std::string, hash::Digest>>> refs_in(MDB_txn* txn) {
+    std::vector<std::pair<std::string, hash::Digest>> out;
+    Status scanned =
+        scan(txn, refs, "cannot list refs",
+             [&](const MDB_val& key, const MDB_val& val, MDB_cursor*) -> Status {
+               hash::Digest d{};
+               if (!digest_of(val, d)) {
+                 return diag::error(codes::kStoreLmdb, "ref \"" + printable(view_of(key)) +
+                                                           "\" does not hold a 32-byte digest");
+               }
+               out.emplace_back(std::string(view_of(key)), d);
+               return {};
+             });
+    if (!scanned) return scanned.take_diagnostics();
     return out;
   }
 
@@ -736,20 +752,16 @@ Result<std::vector<ObjectInfo>> Store::list() {
   Impl& s = *impl_;
   return s.read([&](MDB_txn* txn) -> Result<std::vector<ObjectInfo>> {
     std::vector<ObjectInfo> out;
-    MDB_cursor* cur = nullptr;
-    int rc = mdb_cursor_open(txn, s.objects, &cur);
-    if (rc != 0) return s.fail(rc, "cannot list objects");
-    MDB_val key;
-    MDB_val val;
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-      ObjectInfo info;
-      if (!digest_of(key, info.digest)) continue;
-      info.size = val.mv_size;
-      out.push_back(info);
-    }
-    mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND) return s.fail(rc, "cannot list objects");
+    Status scanned = s.scan(txn, s.objects, "cannot list objects",
+                            [&](const MDB_val& key, const MDB_val& val, MDB_cursor*) -> Status {
+                              ObjectInfo info;
+                              if (digest_of(key, info.digest)) {
+                                info.size = val.mv_size;
+                                out.push_back(info);
+                              }
+                              return {};
+                            });
+    if (!scanned) return scanned.take_diagnostics();
     return out;
   });
 }
@@ -827,17 +839,12 @@ Result<StoreStats> Store::stats() {
     rc = mdb_stat(txn, s.refs, &st);
     if (rc != 0) return s.fail(rc, "cannot read store statistics");
     out.refs = st.ms_entries;
-    MDB_cursor* cur = nullptr;
-    rc = mdb_cursor_open(txn, s.objects, &cur);
-    if (rc != 0) return s.fail(rc, "cannot read store statistics");
-    MDB_val key;
-    MDB_val val;
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-      out.object_bytes += val.mv_size;
-    }
-    mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND) return s.fail(rc, "cannot read store statistics");
+    Status scanned = s.scan(txn, s.objects, "cannot read store statistics",
+                            [&](const MDB_val&, const MDB_val& val, MDB_cursor*) -> Status {
+                              out.object_bytes += val.mv_size;
+                              return {};
+                            });
+    if (!scanned) return scanned.take_diagnostics();
     out.map_bytes = s.map_size();
     struct stat fst {};
     if (::stat((s.dir + "/data.mdb").c_str(), &fst) == 0) out.file_bytes = fst.st_size;
@@ -854,43 +861,34 @@ Result<VerifyReport> Store::verify(
     int rc = mdb_stat(txn, s.objects, &st);
     if (rc != 0) return s.fail(rc, "cannot read store statistics");
     const std::uint64_t total = st.ms_entries;
-    MDB_cursor* cur = nullptr;
-    rc = mdb_cursor_open(txn, s.objects, &cur);
-    if (rc != 0) return s.fail(rc, "cannot verify objects");
-    MDB_val key;
-    MDB_val val;
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-      hash::Digest d{};
-      if (!digest_of(key, d) || hash::sha256(view_of(val)) != d) {
-        if (key.mv_size == d.size()) report.corrupt.push_back(d);
-      }
-      ++report.checked;
-      if (progress && report.checked % kProgressEvery == 0) progress(report.checked, total);
-    }
-    mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND) return s.fail(rc, "cannot verify objects");
+    Status objects = s.scan(txn, s.objects, "cannot verify objects",
+                            [&](const MDB_val& key, const MDB_val& val, MDB_cursor*) -> Status {
+                              hash::Digest d{};
+                              if (!digest_of(key, d) || hash::sha256(view_of(val)) != d) {
+                                if (key.mv_size == d.size()) report.corrupt.push_back(d);
+                              }
+                              ++report.checked;
+                              if (progress && report.checked % kProgressEvery == 0) {
+                                progress(report.checked, total);
+                              }
+                              return {};
+                            });
+    if (!objects) return objects.take_diagnostics();
     if (progress) progress(report.checked, total);
 
-    cur = nullptr;
-    rc = mdb_cursor_open(txn, s.refs, &cur);
-    if (rc != 0) return s.fail(rc, "cannot verify refs");
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-      hash::Digest d{};
-      bool dangling = !digest_of(val, d);
-      if (!dangling) {
-        auto present = s.has_in(txn, d);
-        if (!present) {
-          mdb_cursor_close(cur);
-          return present.take_diagnostics();
-        }
-        dangling = !*present;
-      }
-      if (dangling) report.dangling_refs.emplace_back(view_of(key));
-    }
-    mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND) return s.fail(rc, "cannot verify refs");
+    Status refs = s.scan(txn, s.refs, "cannot verify refs",
+                         [&](const MDB_val& key, const MDB_val& val, MDB_cursor*) -> Status {
+                           hash::Digest d{};
+                           bool dangling = !digest_of(val, d);
+                           if (!dangling) {
+                             auto present = s.has_in(txn, d);
+                             if (!present) return present.take_diagnostics();
+                             dangling = !*present;
+                           }
+                           if (dangling) report.dangling_refs.emplace_back(view_of(key));
+                           return {};
+                         });
+    if (!refs) return refs.take_diagnostics();
     return report;
   });
 }
@@ -921,21 +919,20 @@ Result<std::uint64_t> Store::gc() {
     auto keep = s.closure_in(txn, ref_targets(*refs));
     if (!keep) return keep.take_diagnostics();
     std::uint64_t removed = 0;
-    MDB_cursor* cur = nullptr;
-    int rc = mdb_cursor_open(txn, s.objects, &cur);
-    if (rc != 0) return s.fail(rc, "cannot collect garbage");
-    MDB_val key;
-    MDB_val val;
-    for (rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
-      hash::Digest d{};
-      if (digest_of(key, d) && std::binary_search(keep->begin(), keep->end(), d)) continue;
-      rc = mdb_cursor_del(cur, 0);  // the next MDB_NEXT lands on the following entry
-      if (rc != 0) break;
-      ++removed;
-    }
-    mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND) return s.fail(rc, "cannot collect garbage");
+    Status swept =
+        s.scan(txn, s.objects, "cannot collect garbage",
+               [&](const MDB_val& key, const MDB_val&, MDB_cursor* cur) -> Status {
+                 hash::Digest d{};
+                 if (digest_of(key, d) && std::binary_search(keep->begin(), keep->end(), d)) {
+                   return {};
+                 }
+                 // The next MDB_NEXT lands on the entry after the deleted one.
+                 const int rc = mdb_cursor_del(cur, 0);
+                 if (rc != 0) return s.fail(rc, "cannot collect garbage");
+                 ++removed;
+                 return {};
+               });
+    if (!swept) return swept.take_diagnostics();
     return removed;
   });
 }
