@@ -19,15 +19,10 @@ runs=${MF_BENCH_RUNS:-3}
 small_mb=$(awk -v m="$mb" 'BEGIN { printf "%g", m / 10 }')
 replay=$bin/mf-replay
 
-log() { echo "replay_bench: $*" >&2; }
-die() {
-  log "error: $*"
-  exit 1
-}
+bench_name=replay_bench
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 [[ -x $replay ]] || die "$replay not found (set MF_BIN)"
-for tool in jq python3 awk /usr/bin/time; do
-  command -v "$tool" >/dev/null || die "$tool is not installed"
-done
+require_tools jq python3 awk /usr/bin/time
 mkdir -p "$out_dir"
 
 big=$out_dir/trace-${mb}mb.jsonl
@@ -48,27 +43,17 @@ summary=$("$replay" "$big") || die "mf-replay rejected $big: $summary"
   die "trace_sha256 differs from sha256sum"
 
 bytes=$(stat -c %s "$big")
-# best SECONDS of $runs runs of the command (stdout to /dev/null, page cache warm).
-best() {
-  local best_s="" t0 t1 s
-  for ((i = 0; i < runs; i++)); do
-    t0=$(date +%s.%N)
-    "$@" >/dev/null
-    t1=$(date +%s.%N)
-    s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-    if [[ -z $best_s ]] || awk -v s="$s" -v b="$best_s" 'BEGIN { exit !(s < b) }'; then best_s=$s; fi
-  done
-  echo "$best_s"
-}
 
+# The trace is a path argument, not stdin: best_of runs the command several times.
 py_loop='import json, sys
-for line in sys.stdin.buffer:
-    json.loads(line)'
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        json.loads(line)'
 
 cat "$big" >/dev/null  # warm the page cache
-t_replay=$(best "$replay" "$big")
-t_jq=$(best jq -c . "$big")
-t_py=$(best python3 -c "$py_loop" <"$big")
+t_replay=$(best_of "$replay" "$big")
+t_jq=$(best_of jq -c . "$big")
+t_py=$(best_of python3 -c "$py_loop" "$big")
 
 rss() { /usr/bin/time -f %M "$replay" "$1" 2>&1 >/dev/null | tail -1; }
 rss_small=$(rss "$small")

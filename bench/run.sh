@@ -25,15 +25,10 @@ corpus=$out_dir/corpus-${mb}mb.jsonl
 results=$out_dir/results.txt
 mkdir -p "$out_dir"
 
-log() { echo "run.sh: $*" >&2; }
-die() {
-  log "error: $*"
-  exit 1
-}
+bench_name=run.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
-for tool in jq sha256sum awk; do
-  command -v "$tool" >/dev/null || die "$tool is not installed"
-done
+require_tools jq sha256sum awk
 
 # --- binaries ---------------------------------------------------------------------------------
 if [[ -n ${MF_BIN:-} ]]; then
@@ -95,18 +90,6 @@ peer_hash=$(sha256sum "$corpus" | cut -d' ' -f1)
 log "correct: $lines lines both ways, same meaning as jq on a 20000-line sample, same digest"
 
 # --- timings ----------------------------------------------------------------------------------
-# Best wall-clock time of $runs runs of a command whose stdout is discarded.
-best_of() {
-  local best="" t0 t1
-  for ((i = 0; i < runs; i++)); do
-    t0=$(date +%s.%N)
-    "$@" >/dev/null
-    t1=$(date +%s.%N)
-    best=$(awk -v a="$t0" -v b="$t1" -v best="$best" \
-      'BEGIN { d = b - a; if (best == "" || d < best) best = d; printf "%.3f", best }')
-  done
-  echo "$best"
-}
 
 log "timing (best of $runs)"
 t_canon=$(best_of "$mf_store" canon --lines "$corpus")
@@ -114,14 +97,6 @@ t_jq=$(best_of jq -c -S . "$corpus")
 t_hash=$(best_of "$mf_store" hash "$corpus")
 t_sha=$(best_of sha256sum "$corpus")
 
-# One table row: tool, seconds, MB/s (1 MB = 10^6 bytes), ratio = peer seconds / our seconds.
-row() {
-  awk -v name="$1" -v t="$2" -v peer="$3" -v bytes="$bytes" 'BEGIN {
-    mbs = (t > 0) ? bytes / 1e6 / t : 0
-    ratio = (peer == "") ? "(peer)" : sprintf("%.2fx", (t > 0) ? peer / t : 0)
-    printf "%-26s %9.3f %10.1f %14s\n", name, t, mbs, ratio
-  }'
-}
 
 {
   echo "Millforge whole-process benchmarks ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores)"

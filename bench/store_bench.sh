@@ -35,15 +35,10 @@ mkdir -p "$out_dir" "$scratch"
 work=$(mktemp -d "$scratch/run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-log() { echo "store_bench.sh: $*" >&2; }
-die() {
-  log "error: $*"
-  exit 1
-}
+bench_name=store_bench.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
-for tool in jq sha256sum awk dd; do
-  command -v "$tool" >/dev/null || die "$tool is not installed"
-done
+require_tools jq sha256sum awk dd
 
 # --- binaries ---------------------------------------------------------------------------------
 if [[ -n ${MF_BIN:-} ]]; then
@@ -87,18 +82,6 @@ put_digest=$("$mf_store" --store "$work/check" put "$corpus")
 log "correct: same line counts, same digest, put/get round trip"
 
 # --- whole-process timings --------------------------------------------------------------------
-# Best wall-clock time of $runs runs of a command whose stdout is discarded.
-best_of() {
-  local best="" t0 t1
-  for ((i = 0; i < runs; i++)); do
-    t0=$(date +%s.%N)
-    "$@" >/dev/null
-    t1=$(date +%s.%N)
-    best=$(awk -v a="$t0" -v b="$t1" -v best="$best" \
-      'BEGIN { d = b - a; if (best == "" || d < best) best = d; printf "%.3f", best }')
-  done
-  echo "$best"
-}
 put_fresh() { # a new store every run: a second put of the same bytes is only a hash and a lookup
   rm -rf "$work/put"
   "$mf_store" --store "$work/put" put "$corpus"
@@ -116,13 +99,6 @@ t_get=$(best_of "$mf_store" --store "$work/check" get "$put_digest")
 t_cat=$(best_of cat "$corpus")
 rm -rf "$work/put" "$work/copy"
 
-row() { # tool, seconds, peer seconds ("" for a peer row)
-  awk -v name="$1" -v t="$2" -v peer="$3" -v bytes="$bytes" 'BEGIN {
-    mbs = (t > 0) ? bytes / 1e6 / t : 0
-    ratio = (peer == "") ? "(peer)" : sprintf("%.2fx", (t > 0) ? peer / t : 0)
-    printf "%-30s %9.3f %10.1f %14s\n", name, t, mbs, ratio
-  }'
-}
 
 # --- mf_bench Store* --------------------------------------------------------------------------
 log "running mf_bench Store* (temporary stores under $work)"
@@ -167,14 +143,14 @@ bulk_table() {
   echo "ratio = peer seconds / mf seconds: above 1.00x Millforge is faster, below it is slower"
   echo
   printf "%-30s %9s %10s %14s\n" "whole process, 100 MB" seconds MB/s "ratio vs peer"
-  row "mf-store canon --lines" "$t_canon" "$t_jq"
-  row "jq -c -S ." "$t_jq" ""
-  row "mf-store hash" "$t_hash" "$t_sha"
-  row "sha256sum" "$t_sha" ""
-  row "mf-store put (fresh, synced)" "$t_put" "$t_dd"
-  row "dd conv=fsync" "$t_dd" ""
-  row "mf-store get (re-hashed)" "$t_get" "$t_cat"
-  row "cat" "$t_cat" ""
+  row "mf-store canon --lines" "$t_canon" "$t_jq" 30
+  row "jq -c -S ." "$t_jq" "" 30
+  row "mf-store hash" "$t_hash" "$t_sha" 30
+  row "sha256sum" "$t_sha" "" 30
+  row "mf-store put (fresh, synced)" "$t_put" "$t_dd" 30
+  row "dd conv=fsync" "$t_dd" "" 30
+  row "mf-store get (re-hashed)" "$t_get" "$t_cat" 30
+  row "cat" "$t_cat" "" 30
   echo
   echo "Put and get in one process (mf_bench; MB/s = MiB/s of values)"
   printf "%-38s %14s %12s\n" benchmark "objects/s" "MiB/s"

@@ -1,0 +1,39 @@
+# Shared by the whole-process benchmark scripts (sourced). Callers set `bench_name` (log prefix),
+# `runs` (timed runs per command) and, for `row`, `bytes` (input size).
+
+log() { echo "$bench_name: $*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
+
+# require_tools TOOL...: every tool must be on PATH.
+require_tools() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || die "$tool is not installed"
+  done
+}
+
+# best_of CMD...: the best wall-clock seconds of $runs runs (stdout discarded, page cache warm).
+best_of() {
+  local best="" t0 t1 i
+  for ((i = 0; i < runs; i++)); do
+    t0=$(date +%s.%N)
+    "$@" >/dev/null
+    t1=$(date +%s.%N)
+    best=$(awk -v a="$t0" -v b="$t1" -v best="$best" \
+      'BEGIN { d = b - a; if (best == "" || d < best) best = d; printf "%.3f", best }')
+  done
+  echo "$best"
+}
+
+# row NAME SECONDS PEER_SECONDS [WIDTH]: one table row with MB/s (1 MB = 10^6 bytes of $bytes) and
+# the ratio peer seconds / our seconds; an empty PEER_SECONDS marks the peer's own row.
+row() {
+  awk -v name="$1" -v t="$2" -v peer="$3" -v bytes="$bytes" -v w="${4:-26}" 'BEGIN {
+    mbs = (t > 0) ? bytes / 1e6 / t : 0
+    ratio = (peer == "") ? "(peer)" : sprintf("%.2fx", (t > 0) ? peer / t : 0)
+    printf "%-*s %9.3f %10.1f %14s\n", w, name, t, mbs, ratio
+  }'
+}
