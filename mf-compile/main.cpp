@@ -1,5 +1,10 @@
 // mf-compile: harness source + tool catalog + model profiles -> compiled plan (SPEC §5.2, §5.3).
+#include <unistd.h>
+
 #include "mf/cli/cli.hpp"
+#include "mf/harness/command.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
 
 namespace cli = mf::cli;
 namespace po = boost::program_options;
@@ -8,36 +13,99 @@ int main(int argc, char** argv) {
   const cli::Tool tool{
       .name = "mf-compile",
       .summary =
-          "Compile a harness source (YAML or JSON) with a tool catalog and model profiles "
-          "into a compiled plan (canonical JSON) and diagnostics.",
+          "Compile a harness source (YAML or JSON) with tool catalogs and model profiles into a "
+          "content-addressed plan (canonical JSON), or verify a compiled plan.",
       .usage =
-          "mf-compile [options] HARNESS|-\n       mf-compile project [options] --plan PLAN "
-          "--query TEXT",
+          "mf-compile [options] HARNESS.yaml|HARNESS.json|-\n"
+          "       mf-compile verify PLAN.compiled.json|-\n"
+          "       mf-compile project --plan PLAN --query TEXT",
       .examples =
           {
-              "mf-compile harness.yaml --catalog tools.json --out plans/",
-              "mf-compile harness.yaml -o - | mf-run --plan - --model scripted:responses.json "
-              "--trace run.jsonl",
-              "mf-compile project --plan plan.json --query 'find the panic paths'",
+              "mf-compile harness.yaml --catalog tools.json --profiles profiles.json --out plans/",
+              "mf-compile harness.yaml --catalog tools.json --profiles profiles.json -o - | "
+              "mf-compile verify -",
+              "mf-compile harness.json --catalog builtin --catalog extra.json --profiles p.json "
+              "--legal-terminals COMPLETE,BLOCKED --capabilities unrestricted.filesystem.read,"
+              "terminal.intent -o -",
+              "mf-compile verify plans/my.harness@1.<sha>.compiled.json",
           },
       .positional = "args",
+      .details =
+          "Phases run request, parse, schema, resolution, graph, capability, artifact, lowering, "
+          "output; a failing phase stops the later ones and every fault is one diagnostic "
+          "(docs/diagnostics.md). With --out DIR the plan is published atomically as "
+          "DIR/<harness_id>@<version>.<compiled_sha256>.compiled.json (never overwriting different "
+          "bytes) with its compile report beside it, and the report is printed; without --out (or "
+          "with -o -) the plan itself goes to stdout. Exit 0 compiled, 2 rejected, 3 output or "
+          "internal error; verify exits 1 when a plan fails its hash or invariants.",
   };
   po::options_description options;
-  options.add_options()                                                                       //
-      ("catalog", po::value<std::string>()->value_name("FILE"),                               //
-       "tool catalog (JSON descriptors; default: the built-in catalog)")                      //
-      ("profiles", po::value<std::string>()->value_name("FILE"), "model profiles")            //
-      ("out,o", po::value<std::string>()->value_name("DIR|-"),                                //
-       "publish the plan into DIR, or print it to stdout with '-'")                           //
-      ("store", po::value<std::string>()->value_name("DIR"), "also put the plan in a store")  //
-      ("plan", po::value<std::string>()->value_name("FILE"), "project: the compiled plan")    //
-      ("query", po::value<std::string>()->value_name("TEXT"), "project: the turn's input");   //
+  options.add_options()                                                                      //
+      ("catalog", po::value<std::vector<std::string>>()->composing()->value_name("FILE"),    //
+       "tool catalog (repeatable; 'builtin' = the compiled-in catalog, the default)")        //
+      ("profiles", po::value<std::vector<std::string>>()->composing()->value_name("FILE"),   //
+       "model profiles (repeatable; default: the built-in profiles)")                        //
+      ("out,o", po::value<std::string>()->value_name("DIR|-"),                               //
+       "publish the plan into DIR, or print it to stdout with '-' (the default)")            //
+      ("store", po::value<std::string>()->value_name("DIR"),                                 //
+       "also put plan and report in the store (refs compile/<id>/<version>/...)")            //
+      ("diagnostics", po::value<std::string>()->value_name("FILE|-"),                        //
+       "also write the compile report to FILE (or stderr-free stdout with '-')")             //
+      ("format", po::value<std::string>()->value_name("yaml|json"),                          //
+       "source format (default: by extension; stdin is sniffed)")                            //
+      ("expect-harness-id", po::value<std::string>()->value_name("ID"),                      //
+       "refuse a source whose harness_id differs (MF-S027)")                                 //
+      ("stage", po::value<std::string>()->value_name("STAGE"),                               //
+       "the stage kind the plan is compiled for; must be in stage_scope (MF-S028)")          //
+      ("legal-terminals", po::value<std::string>()->value_name("A,B"),                       //
+       "the terminal results the caller accepts (MF-G009, MF-S029)")                         //
+      ("capabilities", po::value<std::string>()->value_name("CAP,..."),                      //
+       "the granted capability envelope (MF-C001)")                                          //
+      ("plan", po::value<std::string>()->value_name("FILE"), "project: the compiled plan")   //
+      ("query", po::value<std::string>()->value_name("TEXT"), "project: the turn's input");  //
 
-  return cli::run(argc, argv, tool, options, [](cli::Context& ctx) {
+  return cli::run(argc, argv, tool, options, [](cli::Context& ctx) -> int {
     const auto args = ctx.positionals();
     if (!args.empty() && args[0] == "project") {
       return cli::not_built(ctx.tool, "prompt projection ('mf-compile project')");
     }
-    return cli::not_built(ctx.tool, "harness compilation");
+    if (!args.empty() && args[0] == "verify") {
+      if (args.size() > 2) return cli::usage_error(ctx.tool, "verify takes one PLAN file (or -)");
+      const std::string plan = args.size() == 2 ? args[1] : "-";
+      auto summary = mf::harness::verify_command(plan);
+      if (!summary) {
+        const int code =
+            cli::report(ctx.tool, summary.diagnostics(), plan == "-" ? "<stdin>" : plan);
+        const auto& first = summary.diagnostics().front().code;
+        return first.rfind("MF-L", 0) == 0 ? cli::kFailure : code;
+      }
+      auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*summary));
+      return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
+    }
+    if (args.size() > 1) return cli::usage_error(ctx.tool, "give one HARNESS file (or -)");
+    mf::harness::CompileArgs a;
+    a.source = args.empty() ? "-" : args[0];
+    a.format = ctx.get("format");
+    if (ctx.vars.count("catalog")) a.catalogs = ctx.vars["catalog"].as<std::vector<std::string>>();
+    if (ctx.vars.count("profiles"))
+      a.profiles = ctx.vars["profiles"].as<std::vector<std::string>>();
+    a.out = ctx.get("out");
+    a.store_dir = ctx.get("store");
+    a.diagnostics = ctx.get("diagnostics");
+    if ((a.out.empty() || a.out == "-") && a.diagnostics == "-") {
+      return cli::usage_error(ctx.tool,
+                              "the plan already goes to stdout; give --diagnostics a FILE");
+    }
+    a.expected_harness_id = ctx.get("expect-harness-id");
+    a.stage = ctx.get("stage");
+    a.legal_terminals_given = ctx.vars.count("legal-terminals") != 0;
+    a.legal_terminals = ctx.get("legal-terminals");
+    a.capabilities_given = ctx.vars.count("capabilities") != 0;
+    a.capabilities = ctx.get("capabilities");
+    auto outcome = mf::harness::compile_command(a);
+    if (outcome.diagnostics.empty()) return cli::kSuccess;
+    const int code =
+        cli::report(ctx.tool, outcome.diagnostics, a.source == "-" ? "<stdin>" : a.source);
+    return outcome.compiled && code == cli::kRejected ? cli::kSuccess : code;
   });
 }

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# The main job on the embedded default (scripted model): the Forge vertical slice end to end.
-# run -> replay -> eval -> compare -> confined read -> exit audit, composed only through files.
+# The main job on the embedded default (scripted model): compile Millforge's golden harness, then the
+# Forge vertical slice end to end: run -> replay -> eval -> compare -> confined read -> exit audit,
+# composed only through files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${MF_BIN:-build/bin}
 out=target
 mkdir -p "$out"
 step() { printf '\n== %s\n' "$*" >&2; }
+
+step "mf-compile: the golden harness into a content-addressed plan (report on stdout)"
+mkdir -p "$out/plans"
+"$bin/mf-compile" fixtures/harness/golden.yaml --catalog fixtures/harness/catalog.json \
+  --profiles fixtures/harness/profiles.json --out "$out/plans" | jq -c '{status, plan_file}'
+"$bin/mf-compile" fixtures/harness/golden.json --catalog fixtures/harness/catalog.json \
+  --profiles fixtures/harness/profiles.json -o - | "$bin/mf-compile" verify - | jq -c .
 
 step "mf-run: valid first response (result on stdout, trace in $out/forge-valid.jsonl)"
 "$bin/mf-run" --task fixtures/forge/task-valid.json \

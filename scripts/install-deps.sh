@@ -9,7 +9,10 @@ packages=(
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   rapidjson-dev libyaml-cpp-dev liblmdb-dev libcurl4-openssl-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libutf8proc-dev libre2-dev          # the tool pack: NFKC for edit, the regex engine of grep
+  bubblewrap                          # the opt-in bash sandbox (tested when present)
   jq                                  # peer in bench/run.sh, helper in tests/cli
+  ripgrep fd-find                     # peers of grep and find in bench/
 )
 
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null |

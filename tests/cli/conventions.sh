@@ -66,7 +66,6 @@ not_built() {
   [[ ! -s $tmp/out ]] || fail "$*: wrote to stdout"
   grep -q 'is not built yet$' "$tmp/err" || fail "$*: does not say it is not built"
 }
-not_built "$MF_BIN/mf-compile" harness.yaml --catalog tools.json -o -
 not_built "$MF_BIN/mf-compile" project --plan plan.json --query 'read the file'
 not_built "$MF_BIN/mf-run" --plan plan.json --model scripted:r.json --trace -
 not_built "$MF_BIN/mf-replay" --strict --plan plan.json trace.jsonl

@@ -1,11 +1,16 @@
 #include "mf/diag/diagnostic.hpp"
 
+#include "mf/diag/secrets.hpp"
+
 namespace mf::diag {
 
 Diagnostic error(std::string code, std::string message, std::string pointer, std::int64_t line,
                  std::int64_t column) {
-  return Diagnostic{std::move(code), Severity::Error, std::move(message), std::move(pointer), line,
-                    column};
+  // Messages quote input values and pointers name input keys; neither may carry a credential
+  // onward (SPEC §11).
+  return Diagnostic{
+      std::move(code), Severity::Error, redact_secrets(message), redact_secrets(pointer), line,
+      column};
 }
 
 std::string render_text(const Diagnostic& d, std::string_view source) {

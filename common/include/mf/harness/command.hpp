@@ -1,0 +1,48 @@
+// The file side of mf-compile: read the source, catalogs and profiles, compile, and publish the
+// plan and its compile report (directory, stdout or store). mf-compile/main.cpp parses options and
+// maps the outcome to an exit code; everything else is here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mf/diag/diagnostic.hpp"
+#include "mf/json/value.hpp"
+
+namespace mf::harness {
+
+struct CompileArgs {
+  std::string source;                 // path or "-"
+  std::string format;                 // "yaml", "json", or empty: by extension / sniffed on stdin
+  std::vector<std::string> catalogs;  // paths or "builtin"; empty = the built-in catalog
+  std::vector<std::string> profiles;  // paths or "builtin"; empty = the built-in profiles
+  std::string out;                    // DIR, or "-"/empty for the plan on stdout
+  std::string store_dir;              // also put plan and report into this store
+  std::string diagnostics;            // also write the compile report to FILE or "-"
+  std::string expected_harness_id;
+  std::string stage;
+  std::string legal_terminals;  // comma-separated; empty = not checked
+  std::string capabilities;     // comma-separated granted envelope; empty = not checked
+  bool legal_terminals_given = false;
+  bool capabilities_given = false;
+};
+
+struct CompileOutcome {
+  bool compiled = false;
+  diag::Diagnostics diagnostics;  // for stderr (source faults, output faults)
+  json::Value report;             // the compile report (docs/formats/plan.md)
+};
+
+// Runs one compilation end to end. Writes the plan to stdout when args.out is "-" or empty,
+// otherwise the report; never leaves a partial file.
+CompileOutcome compile_command(const CompileArgs& args);
+
+// mf-compile verify: loads a plan file ("-" = stdin) through the plan loader. On success returns a
+// summary object {harness_id, harness_version, compiled_sha256, nodes, verified:true}.
+Result<json::Value> verify_command(const std::string& path);
+
+// The built-in model profile set (docs/formats/profiles.md).
+const json::Value& builtin_profiles_json();
+
+}  // namespace mf::harness

@@ -1,0 +1,93 @@
+// The tool registry (SPEC §5.4): immutable descriptors with a registry-computed digest, and frozen
+// catalogs giving exact (tool_id, version) lookup. The harness compiler resolves tool_refs against
+// a catalog; the execution boundary runs a call only through a descriptor bound in a compiled plan.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "mf/diag/diagnostic.hpp"
+#include "mf/json/value.hpp"
+
+namespace mf::tools {
+
+enum class SideEffect : std::uint8_t {
+  ReadOnly,
+  ArtifactWrite,
+  WorkspaceWrite,
+  ProcessExecution,
+  NetworkRead,
+  NetworkWrite,
+  Terminal,
+};
+
+enum class Idempotency : std::uint8_t { Idempotent, IdempotentWithKey, NonIdempotent, Unknown };
+
+std::string_view name(SideEffect s);
+std::string_view name(Idempotency i);
+
+struct OutputPolicy {
+  std::int64_t max_output_bytes = 1 << 20;
+  std::int64_t max_summary_bytes = 8 << 10;
+  bool redact_secrets = true;
+};
+
+struct ToolDescriptor {
+  std::string tool_id;  // dotted lowercase, e.g. "builtin.pi_compat.read"
+  std::int64_t version = 1;
+  std::string model_tool_name;  // what the model calls, e.g. "read"
+  std::string description;
+  json::Value input_schema;                        // admitted and normalized (closed objects)
+  json::Value output_schema;                       // admitted and normalized
+  std::vector<std::string> required_capabilities;  // sorted, unique
+  SideEffect side_effect_class = SideEffect::ReadOnly;
+  Idempotency idempotency = Idempotency::Unknown;
+  std::int64_t timeout_ms = 300000;
+  OutputPolicy output_policy;
+  std::string implementation_id;  // "impl.<tool_id>.v<version>" unless the catalog names one
+  // SHA-256 of the canonical descriptor (every field above, defaults filled in); computed here,
+  // never taken from a catalog file.
+  std::string descriptor_sha256;
+
+  std::string ref() const { return tool_id + "@" + std::to_string(version); }
+};
+
+// The descriptor as canonical-ready JSON, without descriptor_sha256 (the bytes it is computed
+// over).
+json::Value to_json(const ToolDescriptor& d);
+
+// A frozen snapshot of descriptors keyed by (tool_id, version).
+class Catalog {
+ public:
+  // Reads a catalog document (docs/formats/catalog.md). Every problem is reported: MF-R004 for a
+  // malformed entry, MF-R007 for a schema outside the supported subset, MF-R003 when an entry
+  // claims a descriptor_sha256 that differs from the computed one, MF-R005 for a tool listed twice.
+  // `source` prefixes nothing; pointers are into `doc`.
+  static Result<Catalog> from_json(const json::Value& doc);
+
+  // Adds every descriptor of `other`; MF-R005 for a (tool_id, version) already present.
+  Status merge(const Catalog& other);
+
+  const ToolDescriptor* find(std::string_view tool_id, std::int64_t version) const;
+  const std::map<std::pair<std::string, std::int64_t>, ToolDescriptor>& descriptors() const {
+    return tools_;
+  }
+
+ private:
+  std::map<std::pair<std::string, std::int64_t>, ToolDescriptor> tools_;
+};
+
+// The compiled-in catalog: the Pi-compatible coding pack, its terminal controls and the artifact
+// tools (docs/formats/catalog.md lists them).
+const Catalog& builtin_catalog();
+const json::Value& builtin_catalog_json();
+
+// Identifier rules shared with the harness compiler.
+bool valid_dotted_id(std::string_view s);        // "a.b_c.d9": lowercase segments joined by '.'
+bool valid_model_tool_name(std::string_view s);  // [A-Za-z][A-Za-z0-9_-]{0,63}
+
+}  // namespace mf::tools

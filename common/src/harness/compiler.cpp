@@ -1,0 +1,567 @@
+#include "mf/harness/compiler.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "mf/diag/codes.hpp"
+#include "mf/harness/plan.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/fields.hpp"
+#include "mf/json/pointer.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/tools/catalog.hpp"
+#include "mf/yaml/reader.hpp"
+#include "source.hpp"
+
+namespace mf::harness {
+namespace {
+
+namespace codes = diag::codes;
+using json::Value;
+
+constexpr std::size_t kMaxSourceBytes = 1 << 20;
+
+// A node with its resolved descriptor.
+struct Bound {
+  const Node* node;
+  const tools::ToolDescriptor* tool;
+};
+
+struct Compilation {
+  const CompileRequest& request;
+  Source source;
+  tools::Catalog catalog;
+  std::map<std::string, const Node*> by_id;
+  std::vector<Bound> bound;  // in node_id order
+  diag::Diagnostics ds;
+
+  void add(std::string code, std::string message, std::string pointer) {
+    ds.push_back(diag::error(std::move(code), std::move(message), std::move(pointer)));
+  }
+};
+
+std::string quoted(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
+
+// Schema-phase checks that depend on the request rather than on the source alone.
+void check_request_against_source(Compilation& c) {
+  const auto& r = c.request;
+  const auto& s = c.source;
+  if (!r.expected_harness_id.empty() && r.expected_harness_id != s.harness_id) {
+    c.add(codes::kHarnessIdMismatch,
+          "harness_id " + quoted(s.harness_id) + " is not the expected " +
+              quoted(r.expected_harness_id),
+          "/harness_id");
+  }
+  if (!r.stage.empty() && std::find(s.stage_kind_ids.begin(), s.stage_kind_ids.end(), r.stage) ==
+                              s.stage_kind_ids.end()) {
+    c.add(codes::kStageOutOfScope, "stage " + quoted(r.stage) + " is not in stage_scope",
+          "/stage_scope/stage_kind_ids");
+  }
+}
+
+// Loads catalogs and profiles, then binds every node to an exact descriptor.
+void resolve(Compilation& c) {
+  for (const auto& doc : c.request.catalogs) {
+    auto loaded = tools::Catalog::from_json(doc.doc);
+    if (!loaded) {
+      for (auto d : loaded.diagnostics()) {
+        d.message = "catalog " + doc.name + ": " + d.message;
+        c.ds.push_back(std::move(d));
+      }
+      continue;
+    }
+    if (Status merged = c.catalog.merge(*loaded); !merged) {
+      for (auto d : merged.diagnostics()) {
+        d.message = "catalog " + doc.name + ": " + d.message;
+        c.ds.push_back(std::move(d));
+      }
+    }
+  }
+  bool profile_found = false;
+  for (const auto& doc : c.request.profiles) {
+    json::FieldReader f(doc.doc, "");
+    auto version = f.string("schema_version");
+    auto kind = f.string("kind");
+    const Value* profiles = f.array("profiles");
+    f.reject_unknown({"schema_version", "kind", "profiles"});
+    if ((version && *version != "1.0") || (kind && *kind != "millforge_model_profiles")) {
+      f.add(diag::error(codes::kSchema,
+                        "a profiles file has schema_version \"1.0\" and kind "
+                        "\"millforge_model_profiles\""));
+    }
+    std::set<std::string> seen;
+    for (std::size_t i = 0; profiles != nullptr && i < profiles->as_array().size(); ++i) {
+      std::string at = "/profiles";
+      json::append_index(at, i);
+      json::FieldReader p(profiles->as_array()[i], at);
+      auto id = p.string("profile_id");
+      auto backend = p.string("backend");
+      p.string("description", false);
+      p.reject_unknown({"profile_id", "backend", "description"});
+      if (id && !tools::valid_dotted_id(*id)) {
+        p.add(diag::error(codes::kSchema, "profile_id " + quoted(*id) + " is malformed",
+                          p.pointer_of("profile_id")));
+      }
+      if (id && !seen.insert(*id).second) {
+        p.add(diag::error(codes::kSchema, "profile " + quoted(*id) + " is listed twice",
+                          p.pointer_of("profile_id")));
+      }
+      if (backend && *backend != "scripted" && *backend != "openai") {
+        p.add(diag::error(codes::kSchema, "backend must be \"scripted\" or \"openai\"",
+                          p.pointer_of("backend")));
+      }
+      if (p.ok() && id && *id == c.source.model_profile_id) profile_found = true;
+      for (auto& d : p.take()) f.add(std::move(d));
+    }
+    for (auto d : f.take()) {
+      d.code = codes::kMalformedProfile;
+      d.message = "profiles " + doc.name + ": " + d.message;
+      c.ds.push_back(std::move(d));
+    }
+  }
+  if (!c.ds.empty()) return;
+  if (!profile_found) {
+    c.add(codes::kUnknownProfile,
+          "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file",
+          "/model_profile_id");
+  }
+  std::map<std::string, const Node*> by_tool;
+  std::map<std::string, const Node*> by_model_name;
+  for (const auto& n : c.source.nodes) {
+    const std::string ref = n.tool_id + "@" + std::to_string(n.tool_version);
+    const tools::ToolDescriptor* d = c.catalog.find(n.tool_id, n.tool_version);
+    if (d == nullptr) {
+      c.add(codes::kUnknownTool, "tool_ref " + quoted(ref) + " is in no catalog",
+            n.pointer + "/tool_ref");
+      continue;
+    }
+    if (auto [it, fresh] = by_tool.emplace(ref, &n); !fresh) {
+      c.add(codes::kDuplicateBinding,
+            "tool " + ref + " is already bound by node " + quoted(it->second->node_id),
+            n.pointer + "/tool_ref");
+      continue;
+    }
+    if (auto [it, fresh] = by_model_name.emplace(d->model_tool_name, &n); !fresh) {
+      c.add(codes::kDuplicateModelName,
+            "model tool name " + quoted(d->model_tool_name) + " is already bound by node " +
+                quoted(it->second->node_id),
+            n.pointer + "/tool_ref");
+      continue;
+    }
+    c.bound.push_back({&n, d});
+  }
+}
+
+// The properties an input schema declares, with the type it gives each (empty when untyped).
+std::map<std::string, Value> schema_properties(const Value& schema) {
+  std::map<std::string, Value> out;
+  const Value* props = schema.is_object() ? schema.find("properties") : nullptr;
+  if (props == nullptr || !props->is_object()) return out;
+  for (const auto& m : props->as_object()) {
+    const Value* type = m.value.is_object() ? m.value.find("type") : nullptr;
+    out.emplace(m.key, type ? *type : Value());
+  }
+  return out;
+}
+
+void check_graph(Compilation& c) {
+  const auto& nodes = c.source.nodes;
+  std::map<std::string, const tools::ToolDescriptor*> tool_of;
+  for (const auto& b : c.bound) tool_of[b.node->node_id] = b.tool;
+  for (const auto& n : nodes) c.by_id[n.node_id] = &n;
+
+  // Edges node -> prerequisite that passed the per-edge checks.
+  std::map<std::string, std::vector<std::string>> edges;
+  std::map<std::string, std::string> terminal_owner;
+  for (const auto& n : nodes) {
+    std::set<std::string> seen;
+    for (const auto& p : n.prerequisites) {
+      auto target = c.by_id.find(p.node_id);
+      if (p.node_id == n.node_id) {
+        c.add(codes::kSelfPrerequisite,
+              "node " + quoted(n.node_id) + " lists itself as a prerequisite", p.pointer);
+      } else if (target == c.by_id.end()) {
+        c.add(codes::kUnknownPrerequisite, "prerequisite " + quoted(p.node_id) + " is not a node",
+              p.pointer);
+      } else if (!seen.insert(p.node_id).second) {
+        c.add(codes::kDuplicatePrerequisite,
+              "prerequisite " + quoted(p.node_id) + " is listed twice", p.pointer);
+      } else if (target->second->terminal_result) {
+        c.add(codes::kTerminalPrerequisite,
+              "terminal node " + quoted(p.node_id) +
+                  " cannot be a prerequisite: a terminal ends "
+                  "the run",
+              p.pointer);
+      } else {
+        edges[n.node_id].push_back(p.node_id);
+        const auto prior = schema_properties(tool_of[p.node_id]->input_schema);
+        const auto current = schema_properties(tool_of[n.node_id]->input_schema);
+        for (std::size_t i = 0; i < p.matches.size(); ++i) {
+          const auto& m = p.matches[i];
+          auto a = prior.find(m.prior);
+          auto b = current.find(m.current);
+          std::string why;
+          if (a == prior.end()) {
+            why = "the prerequisite's tool has no argument " + quoted(m.prior);
+          } else if (b == current.end()) {
+            why = "this node's tool has no argument " + quoted(m.current);
+          } else if (!a->second.is_null() && !b->second.is_null() && !(a->second == b->second)) {
+            why = "arguments " + quoted(m.prior) + " and " + quoted(m.current) +
+                  " have different types";
+          }
+          if (!why.empty()) {
+            c.add(codes::kBadArgumentMatch, "argument match on " + quoted(p.node_id) + ": " + why,
+                  p.pointer + "/argument_matches");
+          }
+        }
+      }
+    }
+    if (n.terminal_result) {
+      if (n.required) {
+        c.add(codes::kRequiredTerminal,
+              "terminal node " + quoted(n.node_id) + " cannot be required",
+              n.pointer + "/required");
+      }
+      if (c.request.legal_terminals &&
+          std::find(c.request.legal_terminals->begin(), c.request.legal_terminals->end(),
+                    *n.terminal_result) == c.request.legal_terminals->end()) {
+        c.add(codes::kIllegalTerminal,
+              "terminal result " + *n.terminal_result + " is not one of the legal terminals",
+              n.pointer + "/terminal_result");
+      }
+      if (auto [it, fresh] = terminal_owner.emplace(*n.terminal_result, n.node_id); !fresh) {
+        c.add(codes::kDuplicateTerminal,
+              "terminal result " + *n.terminal_result + " is already produced by node " +
+                  quoted(it->second),
+              n.pointer + "/terminal_result");
+      }
+    }
+  }
+  if (terminal_owner.empty()) {
+    c.add(codes::kNoTerminal, "the graph has no terminal node (no terminal_result)",
+          "/graph/nodes");
+  }
+  if (c.request.legal_terminals) {
+    for (const auto& t : *c.request.legal_terminals) {
+      if (terminal_owner.count(t) == 0) {
+        c.add(codes::kLegalTerminalMissing, "legal terminal " + t + " has no terminal node",
+              "/graph/nodes");
+      }
+    }
+  }
+
+  // Cycles: Tarjan's strongly connected components over the accepted edges. Each cycle is one
+  // fault, reported at its first node; nodes that only depend on a cycle can never run either.
+  std::map<std::string, int> index, low;
+  std::vector<std::string> stack;
+  std::set<std::string> on_stack, cyclic;
+  int counter = 0;
+  std::function<void(const std::string&)> strong = [&](const std::string& v) {
+    index[v] = low[v] = counter++;
+    stack.push_back(v);
+    on_stack.insert(v);
+    for (const auto& w : edges[v]) {
+      if (index.count(w) == 0) {
+        strong(w);
+        low[v] = std::min(low[v], low[w]);
+      } else if (on_stack.count(w) != 0) {
+        low[v] = std::min(low[v], index[w]);
+      }
+    }
+    if (low[v] != index[v]) return;
+    std::vector<std::string> component;
+    std::string w;
+    do {
+      w = stack.back();
+      stack.pop_back();
+      on_stack.erase(w);
+      component.push_back(w);
+    } while (w != v);
+    if (component.size() < 2) return;
+    std::sort(component.begin(), component.end());
+    std::string members;
+    for (const auto& m : component) {
+      members += (members.empty() ? "" : ", ") + m;
+      cyclic.insert(m);
+    }
+    c.add(codes::kCycle, "prerequisites form a cycle: " + members,
+          c.by_id[component.front()]->pointer + "/prerequisites");
+  };
+  for (const auto& n : nodes) {
+    if (index.count(n.node_id) == 0) strong(n.node_id);
+  }
+  if (cyclic.empty()) return;
+  std::map<std::string, bool> blocked;  // depends (transitively) on a cycle
+  std::function<bool(const std::string&)> depends_on_cycle = [&](const std::string& v) {
+    if (auto it = blocked.find(v); it != blocked.end()) return it->second;
+    blocked[v] = false;
+    bool b = false;
+    for (const auto& w : edges[v]) b = b || cyclic.count(w) != 0 || depends_on_cycle(w);
+    return blocked[v] = b;
+  };
+  for (const auto& n : nodes) {
+    if (cyclic.count(n.node_id) != 0 || !depends_on_cycle(n.node_id)) continue;
+    const char* code = n.terminal_result ? codes::kUnreachableTerminal
+                       : n.required      ? codes::kUnreachableRequired
+                                         : codes::kUnreachableNode;
+    c.add(code, "node " + quoted(n.node_id) + " can never run: it depends on a prerequisite cycle",
+          n.pointer + "/prerequisites");
+  }
+}
+
+void check_capabilities(Compilation& c) {
+  if (!c.request.capabilities) return;
+  const auto& granted = *c.request.capabilities;
+  std::set<std::string> reported;
+  for (const auto& b : c.bound) {
+    for (const auto& cap : b.tool->required_capabilities) {
+      if (std::find(granted.begin(), granted.end(), cap) != granted.end()) continue;
+      if (!reported.insert(cap).second) continue;
+      c.add(codes::kCapabilityNotGranted,
+            "capability " + quoted(cap) + " needed by " + b.tool->ref() +
+                " is outside the granted envelope",
+            b.node->pointer + "/tool_ref");
+    }
+  }
+}
+
+void check_artifacts(Compilation& c) {
+  const auto& s = c.source;
+  const std::set<std::string> declared(s.declared_artifact_ids.begin(),
+                                       s.declared_artifact_ids.end());
+  std::map<std::string, std::vector<const Node*>> producers;
+  for (const auto& b : c.bound) {
+    const Node& n = *b.node;
+    for (std::size_t i = 0; i < n.produces.size(); ++i) {
+      const std::string& a = n.produces[i];
+      const std::string where = n.pointer + "/produces";
+      if (declared.count(a) == 0) {
+        c.add(codes::kUndeclaredProduced,
+              "node " + quoted(n.node_id) + " produces undeclared artifact " + quoted(a), where);
+      } else if (b.tool->side_effect_class == tools::SideEffect::ReadOnly ||
+                 b.tool->side_effect_class == tools::SideEffect::Terminal) {
+        c.add(codes::kToolCannotProduce,
+              "node " + quoted(n.node_id) + " cannot produce " + quoted(a) + ": " + b.tool->ref() +
+                  " is " + std::string(tools::name(b.tool->side_effect_class)),
+              where);
+      } else {
+        producers[a].push_back(&n);
+      }
+    }
+  }
+  // Transitive prerequisites of a node.
+  std::function<void(const Node&, std::set<std::string>&)> ancestors =
+      [&](const Node& n, std::set<std::string>& out) {
+        for (const auto& p : n.prerequisites) {
+          auto it = c.by_id.find(p.node_id);
+          if (it != c.by_id.end() && out.insert(p.node_id).second) ancestors(*it->second, out);
+        }
+      };
+  std::map<std::string, const Node*> terminal_node;
+  for (const auto& n : s.nodes) {
+    if (n.terminal_result) terminal_node[*n.terminal_result] = &n;
+  }
+  for (const auto& t : s.required_by_terminal) {
+    auto owner = terminal_node.find(t.terminal_result);
+    if (owner == terminal_node.end()) {
+      c.add(codes::kUnknownArtifactTerminal, "no node has terminal result " + t.terminal_result,
+            t.pointer);
+      continue;
+    }
+    std::set<std::string> before;
+    ancestors(*owner->second, before);
+    for (const auto& a : t.artifact_ids) {
+      if (declared.count(a) == 0) {
+        c.add(codes::kUndeclaredRequired,
+              "terminal " + t.terminal_result + " requires undeclared artifact " + quoted(a),
+              t.pointer);
+        continue;
+      }
+      auto it = producers.find(a);
+      if (it == producers.end()) {
+        c.add(
+            codes::kArtifactNoProducer,
+            "terminal " + t.terminal_result + " requires " + quoted(a) + " but no node produces it",
+            t.pointer);
+        continue;
+      }
+      const bool gated = std::any_of(it->second.begin(), it->second.end(), [&](const Node* p) {
+        return p->required || before.count(p->node_id) != 0;
+      });
+      if (!gated) {
+        c.add(codes::kArtifactNotGated,
+              "terminal " + t.terminal_result + " requires " + quoted(a) +
+                  " but no producer of it is required or a prerequisite of node " +
+                  quoted(owner->second->node_id),
+              t.pointer);
+      }
+    }
+  }
+}
+
+Value lower(const Compilation& c, const std::string& source_sha256) {
+  const auto& s = c.source;
+  json::Array nodes;
+  json::Object terminal_map;
+  std::set<std::string> capabilities;
+  for (const auto& b : c.bound) {
+    const Node& n = *b.node;
+    const tools::ToolDescriptor& t = *b.tool;
+    json::Array pre;
+    for (const auto& p : n.prerequisites) {
+      json::Array matches;
+      for (const auto& m : p.matches) {
+        matches.push_back(
+            json::Object{{"prerequisite_argument", m.prior}, {"current_argument", m.current}});
+      }
+      pre.push_back(json::Object{{"node_id", p.node_id}, {"argument_matches", std::move(matches)}});
+    }
+    capabilities.insert(t.required_capabilities.begin(), t.required_capabilities.end());
+    if (n.terminal_result) terminal_map.push_back({n.node_id, *n.terminal_result});
+    json::Value descriptor = tools::to_json(t);
+    nodes.push_back(json::Object{
+        {"node_id", n.node_id},
+        {"model_tool_name", t.model_tool_name},
+        {"description", t.description},
+        {"input_schema", t.input_schema},
+        {"output_schema", t.output_schema},
+        {"binding", json::Object{{"tool_id", t.tool_id},
+                                 {"tool_version", t.version},
+                                 {"descriptor_sha256", t.descriptor_sha256},
+                                 {"implementation_id", t.implementation_id}}},
+        {"prerequisites", std::move(pre)},
+        {"required", n.required},
+        {"terminal_result", n.terminal_result ? Value(*n.terminal_result) : Value(nullptr)},
+        {"required_capabilities",
+         json::Array(t.required_capabilities.begin(), t.required_capabilities.end())},
+        {"produced_artifact_ids", json::Array(n.produces.begin(), n.produces.end())},
+        {"side_effect_class", tools::name(t.side_effect_class)},
+        {"idempotency", tools::name(t.idempotency)},
+        {"timeout_ms", t.timeout_ms},
+        {"output_policy", *descriptor.find("output_policy")},
+    });
+  }
+  json::Array required_by_terminal;
+  for (const auto& t : s.required_by_terminal) {
+    required_by_terminal.push_back(
+        json::Object{{"terminal_result", t.terminal_result},
+                     {"artifact_ids", json::Array(t.artifact_ids.begin(), t.artifact_ids.end())}});
+  }
+  json::Array thresholds(s.context.phase_thresholds.begin(), s.context.phase_thresholds.end());
+  Value plan = json::Object{
+      {"schema_version", "1.0"},
+      {"kind", kPlanKind},
+      {"harness_id", s.harness_id},
+      {"harness_version", s.harness_version},
+      {"source_sha256", source_sha256},
+      {"stage_kind_ids", json::Array(s.stage_kind_ids.begin(), s.stage_kind_ids.end())},
+      {"model_profile", json::Object{{"profile_id", s.model_profile_id}}},
+      {"prompt_policy", json::Object{{"policy_id", s.policy_id},
+                                     {"system_instructions", s.system_instructions},
+                                     {"include_request_context", s.include_request_context}}},
+      {"budgets",
+       json::Object{
+           {"max_iterations", s.budgets.max_iterations},
+           {"max_validation_retries", s.budgets.max_validation_retries},
+           {"max_tool_errors", s.budgets.max_tool_errors},
+           {"max_prerequisite_violations", s.budgets.max_prerequisite_violations},
+           {"max_premature_terminal_attempts", s.budgets.max_premature_terminal_attempts}}},
+      {"context_policy", json::Object{{"strategy_id", s.context.strategy_id},
+                                      {"budget_tokens", s.context.budget_tokens},
+                                      {"keep_recent_iterations", s.context.keep_recent_iterations},
+                                      {"phase_thresholds", std::move(thresholds)}}},
+      {"nodes", std::move(nodes)},
+      {"required_capabilities", json::Array(capabilities.begin(), capabilities.end())},
+      {"terminal_result_map", std::move(terminal_map)},
+      {"artifact_policy",
+       json::Object{{"declared_artifact_ids",
+                     json::Array(s.declared_artifact_ids.begin(), s.declared_artifact_ids.end())},
+                    {"required_by_terminal", std::move(required_by_terminal)}}},
+      {"compiler_identity",
+       json::Object{
+           {"name", "mf-compile"}, {"version", "0.1.0"}, {"build_id", "mf.compiler.lowering.v1"}}},
+  };
+  plan.set("compiled_sha256", plan_digest(plan));
+  return plan;
+}
+
+// Deterministic order inside a phase: by pointer, then code, then message.
+void sort_diagnostics(diag::Diagnostics& ds) {
+  std::stable_sort(ds.begin(), ds.end(), [](const diag::Diagnostic& a, const diag::Diagnostic& b) {
+    return std::tie(a.pointer, a.code, a.message) < std::tie(b.pointer, b.code, b.message);
+  });
+}
+
+}  // namespace
+
+const std::vector<std::string>& phases() {
+  static const std::vector<std::string> names = {"request",    "parse",    "schema",
+                                                 "resolution", "graph",    "capability",
+                                                 "artifact",   "lowering", "output"};
+  return names;
+}
+
+Result<json::Value> parse_source(std::string_view text, Format format) {
+  if (format == Format::Yaml) {
+    yaml::ReadLimits limits;
+    limits.max_bytes = kMaxSourceBytes;
+    return yaml::parse_object(text, limits);
+  }
+  json::ReadLimits limits;
+  limits.max_bytes = kMaxSourceBytes;
+  limits.max_depth = 32;
+  limits.max_entries = 10000;
+  limits.max_string_bytes = 64 << 10;
+  return json::parse_object(text, limits);
+}
+
+CompileResult compile(const CompileRequest& request) {
+  CompileResult result;
+  Compilation c{request, {}, {}, {}, {}, {}};
+  auto fail = [&](const char* phase) {
+    sort_diagnostics(c.ds);
+    result.failure_phase = phase;
+    result.diagnostics = std::move(c.ds);
+    return result;
+  };
+  auto source = read_source(request.source);
+  if (!source) {
+    c.ds = source.take_diagnostics();
+    return fail("schema");
+  }
+  c.source = std::move(*source);
+  check_request_against_source(c);
+  if (!c.ds.empty()) return fail("schema");
+  result.source_sha256 = json::canonical_digest(semantic_payload(c.source));
+
+  resolve(c);
+  if (!c.ds.empty()) return fail("resolution");
+  check_graph(c);
+  if (!c.ds.empty()) return fail("graph");
+  check_capabilities(c);
+  if (!c.ds.empty()) return fail("capability");
+  check_artifacts(c);
+  if (!c.ds.empty()) return fail("artifact");
+
+  Value plan = lower(c, result.source_sha256);
+  // The emitted bytes go back through the loader every consumer uses before they are returned.
+  std::string bytes = json::canonical_file(plan);
+  if (auto reloaded = load_plan(bytes); !reloaded) {
+    for (const auto& d : reloaded.diagnostics()) {
+      c.add(codes::kLoweringInvariant, "lowered plan fails its own check: " + d.message, d.pointer);
+    }
+    return fail("lowering");
+  }
+  result.ok = true;
+  result.compiled_sha256 = plan.find("compiled_sha256")->as_string();
+  result.plan = std::move(plan);
+  result.plan_bytes = std::move(bytes);
+  return result;
+}
+
+}  // namespace mf::harness

@@ -1,0 +1,85 @@
+// The harness source model (private to the compiler): the schema pass reads a parsed document into
+// it, reporting every field fault with its pointer; later passes work on it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mf/diag/diagnostic.hpp"
+#include "mf/json/value.hpp"
+
+namespace mf::harness {
+
+struct ArgumentMatch {
+  std::string prior;    // argument of the prerequisite's call
+  std::string current;  // argument of this node's call
+};
+
+struct Prerequisite {
+  std::string node_id;
+  std::vector<ArgumentMatch> matches;
+  std::string pointer;
+};
+
+struct Node {
+  std::string node_id;
+  std::string tool_id;
+  std::int64_t tool_version = 0;
+  bool required = false;
+  std::vector<Prerequisite> prerequisites;
+  std::optional<std::string> terminal_result;
+  std::vector<std::string> produces;
+  std::string pointer;  // /graph/nodes/<id>
+};
+
+struct Budgets {
+  std::int64_t max_iterations = 0;
+  std::int64_t max_validation_retries = 0;
+  std::int64_t max_tool_errors = 0;
+  std::int64_t max_prerequisite_violations = 0;
+  std::int64_t max_premature_terminal_attempts = 0;
+};
+
+struct ContextPolicy {
+  std::string strategy_id;
+  std::int64_t budget_tokens = 0;
+  std::int64_t keep_recent_iterations = 0;
+  std::array<double, 3> phase_thresholds{};
+};
+
+struct Source {
+  std::string harness_id;
+  std::int64_t harness_version = 0;
+  std::vector<std::string> stage_kind_ids;  // sorted
+  std::string model_profile_id;
+  std::string policy_id;
+  std::string system_instructions;
+  bool include_request_context = false;
+  Budgets budgets;
+  ContextPolicy context;
+  std::vector<Node> nodes;  // sorted by node_id
+  std::vector<std::string> declared_artifact_ids;
+  std::string declared_pointer;  // /artifacts/declared_artifact_ids
+  // terminal_result -> artifact ids, in source order, with the pointer of each entry.
+  struct TerminalArtifacts {
+    std::string terminal_result;
+    std::vector<std::string> artifact_ids;
+    std::string pointer;
+  };
+  std::vector<TerminalArtifacts> required_by_terminal;
+};
+
+// The schema phase: MF-S020..S026 faults, every one reported.
+Result<Source> read_source(const json::Value& doc);
+
+// The canonical semantic payload source_sha256 is computed over.
+json::Value semantic_payload(const Source& s);
+
+bool valid_node_id(std::string_view s);          // ^[a-z][a-z0-9_]{0,63}$
+bool valid_terminal_result(std::string_view s);  // ^[A-Z][A-Z0-9_]*$ (at most 64)
+
+}  // namespace mf::harness

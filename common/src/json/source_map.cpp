@@ -1,0 +1,139 @@
+#include "mf/json/source_map.hpp"
+
+#include <rapidjson/reader.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mf/json/pointer.hpp"
+
+namespace mf::json {
+namespace {
+
+// Records the byte offset where each value (or member key) starts. RapidJSON hands a handler the
+// stream before it advances past the token, so Tell() inside a callback is the token's start.
+class Recorder {
+ public:
+  explicit Recorder(rapidjson::StringStream& s) : stream_(s) {}
+
+  bool Null() { return value(); }
+  bool Bool(bool) { return value(); }
+  bool Int(int) { return value(); }
+  bool Uint(unsigned) { return value(); }
+  bool Int64(std::int64_t) { return value(); }
+  bool Uint64(std::uint64_t) { return value(); }
+  bool Double(double) { return value(); }
+  bool RawNumber(const char*, rapidjson::SizeType, bool) { return value(); }
+  bool String(const char*, rapidjson::SizeType, bool) { return value(); }
+  bool StartObject() { return open(true); }
+  bool StartArray() { return open(false); }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    Frame& f = frames_.back();
+    f.key.assign(s, n);
+    f.keyed_at = stream_.Tell();
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) { return close(); }
+  bool EndArray(rapidjson::SizeType) { return close(); }
+
+  std::vector<std::pair<std::string, std::size_t>> offsets;
+
+ private:
+  struct Frame {
+    bool object;
+    std::size_t next_index = 0;
+    std::string key;
+    std::size_t keyed_at = 0;
+  };
+
+  // The pointer of the value starting now, and where it is reported: a member at its key.
+  std::pair<std::string, std::size_t> here() {
+    std::string pointer;
+    for (const Frame& f : frames_) {
+      if (f.object) {
+        append_token(pointer, f.key);
+      } else {
+        append_index(pointer, f.next_index);
+      }
+    }
+    std::size_t at = stream_.Tell();
+    if (!frames_.empty() && frames_.back().object) at = frames_.back().keyed_at;
+    return {std::move(pointer), at};
+  }
+
+  bool value() {
+    offsets.push_back(here());
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().next_index;
+    return true;
+  }
+  bool open(bool object) {
+    offsets.push_back(here());
+    frames_.push_back(Frame{object, 0, {}, 0});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().next_index;
+    return true;
+  }
+
+  rapidjson::StringStream& stream_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+SourceMap json_source_map(std::string_view text) {
+  const std::string copy(text);  // StringStream needs a terminating NUL
+  rapidjson::StringStream stream(copy.c_str());
+  Recorder recorder(stream);
+  rapidjson::Reader reader;
+  if (reader
+          .Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag>(stream,
+                                                                                         recorder)
+          .IsError()) {
+    return {};
+  }
+  return map_offsets(text, std::move(recorder.offsets));
+}
+
+SourceMap map_offsets(std::string_view text,
+                      std::vector<std::pair<std::string, std::size_t>> offsets) {
+  std::sort(offsets.begin(), offsets.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  SourceMap map;
+  SourcePosition p{1, 1};
+  std::size_t i = 0;
+  for (const auto& [pointer, offset] : offsets) {
+    for (; i < offset && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++p.line;
+        p.column = 1;
+      } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+        ++p.column;
+      }
+    }
+    map.emplace(pointer, p);
+  }
+  return map;
+}
+
+void locate(diag::Diagnostics& ds, const SourceMap& map) {
+  for (auto& d : ds) {
+    if (d.line != 0 || map.empty()) continue;
+    std::string pointer = d.pointer;
+    while (true) {
+      if (auto it = map.find(pointer); it != map.end()) {
+        d.line = it->second.line;
+        d.column = it->second.column;
+        break;
+      }
+      if (pointer.empty()) break;
+      pointer.resize(pointer.rfind('/'));
+    }
+  }
+}
+
+}  // namespace mf::json

@@ -1,0 +1,184 @@
+// The compiled-in catalog, written as a catalog document so it goes through the same loader (and
+// the same digests) as any third-party catalog. Parameter schemas and descriptions follow Pi 0.79's
+// coding tools (docs/tools.md).
+#include <cstdlib>
+#include <iostream>
+
+#include "mf/json/reader.hpp"
+#include "mf/tools/catalog.hpp"
+
+namespace mf::tools {
+namespace {
+
+constexpr const char* kBuiltinCatalog = R"json({
+  "schema_version": "1.0",
+  "kind": "millforge_tool_catalog",
+  "tools": [
+    {
+      "tool_id": "builtin.pi_compat.read", "version": 1, "model_tool_name": "read",
+      "description": "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.",
+      "input_schema": {"type": "object", "properties": {
+        "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+        "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+        "limit": {"type": "number", "description": "Maximum number of lines to read"}},
+        "required": ["path"]},
+      "required_capabilities": ["unrestricted.filesystem.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 131072, "max_summary_bytes": 8192, "redact_secrets": false}
+    },
+    {
+      "tool_id": "builtin.pi_compat.bash", "version": 1, "model_tool_name": "bash",
+      "description": "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.",
+      "input_schema": {"type": "object", "properties": {
+        "command": {"type": "string", "description": "Bash command to execute"},
+        "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}},
+        "required": ["command"]},
+      "required_capabilities": ["unrestricted.process.execute"],
+      "side_effect_class": "process_execution", "idempotency": "non_idempotent",
+      "timeout_ms": 1800000,
+      "output_policy": {"max_output_bytes": 131072, "max_summary_bytes": 8192, "redact_secrets": false}
+    },
+    {
+      "tool_id": "builtin.pi_compat.edit", "version": 1, "model_tool_name": "edit",
+      "description": "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.",
+      "input_schema": {"type": "object", "additionalProperties": false, "properties": {
+        "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+        "edits": {"type": "array", "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
+          "items": {"type": "object", "additionalProperties": false, "properties": {
+            "oldText": {"type": "string", "description": "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call."},
+            "newText": {"type": "string", "description": "Replacement text for this targeted edit."}},
+            "required": ["oldText", "newText"]}}},
+        "required": ["path", "edits"]},
+      "required_capabilities": ["unrestricted.filesystem.write"],
+      "side_effect_class": "workspace_write", "idempotency": "non_idempotent",
+      "output_policy": {"max_output_bytes": 131072, "max_summary_bytes": 8192, "redact_secrets": false}
+    },
+    {
+      "tool_id": "builtin.pi_compat.write", "version": 1, "model_tool_name": "write",
+      "description": "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.",
+      "input_schema": {"type": "object", "properties": {
+        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+        "content": {"type": "string", "description": "Content to write to the file"}},
+        "required": ["path", "content"]},
+      "required_capabilities": ["unrestricted.filesystem.write"],
+      "side_effect_class": "workspace_write", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 131072, "max_summary_bytes": 8192, "redact_secrets": false}
+    },
+    {
+      "tool_id": "builtin.pi_compat.grep", "version": 1, "model_tool_name": "grep",
+      "description": "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.",
+      "input_schema": {"type": "object", "properties": {
+        "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
+        "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
+        "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
+        "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
+        "literal": {"type": "boolean", "description": "Treat pattern as literal string instead of regex (default: false)"},
+        "context": {"type": "number", "description": "Number of lines to show before and after each match (default: 0)"},
+        "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"}},
+        "required": ["pattern"]},
+      "required_capabilities": ["unrestricted.filesystem.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 131072, "max_summary_bytes": 8192, "redact_secrets": false}
+    },
+    {
+      "tool_id": "builtin.pi_compat.find", "version": 1, "model_tool_name": "find",
+      "description": "Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).",
+      "input_schema": {"type": "object", "properties": {
+        "pattern": {"type": "string", "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
+        "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
+        "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"}},
+        "required": ["pattern"]},
+      "required_capabilities": ["unrestricted.filesystem.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 131072, "max_summary_bytes": 8192, "redact_secrets": false}
+    },
+    {
+      "tool_id": "builtin.pi_compat.ls", "version": 1, "model_tool_name": "ls",
+      "description": "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to 500 entries or 50KB (whichever is hit first).",
+      "input_schema": {"type": "object", "properties": {
+        "path": {"type": "string", "description": "Directory to list (default: current directory)"},
+        "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"}}},
+      "required_capabilities": ["unrestricted.filesystem.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 131072, "max_summary_bytes": 8192, "redact_secrets": false}
+    },
+    {
+      "tool_id": "builtin.pi_compat.submit", "version": 1, "model_tool_name": "submit",
+      "description": "Finish the task successfully: submit the terminal result COMPLETE with a summary of what was done.",
+      "input_schema": {"type": "object", "properties": {
+        "terminal_result": {"enum": ["COMPLETE"]},
+        "summary": {"type": "string", "minLength": 1, "description": "What was done and where the results are"}},
+        "required": ["terminal_result", "summary"]},
+      "required_capabilities": ["terminal.intent"],
+      "side_effect_class": "terminal", "idempotency": "idempotent", "timeout_ms": 30000
+    },
+    {
+      "tool_id": "builtin.pi_compat.block", "version": 1, "model_tool_name": "block",
+      "description": "Stop because the task cannot be completed: submit the terminal result BLOCKED with a summary of the blocker.",
+      "input_schema": {"type": "object", "properties": {
+        "terminal_result": {"enum": ["BLOCKED"]},
+        "summary": {"type": "string", "minLength": 1, "description": "What blocks the task"}},
+        "required": ["terminal_result", "summary"]},
+      "required_capabilities": ["terminal.intent"],
+      "side_effect_class": "terminal", "idempotency": "idempotent", "timeout_ms": 30000
+    },
+    {
+      "tool_id": "builtin.pi_compat.reject", "version": 1, "model_tool_name": "reject",
+      "description": "Refuse the task: submit the terminal result REJECTED with a summary of the reason.",
+      "input_schema": {"type": "object", "properties": {
+        "terminal_result": {"enum": ["REJECTED"]},
+        "summary": {"type": "string", "minLength": 1, "description": "Why the task is refused"}},
+        "required": ["terminal_result", "summary"]},
+      "required_capabilities": ["terminal.intent"],
+      "side_effect_class": "terminal", "idempotency": "idempotent", "timeout_ms": 30000
+    },
+    {
+      "tool_id": "builtin.artifact.read", "version": 1, "model_tool_name": "read_artifact",
+      "description": "Read a run artifact by its id.",
+      "input_schema": {"type": "object", "properties": {
+        "artifact_id": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The artifact to read"}},
+        "required": ["artifact_id"]},
+      "required_capabilities": ["artifact.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent"
+    },
+    {
+      "tool_id": "builtin.artifact.write", "version": 1, "model_tool_name": "write_artifact",
+      "description": "Write (or replace) a run artifact with the given text content.",
+      "input_schema": {"type": "object", "properties": {
+        "artifact_id": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The artifact to write"},
+        "content": {"type": "string", "description": "The artifact's full text"}},
+        "required": ["artifact_id", "content"]},
+      "required_capabilities": ["artifact.write"],
+      "side_effect_class": "artifact_write", "idempotency": "idempotent"
+    }
+  ]
+})json";
+
+}  // namespace
+
+const json::Value& builtin_catalog_json() {
+  static const json::Value doc = [] {
+    auto v = json::parse(kBuiltinCatalog);
+    if (!v) {
+      std::cerr << "internal error: the built-in catalog does not parse\n";
+      std::abort();
+    }
+    return std::move(v).value();
+  }();
+  return doc;
+}
+
+const Catalog& builtin_catalog() {
+  static const Catalog catalog = [] {
+    auto c = Catalog::from_json(builtin_catalog_json());
+    if (!c) {
+      std::cerr << "internal error: the built-in catalog is invalid: "
+                << c.diagnostics().front().message << "\n";
+      std::abort();
+    }
+    return std::move(c).value();
+  }();
+  return catalog;
+}
+
+}  // namespace mf::tools

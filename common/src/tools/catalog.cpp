@@ -1,0 +1,292 @@
+#include "mf/tools/catalog.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "mf/diag/codes.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/fields.hpp"
+#include "mf/json/pointer.hpp"
+#include "mf/schema/schema.hpp"
+
+namespace mf::tools {
+namespace {
+
+namespace codes = diag::codes;
+
+constexpr std::array kSideEffects = {"read_only",         "artifact_write", "workspace_write",
+                                     "process_execution", "network_read",   "network_write",
+                                     "terminal"};
+constexpr std::array kIdempotency = {"idempotent", "idempotent_with_key", "non_idempotent",
+                                     "unknown"};
+
+constexpr std::int64_t kMaxVersion = 2147483647;
+constexpr std::int64_t kMaxTimeoutMs = 86400000;
+constexpr std::int64_t kMaxOutputBytes = 64 << 20;
+constexpr std::size_t kMaxDescription = 8 << 10;
+constexpr std::size_t kMaxCapabilities = 64;
+
+template <class Enum, std::size_t N>
+bool parse_enum(const std::array<const char*, N>& names, std::string_view s, Enum& out) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (s == names[i]) {
+      out = static_cast<Enum>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string join(const auto& names) {
+  std::string out;
+  for (const char* n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+// Reads one descriptor; every problem is MF-R004 except schema subset faults (MF-R007).
+Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& at) {
+  if (!v.is_object()) {
+    return diag::error(codes::kMalformedDescriptor, "a catalog entry must be an object", at);
+  }
+  json::FieldReader f(v, at);
+  ToolDescriptor d;
+  diag::Diagnostics extra;
+  auto bad = [&](std::string_view key, std::string msg) {
+    extra.push_back(diag::error(codes::kMalformedDescriptor, std::move(msg), f.pointer_of(key)));
+  };
+  if (auto s = f.string("tool_id")) {
+    d.tool_id = *s;
+    if (!valid_dotted_id(d.tool_id)) bad("tool_id", "tool_id must be dotted lowercase");
+  }
+  if (auto i = f.integer("version")) {
+    d.version = *i;
+    if (d.version < 1 || d.version > kMaxVersion) bad("version", "version must be 1..2^31-1");
+  }
+  if (auto s = f.string("model_tool_name")) {
+    d.model_tool_name = *s;
+    if (!valid_model_tool_name(d.model_tool_name)) {
+      bad("model_tool_name", "model_tool_name must match [A-Za-z][A-Za-z0-9_-]{0,63}");
+    }
+  }
+  if (auto s = f.string("description")) {
+    d.description = *s;
+    if (d.description.empty() || d.description.size() > kMaxDescription) {
+      bad("description", "description must be 1..8192 bytes");
+    }
+  }
+  if (const json::Value* s = f.optional("input_schema")) {
+    if (Status ok = schema::admit(*s, codes::kUnsupportedSchema, f.pointer_of("input_schema"));
+        !ok) {
+      for (const auto& e : ok.diagnostics()) extra.push_back(e);
+    } else {
+      const json::Value* type = s->is_object() ? s->find("type") : nullptr;
+      if (type == nullptr || !type->is_string() || type->as_string() != "object") {
+        extra.push_back(diag::error(codes::kUnsupportedSchema,
+                                    "input_schema must be an object schema (\"type\": \"object\")",
+                                    f.pointer_of("input_schema")));
+      }
+      d.input_schema = schema::normalize(*s);
+    }
+  } else {
+    bad("input_schema", "missing required field \"input_schema\"");
+  }
+  d.output_schema = true;
+  if (const json::Value* s = f.optional("output_schema")) {
+    if (Status ok = schema::admit(*s, codes::kUnsupportedSchema, f.pointer_of("output_schema"));
+        !ok) {
+      for (const auto& e : ok.diagnostics()) extra.push_back(e);
+    } else {
+      d.output_schema = schema::normalize(*s);
+    }
+  }
+  if (const json::Value* caps = f.array("required_capabilities", false)) {
+    for (std::size_t i = 0; i < caps->as_array().size(); ++i) {
+      const json::Value& c = caps->as_array()[i];
+      std::string p = f.pointer_of("required_capabilities");
+      json::append_index(p, i);
+      if (!c.is_string() || !valid_dotted_id(c.as_string())) {
+        extra.push_back(
+            diag::error(codes::kMalformedDescriptor, "a capability must be a dotted id", p));
+      } else if (std::find(d.required_capabilities.begin(), d.required_capabilities.end(),
+                           c.as_string()) != d.required_capabilities.end()) {
+        extra.push_back(diag::error(codes::kMalformedDescriptor,
+                                    "capability \"" + c.as_string() + "\" listed twice", p));
+      } else {
+        d.required_capabilities.push_back(c.as_string());
+      }
+    }
+    if (d.required_capabilities.size() > kMaxCapabilities) {
+      bad("required_capabilities", "at most 64 capabilities");
+    }
+    std::sort(d.required_capabilities.begin(), d.required_capabilities.end());
+  }
+  if (auto s = f.string("side_effect_class")) {
+    if (!parse_enum(kSideEffects, *s, d.side_effect_class)) {
+      bad("side_effect_class", "side_effect_class must be one of " + join(kSideEffects));
+    }
+  }
+  if (auto s = f.string("idempotency")) {
+    if (!parse_enum(kIdempotency, *s, d.idempotency)) {
+      bad("idempotency", "idempotency must be one of " + join(kIdempotency));
+    }
+  }
+  if (auto i = f.integer("timeout_ms", false)) {
+    d.timeout_ms = *i;
+    if (d.timeout_ms < 1 || d.timeout_ms > kMaxTimeoutMs) {
+      bad("timeout_ms", "timeout_ms must be 1..86400000");
+    }
+  }
+  if (const json::Value* o = f.object("output_policy", false)) {
+    json::FieldReader p(*o, f.pointer_of("output_policy"));
+    if (auto i = p.integer("max_output_bytes")) d.output_policy.max_output_bytes = *i;
+    if (auto i = p.integer("max_summary_bytes")) d.output_policy.max_summary_bytes = *i;
+    if (auto b = p.boolean("redact_secrets")) d.output_policy.redact_secrets = *b;
+    p.reject_unknown({"max_output_bytes", "max_summary_bytes", "redact_secrets"});
+    const auto& op = d.output_policy;
+    if (p.ok() && (op.max_output_bytes < 1 || op.max_output_bytes > kMaxOutputBytes ||
+                   op.max_summary_bytes < 1 || op.max_summary_bytes > op.max_output_bytes)) {
+      bad("output_policy",
+          "output_policy needs 1 <= max_summary_bytes <= max_output_bytes <= 64 MiB");
+    }
+    for (auto& e : p.take()) {
+      e.code = codes::kMalformedDescriptor;
+      extra.push_back(std::move(e));
+    }
+  }
+  d.implementation_id = "impl." + d.tool_id + ".v" + std::to_string(d.version);
+  if (auto s = f.string("implementation_id", false)) {
+    d.implementation_id = *s;
+    if (!valid_dotted_id(d.implementation_id)) {
+      bad("implementation_id", "implementation_id must be dotted lowercase");
+    }
+  }
+  auto claimed = f.string("descriptor_sha256", false);
+  f.reject_unknown({"tool_id", "version", "model_tool_name", "description", "input_schema",
+                    "output_schema", "required_capabilities", "side_effect_class", "idempotency",
+                    "timeout_ms", "output_policy", "implementation_id", "descriptor_sha256"});
+  diag::Diagnostics ds = f.take();
+  for (auto& e : ds) e.code = codes::kMalformedDescriptor;  // one family for catalog entries
+  for (auto& e : extra) ds.push_back(std::move(e));
+  if (!ds.empty()) return ds;
+  d.descriptor_sha256 = json::canonical_digest(to_json(d));
+  if (claimed && *claimed != d.descriptor_sha256) {
+    return diag::error(codes::kCatalogIdentity,
+                       "descriptor_sha256 of " + d.ref() + " claims " + *claimed +
+                           " but the descriptor hashes to " + d.descriptor_sha256,
+                       f.pointer_of("descriptor_sha256"));
+  }
+  return d;
+}
+
+}  // namespace
+
+std::string_view name(SideEffect s) {
+  return kSideEffects[static_cast<std::size_t>(s)];
+}
+std::string_view name(Idempotency i) {
+  return kIdempotency[static_cast<std::size_t>(i)];
+}
+
+bool valid_dotted_id(std::string_view s) {
+  if (s.empty() || s.size() > 128) return false;
+  bool segment_start = true;
+  for (char c : s) {
+    if (c == '.') {
+      if (segment_start) return false;
+      segment_start = true;
+      continue;
+    }
+    const bool lower = c >= 'a' && c <= 'z';
+    if (segment_start && !lower) return false;
+    if (!lower && !(c >= '0' && c <= '9') && c != '_') return false;
+    segment_start = false;
+  }
+  return !segment_start;
+}
+
+bool valid_model_tool_name(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (!alpha(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) {
+    return alpha(c) || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+json::Value to_json(const ToolDescriptor& d) {
+  json::Array caps(d.required_capabilities.begin(), d.required_capabilities.end());
+  return json::Object{
+      {"tool_id", d.tool_id},
+      {"version", d.version},
+      {"model_tool_name", d.model_tool_name},
+      {"description", d.description},
+      {"input_schema", d.input_schema},
+      {"output_schema", d.output_schema},
+      {"required_capabilities", std::move(caps)},
+      {"side_effect_class", name(d.side_effect_class)},
+      {"idempotency", name(d.idempotency)},
+      {"timeout_ms", d.timeout_ms},
+      {"output_policy", json::Object{{"max_output_bytes", d.output_policy.max_output_bytes},
+                                     {"max_summary_bytes", d.output_policy.max_summary_bytes},
+                                     {"redact_secrets", d.output_policy.redact_secrets}}},
+      {"implementation_id", d.implementation_id},
+  };
+}
+
+Result<Catalog> Catalog::from_json(const json::Value& doc) {
+  json::FieldReader f(doc, "");
+  diag::Diagnostics ds;
+  auto version = f.string("schema_version");
+  auto kind = f.string("kind");
+  const json::Value* tools = f.array("tools");
+  f.reject_unknown({"schema_version", "kind", "tools"});
+  if (version && *version != "1.0") {
+    f.add(diag::error(codes::kSchema, "schema_version must be \"1.0\"", "/schema_version"));
+  }
+  if (kind && *kind != "millforge_tool_catalog") {
+    f.add(diag::error(codes::kSchema, "kind must be \"millforge_tool_catalog\"", "/kind"));
+  }
+  ds = f.take();
+  for (auto& e : ds) e.code = codes::kMalformedDescriptor;
+  Catalog catalog;
+  if (tools != nullptr) {
+    for (std::size_t i = 0; i < tools->as_array().size(); ++i) {
+      std::string at = "/tools";
+      json::append_index(at, i);
+      auto d = read_descriptor(tools->as_array()[i], at);
+      if (!d) {
+        for (const auto& e : d.diagnostics()) ds.push_back(e);
+        continue;
+      }
+      auto key = std::make_pair(d->tool_id, d->version);
+      if (catalog.tools_.count(key) != 0) {
+        ds.push_back(diag::error(codes::kDuplicateBinding,
+                                 d->ref() + " is listed twice in the catalog", at));
+        continue;
+      }
+      catalog.tools_.emplace(std::move(key), std::move(*d));
+    }
+  }
+  if (!ds.empty()) return ds;
+  return catalog;
+}
+
+Status Catalog::merge(const Catalog& other) {
+  diag::Diagnostics ds;
+  for (const auto& [key, d] : other.tools_) {
+    if (tools_.count(key) != 0) {
+      ds.push_back(
+          diag::error(codes::kDuplicateBinding, d.ref() + " is provided by more than one catalog"));
+    }
+  }
+  if (!ds.empty()) return ds;
+  for (const auto& [key, d] : other.tools_) tools_.emplace(key, d);
+  return {};
+}
+
+const ToolDescriptor* Catalog::find(std::string_view tool_id, std::int64_t version) const {
+  auto it = tools_.find(std::make_pair(std::string(tool_id), version));
+  return it == tools_.end() ? nullptr : &it->second;
+}
+
+}  // namespace mf::tools
