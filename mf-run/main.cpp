@@ -8,6 +8,7 @@
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/runtime/task_run.hpp"
+#include "mf/tools/command.hpp"
 
 namespace cli = mf::cli;
 namespace po = boost::program_options;
@@ -15,8 +16,51 @@ namespace rt = mf::runtime;
 
 namespace {
 
+// mf-run tool NAME: one call through the execution boundary; the result JSON on stdout. Exit 0
+// when the tool succeeded, 1 when it returned an error result (including a refusal).
+int run_tool(cli::Context& ctx, const std::vector<std::string>& args) {
+  if (args.size() != 2) return cli::usage_error(ctx.tool, "tool takes exactly one NAME");
+  for (const char* required : {"workspace", "args"}) {
+    if (ctx.vars.count(required) == 0) {
+      return cli::usage_error(ctx.tool, std::string("tool needs --") + required);
+    }
+  }
+  mf::tools::ToolCommand command;
+  command.name = args[1];
+  command.workspace = ctx.get("workspace");
+  command.args = ctx.get("args");
+  if (ctx.vars.count("capabilities") != 0) {
+    std::vector<std::string> caps;
+    const std::string list = ctx.get("capabilities");
+    for (std::size_t start = 0; start <= list.size();) {
+      std::size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      if (comma > start) caps.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+    command.capabilities = std::move(caps);
+  }
+  const std::string sandbox = ctx.get("sandbox", "none");
+  if (sandbox != "none" && sandbox != "bwrap") {
+    return cli::usage_error(ctx.tool, "--sandbox must be none or bwrap");
+  }
+  command.sandbox = sandbox == "bwrap";
+  command.artifact_dir = ctx.get("artifacts");
+  command.fixed_clock = ctx.fixed_clock();
+  command.cancel = &cli::cancellation_flag();
+  auto result = mf::tools::run_tool_command(command);
+  if (!result) return cli::report(ctx.tool, result.diagnostics());
+  mf::Status written = mf::io::write_output("-", mf::json::canonical_file(*result));
+  if (!written) return cli::report(ctx.tool, written.diagnostics());
+  return result->find("is_error")->as_bool() ? cli::kFailure : cli::kSuccess;
+}
+
 int run(cli::Context& ctx) {
   const auto& vars = ctx.vars;
+  if (const auto args = ctx.positionals(); !args.empty()) {
+    if (args[0] == "tool") return run_tool(ctx, args);
+    return cli::usage_error(ctx.tool, "unknown command '" + args[0] + "' (only 'tool')");
+  }
   if (vars.count("plan") != 0) return cli::not_built(ctx.tool, "harness mode (--plan)");
   for (const char* required : {"task", "model", "trace"}) {
     if (vars.count(required) == 0) {
@@ -79,7 +123,10 @@ int main(int argc, char** argv) {
       .summary =
           "Run one task or one compiled plan against a model (scripted or live); emit the "
           "JSONL trace and print the verified result.",
-      .usage = "mf-run [options] --task FILE --model SPEC --trace FILE|-",
+      .usage =
+          "mf-run [options] --task FILE --model SPEC --trace FILE|-\n"
+          "       mf-run tool NAME --workspace DIR --args JSON|@FILE [--capabilities CAPS] "
+          "[--sandbox bwrap]",
       .examples =
           {
               "mf-run --task fixtures/forge/task-valid.json --model "
@@ -88,7 +135,11 @@ int main(int argc, char** argv) {
               "scripted:fixtures/forge/responses-repair.json --trace target/t.jsonl | jq .risk",
               "mf-run --task task.json --model scripted:r.json --run-id run-1 --fixed-clock "
               "--trace - --output result.json | mf-replay -",
+              "mf-run tool read --workspace . --args '{\"path\":\"README.md\",\"limit\":5}' | "
+              "jq -r '.content[0].text'",
+              "mf-run tool bash --workspace /tmp/ws --args '{\"command\":\"ls\"}' --sandbox bwrap",
           },
+      .positional = "operands",
       .details =
           "The verified output is printed to stdout as canonical JSON (or written to --output). A "
           "run that ends in any other terminal state (invalid_output, model_failed, "
@@ -113,6 +164,15 @@ int main(int argc, char** argv) {
       ("check-evidence",                                                                       //
        "semantic layer: `evidence` must be path:start-end inside input.repository")            //
       ("store", po::value<std::string>()->value_name("DIR"),                                   //
-       "keep the trace, result (and responses) in this store (also MF_STORE)");                //
+       "keep the trace, result (and responses) in this store (also MF_STORE)")                 //
+      ("workspace", po::value<std::string>()->value_name("DIR"),                               //
+       "tool: the directory every path is confined to")                                        //
+      ("args", po::value<std::string>()->value_name("JSON|@FILE"), "tool: the arguments")      //
+      ("capabilities", po::value<std::string>()->value_name("CAP,..."),                        //
+       "tool: granted capabilities (default: those the tool needs)")                           //
+      ("sandbox", po::value<std::string>()->value_name("none|bwrap"),                          //
+       "tool: run bash under bubblewrap (no network, read-only outside the workspace)")        //
+      ("artifacts", po::value<std::string>()->value_name("DIR"),                               //
+       "tool: where read_artifact/write_artifact keep artifacts");                             //
   return cli::run(argc, argv, tool, options, run);
 }

@@ -452,7 +452,6 @@ Value lower(const Compilation& c, const std::string& source_sha256) {
         json::Object{{"terminal_result", t.terminal_result},
                      {"artifact_ids", json::Array(t.artifact_ids.begin(), t.artifact_ids.end())}});
   }
-  json::Array thresholds(s.context.phase_thresholds.begin(), s.context.phase_thresholds.end());
   Value plan = json::Object{
       {"schema_version", "1.0"},
       {"kind", kPlanKind},
@@ -461,20 +460,9 @@ Value lower(const Compilation& c, const std::string& source_sha256) {
       {"source_sha256", source_sha256},
       {"stage_kind_ids", json::Array(s.stage_kind_ids.begin(), s.stage_kind_ids.end())},
       {"model_profile", json::Object{{"profile_id", s.model_profile_id}}},
-      {"prompt_policy", json::Object{{"policy_id", s.policy_id},
-                                     {"system_instructions", s.system_instructions},
-                                     {"include_request_context", s.include_request_context}}},
-      {"budgets",
-       json::Object{
-           {"max_iterations", s.budgets.max_iterations},
-           {"max_validation_retries", s.budgets.max_validation_retries},
-           {"max_tool_errors", s.budgets.max_tool_errors},
-           {"max_prerequisite_violations", s.budgets.max_prerequisite_violations},
-           {"max_premature_terminal_attempts", s.budgets.max_premature_terminal_attempts}}},
-      {"context_policy", json::Object{{"strategy_id", s.context.strategy_id},
-                                      {"budget_tokens", s.context.budget_tokens},
-                                      {"keep_recent_iterations", s.context.keep_recent_iterations},
-                                      {"phase_thresholds", std::move(thresholds)}}},
+      {"prompt_policy", prompt_json(s)},
+      {"budgets", budgets_json(s.budgets)},
+      {"context_policy", context_json(s.context)},
       {"nodes", std::move(nodes)},
       {"required_capabilities", json::Array(capabilities.begin(), capabilities.end())},
       {"terminal_result_map", std::move(terminal_map)},

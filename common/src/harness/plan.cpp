@@ -21,15 +21,6 @@ namespace codes = diag::codes;
 using json::FieldReader;
 using json::Value;
 
-std::string at(std::string base, std::string_view token) {
-  json::append_token(base, token);
-  return base;
-}
-std::string at(std::string base, std::size_t index) {
-  json::append_index(base, index);
-  return base;
-}
-
 // Reads a list of strings; each must satisfy `valid` and appear once. Returns them as a set.
 std::set<std::string> string_set(FieldReader& f, std::string_view key,
                                  bool (*valid)(std::string_view)) {
@@ -38,7 +29,7 @@ std::set<std::string> string_set(FieldReader& f, std::string_view key,
   if (a == nullptr) return out;
   for (std::size_t i = 0; i < a->as_array().size(); ++i) {
     const Value& e = a->as_array()[i];
-    const std::string p = at(f.pointer_of(key), i);
+    const std::string p = pointer_at(f.pointer_of(key), i);
     if (!e.is_string() || !valid(e.as_string())) {
       f.add(diag::error(codes::kPlanInvalid, std::string(key) + " holds a malformed entry", p));
     } else if (!out.insert(e.as_string()).second) {
@@ -112,7 +103,7 @@ Status check_plan(const json::Value& plan) {
   if (const Value* list = f.array("nodes")) {
     for (std::size_t i = 0; i < list->as_array().size(); ++i) {
       PlanNode pn;
-      pn.pointer = at("/nodes", i);
+      pn.pointer = pointer_at("/nodes", i);
       FieldReader n(list->as_array()[i], pn.pointer);
       if (auto id = n.string("node_id")) pn.id = *id;
       if (!valid_node_id(pn.id))
@@ -155,7 +146,7 @@ Status check_plan(const json::Value& plan) {
       }
       if (const Value* pre = n.array("prerequisites")) {
         for (std::size_t j = 0; j < pre->as_array().size(); ++j) {
-          FieldReader pf(pre->as_array()[j], at(n.pointer_of("prerequisites"), j));
+          FieldReader pf(pre->as_array()[j], pointer_at(n.pointer_of("prerequisites"), j));
           if (auto id = pf.string("node_id")) pn.prerequisites.push_back(*id);
           pf.array("argument_matches");
           for (auto& d : pf.take()) n.add(std::move(d));
@@ -234,7 +225,7 @@ Status check_plan(const json::Value& plan) {
       if (it == by_id.end() || !it->second->terminal || !m.value.is_string() ||
           *it->second->terminal != m.value.as_string()) {
         bad("terminal_result_map entry " + m.key + " does not match its node",
-            at("/terminal_result_map", m.key));
+            pointer_at("/terminal_result_map", m.key));
       }
     }
     if (entries != terminals)
@@ -252,7 +243,7 @@ Status check_plan(const json::Value& plan) {
     }
     if (const Value* req = pf.array("required_by_terminal")) {
       for (std::size_t i = 0; i < req->as_array().size(); ++i) {
-        FieldReader r(req->as_array()[i], at("/artifact_policy/required_by_terminal", i));
+        FieldReader r(req->as_array()[i], pointer_at("/artifact_policy/required_by_terminal", i));
         r.string("terminal_result");
         for (const auto& a : string_set(r, "artifact_ids", valid_node_id)) {
           if (declared.count(a) == 0 || produced.count(a) == 0) {

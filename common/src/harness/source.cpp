@@ -25,15 +25,6 @@ constexpr std::size_t kMaxArgumentMatches = 32;
 constexpr std::size_t kMaxArtifacts = 512;
 constexpr std::int64_t kMaxVersion = 2147483647;
 
-std::string at(std::string base, std::string_view token) {
-  json::append_token(base, token);
-  return base;
-}
-std::string at(std::string base, std::size_t index) {
-  json::append_index(base, index);
-  return base;
-}
-
 // Credentials never belong in a harness source: compiled, they would be copied into plans, traces
 // and stores.
 void find_secrets(const Value& v, const std::string& pointer, diag::Diagnostics& out) {
@@ -49,7 +40,7 @@ void find_secrets(const Value& v, const std::string& pointer, diag::Diagnostics&
       return;
     case json::Kind::Array:
       for (std::size_t i = 0; i < v.as_array().size(); ++i) {
-        find_secrets(v.as_array()[i], at(pointer, i), out);
+        find_secrets(v.as_array()[i], pointer_at(pointer, i), out);
       }
       return;
     case json::Kind::Object:
@@ -58,10 +49,10 @@ void find_secrets(const Value& v, const std::string& pointer, diag::Diagnostics&
           out.push_back(diag::error(
               codes::kSecretValue,
               "a key looks like " + std::string(*kind) + "; a harness must not carry credentials",
-              at(pointer, m.key)));
+              pointer_at(pointer, m.key)));
           continue;
         }
-        find_secrets(m.value, at(pointer, m.key), out);
+        find_secrets(m.value, pointer_at(pointer, m.key), out);
       }
       return;
     default:
@@ -86,14 +77,15 @@ std::vector<std::string> read_ids(FieldReader& f, std::string_view key, bool req
   for (std::size_t i = 0; i < arr->as_array().size(); ++i) {
     const Value& e = arr->as_array()[i];
     if (!e.is_string()) {
-      f.add(diag::error(codes::kSchema, std::string(what) + " must be a string", at(base, i)));
+      f.add(diag::error(codes::kSchema, std::string(what) + " must be a string",
+                        pointer_at(base, i)));
     } else if (!valid(e.as_string())) {
       f.add(diag::error(codes::kBadIdentifier,
                         std::string(what) + " \"" + e.as_string() + "\" is malformed",
-                        at(base, i)));
+                        pointer_at(base, i)));
     } else if (std::find(ids.begin(), ids.end(), e.as_string()) != ids.end()) {
       f.add(diag::error(dup_code, std::string(what) + " \"" + e.as_string() + "\" listed twice",
-                        at(base, i)));
+                        pointer_at(base, i)));
     } else {
       ids.push_back(e.as_string());
     }
@@ -201,14 +193,14 @@ std::vector<ArgumentMatch> read_matches(FieldReader& f, const Value& v, const st
     out.push_back({prior.as_string(), current.as_string()});
   };
   if (v.is_object()) {  // {prior_argument: current_argument}
-    for (const auto& m : v.as_object()) add(Value(m.key), m.value, at(p, m.key));
+    for (const auto& m : v.as_object()) add(Value(m.key), m.value, pointer_at(p, m.key));
   } else if (v.is_array()) {
     for (std::size_t i = 0; i < v.as_array().size(); ++i) {
-      FieldReader m(v.as_array()[i], at(p, i));
+      FieldReader m(v.as_array()[i], pointer_at(p, i));
       auto prior = m.string("prior_argument");
       auto current = m.string("current_argument");
       m.reject_unknown({"prior_argument", "current_argument"});
-      if (prior && current) add(Value(*prior), Value(*current), at(p, i));
+      if (prior && current) add(Value(*prior), Value(*current), pointer_at(p, i));
       for (auto& d : m.take()) f.add(std::move(d));
     }
   } else {
@@ -256,9 +248,9 @@ void read_node(FieldReader& top, const std::string& node_id, const Value& body,
       f.add(diag::error(codes::kSchema, "at most 64 prerequisites per node", base));
     }
     for (std::size_t i = 0; i < pre->as_array().size(); ++i) {
-      FieldReader pf(pre->as_array()[i], at(base, i));
+      FieldReader pf(pre->as_array()[i], pointer_at(base, i));
       Prerequisite pr;
-      pr.pointer = at(base, i);
+      pr.pointer = pointer_at(base, i);
       if (auto id = pf.string("node_id")) {
         pr.node_id = *id;
         if (!valid_node_id(*id)) {
@@ -299,7 +291,8 @@ void read_graph(FieldReader& top, Source& s) {
       f.add(
           diag::error(codes::kSchema, "graph.nodes must hold 1..512 nodes", f.pointer_of("nodes")));
     }
-    for (const auto& m : members) read_node(f, m.key, m.value, at(f.pointer_of("nodes"), m.key), s);
+    for (const auto& m : members)
+      read_node(f, m.key, m.value, pointer_at(f.pointer_of("nodes"), m.key), s);
     std::size_t terminals = std::count_if(s.nodes.begin(), s.nodes.end(),
                                           [](const Node& n) { return n.terminal_result; });
     if (terminals > kMaxTerminals) {
@@ -340,11 +333,12 @@ void read_artifacts(FieldReader& top, Source& s) {
       for (std::size_t i = 0; i < ids.as_array().size(); ++i) {
         const Value& id = ids.as_array()[i];
         if (!id.is_string() || !valid_node_id(id.as_string())) {
-          f.add(diag::error(codes::kBadIdentifier, "artifact id is malformed", at(ids_at, i)));
+          f.add(diag::error(codes::kBadIdentifier, "artifact id is malformed",
+                            pointer_at(ids_at, i)));
         } else if (std::find(t.artifact_ids.begin(), t.artifact_ids.end(), id.as_string()) !=
                    t.artifact_ids.end()) {
           f.add(diag::error(codes::kSchema, "artifact \"" + id.as_string() + "\" listed twice",
-                            at(ids_at, i)));
+                            pointer_at(ids_at, i)));
         } else {
           t.artifact_ids.push_back(id.as_string());
         }
@@ -359,15 +353,16 @@ void read_artifacts(FieldReader& top, Source& s) {
     };
     if (r->is_object()) {  // {TERMINAL: [ids]}
       for (const auto& m : r->as_object()) {
-        add(m.key, m.value, at(base, m.key), at(base, m.key));
+        add(m.key, m.value, pointer_at(base, m.key), pointer_at(base, m.key));
       }
     } else if (r->is_array()) {  // [{terminal_result, artifact_ids}]
       for (std::size_t i = 0; i < r->as_array().size(); ++i) {
-        FieldReader e(r->as_array()[i], at(base, i));
+        FieldReader e(r->as_array()[i], pointer_at(base, i));
         auto terminal = e.string("terminal_result");
         const Value* ids = e.array("artifact_ids");
         e.reject_unknown({"terminal_result", "artifact_ids"});
-        if (terminal && ids) add(*terminal, *ids, at(base, i), e.pointer_of("artifact_ids"));
+        if (terminal && ids)
+          add(*terminal, *ids, pointer_at(base, i), e.pointer_of("artifact_ids"));
         for (auto& d : e.take()) f.add(std::move(d));
       }
     } else {
@@ -513,7 +508,6 @@ json::Value semantic_payload(const Source& s) {
     required.push_back(
         {t.terminal_result, json::Array(t.artifact_ids.begin(), t.artifact_ids.end())});
   }
-  json::Array thresholds(s.context.phase_thresholds.begin(), s.context.phase_thresholds.end());
   return json::Object{
       {"schema_version", "1.0"},
       {"kind", "millforge_harness"},
@@ -522,26 +516,47 @@ json::Value semantic_payload(const Source& s) {
       {"stage_scope", json::Object{{"stage_kind_ids", json::Array(s.stage_kind_ids.begin(),
                                                                   s.stage_kind_ids.end())}}},
       {"model_profile_id", s.model_profile_id},
-      {"prompt", json::Object{{"policy_id", s.policy_id},
-                              {"system_instructions", s.system_instructions},
-                              {"include_request_context", s.include_request_context}}},
-      {"budgets",
-       json::Object{
-           {"max_iterations", s.budgets.max_iterations},
-           {"max_validation_retries", s.budgets.max_validation_retries},
-           {"max_tool_errors", s.budgets.max_tool_errors},
-           {"max_prerequisite_violations", s.budgets.max_prerequisite_violations},
-           {"max_premature_terminal_attempts", s.budgets.max_premature_terminal_attempts}}},
-      {"context", json::Object{{"strategy_id", s.context.strategy_id},
-                               {"budget_tokens", s.context.budget_tokens},
-                               {"keep_recent_iterations", s.context.keep_recent_iterations},
-                               {"phase_thresholds", std::move(thresholds)}}},
+      {"prompt", prompt_json(s)},
+      {"budgets", budgets_json(s.budgets)},
+      {"context", context_json(s.context)},
       {"graph", json::Object{{"nodes", std::move(nodes)}}},
       {"artifacts",
        json::Object{{"declared_artifact_ids",
                      json::Array(s.declared_artifact_ids.begin(), s.declared_artifact_ids.end())},
                     {"required_by_terminal", std::move(required)}}},
   };
+}
+
+json::Value prompt_json(const Source& s) {
+  return json::Object{{"policy_id", s.policy_id},
+                      {"system_instructions", s.system_instructions},
+                      {"include_request_context", s.include_request_context}};
+}
+
+json::Value budgets_json(const Budgets& b) {
+  return json::Object{{"max_iterations", b.max_iterations},
+                      {"max_validation_retries", b.max_validation_retries},
+                      {"max_tool_errors", b.max_tool_errors},
+                      {"max_prerequisite_violations", b.max_prerequisite_violations},
+                      {"max_premature_terminal_attempts", b.max_premature_terminal_attempts}};
+}
+
+json::Value context_json(const ContextPolicy& c) {
+  return json::Object{
+      {"strategy_id", c.strategy_id},
+      {"budget_tokens", c.budget_tokens},
+      {"keep_recent_iterations", c.keep_recent_iterations},
+      {"phase_thresholds", json::Array(c.phase_thresholds.begin(), c.phase_thresholds.end())}};
+}
+
+std::string pointer_at(std::string base, std::string_view token) {
+  json::append_token(base, token);
+  return base;
+}
+
+std::string pointer_at(std::string base, std::size_t index) {
+  json::append_index(base, index);
+  return base;
 }
 
 }  // namespace mf::harness

@@ -78,6 +78,14 @@ Result<Source> read_source(const json::Value& doc);
 
 // The canonical semantic payload source_sha256 is computed over.
 json::Value semantic_payload(const Source& s);
+// The members the payload and the plan share, written once.
+json::Value prompt_json(const Source& s);
+json::Value budgets_json(const Budgets& b);
+json::Value context_json(const ContextPolicy& c);
+
+// A pointer one token or index below `base`.
+std::string pointer_at(std::string base, std::string_view token);
+std::string pointer_at(std::string base, std::size_t index);
 
 bool valid_node_id(std::string_view s);          // ^[a-z][a-z0-9_]{0,63}$
 bool valid_terminal_result(std::string_view s);  // ^[A-Z][A-Z0-9_]*$ (at most 64)

@@ -20,6 +20,17 @@
 
 namespace mf::io {
 
+void Fd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+int Fd::close() {
+  const int rc = ::close(fd_);
+  fd_ = -1;
+  return rc;
+}
+
 namespace {
 
 namespace codes = diag::codes;
@@ -27,30 +38,6 @@ namespace codes = diag::codes;
 std::string errno_text(int err) {
   return std::strerror(err);
 }
-
-// Closes a descriptor on every exit path; the happy path calls close() itself to see its error.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-  // close() that reports its error: on NFS and friends a failed write can surface only here.
-  int close() {
-    int rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
 
 int open_retry(int dirfd, const char* path, int flags, mode_t mode = 0) {
   int fd;

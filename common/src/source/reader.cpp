@@ -1,4 +1,5 @@
 #include "mf/source/reader.hpp"
+#include "mf/io/file.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,6 +22,8 @@
 #include "mf/hash/sha256.hpp"
 
 namespace mf::source {
+using io::Fd;
+
 namespace {
 
 namespace codes = diag::codes;
@@ -28,28 +31,6 @@ namespace codes = diag::codes;
 constexpr int kMaxLinks = 40;                    // symlinks expanded by the walk, as the kernel's
 constexpr std::size_t kMaxPathBytes = PATH_MAX;  // relative paths and symlink targets
 constexpr std::size_t kMaxQueryBytes = 4096;
-
-// Owns one descriptor.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) reset(std::exchange(o.fd_, -1));
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
 
 std::string quoted(std::string_view s) {
   return "'" + std::string(s) + "'";

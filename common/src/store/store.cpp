@@ -35,6 +35,8 @@ extern std::function<void(const std::string&)> put_file_between_passes;
 std::function<void(const std::string&)> put_file_between_passes;
 }  // namespace detail
 
+using io::Fd;
+
 namespace {
 
 namespace codes = diag::codes;
@@ -258,20 +260,6 @@ Result<std::size_t> pread_full(int fd, char* dst, std::size_t size, off_t offset
   }
   return done;
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // LMDB forbids opening one environment twice in a process (closing either drops the other's
 // fcntl locks), so open directories are tracked here by device and inode.

@@ -11,6 +11,31 @@
 
 namespace mf::io {
 
+// Owns one file descriptor: closed on every path out of a scope. close() is for the happy path
+// that wants to see the error (on NFS a failed write can surface only there).
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset(o.fd_);
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void reset(int fd = -1);
+  int close();
+
+ private:
+  int fd_;
+};
+
 // Reads a whole regular file (or stdin for "-"), refusing more than max_bytes (MF-S003), a missing
 // file (MF-S013) and anything that is not a regular file (MF-S014).
 Result<std::string> read_input(const std::string& path, std::size_t max_bytes = 64u << 20);

@@ -2,8 +2,13 @@
 // in one translation unit). Used by mf-audit to execute the product's binaries as a user would.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mf/diag/diagnostic.hpp"
@@ -25,6 +30,29 @@ struct Completed {
 
 // Runs the command to completion (or kills it at the timeout). Fails only when it cannot start.
 Result<Completed> run(const Command& command);
+
+// A child run the way a shell tool needs it: in its own process group (so the whole tree can be
+// killed), stdin at /dev/null, stdout and stderr through one pipe (one stream in arrival order),
+// output handed over as it arrives.
+struct ShellCommand {
+  std::vector<std::string> argv;  // argv[0]: a path, or a name looked up on PATH
+  std::string cwd;                // empty: the caller's working directory
+  std::vector<std::pair<std::string, std::string>> env;  // set on top of the inherited environment
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  const std::atomic<bool>* cancel = nullptr;              // polled at least every 50 ms
+  std::function<void(std::string_view chunk)> on_output;  // never called after run_shell returns
+};
+
+struct ShellOutcome {
+  std::optional<int> exit_code;  // nullopt when a signal ended the child
+  bool timed_out = false;        // the deadline passed and the group was killed
+  bool cancelled = false;        // *cancel became true and the group was killed
+};
+
+// Runs the command until it exits; SIGKILLs its process group at the deadline or on cancellation.
+// After the exit, output is drained until EOF or until 100 ms pass without any, so a background
+// grandchild that keeps the pipe open cannot hold the call. Fails only when the child cannot start.
+Result<ShellOutcome> run_shell(const ShellCommand& command);
 
 // The directory holding the running executable (where the sibling mf-* binaries are).
 std::string self_directory();

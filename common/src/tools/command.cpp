@@ -1,0 +1,45 @@
+#include "mf/tools/command.hpp"
+
+#include "mf/diag/codes.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/tools/executor.hpp"
+
+namespace mf::tools {
+
+Result<json::Value> run_tool_command(const ToolCommand& command) {
+  namespace codes = diag::codes;
+  const ToolDescriptor* tool = nullptr;
+  for (const auto& [key, d] : builtin_catalog().descriptors()) {
+    if (d.model_tool_name == command.name || d.ref() == command.name) tool = &d;
+  }
+  if (tool == nullptr) {
+    return diag::error(codes::kUnknownTool, "no built-in tool is named \"" + command.name + "\"");
+  }
+  auto workspace = Workspace::open(command.workspace);
+  if (!workspace) return workspace.take_diagnostics();
+
+  Result<std::string> text = command.args;
+  if (!command.args.empty() && command.args[0] == '@')
+    text = io::read_input(command.args.substr(1));
+  if (!text) return text.take_diagnostics();
+  auto args = json::parse_object(*text);
+  if (!args) return args.take_diagnostics();
+
+  ExecutorOptions options;
+  options.granted_capabilities =
+      command.capabilities ? *command.capabilities : tool->required_capabilities;
+  options.artifact_dir = command.artifact_dir;
+  options.fixed_clock = command.fixed_clock;
+  CallContext context;
+  context.workspace = std::move(*workspace);
+  context.cancel = command.cancel;
+  context.sandbox = command.sandbox;
+  ToolExecutor executor({binding_from_descriptor(*tool)}, std::move(context), std::move(options));
+  Execution e = executor.call({"call-1", tool->model_tool_name, std::move(*args)});
+  json::Value out = to_json(e.result);
+  out.set("trace", to_json(e.record));
+  return out;
+}
+
+}  // namespace mf::tools

@@ -1,0 +1,574 @@
+// run_bash and process::run_shell against real children: Pi's bash cases (docs/tools.md), process
+// tree cleanup, and the bubblewrap sandbox where this machine can create its namespaces.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "mf/process/process.hpp"
+#include "mf/tools/pack.hpp"
+
+namespace mf::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string make_temp_dir(const char* stem) {
+  std::string templ = (fs::temp_directory_path() / (std::string(stem) + "-XXXXXX")).string();
+  return ::mkdtemp(templ.data()) != nullptr ? templ : std::string();
+}
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Alive and not a zombie: in a container nobody may reap orphans, so kill(pid, 0) alone would
+// still succeed for a process that is already dead.
+bool alive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
+}
+
+bool any_alive(const std::vector<pid_t>& pids, std::chrono::milliseconds settle) {
+  const auto until = Clock::now() + settle;
+  while (true) {
+    bool some = false;
+    for (pid_t p : pids) some = some || alive(p);
+    if (!some || Clock::now() >= until) return some;
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+// Processes whose command line contains `needle` (to find sandboxed processes by a unique arg).
+std::vector<pid_t> processes_with(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = slurp(entry.path() / "cmdline");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    const pid_t pid = std::stoi(name);
+    if (cmdline.find(needle) != std::string::npos && pid != ::getpid() && alive(pid)) {
+      out.push_back(pid);
+    }
+  }
+  return out;
+}
+
+class ToolsBash : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = make_temp_dir("mf-bash-ws");
+    logs_ = make_temp_dir("mf-bash-logs");
+    ASSERT_FALSE(root_.empty());
+    ASSERT_FALSE(logs_.empty());
+    auto ws = Workspace::open(root_);
+    ASSERT_TRUE(ws.ok());
+    ctx_.workspace = *ws;
+    ctx_.temp_dir = logs_;
+    ctx_.cancel = &cancel_;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+    fs::remove_all(logs_, ec);
+  }
+
+  ToolResult bash(const std::string& command, double timeout = 0) {
+    json::Object args{{"command", command}};
+    if (timeout != 0) args.push_back({"timeout", timeout});
+    return run_bash(args, ctx_);
+  }
+
+  // Skips the calling test when bwrap cannot run here; the reason is printed.
+  bool sandbox_unavailable() {
+    CallContext probe = ctx_;
+    probe.sandbox = true;
+    const ToolResult r = run_bash(json::Object{{"command", "true"}}, probe);
+    if (r.text.rfind("Sandbox unavailable", 0) == 0) {
+      reason_ = r.text;
+      return true;
+    }
+    EXPECT_FALSE(r.is_error) << r.text;
+    return false;
+  }
+
+  std::string root_, logs_, reason_;
+  std::atomic<bool> cancel_{false};
+  CallContext ctx_;
+};
+
+std::string log_path_of(const ToolResult& r) {
+  const json::Value* path = r.details.is_null() ? nullptr : r.details.find("fullOutputPath");
+  return path != nullptr && path->is_string() ? path->as_string() : std::string();
+}
+
+std::string expected_seq(int n) {
+  std::string s;
+  for (int i = 1; i <= n; ++i) s += std::to_string(i) + "\n";
+  return s;
+}
+
+// --- Pi's cases ---
+
+TEST_F(ToolsBash, EchoReturnsItsOutputWithoutDetails) {
+  const ToolResult r = bash("echo 'test output'");
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "test output\n");
+  EXPECT_TRUE(r.details.is_null());
+}
+
+TEST_F(ToolsBash, NonZeroExitIsAnErrorWithTheCode) {
+  const ToolResult r = bash("exit 1");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "(no output)\n\nCommand exited with code 1");
+  const ToolResult with_output = bash("echo oops; exit 3");
+  EXPECT_EQ(with_output.text, "oops\n\n\nCommand exited with code 3");
+}
+
+TEST_F(ToolsBash, TimeoutKillsTheCommand) {
+  const auto t0 = Clock::now();
+  const ToolResult r = bash("sleep 5", 1);
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "Command timed out after 1 seconds");
+  EXPECT_LT(ms_since(t0), 2500);
+}
+
+TEST_F(ToolsBash, FractionalTimeoutIsPrintedAsJavaScriptWould) {
+  const ToolResult r = bash("sleep 5", 0.25);
+  EXPECT_EQ(r.text, "Command timed out after 0.25 seconds");
+}
+
+TEST_F(ToolsBash, TimeoutAfterChattyOutputKeepsTheTailAndTheLog) {
+  const ToolResult r = bash("seq 1 3000; sleep 5", 1);
+  EXPECT_TRUE(r.is_error);
+  EXPECT_NE(r.text.find("[Showing lines 1001-3000 of 3000. Full output: " + logs_ + "/pi-bash-"),
+            std::string::npos)
+      << r.text.substr(r.text.size() - 200);
+  EXPECT_EQ(r.text.rfind("\n\nCommand timed out after 1 seconds"),
+            r.text.size() - std::string("\n\nCommand timed out after 1 seconds").size());
+  EXPECT_EQ(r.text.find("undefined"), std::string::npos);
+  const std::regex notice(R"(Full output: (\S+)\])");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.text, m, notice));
+  EXPECT_EQ(slurp(m[1].str()), expected_seq(3000));
+}
+
+TEST_F(ToolsBash, AbortAfterChattyOutputKeepsTheTailAndTheLog) {
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(400ms);
+    cancel_ = true;
+  });
+  const ToolResult r = bash("seq 1 3000; sleep 5");
+  canceller.join();
+  EXPECT_TRUE(r.is_error);
+  EXPECT_TRUE(
+      std::regex_search(r.text, std::regex(R"(\[Showing lines \d+-\d+ of \d+\. Full output: )")));
+  EXPECT_EQ(r.text.substr(r.text.size() - 17), "\n\nCommand aborted");
+}
+
+TEST_F(ToolsBash, AlreadyCancelledDoesNotStart) {
+  cancel_ = true;
+  const ToolResult r = bash("touch started");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "Command aborted");
+  EXPECT_FALSE(fs::exists(fs::path(root_) / "started"));
+}
+
+TEST_F(ToolsBash, SeqThreeThousandIsTruncatedByLinesWithAPrivateFullLog) {
+  const ToolResult r = bash("seq 3000");
+  EXPECT_FALSE(r.is_error);
+  ASSERT_FALSE(r.details.is_null());
+  const json::Value& t = *r.details.find("truncation");
+  EXPECT_EQ(t.find("truncatedBy")->as_string(), "lines");
+  EXPECT_EQ(t.find("totalLines")->as_number(), 3000);
+  EXPECT_EQ(t.find("outputLines")->as_number(), 2000);
+  const std::string path = log_path_of(r);
+  EXPECT_TRUE(std::regex_match(path, std::regex(logs_ + "/pi-bash-[0-9a-f]{16}\\.log"))) << path;
+  EXPECT_EQ(slurp(path), expected_seq(3000));
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(r.text.substr(0, 5), "1001\n");
+  EXPECT_NE(r.text.find("3000\n\n[Showing lines 1001-3000 of 3000. Full output: " + path + "]"),
+            std::string::npos);
+}
+
+TEST_F(ToolsBash, FourThousandLinesShowTheLastTwoThousand) {
+  const ToolResult r = bash("for i in $(seq -f %04g 1 4000); do echo line-$i; done");
+  const json::Value& t = *r.details.find("truncation");
+  EXPECT_EQ(t.find("totalLines")->as_number(), 4000);
+  EXPECT_EQ(t.find("outputLines")->as_number(), 2000);
+  EXPECT_NE(r.text.find("[Showing lines 2001-4000 of 4000. Full output: "), std::string::npos);
+  EXPECT_EQ(r.text.find("4001"), std::string::npos);
+  EXPECT_EQ(r.text.find("line-2000\n"), std::string::npos);
+  EXPECT_NE(r.text.find("line-2001\n"), std::string::npos);
+}
+
+TEST_F(ToolsBash, ChattyOutputKeepsTheEnd) {
+  const ToolResult r = bash("for i in $(seq 0 4999); do echo \"line $i\"; done");
+  EXPECT_FALSE(r.is_error);
+  EXPECT_NE(r.text.find("line 4999"), std::string::npos);
+  EXPECT_EQ(double(slurp(log_path_of(r)).size()),
+            r.details.find("truncation")->find("totalBytes")->as_number());
+}
+
+TEST_F(ToolsBash, LongLinesAreTruncatedByBytes) {
+  const ToolResult r = bash("for i in $(seq 1 500); do printf 'Line %d: %0200d\\n' $i 0; done");
+  EXPECT_TRUE(std::regex_search(
+      r.text, std::regex(R"(\[Showing lines \d+-500 of 500 \(50\.0KB limit\)\. Full output: )")));
+  EXPECT_EQ(r.details.find("truncation")->find("truncatedBy")->as_string(), "bytes");
+}
+
+TEST_F(ToolsBash, OneHugeLineShowsItsEnd) {
+  const ToolResult r = bash("head -c 60000 /dev/zero | tr '\\0' x");
+  EXPECT_FALSE(r.is_error);
+  EXPECT_NE(r.text.find("[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: "),
+            std::string::npos);
+  EXPECT_TRUE(r.details.find("truncation")->find("lastLinePartial")->as_bool());
+  EXPECT_EQ(slurp(log_path_of(r)), std::string(60000, 'x'));
+}
+
+TEST_F(ToolsBash, MultibyteCharacterSplitAcrossWritesIsJoined) {
+  const ToolResult r = bash("printf '\\xe2'; sleep 0.05; printf '\\x82\\xac\\n'");
+  EXPECT_EQ(r.text, "\xE2\x82\xAC\n");
+}
+
+TEST_F(ToolsBash, InvalidUtf8BecomesReplacementCharacters) {
+  const ToolResult r = bash("printf 'a\\xffb\\xe2\\x82c\\n'");
+  EXPECT_EQ(r.text,
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD"
+            "c\n");
+}
+
+TEST_F(ToolsBash, StdoutAndStderrAreOneStreamInOrder) {
+  const ToolResult r = bash("echo out; sleep 0.02; echo err >&2; sleep 0.02; echo out2");
+  EXPECT_EQ(r.text, "out\nerr\nout2\n");
+}
+
+TEST_F(ToolsBash, RunsInTheWorkspaceRootWithStdinClosed) {
+  EXPECT_EQ(bash("pwd").text, root_ + "\n");
+  const auto t0 = Clock::now();
+  EXPECT_EQ(bash("cat").text, "(no output)");
+  EXPECT_LT(ms_since(t0), 1000);
+}
+
+TEST_F(ToolsBash, BackgroundOutputAfterTheExitIsCaptured) {
+  const ToolResult r =
+      bash("printf HEAD; (for i in 1 2 3 4 5 6; do sleep 0.05; echo TICK$i; done) &");
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text.substr(0, 4), "HEAD");
+  EXPECT_NE(r.text.find("TICK6"), std::string::npos) << r.text;
+}
+
+TEST_F(ToolsBash, BackgroundChildHoldingThePipeDoesNotHang) {
+  const auto t0 = Clock::now();
+  const ToolResult r = bash("(sleep 30) & echo $! > bg.pid");
+  EXPECT_LT(ms_since(t0), 2000);
+  EXPECT_FALSE(r.is_error) << r.text;
+  const pid_t bg = std::atoi(slurp(fs::path(root_) / "bg.pid").c_str());
+  ASSERT_GT(bg, 0);
+  const pid_t group = ::getpgid(bg);
+  if (group > 0) ::kill(-group, SIGKILL);  // the test's own cleanup, not the tool's job
+}
+
+TEST_F(ToolsBash, CancellationKillsTheWholeTree) {
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(200ms);
+    cancel_ = true;
+  });
+  const auto t0 = Clock::now();
+  const ToolResult r =
+      bash("sleep 100 & echo $! > pids; sleep 100 & echo $! >> pids; sleep 100; wait");
+  const double elapsed = ms_since(t0);
+  canceller.join();
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "Command aborted");
+  EXPECT_LT(elapsed, 1000);
+  std::vector<pid_t> pids;
+  std::istringstream in(slurp(fs::path(root_) / "pids"));
+  for (pid_t p; in >> p;) pids.push_back(p);
+  ASSERT_EQ(pids.size(), 2u);
+  EXPECT_FALSE(any_alive(pids, 500ms));
+}
+
+TEST_F(ToolsBash, DescriptorDeadlineAlsoKillsTheTree) {
+  ctx_.deadline = Clock::now() + 300ms;
+  const auto t0 = Clock::now();
+  const ToolResult r = bash("sleep 100 & echo $! > pid; sleep 100", 60);
+  EXPECT_LT(ms_since(t0), 1000);
+  EXPECT_EQ(r.text, "Command timed out after 0.3 seconds");
+  EXPECT_FALSE(any_alive({std::atoi(slurp(fs::path(root_) / "pid").c_str())}, 500ms));
+}
+
+TEST_F(ToolsBash, ChildKilledBySignalCountsAsSuccess) {
+  const ToolResult r = bash("echo before; kill -9 $$");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text, "before\n");
+}
+
+TEST_F(ToolsBash, MissingWorkingDirectoryIsReported) {
+  ASSERT_TRUE(fs::remove(root_));
+  const ToolResult r = bash("echo hi");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text, "Working directory does not exist: " + ctx_.workspace->root() +
+                        "\nCannot execute bash commands.");
+}
+
+TEST_F(ToolsBash, NoLogFileUnlessTruncated) {
+  EXPECT_TRUE(bash("seq 2000").details.is_null());
+  EXPECT_TRUE(fs::is_empty(logs_));
+}
+
+TEST_F(ToolsBash, UnwritableLogDirectoryIsSaidInsteadOfAPath) {
+  ctx_.temp_dir = logs_ + "/missing";
+  const ToolResult r = bash("seq 3000");
+  EXPECT_NE(r.text.find("[Showing lines 1001-3000 of 3000. Full output could not be saved: "),
+            std::string::npos);
+  EXPECT_EQ(r.details.find("fullOutputPath"), nullptr);
+  EXPECT_NE(r.details.find("truncation"), nullptr);
+}
+
+TEST_F(ToolsBash, SpawnOverheadIsReported) {
+  double best = 1e9;
+  for (int i = 0; i < 50; ++i) {
+    const auto t0 = Clock::now();
+    const ToolResult r = bash("true");
+    best = std::min(best, ms_since(t0));
+    ASSERT_EQ(r.text, "(no output)");
+  }
+  std::printf("[ bash ] spawn overhead of `true`: %.2f ms (best of 50)\n", best);
+  EXPECT_LT(best, 200);
+  if (sandbox_unavailable()) return;
+  ctx_.sandbox = true;
+  double sandboxed = 1e9;
+  for (int i = 0; i < 10; ++i) {
+    const auto t0 = Clock::now();
+    ASSERT_EQ(bash("true").text, "(no output)");
+    sandboxed = std::min(sandboxed, ms_since(t0));
+  }
+  std::printf("[ bash ] under bwrap: %.2f ms (best of 10)\n", sandboxed);
+}
+
+// --- The sandbox ---
+
+// A one-shot-per-connection HTTP responder on an ephemeral loopback port.
+class LoopbackServer {
+ public:
+  LoopbackServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::listen(fd_, 8) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      while (true) {
+        const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) return;  // shutdown() below
+        char buf[1024];
+        (void)::recv(c, buf, sizeof buf, 0);
+        const std::string reply = "HTTP/1.0 200 OK\r\nContent-Length: 12\r\n\r\nhello-sbx-ok";
+        (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+        ::close(c);
+      }
+    });
+  }
+  ~LoopbackServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    if (thread_.joinable()) thread_.join();
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(ToolsBash, SandboxHasNoNetwork) {
+  if (sandbox_unavailable()) GTEST_SKIP() << reason_;
+  LoopbackServer server;
+  ASSERT_GT(server.port(), 0);
+  std::string fetch =
+      "curl -s --max-time 2 http://127.0.0.1:" + std::to_string(server.port()) + "/";
+  if (std::system("command -v curl >/dev/null 2>&1") != 0) {
+    fetch = "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(server.port()) +
+            " && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3";
+  }
+  const ToolResult open = bash(fetch);
+  EXPECT_FALSE(open.is_error) << open.text;
+  EXPECT_NE(open.text.find("hello-sbx-ok"), std::string::npos) << open.text;
+
+  ctx_.sandbox = true;
+  const ToolResult closed = bash(fetch);
+  EXPECT_TRUE(closed.is_error) << closed.text;
+  EXPECT_EQ(closed.text.find("hello-sbx-ok"), std::string::npos) << closed.text;
+}
+
+TEST_F(ToolsBash, SandboxWritesOnlyInsideTheWorkspace) {
+  if (sandbox_unavailable()) GTEST_SKIP() << reason_;
+  ctx_.sandbox = true;
+  const std::string outside = "/var/tmp/mf-probe-" + std::to_string(::getpid());
+  const ToolResult denied = bash("touch " + outside);
+  EXPECT_TRUE(denied.is_error) << denied.text;
+  EXPECT_NE(denied.text.find("Read-only file system"), std::string::npos) << denied.text;
+  EXPECT_FALSE(fs::exists(outside));
+  const ToolResult home =
+      bash("touch \"$HOME/mf-sandbox-probe-" + std::to_string(::getpid()) + "\"");
+  EXPECT_TRUE(home.is_error) << home.text;
+
+  const ToolResult inside = bash("echo made > inside.txt && mkdir -p d && pwd");
+  EXPECT_FALSE(inside.is_error) << inside.text;
+  EXPECT_EQ(inside.text, root_ + "\n");
+  EXPECT_EQ(slurp(fs::path(root_) / "inside.txt"), "made\n");
+
+  // /tmp is private: a file made there does not appear outside.
+  const std::string tmp_probe = "/tmp/mf-sbx-tmp-" + std::to_string(::getpid());
+  EXPECT_FALSE(bash("touch " + tmp_probe).is_error);
+  EXPECT_FALSE(fs::exists(tmp_probe));
+}
+
+TEST_F(ToolsBash, SandboxCancellationEndsEverythingInside) {
+  if (sandbox_unavailable()) GTEST_SKIP() << reason_;
+  ctx_.sandbox = true;
+  // A unique duration marks the sandboxed sleeps in /proc.
+  const std::string marker = "1" + std::to_string(::getpid() % 100000) + ".5";
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(300ms);
+    cancel_ = true;
+  });
+  const auto t0 = Clock::now();
+  const ToolResult r = bash("sleep " + marker + " & sleep " + marker + "; wait");
+  canceller.join();
+  EXPECT_LT(ms_since(t0), 1500);
+  EXPECT_EQ(r.text, "Command aborted");
+  const auto until = Clock::now() + 1s;
+  while (!processes_with("sleep " + marker).empty() && Clock::now() < until) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(processes_with("sleep " + marker).empty());
+}
+
+TEST_F(ToolsBash, SandboxTruncatedOutputIsLoggedOutside) {
+  if (sandbox_unavailable()) GTEST_SKIP() << reason_;
+  ctx_.sandbox = true;
+  const ToolResult r = bash("seq 3000");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(slurp(log_path_of(r)), expected_seq(3000));
+}
+
+// --- process::run_shell directly ---
+
+TEST(ProcessRunShell, ReportsExitCodesAndSignals) {
+  process::ShellCommand c;
+  c.argv = {"/bin/sh", "-c", "exit 7"};
+  auto r = process::run_shell(c);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 7);
+  c.argv = {"sh", "-c", "kill -TERM $$"};  // found on PATH
+  r = process::run_shell(c);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->exit_code.has_value());
+  EXPECT_FALSE(r->timed_out || r->cancelled);
+}
+
+TEST(ProcessRunShell, MissingProgramOrDirectoryFails) {
+  process::ShellCommand c;
+  c.argv = {"mf-no-such-program-anywhere"};
+  EXPECT_FALSE(process::run_shell(c).ok());
+  c.argv = {"/bin/true"};
+  c.cwd = "/nonexistent/mf-dir";
+  EXPECT_FALSE(process::run_shell(c).ok());
+}
+
+TEST(ProcessRunShell, AddsEnvironmentAndUsesCwd) {
+  process::ShellCommand c;
+  c.argv = {"/bin/sh", "-c", "printf '%s %s' \"$MF_PROBE\" \"$PWD\""};
+  c.env = {{"MF_PROBE", "set"}};
+  c.cwd = "/";
+  std::string out;
+  c.on_output = [&](std::string_view chunk) { out.append(chunk); };
+  ASSERT_TRUE(process::run_shell(c).ok());
+  EXPECT_EQ(out, "set /");
+}
+
+TEST(ProcessRunShell, OnlyTheStandardDescriptorsAreInherited) {
+  const int inheritable = ::open("/dev/null", O_RDONLY);  // deliberately without O_CLOEXEC
+  ASSERT_GE(inheritable, 3);
+  process::ShellCommand c;
+  const std::string fd = std::to_string(inheritable);
+  c.argv = {"/bin/bash", "-c", "[ -e /proc/self/fd/" + fd + " ] && echo leaked || echo closed"};
+  std::string out;
+  c.on_output = [&](std::string_view chunk) { out.append(chunk); };
+  ASSERT_TRUE(process::run_shell(c).ok());
+  ::close(inheritable);
+  EXPECT_EQ(out, "closed\n");
+}
+
+TEST(ProcessRunShell, CancellationIsNoticedWithinAPollStep) {
+  std::atomic<bool> cancel{false};
+  process::ShellCommand c;
+  c.argv = {"/bin/sh", "-c", "sleep 100"};
+  c.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(100ms);
+    cancel = true;
+  });
+  const auto t0 = Clock::now();
+  auto r = process::run_shell(c);
+  canceller.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->cancelled);
+  EXPECT_FALSE(r->exit_code.has_value());
+  EXPECT_LT(ms_since(t0), 400);
+}
+
+TEST(ProcessRunShell, DeadlineKillsTheGroup) {
+  process::ShellCommand c;
+  c.argv = {"/bin/sh", "-c", "sleep 100 & sleep 100"};
+  c.deadline = Clock::now() + 150ms;
+  const auto t0 = Clock::now();
+  auto r = process::run_shell(c);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(ms_since(t0), 600);
+}
+
+}  // namespace
+}  // namespace mf::tools
