@@ -3,6 +3,7 @@
 // validation on, and builds Values in a handler that enforces what RapidJSON does not: duplicate
 // keys, depth, entry and lexeme limits, and lone surrogates smuggled in through \u escapes.
 #include "mf/json/reader.hpp"
+#include "mf/json/source_map.hpp"
 
 #include <rapidjson/reader.h>
 
@@ -36,28 +37,6 @@ constexpr std::size_t kIndexThreshold = 16;
 // stream only after the token's handler returns: inside String, Key and RawNumber, Tell() is the
 // offset where the token starts, which is where a diagnostic about it should point.
 using Stream = rapidjson::InsituStringStream;
-
-struct Position {
-  std::int64_t line = 1;
-  std::int64_t column = 1;
-};
-
-// Lines count '\n'; columns count code points (bytes that are not UTF-8 continuation bytes).
-Position position_at(std::string_view text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  Position p;
-  std::size_t line_start = 0;
-  for (std::size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++p.line;
-      line_start = i + 1;
-    }
-  }
-  for (std::size_t i = line_start; i < offset; ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++p.column;
-  }
-  return p;
-}
 
 // RapidJSON encodes a lone surrogate escape such as \uDC00 as the bytes ED B0 80, which are not
 // UTF-8; validated input never holds ED followed by A0..BF otherwise.
@@ -300,7 +279,7 @@ class Builder {
 
 Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_t line_offset) {
   auto at = [&](Diagnostic d, std::size_t offset) {
-    const Position p = position_at(text, offset);
+    const SourcePosition p = position_at(text, offset);
     d.line = p.line + line_offset;
     d.column = p.column;
     return d;

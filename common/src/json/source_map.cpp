@@ -99,6 +99,22 @@ SourceMap json_source_map(std::string_view text) {
   return map_offsets(text, std::move(recorder.offsets));
 }
 
+SourcePosition position_at(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  SourcePosition p{1, 1};
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      line_start = i + 1;
+    }
+  }
+  for (std::size_t i = line_start; i < offset; ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++p.column;
+  }
+  return p;
+}
+
 SourceMap map_offsets(std::string_view text,
                       std::vector<std::pair<std::string, std::size_t>> offsets) {
   std::sort(offsets.begin(), offsets.end(),

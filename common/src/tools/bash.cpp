@@ -308,7 +308,7 @@ ToolResult run_bash(const json::Value& args, const CallContext& ctx) {
   ToolResult result{false, std::move(output), {}};
   if (t.truncated) {
     json::Object details{{"truncation", to_json(t)}};
-    if (!acc.log_path().empty()) details.emplace_back("fullOutputPath", acc.log_path());
+    if (!acc.log_path().empty()) details.push_back({"fullOutputPath", acc.log_path()});
     result.details = std::move(details);
   }
   return result;

@@ -32,7 +32,9 @@ struct Token {
     Class,            // [...]
     Alternates,       // {a,b}
   };
-  Kind kind = Kind::Literal;
+  Token(Kind k = Kind::Literal) : kind(k) {}  // NOLINT(google-explicit-constructor): push({kind})
+
+  Kind kind;
   std::string text;
   bool negated = false;
   std::vector<std::pair<char32_t, char32_t>> ranges;

@@ -50,29 +50,6 @@ constexpr std::size_t kIndexThreshold = 16;
 // Integers beyond this magnitude would be rounded by the double in json::Value.
 constexpr std::uint64_t kMaxExactInteger = std::uint64_t{1} << 53;
 
-struct Position {
-  std::int64_t line = 1;
-  std::int64_t column = 1;
-};
-
-// Lines count '\n'; columns count code points (bytes that are not UTF-8 continuation bytes), as in
-// the JSON reader, so a diagnostic means the same place whichever front end produced it.
-Position position_at(std::string_view text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  Position p;
-  std::size_t line_start = 0;
-  for (std::size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++p.line;
-      line_start = i + 1;
-    }
-  }
-  for (std::size_t i = line_start; i < offset; ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++p.column;
-  }
-  return p;
-}
-
 // Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms,
 // surrogates or code points past U+10FFFF), or 0 when it is not one.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
@@ -645,7 +622,7 @@ class Builder final : public YAML::EventHandler {
 
 struct Parsed {
   Result<Value> value;
-  Position root;
+  json::SourcePosition root;
 };
 
 Parsed parse_located(std::string_view text, const ReadLimits& limits,
@@ -660,7 +637,7 @@ Parsed parse_located(std::string_view text, const ReadLimits& limits,
   // Positions are reported against the text after the BOM, which is what yaml-cpp's marks count.
   const std::string_view body = text.starts_with(kBom) ? text.substr(kBom.size()) : text;
   auto at = [&](Diagnostic d, std::size_t offset) -> Parsed {
-    const Position p = position_at(body, offset);
+    const json::SourcePosition p = json::position_at(body, offset);
     d.line = p.line;
     d.column = p.column;
     return {std::move(d), {}};
@@ -725,7 +702,7 @@ Parsed parse_located(std::string_view text, const ReadLimits& limits,
                    builder.root_mark());
   }
   const YAML::Mark root = builder.root_mark();
-  return {builder.take_root(), position_at(body, root.pos >= 0 ? std::size_t(root.pos) : 0)};
+  return {builder.take_root(), json::position_at(body, root.pos >= 0 ? std::size_t(root.pos) : 0)};
 }
 
 }  // namespace

@@ -23,23 +23,24 @@ inline constexpr const char* kBadPointer = "MF-S030";      // malformed or unres
 // (MF-C), artifact (MF-A) and lowering (MF-L) phases (SPEC §5.2).
 inline constexpr const char* kUnsupportedFormat = "MF-S005";  // source is neither YAML nor JSON
 inline constexpr const char* kYamlAlias = "MF-S007";          // YAML anchor or alias
-inline constexpr const char* kYamlUnsafe = "MF-S008";  // tag, merge key, non-string key, complex key
-inline constexpr const char* kYamlMultiDoc = "MF-S009";   // more than one YAML document
-inline constexpr const char* kOutputDirMissing = "MF-S017";  // --out DIR does not exist
-inline constexpr const char* kBadRequest = "MF-S018";        // compile request options invalid
-inline constexpr const char* kBadToolRef = "MF-S023";        // tool_ref is not exactly id@N
-inline constexpr const char* kBadContext = "MF-S025";        // context policy out of bounds
-inline constexpr const char* kSecretValue = "MF-S026";       // a value looks like a secret
+inline constexpr const char* kYamlUnsafe =
+    "MF-S008";  // tag, merge key, non-string key, complex key
+inline constexpr const char* kYamlMultiDoc = "MF-S009";       // more than one YAML document
+inline constexpr const char* kOutputDirMissing = "MF-S017";   // --out DIR does not exist
+inline constexpr const char* kBadRequest = "MF-S018";         // compile request options invalid
+inline constexpr const char* kBadToolRef = "MF-S023";         // tool_ref is not exactly id@N
+inline constexpr const char* kBadContext = "MF-S025";         // context policy out of bounds
+inline constexpr const char* kSecretValue = "MF-S026";        // a value looks like a secret
 inline constexpr const char* kHarnessIdMismatch = "MF-S027";  // harness_id != --expect-harness-id
 inline constexpr const char* kStageOutOfScope = "MF-S028";    // --stage not in stage_scope
 inline constexpr const char* kLegalTerminalMissing = "MF-S029";  // a legal terminal has no node
 inline constexpr const char* kUnknownProfile = "MF-R001";
-inline constexpr const char* kUnknownTool = "MF-R002";           // tool_ref not in any catalog
-inline constexpr const char* kCatalogIdentity = "MF-R003";       // claimed descriptor hash differs
-inline constexpr const char* kMalformedDescriptor = "MF-R004";   // catalog entry ill-formed
-inline constexpr const char* kDuplicateBinding = "MF-R005";      // tool bound twice
-inline constexpr const char* kDuplicateModelName = "MF-R006";    // model-facing name bound twice
-inline constexpr const char* kUnsupportedSchema = "MF-R007";     // keyword outside the subset
+inline constexpr const char* kUnknownTool = "MF-R002";          // tool_ref not in any catalog
+inline constexpr const char* kCatalogIdentity = "MF-R003";      // claimed descriptor hash differs
+inline constexpr const char* kMalformedDescriptor = "MF-R004";  // catalog entry ill-formed
+inline constexpr const char* kDuplicateBinding = "MF-R005";     // tool bound twice
+inline constexpr const char* kDuplicateModelName = "MF-R006";   // model-facing name bound twice
+inline constexpr const char* kUnsupportedSchema = "MF-R007";    // keyword outside the subset
 inline constexpr const char* kMalformedProfile = "MF-R010";
 inline constexpr const char* kUnknownPrerequisite = "MF-G001";
 inline constexpr const char* kSelfPrerequisite = "MF-G002";
@@ -63,10 +64,10 @@ inline constexpr const char* kArtifactNotGated = "MF-A005";  // producer not bef
 inline constexpr const char* kDuplicateArtifact = "MF-A006";
 inline constexpr const char* kUndeclaredRequired = "MF-A007";
 inline constexpr const char* kLoweringInvariant = "MF-L001";
-inline constexpr const char* kPlanInvalid = "MF-L002";     // a loaded plan breaks an invariant
-inline constexpr const char* kSourceHash = "MF-L003";      // source_sha256 does not verify
-inline constexpr const char* kPlanHash = "MF-L004";        // compiled_sha256 does not verify
-inline constexpr const char* kUsage = "MF-U001";           // command-line usage error
+inline constexpr const char* kPlanInvalid = "MF-L002";  // a loaded plan breaks an invariant
+inline constexpr const char* kSourceHash = "MF-L003";   // source_sha256 does not verify
+inline constexpr const char* kPlanHash = "MF-L004";     // compiled_sha256 does not verify
+inline constexpr const char* kUsage = "MF-U001";        // command-line usage error
 
 // Output publication (MF-O family).
 inline constexpr const char* kBadOutputPath = "MF-O001";

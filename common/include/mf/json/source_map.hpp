@@ -19,6 +19,11 @@ struct SourcePosition {
   std::int64_t column = 0;
 };
 
+// The position of a byte offset: lines count '\n', columns count code points (bytes that are not
+// UTF-8 continuation bytes). Every front end reports positions this way, so a line and column
+// mean the same place whichever reader produced them.
+SourcePosition position_at(std::string_view text, std::size_t offset);
+
 // RFC 6901 pointer -> position of the value (for an object member: of its key).
 using SourceMap = std::map<std::string, SourcePosition>;
 
