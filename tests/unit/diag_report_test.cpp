@@ -2,6 +2,7 @@
 
 #include "mf/diag/report.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/json/diagnostics.hpp"
 
 namespace mf::diag {
 namespace {
@@ -16,7 +17,7 @@ TEST(DiagReport, RendersTextWithSourcePositionAndPointer) {
 TEST(DiagReport, JsonFormMatchesSpec) {
   const Diagnostic d = error("MF-S006", "m", "/graph/nodes/a", 12, 5);
   EXPECT_EQ(
-      json::canonical(to_json(d)),
+      json::canonical(json::to_json(d)),
       R"({"code":"MF-S006","column":5,"line":12,"message":"m","pointer":"/graph/nodes/a","severity":"error"})");
 }
 

@@ -463,7 +463,7 @@ const std::map<std::string, std::string>& not_fixtured() {
 // MF-L003 and MF-L004 belong to the plan loader and are covered by the PlanLoader tests.
 
 TEST(HarnessCompile, EveryCompilerCodeHasAFixture) {
-  const std::string header = read_text(kRoot + "/common/include/mf/diag/codes.hpp");
+  const std::string header = read_text(kRoot + "/common/diag/include/mf/diag/codes.hpp");
   std::set<std::string> declared;
   const std::regex code(R"rx("(MF-[SRGCA]\d{3})")rx");
   for (auto it = std::sregex_iterator(header.begin(), header.end(), code);

@@ -13,14 +13,16 @@
 #include <vector>
 
 #include "mf/diag/codes.hpp"
+#include "mf/fs/beneath.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/text/utf8.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 namespace codes = mf::diag::codes;
-using mf::source::Resolver;
+using mf::fs::Resolver;
 
 // A fresh tree per test: BASE/safe-root is the root, BASE/safe-root-other a sibling whose name
 // starts with the root's (the case a string-prefix check gets wrong), BASE/outside another sibling.
@@ -70,7 +72,7 @@ class SourceRead : public SourceTree, public ::testing::WithParamInterface<Resol
     SourceTree::SetUp();
     if (GetParam() == Resolver::Openat2) {
       const int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      const int probe = mf::source::open_beneath(fd, "f.txt", O_RDONLY, Resolver::Openat2);
+      const int probe = mf::fs::open_beneath(fd, "f.txt", O_RDONLY, Resolver::Openat2);
       ::close(fd);
       if (probe == -ENOSYS) GTEST_SKIP() << "kernel without openat2";
       if (probe >= 0) ::close(probe);
@@ -371,14 +373,14 @@ TEST_F(SourceWalk, RefusesEveryEscapeAndAgreesWithOpenat2) {
       {"loop-a", "errno " + std::to_string(ELOOP)},
       {"nope", "errno " + std::to_string(ENOENT)},
   };
-  const int probe = mf::source::open_beneath(root_fd_, "f.txt", O_RDONLY, Resolver::Openat2);
+  const int probe = mf::fs::open_beneath(root_fd_, "f.txt", O_RDONLY, Resolver::Openat2);
   const bool have_openat2 = probe != -ENOSYS;
   if (probe >= 0) ::close(probe);
   for (const auto& c : cases) {
-    EXPECT_EQ(outcome(mf::source::open_beneath_walk(root_fd_, c.path, O_RDONLY)), c.expected)
+    EXPECT_EQ(outcome(mf::fs::open_beneath_walk(root_fd_, c.path, O_RDONLY)), c.expected)
         << "walk: " << c.path;
     if (have_openat2) {
-      EXPECT_EQ(outcome(mf::source::open_beneath(root_fd_, c.path, O_RDONLY, Resolver::Openat2)),
+      EXPECT_EQ(outcome(mf::fs::open_beneath(root_fd_, c.path, O_RDONLY, Resolver::Openat2)),
                 c.expected)
           << "openat2: " << c.path;
     }
@@ -386,17 +388,17 @@ TEST_F(SourceWalk, RefusesEveryEscapeAndAgreesWithOpenat2) {
 }
 
 TEST_F(SourceWalk, OPathOpensTheTargetNotTheLink) {
-  const int fd = mf::source::open_beneath_walk(root_fd_, "alias.txt", O_PATH);
+  const int fd = mf::fs::open_beneath_walk(root_fd_, "alias.txt", O_PATH);
   ASSERT_GE(fd, 0);
   struct stat st {};
   ASSERT_EQ(::fstat(fd, &st), 0);
   ::close(fd);
   EXPECT_TRUE(S_ISREG(st.st_mode));
-  EXPECT_EQ(mf::source::open_beneath_walk(root_fd_, "leak.txt", O_PATH), -EXDEV);
+  EXPECT_EQ(mf::fs::open_beneath_walk(root_fd_, "leak.txt", O_PATH), -EXDEV);
 }
 
 TEST_F(SourceWalk, EmptyPathIsTheRootItself) {
-  const int fd = mf::source::open_beneath_walk(root_fd_, "", O_RDONLY | O_DIRECTORY);
+  const int fd = mf::fs::open_beneath_walk(root_fd_, "", O_RDONLY | O_DIRECTORY);
   ASSERT_GE(fd, 0);
   ::close(fd);
 }
@@ -405,7 +407,7 @@ TEST_F(SourceWalk, EmptyPathIsTheRootItself) {
 // ------------------------------------------------------------------
 
 TEST(SourceNormalize, LexicalAndConfined) {
-  using mf::source::normalize_relative;
+  using mf::fs::normalize_relative;
   EXPECT_EQ(*normalize_relative("a/./b//c/"), "a/b/c");
   EXPECT_EQ(*normalize_relative("a/../b"), "b");
   EXPECT_EQ(*normalize_relative("."), "");
@@ -419,7 +421,7 @@ TEST(SourceNormalize, LexicalAndConfined) {
 }
 
 TEST(SourceUtf8, RejectsOverlongsSurrogatesAndOutOfRange) {
-  using mf::source::valid_utf8;
+  using mf::text::valid_utf8;
   EXPECT_TRUE(valid_utf8("h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
   EXPECT_FALSE(valid_utf8("\xc0\xaf"));          // overlong '/'
   EXPECT_FALSE(valid_utf8("\xe0\x80\xaf"));      // overlong

@@ -1,3 +1,4 @@
+#include "mf/json/jsonl.hpp"
 #include "mf/store/plumbing.hpp"
 
 #include <gtest/gtest.h>
@@ -10,7 +11,7 @@
 
 namespace {
 
-using mf::store::LineCanonicalizer;
+using mf::json::LineCanonicalizer;
 namespace codes = mf::diag::codes;
 
 // Feeds `input` in pieces of `piece` bytes, then finishes; returns the output so far and the

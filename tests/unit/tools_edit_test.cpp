@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../common/src/tools/edit_core.hpp"
+#include "edit_core.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/tools/pack.hpp"

@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "../../common/src/tools/edit_core.hpp"
+#include "edit_core.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/text/utf8.hpp"
 #include "mf/tools/pack.hpp"
 
 namespace {
@@ -193,7 +194,7 @@ TEST_F(ToolsFiles, ReadKeepsBytesAndReplacesInvalidUtf8) {
 }
 
 TEST_F(ToolsFiles, DecodeMatchesTheWhatwgDecoder) {
-  using mf::tools::decode_utf8_lossy;
+  using mf::text::decode_utf8_lossy;
   EXPECT_EQ(decode_utf8_lossy("a\x80"
                               "b"),
             "a\uFFFDb");

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../../common/src/tools/walk.hpp"
+#include "walk.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/tools/pack.hpp"
 

@@ -1,0 +1,318 @@
+#include "mf/harness/command.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "mf/diag/codes.hpp"
+#include "mf/diag/report.hpp"
+#include "mf/json/diagnostics.hpp"
+#include "mf/harness/compiler.hpp"
+#include "mf/harness/plan.hpp"
+#include "mf/hash/sha256.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/json/source_map.hpp"
+#include "mf/store/store.hpp"
+#include "mf/tools/catalog.hpp"
+#include "mf/yaml/reader.hpp"
+
+namespace mf::harness {
+namespace {
+
+namespace codes = diag::codes;
+using json::Value;
+
+constexpr std::size_t kMaxSourceBytes = 1 << 20;
+constexpr std::size_t kMaxCatalogBytes = 16 << 20;
+
+std::string display(const std::string& path) {
+  return path == "-" ? "<stdin>" : path;
+}
+
+// Prefixes each diagnostic's message with the file it is about.
+diag::Diagnostics about(const std::string& file, diag::Diagnostics ds) {
+  for (auto& d : ds) d.message = display(file) + ": " + d.message;
+  return ds;
+}
+
+Result<Format> source_format(const CompileArgs& args, std::string_view text) {
+  if (args.format == "yaml") return Format::Yaml;
+  if (args.format == "json") return Format::Json;
+  if (!args.format.empty()) {
+    return diag::error(codes::kUnsupportedFormat,
+                       "format \"" + args.format + "\" is neither yaml nor json");
+  }
+  const std::string& p = args.source;
+  auto ends_with = [&](std::string_view suffix) {
+    return p.size() >= suffix.size() &&
+           p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(".yaml") || ends_with(".yml")) return Format::Yaml;
+  if (ends_with(".json")) return Format::Json;
+  if (p == "-") {  // a pipe: JSON documents start with '{', anything else is read as YAML
+    const auto first = text.find_first_not_of(" \t\r\n");
+    return first != std::string_view::npos && text[first] == '{' ? Format::Json : Format::Yaml;
+  }
+  return diag::error(codes::kUnsupportedFormat,
+                     display(p) + " is neither .yaml, .yml nor .json (use --format)");
+}
+
+Result<std::vector<std::string>> split_list(const std::string& text, const char* option,
+                                            bool (*valid)(std::string_view)) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    if (!valid(item)) {
+      return diag::error(codes::kBadRequest,
+                         std::string("--") + option + ": \"" + item + "\" is not a valid entry");
+    }
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool valid_terminal(std::string_view s) {
+  if (s.empty() || s.size() > 64 || s[0] < 'A' || s[0] > 'Z') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+bool valid_stage(std::string_view s) {
+  return tools::valid_dotted_id(s) && s.find('.') == std::string_view::npos;
+}
+
+// Reads the named JSON documents ("builtin" = `builtin`).
+Result<std::vector<NamedDocument>> read_documents(const std::vector<std::string>& paths,
+                                                  const Value& builtin) {
+  std::vector<NamedDocument> docs;
+  diag::Diagnostics ds;
+  for (const auto& p : paths.empty() ? std::vector<std::string>{"builtin"} : paths) {
+    if (p == "builtin") {
+      docs.push_back({"builtin", builtin});
+      continue;
+    }
+    auto text = io::read_input(p, kMaxCatalogBytes);
+    if (!text) {
+      for (auto& d : about(p, text.take_diagnostics())) ds.push_back(std::move(d));
+      continue;
+    }
+    auto doc = json::parse_object(*text);
+    if (!doc) {
+      for (auto& d : about(p, doc.take_diagnostics())) ds.push_back(std::move(d));
+      continue;
+    }
+    docs.push_back({p, std::move(*doc)});
+  }
+  if (!ds.empty()) return ds;
+  return docs;
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string join_path(const std::string& dir, const std::string& name) {
+  return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+}  // namespace
+
+const json::Value& builtin_profiles_json() {
+  static const Value doc = json::Object{
+      {"schema_version", "1.0"},
+      {"kind", "millforge_model_profiles"},
+      {"profiles",
+       json::Array{json::Object{{"profile_id", "profile.scripted"},
+                                {"backend", "scripted"},
+                                {"description", "a scripted model replaying recorded responses"}}}},
+  };
+  return doc;
+}
+
+CompileOutcome compile_command(const CompileArgs& args) {
+  CompileOutcome outcome;
+  diag::Report report;
+  CompileResult result;
+  std::string source_document_sha256;
+  std::string request_sha256;
+  const bool plan_to_stdout = args.out.empty() || args.out == "-";
+
+  // request + parse: everything the compiler itself does not see.
+  auto reject = [&](const char* phase, diag::Diagnostics ds) {
+    result.failure_phase = phase;
+    result.diagnostics = std::move(ds);
+  };
+  CompileRequest request;
+  request.expected_harness_id = args.expected_harness_id;
+  request.stage = args.stage;
+  diag::Diagnostics request_faults;
+  if (args.legal_terminals_given) {
+    auto list = split_list(args.legal_terminals, "legal-terminals", valid_terminal);
+    if (list)
+      request.legal_terminals = std::move(*list);
+    else
+      request_faults = list.take_diagnostics();
+  }
+  if (args.capabilities_given && request_faults.empty()) {
+    auto list = split_list(args.capabilities, "capabilities", tools::valid_dotted_id);
+    if (list)
+      request.capabilities = std::move(*list);
+    else
+      request_faults = list.take_diagnostics();
+  }
+  if (request_faults.empty() && !args.stage.empty() && !valid_stage(args.stage)) {
+    request_faults.push_back(
+        diag::error(codes::kBadRequest, "--stage \"" + args.stage + "\" is not a stage kind id"));
+  }
+  if (request_faults.empty() && !plan_to_stdout && !is_directory(args.out)) {
+    request_faults.push_back(diag::error(codes::kOutputDirMissing,
+                                         "--out " + args.out + " is not an existing directory"));
+  }
+  auto catalogs = read_documents(args.catalogs, tools::builtin_catalog_json());
+  auto profiles = read_documents(args.profiles, builtin_profiles_json());
+  if (request_faults.empty() && !catalogs) request_faults = catalogs.take_diagnostics();
+  if (request_faults.empty() && !profiles) request_faults = profiles.take_diagnostics();
+
+  Result<std::string> text = std::string();
+  if (request_faults.empty()) text = io::read_input(args.source, kMaxSourceBytes);
+  if (!request_faults.empty()) {
+    reject("request", std::move(request_faults));
+  } else if (!text) {
+    reject("request", about(args.source, text.take_diagnostics()));
+  } else {
+    source_document_sha256 = hash::sha256_hex(*text);
+    auto format = source_format(args, *text);
+    auto doc = format ? parse_source(*text, *format) : Result<Value>(format.take_diagnostics());
+    if (!doc) {
+      reject("parse", doc.take_diagnostics());
+    } else {
+      request.source = std::move(*doc);
+      request.catalogs = std::move(*catalogs);
+      request.profiles = std::move(*profiles);
+      result = compile(request);
+      // Faults found after parsing point into the value model; give them source positions.
+      if (!result.ok) {
+        json::locate(result.diagnostics, *format == Format::Json ? json::json_source_map(*text)
+                                                                 : yaml::source_map(*text));
+      }
+    }
+  }
+  // What was asked, as a digest: names the report of a rejected compilation.
+  json::Array catalog_digests, profile_digests;
+  for (const auto& c : request.catalogs) catalog_digests.push_back(json::canonical_digest(c.doc));
+  for (const auto& p : request.profiles) profile_digests.push_back(json::canonical_digest(p.doc));
+  request_sha256 = json::canonical_digest(json::Object{
+      {"source_document_sha256", source_document_sha256},
+      {"catalogs", std::move(catalog_digests)},
+      {"profiles", std::move(profile_digests)},
+      {"expected_harness_id", args.expected_harness_id},
+      {"stage", args.stage},
+      {"legal_terminals", args.legal_terminals_given ? Value(args.legal_terminals) : Value()},
+      {"capabilities", args.capabilities_given ? Value(args.capabilities) : Value()},
+  });
+
+  report.add_all(result.diagnostics);
+  outcome.compiled = result.ok;
+  auto maybe = [](const std::string& s) { return s.empty() ? Value() : Value(s); };
+  const Value* id = result.ok ? result.plan.find("harness_id") : nullptr;
+  const Value* version = result.ok ? result.plan.find("harness_version") : nullptr;
+  const std::string plan_name = result.ok ? plan_file_name(result.plan) : std::string();
+  Value doc = json::to_json(report);
+  doc.set("schema_version", "1.0");
+  doc.set("kind", "millforge_compile_report");
+  doc.set("status", result.ok ? "compiled" : "rejected");
+  doc.set("failure_phase", maybe(result.failure_phase));
+  doc.set("harness_id", id ? *id : Value());
+  doc.set("harness_version", version ? *version : Value());
+  doc.set("source_document_sha256", maybe(source_document_sha256));
+  doc.set("source_sha256", maybe(result.source_sha256));
+  doc.set("compiled_sha256", maybe(result.compiled_sha256));
+  doc.set("plan_file", maybe(plan_name));
+  doc.set("request_sha256", request_sha256);
+  outcome.report = doc;
+  outcome.diagnostics = report.diagnostics();
+  const std::string report_bytes = json::canonical_file(doc);
+
+  // output: plan first, then its report beside it; stdout carries one document only.
+  diag::Diagnostics out_faults;
+  auto note = [&](Status s, const char* code) {
+    if (s) return;
+    for (auto d : s.take_diagnostics()) {
+      if (code != nullptr) d.code = code;
+      out_faults.push_back(std::move(d));
+    }
+  };
+  if (result.ok) {
+    if (plan_to_stdout) {
+      note(io::write_all(STDOUT_FILENO, result.plan_bytes), nullptr);
+    } else {
+      note(io::publish_atomic(join_path(args.out, plan_name), result.plan_bytes), nullptr);
+    }
+  }
+  if (!plan_to_stdout && out_faults.empty() && is_directory(args.out)) {
+    // The report is a function of the request, so it is named by the request's digest: two
+    // requests compiling to one plan (a YAML file and its JSON twin) keep one report each.
+    std::string name = "request-" + request_sha256 + ".diagnostics.json";
+    if (result.ok) {
+      name = id->as_string() + "@" + std::to_string(*version->as_exact_int()) + "." + name;
+    }
+    note(io::publish_atomic(join_path(args.out, name), report_bytes),
+         codes::kDiagnosticsWriteFailed);
+    if (out_faults.empty()) note(io::write_all(STDOUT_FILENO, report_bytes), nullptr);
+  }
+  // "--diagnostics -" with --out: the report is already on stdout, once.
+  if (!args.diagnostics.empty() && !(args.diagnostics == "-" && !plan_to_stdout) &&
+      out_faults.empty()) {
+    note(io::write_output(args.diagnostics, report_bytes), codes::kDiagnosticsWriteFailed);
+  }
+  if (!args.store_dir.empty() && out_faults.empty()) {
+    // Refs: compile/<harness_id>/<version>/{plan,diagnostics}; a rejected compilation has no
+    // identity yet and files its report under compile/rejected/<request_sha256>.
+    auto opened = store::Store::open(args.store_dir, store::Mode::ReadWrite);
+    if (!opened) {
+      note(Status(opened.take_diagnostics()), nullptr);
+    } else {
+      store::Store& s = **opened;
+      note(s.batch([&]() -> Status {
+        std::string ref = "compile/rejected/" + request_sha256;
+        if (result.ok) {
+          ref = "compile/" + id->as_string() + "/" + std::to_string(*version->as_exact_int());
+          auto plan = s.put_named(ref + "/plan", result.plan_bytes);
+          if (!plan) return plan.take_diagnostics();
+          ref += "/diagnostics";
+        }
+        auto kept = s.put_named(ref, report_bytes);
+        return kept ? Status() : Status(kept.take_diagnostics());
+      }),
+           nullptr);
+    }
+  }
+  for (auto& d : out_faults) outcome.diagnostics.push_back(std::move(d));
+  return outcome;
+}
+
+Result<json::Value> verify_command(const std::string& path) {
+  auto text = io::read_input(path);
+  if (!text) return about(path, text.take_diagnostics());
+  auto plan = load_plan(*text);
+  if (!plan) return plan;
+  return Value(json::Object{
+      {"verified", true},
+      {"harness_id", *plan->find("harness_id")},
+      {"harness_version", *plan->find("harness_version")},
+      {"compiled_sha256", *plan->find("compiled_sha256")},
+      {"source_sha256", *plan->find("source_sha256")},
+      {"nodes", static_cast<std::int64_t>(plan->find("nodes")->as_array().size())},
+      {"file", plan_file_name(*plan)},
+  });
+}
+
+}  // namespace mf::harness

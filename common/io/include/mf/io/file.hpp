@@ -1,0 +1,72 @@
+// File input and output at the edges of the product: bounded reads of untrusted inputs ("-" =
+// stdin) and atomic, no-clobber publication of outputs (temp file, fsync, rename, directory fsync).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "mf/diag/diagnostic.hpp"
+
+namespace mf::io {
+
+// Owns one file descriptor: closed on every path out of a scope. close() is for the happy path
+// that wants to see the error (on NFS a failed write can surface only there).
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset(o.fd_);
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void reset(int fd = -1);
+  int close();
+
+ private:
+  int fd_;
+};
+
+// The one way to read a descriptor. Every loop over read(2)/pread(2) in the product is one of
+// these: each retries EINTR and short reads. Errors are returned as -errno (never thrown, errno
+// untouched otherwise).
+//
+// One read(2), retried on EINTR: bytes read (0 at end of file) or -errno. For streaming loops.
+std::int64_t read_some(int fd, char* buf, std::size_t size);
+// Reads until end of file, appending to `out`, but never more than max_bytes + 1 bytes in all, so
+// an endless stream cannot exhaust memory and an oversize input shows as out.size() > max_bytes.
+// Returns 0 or -errno.
+int read_all(int fd, std::string& out, std::size_t max_bytes = SIZE_MAX);
+// Fills buf[0, size) from `offset`: the bytes read, fewer than `size` only at end of file, or
+// -errno.
+std::int64_t pread_all(int fd, char* buf, std::size_t size, std::uint64_t offset);
+
+// Reads a whole regular file (or stdin for "-"), refusing more than max_bytes (MF-S003), a missing
+// file (MF-S013) and anything that is not a regular file (MF-S014).
+Result<std::string> read_input(const std::string& path, std::size_t max_bytes = 64u << 20);
+
+enum class Clobber : std::uint8_t {
+  Refuse,   // an existing file with different bytes is an error (MF-O004); identical bytes are fine
+  Replace,  // atomically replace whatever is there
+};
+
+// Publishes bytes at `path` so that readers see either nothing or the complete file, never a part.
+Status publish_atomic(const std::string& path, std::string_view bytes,
+                      Clobber clobber = Clobber::Refuse);
+
+// Writes to stdout for "-", otherwise publish_atomic(..., Clobber::Replace).
+Status write_output(const std::string& path, std::string_view bytes);
+
+// Writes all bytes to a file descriptor, retrying short writes and EINTR.
+Status write_all(int fd, std::string_view bytes);
+
+}  // namespace mf::io

@@ -1,0 +1,375 @@
+#include "mf/io/file.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "mf/diag/codes.hpp"
+
+namespace mf::io {
+
+void Fd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+int Fd::close() {
+  const int rc = ::close(fd_);
+  fd_ = -1;
+  return rc;
+}
+
+namespace {
+
+namespace codes = diag::codes;
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+int open_retry(int dirfd, const char* path, int flags, mode_t mode = 0) {
+  int fd;
+  do {
+    fd = ::openat(dirfd, path, flags, mode);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+diag::Diagnostic too_large(const std::string& path, std::size_t max_bytes) {
+  return diag::error(codes::kTooLarge,
+                     "input '" + path + "' is larger than " + std::to_string(max_bytes) + " bytes");
+}
+
+struct PathParts {
+  std::string dir;   // "." when the path has no directory part
+  std::string base;  // never empty
+};
+
+std::optional<PathParts> split_path(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return PathParts{".", path};
+  std::string base = path.substr(slash + 1);
+  if (base.empty() || base == "." || base == "..") return std::nullopt;
+  std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+  return PathParts{dir, base};
+}
+
+// Temp names embed the pid and a random suffix so concurrent publishers of the same target
+// (parallel eval shards, two compiles of one harness) never share a temp file. The basename is
+// truncated so the temp name stays under NAME_MAX even when the target name itself is close to it.
+// O_EXCL already guarantees uniqueness, so the suffix needs to be unpredictable enough to avoid
+// collisions, not secure; a clock-and-counter fallback covers a getrandom() that is unavailable.
+std::uint64_t random_word() {
+  std::uint64_t word = 0;
+  if (::getrandom(&word, sizeof word, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof word)) {
+    return word;
+  }
+  static std::atomic<std::uint64_t> counter{0};
+  auto now =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  return now * 0x9E3779B97F4A7C15ull + counter.fetch_add(1);
+}
+
+std::string temp_name(const std::string& base) {
+  char suffix[48];
+  std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%016llx", static_cast<long>(::getpid()),
+                static_cast<unsigned long long>(random_word()));
+  return "." + base.substr(0, 160) + suffix;
+}
+
+enum class Existing { Identical, Different, NotRegular, Unreadable };
+
+// Compares the file already at the target name with the bytes we meant to publish.
+Existing compare_existing(int dirfd, const std::string& base, std::string_view bytes) {
+  Fd fd(open_retry(dirfd, base.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (!fd.valid()) return Existing::Unreadable;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Existing::Unreadable;
+  if (!S_ISREG(st.st_mode)) return Existing::NotRegular;
+  if (static_cast<std::uint64_t>(st.st_size) != bytes.size()) return Existing::Different;
+  std::string existing;
+  if (read_all(fd.get(), existing, bytes.size()) != 0) return Existing::Unreadable;
+  return existing == bytes ? Existing::Identical : Existing::Different;
+}
+
+// Refuse mode's answer once a file is known to be at the target name.
+Status settle_existing(int dirfd, const std::string& path, const std::string& base,
+                       std::string_view bytes) {
+  switch (compare_existing(dirfd, base, bytes)) {
+    case Existing::Identical:
+      return {};
+    case Existing::NotRegular:
+      return diag::error(codes::kBadOutputPath,
+                         "output path '" + path + "' exists and is not a regular file");
+    case Existing::Unreadable:
+      return diag::error(codes::kClobber, "refusing to overwrite '" + path +
+                                              "': the existing file cannot be read to compare");
+    case Existing::Different:
+      break;
+  }
+  return diag::error(codes::kClobber,
+                     "refusing to overwrite '" + path + "': it holds different bytes");
+}
+
+// renameat2(RENAME_NOREPLACE) through the raw syscall: the glibc wrapper is missing on older
+// systems, and the kernel call is what provides the atomic "create only if absent".
+int rename_noreplace(int dirfd, const char* from, const char* to) {
+#ifdef SYS_renameat2
+  return static_cast<int>(::syscall(SYS_renameat2, dirfd, from, dirfd, to, 1u /*NOREPLACE*/));
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+enum class Placed { Done, Exists, Failed };
+
+// Moves the temp file to the target name without ever replacing an existing target. Tries
+// renameat2(RENAME_NOREPLACE), then link()+unlink() for filesystems without it; both fail with
+// EEXIST atomically, so a racing publisher cannot be overwritten.
+Placed place_noreplace(int dirfd, const std::string& tmp, const std::string& base, int& err) {
+  if (rename_noreplace(dirfd, tmp.c_str(), base.c_str()) == 0) return Placed::Done;
+  err = errno;
+  if (err == EEXIST) return Placed::Exists;
+  if (err != EINVAL && err != ENOSYS && err != ENOTSUP && err != EOPNOTSUPP) return Placed::Failed;
+
+  if (::linkat(dirfd, tmp.c_str(), dirfd, base.c_str(), 0) == 0) {
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    return Placed::Done;
+  }
+  err = errno;
+  if (err == EEXIST) return Placed::Exists;
+  if (err != EPERM && err != ENOTSUP && err != EOPNOTSUPP) return Placed::Failed;
+
+  // Last resort for filesystems with neither primitive (e.g. vfat): check, then rename. A racing
+  // writer could slip in between; such filesystems offer nothing better.
+  struct stat st {};
+  if (::fstatat(dirfd, base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return Placed::Exists;
+  if (::renameat(dirfd, tmp.c_str(), dirfd, base.c_str()) == 0) return Placed::Done;
+  err = errno;
+  return Placed::Failed;
+}
+
+diag::Diagnostic write_failed(const std::string& path, const std::string& what, int err) {
+  return diag::error(codes::kWriteFailed,
+                     "cannot write output '" + path + "': " + what + ": " + errno_text(err));
+}
+
+}  // namespace
+
+std::int64_t read_some(int fd, char* buf, std::size_t size) {
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, size);
+    if (n >= 0) return n;
+    if (errno != EINTR) return -errno;
+  }
+}
+
+int read_all(int fd, std::string& out, std::size_t max_bytes) {
+  const std::size_t cap = max_bytes == SIZE_MAX ? max_bytes : out.size() + max_bytes + 1;
+  char buf[64 * 1024];
+  while (out.size() < cap) {
+    const std::int64_t n = read_some(fd, buf, std::min(sizeof buf, cap - out.size()));
+    if (n < 0) return static_cast<int>(n);
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return 0;
+}
+
+std::int64_t pread_all(int fd, char* buf, std::size_t size, std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd, buf + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  return static_cast<std::int64_t>(done);
+}
+
+Result<std::string> read_input(const std::string& path, std::size_t max_bytes) {
+  std::string data;
+  if (path == "-") {
+    // stdin may be a pipe or a terminal: no regular-file check, only the bound.
+    if (int err = read_all(STDIN_FILENO, data, max_bytes); err != 0) {
+      return diag::error(codes::kMissing, "cannot read standard input: " + errno_text(-err));
+    }
+    if (data.size() > max_bytes) return too_large("-", max_bytes);
+    return data;
+  }
+
+  // O_NONBLOCK so that opening a FIFO cannot hang before fstat gets to reject it.
+  Fd fd(open_retry(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (!fd.valid()) {
+    int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return diag::error(codes::kMissing, "input file '" + path + "' does not exist");
+    }
+    return diag::error(codes::kMissing, "cannot open input '" + path + "': " + errno_text(err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return diag::error(codes::kMissing, "cannot stat input '" + path + "': " + errno_text(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return diag::error(codes::kNotRegularFile, "input '" + path + "' is not a regular file");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return too_large(path, max_bytes);
+  // Regular files ignore O_NONBLOCK, so the descriptor can be read as is. The bound is enforced
+  // again while reading because the file may grow after fstat.
+  data.reserve(static_cast<std::size_t>(st.st_size));
+  if (int err = read_all(fd.get(), data, max_bytes); err != 0) {
+    return diag::error(codes::kMissing, "cannot read input '" + path + "': " + errno_text(-err));
+  }
+  if (data.size() > max_bytes) return too_large(path, max_bytes);
+  return data;
+}
+
+Status write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        // Someone made our stdout non-blocking (a shared pipe); wait instead of failing.
+        pollfd p{fd, POLLOUT, 0};
+        ::poll(&p, 1, -1);
+        continue;
+      }
+      return diag::error(codes::kWriteFailed, "write failed: " + errno_text(errno));
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+Status publish_atomic(const std::string& path, std::string_view bytes, Clobber clobber) {
+  auto parts = split_path(path);
+  if (path.empty() || !parts) {
+    return diag::error(codes::kBadOutputPath, "output path '" + path + "' does not name a file");
+  }
+  // Every later step works relative to this descriptor, so the directory cannot be swapped
+  // underneath us between creating the temp file, renaming it and syncing.
+  Fd dir(open_retry(AT_FDCWD, parts->dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) {
+    int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return diag::error(codes::kBadOutputPath,
+                         "output directory '" + parts->dir + "' does not exist");
+    }
+    return diag::error(codes::kBadOutputPath,
+                       "cannot open output directory '" + parts->dir + "': " + errno_text(err));
+  }
+
+  if (clobber == Clobber::Refuse) {
+    // Republishing the same content-addressed file is the common case: answer it without writing.
+    // The final no-replace step below still guards against a file that appears meanwhile.
+    struct stat st {};
+    if (::fstatat(dir.get(), parts->base.c_str(), &st, 0) == 0) {
+      return settle_existing(dir.get(), path, parts->base, bytes);
+    }
+  }
+
+  std::string tmp;
+  Fd out;
+  for (int attempt = 0; attempt < 16 && !out.valid(); ++attempt) {
+    tmp = temp_name(parts->base);
+    out.reset(open_retry(dir.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+    if (!out.valid() && errno != EEXIST) {
+      return write_failed(path, "cannot create temporary file", errno);
+    }
+  }
+  if (!out.valid()) return write_failed(path, "cannot create temporary file", EEXIST);
+
+  // From here on the temp file exists; every failure removes it so no partial file is left behind.
+  // `fail` also serves the identical-bytes outcome of a lost race, which is a success.
+  auto fail = [&](Status s) -> Status {
+    out.reset();
+    ::unlinkat(dir.get(), tmp.c_str(), 0);
+    return s;
+  };
+
+  if (Status s = write_all(out.get(), bytes); !s) {
+    return fail(diag::error(codes::kWriteFailed, "cannot write output '" + path +
+                                                     "': " + s.diagnostics().front().message));
+  }
+  if (::fsync(out.get()) != 0) return fail(write_failed(path, "fsync", errno));
+  if (out.close() != 0) return fail(write_failed(path, "close", errno));
+
+  if (clobber == Clobber::Replace) {
+    // Never rename over something that is not a regular file (a device node, a socket).
+    struct stat st {};
+    if (::fstatat(dir.get(), parts->base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      return fail(diag::error(codes::kBadOutputPath,
+                              "output path '" + path + "' exists and is not a regular file"));
+    }
+    if (::renameat(dir.get(), tmp.c_str(), dir.get(), parts->base.c_str()) != 0) {
+      int err = errno;
+      if (err == EISDIR || err == ENOTDIR) {
+        return fail(
+            diag::error(codes::kBadOutputPath, "output path '" + path + "' is a directory"));
+      }
+      return fail(write_failed(path, "rename", err));
+    }
+  } else {
+    int err = 0;
+    switch (place_noreplace(dir.get(), tmp, parts->base, err)) {
+      case Placed::Done:
+        break;
+      case Placed::Exists:
+        // Another publisher got there first (or the target appeared after our check).
+        return fail(settle_existing(dir.get(), path, parts->base, bytes));
+      case Placed::Failed:
+        return fail(write_failed(path, "rename", err));
+    }
+  }
+
+  // The rename is durable only once the directory entry is on disk. EINVAL means the filesystem
+  // cannot sync directories at all, which is not something the caller can fix.
+  if (::fsync(dir.get()) != 0 && errno != EINVAL) {
+    return write_failed(path, "fsync of the output directory", errno);
+  }
+  return {};
+}
+
+Status write_output(const std::string& path, std::string_view bytes) {
+  if (path == "-") {
+    if (Status s = write_all(STDOUT_FILENO, bytes); !s) {
+      return diag::error(codes::kWriteFailed,
+                         "cannot write standard output: " + s.diagnostics().front().message);
+    }
+    return {};
+  }
+  // A device or FIFO (/dev/null, /dev/stdout, a named pipe) is written in place: renaming a new
+  // file over it would replace the device node itself.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    Fd out(open_retry(AT_FDCWD, path.c_str(), O_WRONLY | O_CLOEXEC, 0));
+    if (!out.valid()) return write_failed(path, "cannot open", errno);
+    if (Status s = write_all(out.get(), bytes); !s) {
+      return diag::error(codes::kWriteFailed,
+                         "cannot write output '" + path + "': " + s.diagnostics().front().message);
+    }
+    return {};
+  }
+  return publish_atomic(path, bytes, Clobber::Replace);
+}
+
+}  // namespace mf::io

@@ -1,0 +1,516 @@
+#include "mf/source/reader.hpp"
+#include "mf/io/file.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <utility>
+
+#include "mf/diag/codes.hpp"
+#include "mf/fs/beneath.hpp"
+#include "mf/hash/sha256.hpp"
+#include "mf/text/utf8.hpp"
+
+namespace mf::source {
+using io::Fd;
+
+namespace {
+
+namespace codes = diag::codes;
+
+constexpr std::size_t kMaxQueryBytes = 4096;
+
+std::string quoted(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
+
+// --- Reading
+// --------------------------------------------------------------------------------------
+
+diag::Diagnostic io_error(const std::string& what, int err) {
+  return diag::error(codes::kInternal, "I/O error: " + what + ": " + std::strerror(err));
+}
+
+// Reads at most cap + 1 bytes (the extra byte tells the caller the file is over the cap). `hint` is
+// the size fstat reported; the buffer starts there and grows only if the file does.
+Result<std::string> read_capped(int fd, std::uint64_t cap, std::uint64_t hint, std::string buffer,
+                                const std::string& display) {
+  const auto limit = static_cast<std::size_t>(cap) + 1;
+  buffer.resize(static_cast<std::size_t>(std::min(hint, cap)) + 1);
+  std::size_t got = 0;
+  for (;;) {
+    if (got == buffer.size()) {
+      if (got == limit) break;
+      buffer.resize(std::min(limit, buffer.size() * 2));
+    }
+    ssize_t n = ::read(fd, buffer.data() + got, buffer.size() - got);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("cannot read " + quoted(display), errno);
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  buffer.resize(got);
+  return buffer;
+}
+
+// The canonical root, opened as a directory.
+Result<Fd> open_root(const std::string& root) {
+  if (root.empty()) return diag::error(codes::kBadRoot, "the root is empty", "/root");
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(root.c_str(), nullptr), &std::free);
+  if (!real) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR || err == EACCES || err == ELOOP || err == ENAMETOOLONG) {
+      return diag::error(codes::kBadRoot,
+                         "root " + quoted(root) + " cannot be resolved: " + std::strerror(err),
+                         "/root");
+    }
+    return io_error("cannot resolve root " + quoted(root), err);
+  }
+  Fd fd(fs::openat_retry(AT_FDCWD, real.get(), O_RDONLY | O_DIRECTORY));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == ENOTDIR) {
+      return diag::error(codes::kBadRoot, "root " + quoted(root) + " is not a directory", "/root");
+    }
+    if (err == ENOENT || err == EACCES) {
+      return diag::error(codes::kBadRoot,
+                         "root " + quoted(root) + " cannot be opened: " + std::strerror(err),
+                         "/root");
+    }
+    return io_error("cannot open root " + quoted(root), err);
+  }
+  return fd;
+}
+
+// Turns a failed fs::open_beneath() into the refusal (or I/O error) it stands for.
+diag::Diagnostic open_failure(int neg_errno, const std::string& display, const char* pointer) {
+  const int err = -neg_errno;
+  switch (err) {
+    case EXDEV:
+      return diag::error(codes::kPathEscapes, quoted(display) + " resolves outside the root",
+                         pointer);
+    case ELOOP:
+      return diag::error(codes::kPathEscapes,
+                         quoted(display) + " goes through a symbolic link loop or a magic link",
+                         pointer);
+    case ENOENT:
+    case ENOTDIR:
+      return diag::error(codes::kNotFound, quoted(display) + " does not exist under the root",
+                         pointer);
+    case EACCES:
+    case EPERM:
+      return diag::error(codes::kNotFound, quoted(display) + " is not readable: permission denied",
+                         pointer);
+    case ENAMETOOLONG:
+      return diag::error(codes::kPathNotRelative, quoted(display) + " is too long", pointer);
+    default:
+      return io_error("cannot open " + quoted(display), err);
+  }
+}
+
+// Opens a target beneath the root: first as O_PATH to learn its type without opening a device or
+// FIFO for reading, then for reading once its type is the one wanted.
+Result<Fd> open_target(int root_fd, const std::string& relative, bool want_directory,
+                       fs::Resolver resolver, const char* pointer, struct stat& st) {
+  const std::string display = relative.empty() ? std::string(".") : relative;
+  Fd probe(fs::open_beneath(root_fd, relative, O_PATH, resolver));
+  if (probe.get() < 0) return open_failure(probe.get(), display, pointer);
+  if (::fstat(probe.get(), &st) != 0) return io_error("cannot stat " + quoted(display), errno);
+  if (want_directory && !S_ISDIR(st.st_mode)) {
+    return diag::error(codes::kWrongFileType, quoted(display) + " is not a directory", pointer);
+  }
+  if (!want_directory) {
+    if (S_ISDIR(st.st_mode)) {
+      return diag::error(codes::kIsDirectory, quoted(display) + " is a directory", pointer);
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return diag::error(codes::kWrongFileType, quoted(display) + " is not a regular file",
+                         pointer);
+    }
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
+      return diag::error(codes::kFileTooLarge,
+                         quoted(display) + " is " + std::to_string(st.st_size) +
+                             " bytes, over the 1 MiB (1048576 bytes) limit",
+                         pointer);
+    }
+  }
+  const int flags = want_directory ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NOCTTY | O_NONBLOCK;
+  Fd fd(fs::open_beneath(root_fd, relative, flags, resolver));
+  if (fd.get() < 0) return open_failure(fd.get(), display, pointer);
+  // The entry may have been replaced between the two opens: judge what was actually opened.
+  struct stat again {};
+  if (::fstat(fd.get(), &again) != 0) return io_error("cannot stat " + quoted(display), errno);
+  if (again.st_dev != st.st_dev || again.st_ino != st.st_ino) {
+    return diag::error(codes::kNotFound, quoted(display) + " changed while it was being opened",
+                       pointer);
+  }
+  st = again;
+  return fd;
+}
+
+std::int64_t count_lines(std::string_view text) {
+  if (text.empty()) return 0;
+  auto newlines = static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n'));
+  return text.back() == '\n' ? newlines : newlines + 1;
+}
+
+// Byte offset where 1-based `line` starts; `line` may be one past the last line (gives size).
+std::size_t line_offset(std::string_view text, std::int64_t line) {
+  std::size_t pos = 0;
+  for (std::int64_t l = 1; l < line; ++l) {
+    auto nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) return text.size();
+    pos = nl + 1;
+  }
+  return pos;
+}
+
+// Validates the requested range against the request alone (before any file is opened).
+Status check_range(const SliceRequest& r) {
+  const std::int64_t start = r.start_line.value_or(1);
+  if (start < 1) {
+    return diag::error(codes::kBadLineRange,
+                       "start line " + std::to_string(start) + " is before line 1", "/start_line");
+  }
+  if (r.end_line) {
+    const std::int64_t end = *r.end_line;
+    if (end < start) {
+      return diag::error(
+          codes::kBadLineRange,
+          "end line " + std::to_string(end) + " is before start line " + std::to_string(start),
+          "/end_line");
+    }
+    if (end - start >= kMaxSliceLines) {
+      return diag::error(codes::kRangeTooLong,
+                         "lines " + std::to_string(start) + ".." + std::to_string(end) +
+                             " are more than the " + std::to_string(kMaxSliceLines) +
+                             " lines one read may return",
+                         "/end_line");
+    }
+  }
+  return {};
+}
+
+// --- Search
+// ---------------------------------------------------------------------------------------
+
+struct CloseDir {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+
+struct Entry {
+  std::string name;
+  bool directory = false;
+  std::string key;  // name, plus '/' for a directory: sorting by it sorts full paths by bytes
+};
+
+class Searcher {
+ public:
+  Searcher(const SearchRequest& request, SearchResult& out) : req_(request), out_(out) {}
+
+  // Searches the directory `dirfd` (paths under it are `prefix` + name) at `depth` below the start.
+  Status directory(int dirfd, const std::string& prefix, std::uint64_t depth) {
+    auto listed = list(dirfd, prefix);
+    if (!listed) return listed.take_diagnostics();
+    for (const auto& e : *listed) {
+      if (stop_) break;
+      const std::string path = prefix + e.name;
+      if (e.directory) {
+        if (depth + 1 > req_.max_depth) {
+          out_.truncated = true;  // a bound, not a policy: the result is incomplete
+          continue;
+        }
+        Fd child(fs::openat_retry(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+        if (child.get() < 0) {
+          if (skippable(errno)) continue;
+          return io_error("cannot open directory " + quoted(path), errno);
+        }
+        if (auto done = directory(child.get(), path + "/", depth + 1); !done) return done;
+      } else {
+        if (auto done = file(dirfd, e.name, path); !done) return done;
+      }
+    }
+    return {};
+  }
+
+ private:
+  // Entries that disappeared, turned into symlinks or are unreadable are skipped, not fatal.
+  static bool skippable(int err) {
+    return err == ENOENT || err == ENOTDIR || err == ELOOP || err == EACCES || err == EPERM ||
+           err == ENXIO;
+  }
+
+  Result<std::vector<Entry>> list(int dirfd, const std::string& prefix) {
+    int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0) return io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), errno);
+    std::unique_ptr<DIR, CloseDir> dir(::fdopendir(dup));
+    if (!dir) {
+      const int err = errno;
+      ::close(dup);
+      return io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), err);
+    }
+    std::vector<Entry> entries;
+    for (;;) {
+      errno = 0;
+      const dirent* d = ::readdir(dir.get());
+      if (d == nullptr) {
+        if (errno != 0) return io_error("cannot list " + quoted(prefix), errno);
+        break;
+      }
+      std::string_view name = d->d_name;
+      if (name == "." || name == "..") continue;
+      if (++entries_seen_ > req_.max_entries) {
+        out_.truncated = true;
+        stop_ = true;
+        break;
+      }
+      unsigned char type = d->d_type;
+      if (type == DT_UNKNOWN) {
+        struct stat st {};
+        if (::fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+      }
+      // Symlinks (to files or directories) and special files are never followed or read; names
+      // that are not UTF-8 cannot be reported in JSON and are skipped too.
+      if ((type != DT_DIR && type != DT_REG) || !text::valid_utf8(name)) continue;
+      Entry e{std::string(name), type == DT_DIR, std::string(name)};
+      if (e.directory) e.key.push_back('/');
+      entries.push_back(std::move(e));
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.key < b.key; });
+    return entries;
+  }
+
+  Status file(int dirfd, const std::string& name, const std::string& path) {
+    Fd fd(fs::openat_retry(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+    if (fd.get() < 0) {
+      if (skippable(errno)) return {};
+      return io_error("cannot open " + quoted(path), errno);
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return io_error("cannot stat " + quoted(path), errno);
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (!S_ISREG(st.st_mode) || size > kMaxFileBytes) return {};
+    if (out_.files_scanned >= req_.max_files || bytes_read_ + size > req_.max_bytes) {
+      out_.truncated = true;
+      stop_ = true;
+      return {};
+    }
+    // A file growing after fstat is read no further than either bound allows.
+    const std::uint64_t budget = req_.max_bytes - bytes_read_;
+    const std::uint64_t cap = std::min(kMaxFileBytes, budget);
+    auto content = read_capped(fd.get(), cap, size, std::move(buffer_), path);
+    if (!content) return content.take_diagnostics();
+    buffer_ = std::move(*content);
+    bytes_read_ += buffer_.size();
+    ++out_.files_scanned;
+    if (buffer_.size() > cap) {
+      if (cap == budget) {
+        out_.truncated = true;
+        stop_ = true;
+      }
+      return {};
+    }
+    const std::string_view text = buffer_;
+    if (text.find('\0') != std::string_view::npos || !text::valid_utf8(text)) return {};  // binary
+    scan(text, path);
+    return {};
+  }
+
+  void scan(std::string_view text, const std::string& path) {
+    std::int64_t line = 1;
+    std::size_t counted_to = 0;  // newlines before this offset are counted in `line`
+    std::size_t pos = 0;
+    for (;;) {
+      const auto hit = text.find(req_.query, pos);
+      if (hit == std::string_view::npos) return;
+      line += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                         text.begin() + static_cast<std::ptrdiff_t>(hit), '\n');
+      counted_to = hit;
+      if (out_.matches.size() >= req_.max_matches) {
+        out_.truncated = true;
+        stop_ = true;
+        return;
+      }
+      const auto before = text.rfind('\n', hit);
+      const std::size_t begin = before == std::string_view::npos ? 0 : before + 1;
+      auto end = text.find('\n', hit);
+      if (end == std::string_view::npos) end = text.size();
+      out_.matches.push_back({path, line, cut_line(text.substr(begin, end - begin))});
+      if (end == text.size()) return;
+      pos = end + 1;
+    }
+  }
+
+  std::string cut_line(std::string_view s) const {
+    if (s.size() <= req_.max_line_bytes) return std::string(s);
+    auto n = static_cast<std::size_t>(req_.max_line_bytes);
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    return std::string(s.substr(0, n));
+  }
+
+  const SearchRequest& req_;
+  SearchResult& out_;
+  std::uint64_t bytes_read_ = 0;
+  std::uint64_t entries_seen_ = 0;
+  bool stop_ = false;
+  std::string buffer_;
+};
+
+Status check_search(const SearchRequest& r) {
+  if (r.query.empty()) return diag::error(codes::kBadSearch, "the query is empty", "/query");
+  if (r.query.size() > kMaxQueryBytes) {
+    return diag::error(codes::kBadSearch,
+                       "the query is over " + std::to_string(kMaxQueryBytes) + " bytes", "/query");
+  }
+  if (r.query.find('\n') != std::string::npos) {
+    return diag::error(codes::kBadSearch, "the query contains a newline; matching is line by line",
+                       "/query");
+  }
+  if (!text::valid_utf8(r.query)) {
+    return diag::error(codes::kBadSearch, "the query is not valid UTF-8", "/query");
+  }
+  const std::pair<const char*, std::uint64_t> limits[] = {{"max_files", r.max_files},
+                                                          {"max_bytes", r.max_bytes},
+                                                          {"max_matches", r.max_matches},
+                                                          {"max_entries", r.max_entries},
+                                                          {"max_line_bytes", r.max_line_bytes}};
+  for (const auto& [name, value] : limits) {
+    if (value == 0) {
+      return diag::error(codes::kBadSearch, std::string(name) + " must be at least 1",
+                         std::string("/") + name);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<SourceSlice> read_slice(const SliceRequest& request) {
+  if (auto range = check_range(request); !range) return range.take_diagnostics();
+  auto relative = fs::normalize_relative(request.path);
+  if (!relative) return relative.take_diagnostics();
+  auto root = open_root(request.root);
+  if (!root) return root.take_diagnostics();
+  struct stat st {};
+  auto fd = open_target(root->get(), *relative, false, request.resolver, "/path", st);
+  if (!fd) return fd.take_diagnostics();
+  const std::string display = relative->empty() ? std::string(".") : *relative;
+
+  auto content =
+      read_capped(fd->get(), kMaxFileBytes, static_cast<std::uint64_t>(st.st_size), {}, display);
+  if (!content) return content.take_diagnostics();
+  const std::string_view text = *content;
+  if (text.size() > kMaxFileBytes) {
+    return diag::error(codes::kFileTooLarge,
+                       quoted(display) + " grew over the 1 MiB (1048576 bytes) limit", "/path");
+  }
+  if (auto bad = text::utf8_error_offset(text); bad != std::string_view::npos) {
+    const auto line = count_lines(text.substr(0, bad + 1));
+    return diag::error(codes::kContentNotUtf8,
+                       quoted(display) + " is not valid UTF-8 (byte " + std::to_string(bad) +
+                           ", line " + std::to_string(line) + ")",
+                       "/path");
+  }
+
+  const std::int64_t total = count_lines(text);
+  const std::int64_t start = request.start_line.value_or(1);
+  if ((request.start_line || request.end_line) && start > total) {
+    return diag::error(codes::kBadLineRange,
+                       "start line " + std::to_string(start) + " is past the last line of " +
+                           quoted(display) + " (" + std::to_string(total) + " lines)",
+                       "/start_line");
+  }
+  const std::int64_t end = request.end_line ? std::min(*request.end_line, total) : total;
+  if (!request.end_line && end - start >= kMaxSliceLines) {
+    return diag::error(codes::kRangeTooLong,
+                       quoted(display) + " has " + std::to_string(total) + " lines; lines " +
+                           std::to_string(start) + ".." + std::to_string(end) +
+                           " are more than the " + std::to_string(kMaxSliceLines) +
+                           " one read may return: give an end line",
+                       "/end_line");
+  }
+
+  SourceSlice slice;
+  slice.path = *relative;
+  slice.start_line = start;
+  slice.end_line = end;
+  slice.total_lines = total;
+  slice.file_sha256 = hash::sha256_hex(text);
+  const std::size_t begin = line_offset(text, start);
+  const std::size_t stop = line_offset(text.substr(begin), end - start + 2) + begin;
+  slice.text.assign(text.substr(begin, stop - begin));
+  return slice;
+}
+
+json::Value to_json(const SourceSlice& slice) {
+  json::Value v;
+  v.set("path", slice.path);
+  v.set("start_line", slice.start_line);
+  v.set("end_line", slice.end_line);
+  v.set("total_lines", slice.total_lines);
+  v.set("file_sha256", slice.file_sha256);
+  v.set("bytes", static_cast<std::uint64_t>(slice.text.size()));
+  v.set("text", slice.text);
+  return v;
+}
+
+Result<SearchResult> search(const SearchRequest& request) {
+  if (auto checked = check_search(request); !checked) return checked.take_diagnostics();
+  std::string relative;
+  if (!request.path.empty()) {
+    auto normalized = fs::normalize_relative(request.path);
+    if (!normalized) return normalized.take_diagnostics();
+    relative = std::move(*normalized);
+  }
+  auto root = open_root(request.root);
+  if (!root) return root.take_diagnostics();
+  struct stat st {};
+  auto start = open_target(root->get(), relative, true, request.resolver, "/path", st);
+  if (!start) return start.take_diagnostics();
+
+  SearchResult result;
+  result.root_relative = relative.empty() ? std::string(".") : relative;
+  result.query = request.query;
+  Searcher searcher(request, result);
+  auto done =
+      searcher.directory(start->get(), relative.empty() ? std::string() : relative + "/", 0);
+  if (!done) return done.take_diagnostics();
+  return result;
+}
+
+json::Value to_json(const SearchResult& result) {
+  json::Array matches;
+  matches.reserve(result.matches.size());
+  for (const auto& m : result.matches) {
+    json::Value v;
+    v.set("path", m.path);
+    v.set("line", m.line);
+    v.set("text", m.text);
+    matches.push_back(std::move(v));
+  }
+  json::Value v;
+  v.set("root_relative", result.root_relative);
+  v.set("query", result.query);
+  v.set("matches", std::move(matches));
+  v.set("truncated", result.truncated);
+  v.set("files_scanned", result.files_scanned);
+  return v;
+}
+
+}  // namespace mf::source

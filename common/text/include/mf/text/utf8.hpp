@@ -1,0 +1,44 @@
+// UTF-8, once: well-formedness (no overlongs, surrogates or code points above U+10FFFF), cutting at
+// a code-point boundary, counting code points, and the lossy decoding that replaces each maximal
+// invalid subpart with U+FFFD. Every module that checks or cuts UTF-8 calls these.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace mf::text {
+
+// True for the bytes 10xxxxxx that continue a multi-byte sequence.
+constexpr bool is_continuation(unsigned char byte) {
+  return (byte & 0xC0) == 0x80;
+}
+
+// Offset of the first byte that breaks well-formedness, or npos when `s` is valid UTF-8.
+std::size_t utf8_error_offset(std::string_view s);
+
+inline bool valid_utf8(std::string_view s) {
+  return utf8_error_offset(s) == std::string_view::npos;
+}
+
+// The largest code-point boundary at or below `n` (n >= s.size() gives s.size()). On valid UTF-8
+// the prefix s[0, result) never ends inside a sequence.
+std::size_t utf8_floor(std::string_view s, std::size_t n);
+
+// `s` cut to at most `max_bytes` bytes at a code-point boundary.
+inline std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {
+  return s.substr(0, utf8_floor(s, max_bytes));
+}
+
+// Number of code points (bytes that start a sequence) in `s`.
+std::size_t utf8_count(std::string_view s);
+
+// Length of the well-formed sequence starting at s[i], or 0 when none starts there.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+
+// `bytes` with every maximal invalid subpart replaced by U+FFFD (the WHATWG decoder's rule);
+// returns `bytes` unchanged when it is already valid.
+std::string decode_utf8_lossy(std::string_view bytes);
+
+}  // namespace mf::text

@@ -1,0 +1,318 @@
+// bash: one shell command run in the workspace root, its interleaved stdout and stderr reduced to
+// the tail Pi shows, with the complete output spilled to a private log file once the tail no longer
+// holds all of it. Optionally confined by bubblewrap. Texts and differences from Pi: docs/tools.md.
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mf/json/canonical.hpp"
+#include "mf/process/process.hpp"
+#include "mf/text/utf8.hpp"
+#include "mf/tools/pack.hpp"
+
+namespace mf::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string random_hex16() {
+  unsigned char bytes[8] = {};
+  if (::getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof bytes)) {
+    // O_EXCL keeps the name unique anyway; this only has to avoid collisions.
+    const auto now = static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+    std::memcpy(bytes, &now, sizeof bytes);
+  }
+  std::string hex;
+  char two[3];
+  for (unsigned char b : bytes) {
+    std::snprintf(two, sizeof two, "%02x", b);
+    hex += two;
+  }
+  return hex;
+}
+
+// Pi's output accumulator: totals over everything, a bounded tail in memory, and every raw byte in
+// a log file from the moment the output passes either limit (until then memory holds it all).
+class OutputAccumulator {
+ public:
+  explicit OutputAccumulator(std::string temp_dir) : temp_dir_(std::move(temp_dir)) {}
+  ~OutputAccumulator() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  OutputAccumulator(const OutputAccumulator&) = delete;
+  OutputAccumulator& operator=(const OutputAccumulator&) = delete;
+
+  void add(std::string_view chunk) {
+    total_bytes_ += chunk.size();
+    for (char c : chunk) {
+      if (c == '\n') {
+        ++newlines_;
+        previous_line_ = current_line_;
+        current_line_ = 0;
+      } else {
+        ++current_line_;
+      }
+    }
+    tail_.append(chunk);
+    if (!spill_attempted_) {
+      if (total_bytes_ > kMaxBytes || total_lines() > kMaxLines) spill();
+      return;
+    }
+    write_log(chunk);
+    // Twice the byte limit always covers what truncate_tail can keep; trimming at four times
+    // keeps the copying amortized.
+    if (tail_.size() > 4 * kMaxBytes) tail_.erase(0, tail_.size() - 2 * kMaxBytes);
+  }
+
+  // Lines as Pi counts them: a trailing "\n" does not start another line.
+  std::size_t total_lines() const { return newlines_ + (current_line_ > 0 ? 1 : 0); }
+  std::size_t total_bytes() const { return total_bytes_; }
+  // Bytes of the last counted line (the one a partial tail shows the end of).
+  std::size_t last_line_bytes() const { return current_line_ > 0 ? current_line_ : previous_line_; }
+  const std::string& tail() const { return tail_; }
+
+  // Makes sure the full output is on disk (decoding can push a short raw output over a limit).
+  void ensure_spilled() {
+    if (!spill_attempted_) spill();
+  }
+  const std::string& log_path() const { return path_; }  // empty when the log could not be kept
+  const std::string& log_error() const { return error_; }
+
+ private:
+  void spill() {
+    spill_attempted_ = true;
+    for (int attempt = 0; attempt < 8 && fd_ < 0; ++attempt) {
+      path_ = temp_dir_ + "/pi-bash-" + random_hex16() + ".log";
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd_ < 0 && errno != EEXIST) break;
+    }
+    if (fd_ < 0) {
+      error_ = std::string(std::strerror(errno)) + " (" + temp_dir_ + ")";
+      path_.clear();
+      return;
+    }
+    write_log(tail_);
+  }
+
+  void write_log(std::string_view bytes) {
+    while (fd_ >= 0 && !bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        // A log missing part of the output would be worse than none: drop it and say why.
+        error_ = std::strerror(n < 0 ? errno : EIO);
+        ::close(fd_);
+        fd_ = -1;
+        ::unlink(path_.c_str());
+        path_.clear();
+        return;
+      }
+      bytes.remove_prefix(std::size_t(n));
+    }
+  }
+
+  std::string temp_dir_;
+  std::string tail_;
+  std::size_t total_bytes_ = 0;
+  std::size_t newlines_ = 0;
+  std::size_t current_line_ = 0;   // bytes after the last '\n'
+  std::size_t previous_line_ = 0;  // bytes of the line the last '\n' ended
+  bool spill_attempted_ = false;
+  int fd_ = -1;
+  std::string path_;
+  std::string error_;
+};
+
+std::string number_text(double d) {
+  std::string s;
+  json::write_number(d, s);
+  return s;
+}
+
+bool is_executable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const std::size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (is_executable(candidate)) return candidate;
+    if (colon == std::string_view::npos) return {};
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+// Pi's choice on Unix: /bin/bash, else bash on PATH, else sh.
+std::string shell_path() {
+  if (is_executable("/bin/bash")) return "/bin/bash";
+  std::string bash = find_on_path("bash");
+  return bash.empty() ? std::string("sh") : bash;
+}
+
+// bwrap flags shared by the self-test and the real runs: everything read-only, private /dev,
+// /proc and /tmp, no network, its own pid namespace (so killing bwrap ends every process inside),
+// and a new session (no TIOCSTI into a terminal).
+std::vector<std::string> bwrap_prefix(const std::string& bwrap) {
+  return {bwrap,
+          "--ro-bind",
+          "/",
+          "/",
+          "--dev",
+          "/dev",
+          "--proc",
+          "/proc",
+          "--tmpfs",
+          "/tmp",
+          "--unshare-net",
+          "--unshare-pid",
+          "--die-with-parent",
+          "--new-session"};
+}
+
+// Probed once per process: whether bwrap exists and can create its namespaces here (containers
+// often forbid user namespaces). The text is the reason when it cannot.
+const std::optional<std::string>& sandbox_problem() {
+  static const std::optional<std::string> problem = []() -> std::optional<std::string> {
+    const std::string bwrap = find_on_path("bwrap");
+    if (bwrap.empty()) return "bwrap (bubblewrap) is not installed";
+    process::ShellCommand probe;
+    probe.argv = bwrap_prefix(bwrap);
+    probe.argv.push_back("true");
+    probe.deadline = Clock::now() + std::chrono::seconds(10);
+    std::string output;
+    probe.on_output = [&](std::string_view chunk) {
+      if (output.size() < 1000) output.append(chunk);
+    };
+    auto outcome = process::run_shell(probe);
+    if (!outcome) return outcome.diagnostics().front().message;
+    if (outcome->timed_out) return "bwrap did not finish its self-test within 10 seconds";
+    if (outcome->exit_code != 0) {
+      while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
+      return "bwrap cannot create its namespaces here" +
+             (output.empty() ? std::string() : ": " + text::decode_utf8_lossy(output));
+    }
+    return std::nullopt;
+  }();
+  return problem;
+}
+
+std::string notice(const Truncation& t, const OutputAccumulator& acc) {
+  const std::string where = acc.log_path().empty()
+                                ? "Full output could not be saved: " + acc.log_error()
+                                : "Full output: " + acc.log_path();
+  const std::size_t end = t.total_lines;
+  if (t.last_line_partial) {
+    return "\n\n[Showing last " + format_size(t.output_bytes) + " of line " + std::to_string(end) +
+           " (line is " + format_size(acc.last_line_bytes()) + "). " + where + "]";
+  }
+  const std::size_t start = end - t.output_lines + 1;
+  std::string range = "\n\n[Showing lines " + std::to_string(start) + "-" + std::to_string(end) +
+                      " of " + std::to_string(t.total_lines);
+  if (t.truncated_by == "bytes") range += " (" + format_size(kMaxBytes) + " limit)";
+  return range + ". " + where + "]";
+}
+
+}  // namespace
+
+ToolResult run_bash(const json::Value& args, const CallContext& ctx) {
+  const json::Value* command = args.find("command");
+  if (command == nullptr || !command->is_string()) return ToolResult::error("command is required");
+  const json::Value* timeout_arg = args.find("timeout");
+  const double timeout =
+      timeout_arg != nullptr && timeout_arg->is_number() ? timeout_arg->as_number() : 0.0;
+  if (ctx.cancelled()) return ToolResult::error("Command aborted");
+
+  const std::string& root = ctx.workspace->root();
+  struct stat st {};
+  if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return ToolResult::error("Working directory does not exist: " + root +
+                             "\nCannot execute bash commands.");
+  }
+
+  process::ShellCommand shell;
+  if (ctx.sandbox) {
+    if (const auto& problem = sandbox_problem()) {
+      return ToolResult::error("Sandbox unavailable: " + *problem);
+    }
+    shell.argv = bwrap_prefix(find_on_path("bwrap"));
+    // After --tmpfs /tmp, so a workspace under /tmp is still the real directory.
+    for (const char* arg : {"--bind", root.c_str(), root.c_str(), "--chdir", root.c_str(), "--"}) {
+      shell.argv.emplace_back(arg);
+    }
+  }
+  shell.argv.push_back(shell_path());
+  shell.argv.push_back("-c");
+  shell.argv.push_back(command->as_string());
+  shell.cwd = root;
+  shell.cancel = ctx.cancel;
+
+  const auto started = Clock::now();
+  // Whichever comes first kills the tree: the call's own timeout or the descriptor's deadline.
+  auto own_deadline = Clock::time_point::max();
+  if (timeout > 0 && std::isfinite(timeout)) {
+    const double capped = std::min(timeout, 1e7);  // far beyond any run; keeps the sum in range
+    own_deadline = started + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(capped));
+  }
+  shell.deadline = std::min(own_deadline, ctx.deadline);
+
+  OutputAccumulator acc(ctx.temp_dir);
+  shell.on_output = [&acc](std::string_view chunk) { acc.add(chunk); };
+  auto outcome = process::run_shell(shell);
+  if (!outcome) return ToolResult::error(outcome.diagnostics().front().message);
+
+  Truncation t = truncate_tail(text::decode_utf8_lossy(acc.tail()));
+  t.total_lines = acc.total_lines();
+  t.total_bytes = acc.total_bytes();
+  std::string output = t.content;
+  if (t.truncated) {
+    acc.ensure_spilled();
+    if (output.empty()) output = "(no output)";
+    output += notice(t, acc);
+  }
+
+  auto with_output = [&](const std::string& message) {
+    return ToolResult::error(output.empty() ? message : output + "\n\n" + message);
+  };
+  if (outcome->cancelled) return with_output("Command aborted");
+  if (outcome->timed_out) {
+    if (own_deadline <= ctx.deadline) {
+      return with_output("Command timed out after " + number_text(timeout) + " seconds");
+    }
+    // The descriptor's limit ran out first; report it in the same shape, to a tenth of a second.
+    const double budget = std::chrono::duration<double>(ctx.deadline - started).count();
+    return with_output("Command timed out after " +
+                       number_text(std::max(0.0, std::round(budget * 10) / 10)) + " seconds");
+  }
+  if (output.empty()) output = "(no output)";
+  // Pi: a child ended by a signal has no exit code, and that counts as success.
+  if (outcome->exit_code && *outcome->exit_code != 0) {
+    return ToolResult::error(output + "\n\nCommand exited with code " +
+                             std::to_string(*outcome->exit_code));
+  }
+  ToolResult result{false, std::move(output), {}};
+  if (t.truncated) {
+    json::Object details{{"truncation", to_json(t)}};
+    if (!acc.log_path().empty()) details.push_back({"fullOutputPath", acc.log_path()});
+    result.details = std::move(details);
+  }
+  return result;
+}
+
+}  // namespace mf::tools

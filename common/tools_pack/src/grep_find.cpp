@@ -1,0 +1,773 @@
+// grep and find: Pi 0.79's tools, which run ripgrep and fd, computed natively over walk.hpp's
+// walk. What the model sees follows Pi (result texts, notices, limits, details); what is searched
+// follows rg and fd as Pi invokes them (--hidden, no links followed, .gitignore per directory).
+// Differences and their reasons: docs/tools.md.
+#include <fcntl.h>
+#include <re2/re2.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utf8proc.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "args.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/text/utf8.hpp"
+#include "mf/tools/pack.hpp"
+#include "walk.hpp"
+
+namespace mf::tools {
+using io::Fd;
+
+namespace {
+
+constexpr std::string_view kAborted = "Operation aborted";
+// Pi hands truncate_head Number.MAX_SAFE_INTEGER as the line limit and reports it back.
+constexpr std::size_t kMaxSafeInteger = 9007199254740991ULL;
+constexpr double kDefaultGrepLimit = 100;
+constexpr double kDefaultFindLimit = 1000;
+
+// A file is read with one read() of this size first; most source files fit.
+constexpr std::size_t kFirstRead = 256 * 1024;
+// rg's first buffer: a NUL byte in it makes a file met during the walk binary (skipped).
+constexpr std::size_t kBinaryProbe = 64 * 1024;
+// Larger files are searched in windows of whole lines, so memory stays bounded.
+constexpr std::size_t kWindow = 64u << 20;
+// A single line longer than this ends the search of its file (rg would keep growing its buffer).
+constexpr std::size_t kMaxLine = 256u << 20;
+// Bytes of a line kept for display: past 1,365 of them a line is over 500 UTF-16 units anyway.
+constexpr std::size_t kKeptLineBytes = 4096;
+
+bool bool_arg(const json::Value& args, std::string_view key) {
+  const json::Value* v = args.find(key);
+  return v != nullptr && v->is_bool() && v->as_bool();
+}
+
+bool stop_requested(const CallContext& ctx) {
+  return ctx.cancelled() || std::chrono::steady_clock::now() >= ctx.deadline;
+}
+
+// The whole output in Pi's shape (lines joined by "\n", then truncate_head with no line limit),
+// without holding more than the bytes that can be shown: past the limit, lines are only counted.
+class Output {
+ public:
+  void add(std::string_view line) {
+    if (lines_ > 0) {
+      ++bytes_;
+      ++newlines_;
+      if (!full_) text_.push_back('\n');
+    }
+    ++lines_;
+    bytes_ += line.size();
+    newlines_ += static_cast<std::size_t>(std::count(line.begin(), line.end(), '\n'));
+    if (!line.empty()) {
+      ends_with_newline_ = line.back() == '\n';
+    } else {
+      ends_with_newline_ = lines_ > 1;
+    }
+    if (!full_) {
+      text_.append(line);
+      full_ = text_.size() > kMaxBytes;
+    }
+  }
+
+  Truncation finish() const {
+    Truncation t = truncate_head(text_, kMaxSafeInteger, kMaxBytes);
+    if (full_) {  // the totals are those of everything, as if it had all been kept
+      t.total_bytes = bytes_;
+      t.total_lines = bytes_ == 0 ? 0 : newlines_ + 1 - (ends_with_newline_ ? 1 : 0);
+    }
+    return t;
+  }
+
+ private:
+  std::string text_;
+  std::size_t lines_ = 0;
+  std::size_t bytes_ = 0;
+  std::size_t newlines_ = 0;
+  bool ends_with_newline_ = false;
+  bool full_ = false;
+};
+
+std::string join_notices(const std::vector<std::string>& notices) {
+  std::string s;
+  for (std::size_t i = 0; i < notices.size(); ++i) {
+    if (i > 0) s += ". ";
+    s += notices[i];
+  }
+  return s;
+}
+
+void walk_notices(const walk::Outcome& outcome, std::vector<std::string>& notices) {
+  if (outcome.entry_limit) {
+    notices.push_back("Search stopped after " + std::to_string(walk::kMaxEntries) +
+                      " directory entries");
+  }
+  if (outcome.depth_limit) {
+    notices.push_back("Directories nested deeper than " + std::to_string(walk::kMaxDepth) +
+                      " levels were not searched");
+  }
+}
+
+// Opens the search path of a call: the model's path resolved beneath the workspace ("" or
+// missing = the root), with Pi's messages when it is outside or missing.
+struct Target {
+  std::string relative;
+  std::string absolute;
+  bool directory = false;
+  bool regular = false;
+  std::unique_ptr<Fd> fd;  // open for reading (directories and regular files only)
+};
+
+std::optional<Target> open_target(const json::Value& args, const CallContext& ctx,
+                                  ToolResult* failure) {
+  const std::string* arg = string_arg(args, "path");
+  const std::string path = arg == nullptr || arg->empty() ? "." : *arg;
+  const Workspace& ws = *ctx.workspace;
+  auto resolved = ws.resolve(path);
+  if (!resolved) {
+    *failure = ToolResult::error(resolved.diagnostics().front().message);
+    return std::nullopt;
+  }
+  Target t;
+  t.relative = *resolved;
+  t.absolute = ws.absolute(t.relative);
+  const Fd probe(ws.open_at(t.relative, O_PATH));
+  if (probe.get() == -EXDEV) {
+    *failure = ToolResult::error("Path escapes the workspace: " + path);
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (probe.get() < 0 || ::fstat(probe.get(), &st) != 0) {
+    *failure = ToolResult::error("Path not found: " + t.absolute);
+    return std::nullopt;
+  }
+  t.directory = S_ISDIR(st.st_mode);
+  t.regular = S_ISREG(st.st_mode);
+  if (t.directory || t.regular) {
+    const int flags = t.directory ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK | O_NOCTTY;
+    t.fd = std::make_unique<Fd>(ws.open_at(t.relative, flags));
+    if (t.fd->get() == -EXDEV) {
+      *failure = ToolResult::error("Path escapes the workspace: " + path);
+      return std::nullopt;
+    }
+    if (t.fd->get() < 0) {
+      *failure = ToolResult::error("Path not found: " + t.absolute);
+      return std::nullopt;
+    }
+  }
+  return t;
+}
+
+// --- grep: matching ------------------------------------------------------------------------------
+
+// How common a byte is in source text, most common first; a literal is searched for by its
+// rarest byte (memchr), then compared whole, which is how rg's literal prefilter starts too.
+constexpr std::string_view kCommonBytes =
+    " etaoinsrlhdcu\nmpfgybw.,_vk=()-;\"'/:0x1{}*>2<#[]\tE3STAIRCLNOP4D5M9867FBjz!|+&qHGUWV$%@K?"
+    "YJXQZ\\^`~";
+
+class Matcher {
+ public:
+  static std::optional<Matcher> compile(const std::string& pattern, bool literal, bool ignore_case,
+                                        std::string* error) {
+    // Pi runs rg without --multiline: a line terminator in the pattern is an error there.
+    bool newline = pattern.find('\n') != std::string::npos;
+    for (std::size_t i = 0; !literal && !newline && i + 1 < pattern.size(); ++i) {
+      if (pattern[i] == '\\') {
+        newline = pattern[i + 1] == 'n';
+        ++i;
+      }
+    }
+    if (newline) {
+      *error = "the literal '\"\\n\"' is not allowed in a regex";
+      return std::nullopt;
+    }
+    Matcher m;
+    const bool plain = literal || pattern.find_first_of("\\.+*?()|[]{}^$") == std::string::npos;
+    if (plain && !ignore_case) {
+      m.needle_ = pattern;
+      m.literal_ = true;
+      std::size_t best = std::string::npos;
+      for (std::size_t i = 0; i < m.needle_.size(); ++i) {
+        const std::size_t rank = kCommonBytes.find(m.needle_[i]);
+        const std::size_t rarity = rank == std::string_view::npos ? kCommonBytes.size() : rank;
+        if (best == std::string::npos || rarity > best) {
+          best = rarity;
+          m.rare_at_ = i;
+        }
+      }
+      return m;
+    }
+    RE2::Options options;
+    options.set_log_errors(false);
+    options.set_case_sensitive(!ignore_case);
+    options.set_never_nl(true);  // a match never spans lines, as in rg
+    options.set_max_mem(64 << 20);
+    const std::string source = literal ? RE2::QuoteMeta(pattern) : pattern;
+    {
+      // Checked alone first, so the message quotes the model's pattern and not our prefix.
+      const RE2 check(source, options);
+      if (!check.ok()) {
+        *error = "regex parse error: " + check.error();
+        return std::nullopt;
+      }
+    }
+    m.re_ = std::make_shared<RE2>("(?m)" + source, options);
+    if (!m.re_->ok()) {
+      *error = "regex parse error: " + m.re_->error();
+      return std::nullopt;
+    }
+    return m;
+  }
+
+  // The start of the first match in [from, text end), or nullptr. `text` is the whole buffer, so
+  // `^` and `\b` see the byte before `from`.
+  const char* find(std::string_view text, const char* from) const {
+    const char* end = text.data() + text.size();
+    if (literal_) {
+      const std::size_t n = needle_.size();
+      if (n == 0) return from;
+      const auto rare = needle_[rare_at_];
+      const char* p = from + rare_at_;
+      while (p < end) {
+        p = static_cast<const char*>(std::memchr(p, rare, static_cast<std::size_t>(end - p)));
+        if (p == nullptr) return nullptr;
+        const char* start = p - rare_at_;
+        if (static_cast<std::size_t>(end - start) < n) return nullptr;
+        if (std::memcmp(start, needle_.data(), n) == 0) return start;
+        ++p;
+      }
+      return nullptr;
+    }
+    re2::StringPiece match;
+    const re2::StringPiece all(text.data(), text.size());
+    if (!re_->Match(all, static_cast<std::size_t>(from - text.data()), text.size(), RE2::UNANCHORED,
+                    &match, 1)) {
+      return nullptr;
+    }
+    return match.data();
+  }
+
+ private:
+  bool literal_ = false;
+  std::string needle_;
+  std::size_t rare_at_ = 0;
+  std::shared_ptr<const RE2> re_;
+};
+
+// Pi's own reading of a file for context lines: the whole file split at "\r\n", "\r" and "\n" (a
+// trailing terminator leaves a last, empty line), decoded as UTF-8 with replacement. Only the lines
+// in `wanted` are kept (sorted, disjoint, 1-based inclusive ranges).
+struct PiLines {
+  bool ok = false;
+  std::uint64_t count = 0;
+  std::vector<std::pair<std::uint64_t, std::string>> kept;  // ascending line numbers
+
+  const std::string* line(std::uint64_t n) const {
+    auto it = std::lower_bound(kept.begin(), kept.end(), n,
+                               [](const auto& e, std::uint64_t v) { return e.first < v; });
+    return it != kept.end() && it->first == n ? &it->second : nullptr;
+  }
+};
+
+PiLines read_pi_lines(int fd, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& wanted) {
+  PiLines out;
+  std::vector<char> chunk(1 << 20);
+  std::uint64_t line = 1;
+  std::size_t range = 0;
+  std::string current;
+  auto in_range = [&] {
+    while (range < wanted.size() && wanted[range].second < line) ++range;
+    return range < wanted.size() && wanted[range].first <= line;
+  };
+  bool keep = in_range();
+  auto end_line = [&] {
+    if (keep) out.kept.emplace_back(line, text::decode_utf8_lossy(current));
+    current.clear();
+    ++line;
+    keep = in_range();
+  };
+  bool after_cr = false;
+  off_t offset = 0;
+  for (;;) {
+    const ssize_t n = ::pread(fd, chunk.data(), chunk.size(), offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return PiLines{};
+    }
+    if (n == 0) break;
+    offset += n;
+    for (ssize_t i = 0; i < n; ++i) {
+      const char c = chunk[static_cast<std::size_t>(i)];
+      if (after_cr) {
+        after_cr = false;
+        if (c == '\n') continue;
+      }
+      if (c == '\r') {
+        end_line();
+        after_cr = true;
+      } else if (c == '\n') {
+        end_line();
+      } else if (keep && current.size() < kKeptLineBytes) {
+        current.push_back(c);
+      }
+    }
+  }
+  end_line();
+  out.count = line - 1;
+  out.ok = true;
+  return out;
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > std::numeric_limits<std::uint64_t>::max() - b
+             ? std::numeric_limits<std::uint64_t>::max()
+             : a + b;
+}
+
+class Grep {
+ public:
+  Grep(const Matcher& matcher, std::uint64_t cap, std::uint64_t context, const CallContext& ctx)
+      : matcher_(matcher), cap_(cap), context_(context), ctx_(ctx) {}
+
+  // Searches the regular file open as `fd`, shown as `display` (converted only if it matches).
+  // `explicit_file`: the model named this file, so NUL bytes do not make it binary (rg searches
+  // named files whole). False when the search must stop (limit reached or aborted).
+  bool file(int fd, std::string_view display, bool explicit_file) {
+    display_raw_ = display;
+    display_.clear();
+    deferred_.clear();
+    defer_ = context_ > 0;
+    stop_file_ = false;
+    search(fd, explicit_file);
+    if (!deferred_.empty()) emit_deferred(fd);
+    return !limit_reached && !aborted;
+  }
+
+  bool aborting() {
+    if (stop_requested(ctx_)) aborted = true;
+    return aborted;
+  }
+
+  Output out;
+  std::uint64_t count = 0;
+  bool limit_reached = false;
+  bool lines_truncated = false;
+  bool aborted = false;
+
+ private:
+  struct Deferred {
+    std::uint64_t line;
+    std::optional<std::string> text;  // set: the formatted rg line; unset: a block from the file
+  };
+
+  const std::string& display() {
+    if (display_.empty()) display_ = text::decode_utf8_lossy(display_raw_);
+    return display_;
+  }
+
+  // Grows the buffer to `n` bytes, keeping its first `keep`.
+  char* ensure(std::size_t n, std::size_t keep) {
+    if (n > capacity_) {
+      const std::size_t grown = std::max(n, capacity_ * 2);
+      std::unique_ptr<char[]> bigger(new char[grown]);  // uninitialized: read() fills it
+      if (keep > 0) std::memcpy(bigger.get(), buffer_.get(), keep);
+      buffer_ = std::move(bigger);
+      capacity_ = grown;
+    }
+    return buffer_.get();
+  }
+
+  // Reads on until the buffer holds `want` bytes or the file ends (a short read of a regular file
+  // is its end). False on a read error.
+  bool read_more(int fd, std::size_t want, std::size_t& len, bool& eof) {
+    char* buf = ensure(want, len);
+    while (len < want) {
+      const ssize_t n = ::read(fd, buf + len, want - len);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return false;
+      }
+      len += static_cast<std::size_t>(n);
+      if (n == 0 || len < want) {
+        eof = true;
+        break;
+      }
+    }
+    return true;
+  }
+
+  void search(int fd, bool explicit_file) {
+    std::size_t len = 0;
+    bool eof = false;
+    if (!read_more(fd, kFirstRead, len, eof)) return;
+    if (!explicit_file && std::memchr(buffer_.get(), 0, std::min(len, kBinaryProbe)) != nullptr) {
+      return;
+    }
+    std::size_t nul_checked =
+        explicit_file ? std::numeric_limits<std::size_t>::max() : std::min(len, kBinaryProbe);
+    // rg drops a UTF-8 byte order mark before searching.
+    std::size_t begin = len >= 3 && std::memcmp(buffer_.get(), "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    std::uint64_t lines_before = 0;  // lines wholly before buffer_[0]
+    for (;;) {
+      if (!eof && len < kWindow) {  // a larger file: fill up to a window (or the whole file)
+        std::size_t want = kWindow;
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) < kWindow) {
+          want = std::max(len + kFirstRead, static_cast<std::size_t>(st.st_size) + 1);
+        }
+        if (!read_more(fd, want, len, eof)) return;
+      }
+      std::size_t stop = len;
+      if (!eof) {
+        const void* last = ::memrchr(buffer_.get(), '\n', len);
+        if (last == nullptr) {  // one line fills the buffer: grow, within reason
+          if (len >= kMaxLine) return;
+          if (!read_more(fd, std::min(len * 2, kMaxLine), len, eof)) return;
+          continue;
+        }
+        stop = static_cast<std::size_t>(static_cast<const char*>(last) - buffer_.get()) + 1;
+      }
+      scan(buffer_.get(), begin, stop, lines_before, nul_checked);
+      if (eof || stop_file_ || limit_reached || aborting()) return;
+      // Slide the partial last line to the front and read on.
+      char* buf = buffer_.get();
+      lines_before += static_cast<std::uint64_t>(std::count(buf, buf + stop, '\n'));
+      std::memmove(buf, buf + stop, len - stop);
+      len -= stop;
+      if (nul_checked != std::numeric_limits<std::size_t>::max()) {
+        nul_checked = nul_checked > stop ? nul_checked - stop : 0;
+      }
+      begin = 0;
+    }
+  }
+
+  // Reports the matching lines of buf[begin, stop) (whole lines; buf[0, begin) is a byte order
+  // mark or nothing). Line numbers continue from lines_before.
+  void scan(const char* buf, std::size_t begin, std::size_t stop, std::uint64_t lines_before,
+            std::size_t& nul_checked) {
+    const std::string_view text(buf + begin, stop - begin);
+    const char* end = buf + stop;
+    const char* pos = text.data();
+    const char* counted = pos;
+    std::uint64_t line_no = lines_before + 1;  // the line holding `counted`
+    while (pos < end) {
+      const char* m = matcher_.find(text, pos);
+      if (m == nullptr) return;
+      if (m == end && end[-1] == '\n') return;  // past the last terminator there is no line
+      const void* nl_before = ::memrchr(pos, '\n', static_cast<std::size_t>(m - pos));
+      const char* ls = nl_before != nullptr ? static_cast<const char*>(nl_before) + 1 : pos;
+      const void* nl_after = std::memchr(m, '\n', static_cast<std::size_t>(end - m));
+      const char* le = nl_after != nullptr ? static_cast<const char*>(nl_after) : end;
+      const auto le_off = static_cast<std::size_t>(le - buf);
+      if (nul_checked < le_off) {  // a NUL ends a walked file's text: rg stops at binary data
+        if (std::memchr(buf + nul_checked, 0, le_off - nul_checked) != nullptr) {
+          stop_file_ = true;
+          return;
+        }
+        nul_checked = le_off;
+      }
+      line_no += static_cast<std::uint64_t>(std::count(counted, ls, '\n'));
+      counted = ls;
+      report(line_no, std::string_view(ls, static_cast<std::size_t>(le - ls)));
+      if (limit_reached) return;
+      pos = le + 1;
+    }
+  }
+
+  void report(std::uint64_t line_no, std::string_view line) {
+    ++count;
+    if (count >= cap_) limit_reached = true;
+    if (!defer_ && text::valid_utf8(line)) {
+      out.add(rg_line(line_no, line));
+      return;
+    }
+    // From here on this file's lines wait for the blocks, to keep their order.
+    if (!defer_) defer_ = true;
+    if (context_ == 0 && text::valid_utf8(line)) {
+      deferred_.push_back({line_no, rg_line(line_no, line)});
+    } else {
+      deferred_.push_back({line_no, std::nullopt});
+    }
+  }
+
+  // `p:n: text` from rg's line: carriage returns removed, cut at 500 UTF-16 units.
+  std::string rg_line(std::uint64_t line_no, std::string_view line) {
+    std::string text;
+    text.reserve(std::min(line.size(), kKeptLineBytes));
+    for (const char c : line) {
+      if (c == '\r') continue;
+      if (text.size() >= kKeptLineBytes) {
+        // Long lines are cut here; back off to a character boundary first.
+        while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) {
+          text.pop_back();
+        }
+        if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+        break;
+      }
+      text.push_back(c);
+    }
+    if (truncate_line(text)) lines_truncated = true;
+    return display() + ":" + std::to_string(line_no) + ": " + text;
+  }
+
+  void emit_deferred(int fd) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> wanted;
+    for (const auto& d : deferred_) {
+      if (d.text) continue;
+      const std::uint64_t first = d.line > context_ ? d.line - context_ : 1;
+      const std::uint64_t last = saturating_add(d.line, context_);
+      if (!wanted.empty() && first <= saturating_add(wanted.back().second, 1)) {
+        wanted.back().second = std::max(wanted.back().second, last);
+      } else {
+        wanted.emplace_back(first, last);
+      }
+    }
+    const PiLines lines = wanted.empty() ? PiLines{} : read_pi_lines(fd, wanted);
+    const std::string& p = display();
+    for (const auto& d : deferred_) {
+      if (d.text) {
+        out.add(*d.text);
+        continue;
+      }
+      if (!lines.ok) {
+        out.add(p + ":" + std::to_string(d.line) + ": (unable to read file)");
+        continue;
+      }
+      const std::uint64_t first = d.line > context_ ? d.line - context_ : 1;
+      const std::uint64_t last =
+          context_ == 0 ? d.line : std::min(lines.count, saturating_add(d.line, context_));
+      for (std::uint64_t n = first; n <= last; ++n) {
+        const std::string* kept = lines.line(n);
+        std::string text = kept != nullptr ? *kept : std::string();
+        if (truncate_line(text)) lines_truncated = true;
+        out.add(p + (n == d.line ? ":" : "-") + std::to_string(n) + (n == d.line ? ": " : "- ") +
+                text);
+      }
+    }
+  }
+
+  const Matcher& matcher_;
+  const std::uint64_t cap_;
+  const std::uint64_t context_;
+  const CallContext& ctx_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t capacity_ = 0;
+  std::string_view display_raw_;
+  std::string display_;
+  std::vector<Deferred> deferred_;
+  bool defer_ = false;
+  bool stop_file_ = false;
+};
+
+bool has_uppercase(std::string_view s) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+  auto left = static_cast<utf8proc_ssize_t>(s.size());
+  while (left > 0) {
+    utf8proc_int32_t c = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(p, left, &c);
+    if (n <= 0) {
+      ++p;
+      --left;
+      continue;
+    }
+    if (utf8proc_isupper(c) != 0) return true;
+    p += n;
+    left -= n;
+  }
+  return false;
+}
+
+std::uint64_t saturating_count(double d) {
+  if (!(d < 1.8e19)) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(std::ceil(d));
+}
+
+}  // namespace
+
+ToolResult run_grep(const json::Value& args, const CallContext& ctx) {
+  if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
+  if (!ctx.workspace) return ToolResult::error("grep needs a workspace");
+  const std::string* pattern = string_arg(args, "pattern");
+  if (pattern == nullptr) return ToolResult::error("grep needs a string pattern");
+  ToolResult failure;
+  auto target = open_target(args, ctx, &failure);
+  if (!target) return failure;
+
+  // Pi: context only when positive (whole lines here: a fractional one cannot name a line),
+  // limit at least 1; the notice quotes the limit as given.
+  const double context_arg = number_arg(args, "context").value_or(0);
+  const std::uint64_t context =
+      context_arg > 0 ? saturating_count(std::floor(context_arg)) : std::uint64_t{0};
+  const double limit = std::max(1.0, number_arg(args, "limit").value_or(kDefaultGrepLimit));
+
+  std::string error;
+  const auto matcher =
+      Matcher::compile(*pattern, bool_arg(args, "literal"), bool_arg(args, "ignoreCase"), &error);
+  if (!matcher) return ToolResult::error(error);
+  walk::IgnoreFile globs;
+  if (const std::string* glob = string_arg(args, "glob"); glob != nullptr && !glob->empty()) {
+    if (!globs.add_line(*glob, &error)) return ToolResult::error(error);
+  }
+
+  Grep grep(*matcher, saturating_count(limit), context, ctx);
+  walk::Outcome outcome;
+  if (target->directory) {
+    walk::Options options;
+    options.require_git = true;  // Pi passes rg no --no-require-git
+    options.overrides = &globs;
+    options.custom_ignore = ".rgignore";
+    outcome = walk::walk(
+        *ctx.workspace, target->relative, target->fd->get(), options, [&](const walk::Entry& e) {
+          if (e.type != walk::Type::File) return walk::Action::Continue;
+          if (grep.aborting()) return walk::Action::Stop;
+          const Fd fd(::openat(e.parent_fd, e.name.data(),
+                               O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+          if (fd.get() < 0) return walk::Action::Continue;
+          return grep.file(fd.get(), e.path, false) ? walk::Action::Continue : walk::Action::Stop;
+        });
+  } else if (target->regular) {
+    // A named file is searched whatever the globs and .gitignore say, and shown by its name.
+    const auto slash = target->relative.rfind('/');
+    const std::string name =
+        slash == std::string::npos ? target->relative : target->relative.substr(slash + 1);
+    grep.file(target->fd->get(), name, true);
+  }
+  if (grep.aborted || ctx.cancelled()) return ToolResult::error(std::string(kAborted));
+
+  std::vector<std::string> notices;
+  if (grep.count == 0) {
+    walk_notices(outcome, notices);
+    std::string text = "No matches found";
+    if (!notices.empty()) text += "\n\n[" + join_notices(notices) + "]";
+    return {false, text, {}};
+  }
+  const Truncation truncation = grep.out.finish();
+  std::string text = truncation.content;
+  json::Value details;
+  if (grep.limit_reached) {
+    notices.push_back(js_number(limit) + " matches limit reached. Use limit=" +
+                      js_number(limit * 2) + " for more, or refine pattern");
+    details.set("matchLimitReached", limit);
+  }
+  if (truncation.truncated) {
+    notices.push_back(format_size(kMaxBytes) + " limit reached");
+    details.set("truncation", to_json(truncation));
+  }
+  if (grep.lines_truncated) {
+    notices.push_back("Some lines truncated to " + std::to_string(kGrepMaxLineLength) +
+                      " chars. Use read tool to see full lines");
+    details.set("linesTruncated", true);
+  }
+  walk_notices(outcome, notices);
+  if (!notices.empty()) text += "\n\n[" + join_notices(notices) + "]";
+  return {false, std::move(text), std::move(details)};
+}
+
+ToolResult run_find(const json::Value& args, const CallContext& ctx) {
+  if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
+  if (!ctx.workspace) return ToolResult::error("find needs a workspace");
+  const std::string* pattern = string_arg(args, "pattern");
+  if (pattern == nullptr) return ToolResult::error("find needs a string pattern");
+  ToolResult failure;
+  auto target = open_target(args, ctx, &failure);
+  if (!target) return failure;
+  if (!target->directory) {
+    return ToolResult::error("Search path '" + target->absolute + "' is not a directory.");
+  }
+
+  // Pi hands fd the limit as its decimal text; fd takes a whole number and 0 as no limit.
+  const double limit = number_arg(args, "limit").value_or(kDefaultFindLimit);
+  if (!(limit >= 0) || limit != std::floor(limit) || limit >= 1.8e19) {
+    return ToolResult::error("Invalid limit " + js_number(limit) +
+                             ": expected a whole number, 0 or more");
+  }
+  const auto cap = static_cast<std::uint64_t>(limit);
+
+  // Pi's fd invocation: a pattern with '/' is matched against the whole path, behind `**/`
+  // unless it already starts with '/' or `**/`; any other pattern against the name. fd is
+  // case-insensitive unless the pattern has an uppercase letter, and matches all for "".
+  const std::string& raw = *pattern;
+  const bool full_path = raw.find('/') != std::string::npos;
+  std::string effective = raw;
+  if (full_path && raw[0] != '/' && raw.rfind("**/", 0) != 0 && raw != "**") {
+    effective = "**/" + raw;
+  }
+  const bool absolute_subject = full_path && effective[0] == '/';
+  std::string why;
+  std::optional<walk::Glob> glob;
+  if (!effective.empty()) {
+    glob = walk::Glob::compile(effective, !has_uppercase(effective), &why);
+    if (!glob) return ToolResult::error("error parsing glob '" + effective + "': " + why);
+  }
+
+  walk::Options options;
+  // 0.79.10: fd gets --no-require-git only when no .git is in sight above the search path.
+  options.require_git = walk::inside_git_repository(*ctx.workspace, target->relative);
+  options.custom_ignore = ".fdignore";
+  Output out;
+  std::uint64_t count = 0;
+  bool aborted = false;
+  std::size_t visited = 0;
+  const std::string root_prefix = target->absolute + "/";
+  std::string subject;
+  const walk::Outcome outcome = walk::walk(
+      *ctx.workspace, target->relative, target->fd->get(), options, [&](const walk::Entry& e) {
+        if ((++visited & 255) == 0 ? stop_requested(ctx) : ctx.cancelled()) {
+          aborted = true;
+          return walk::Action::Stop;
+        }
+        bool hit = true;
+        if (glob) {
+          if (!full_path) {
+            hit = glob->matches(e.name);
+          } else if (absolute_subject) {
+            subject.assign(root_prefix).append(e.path);
+            hit = glob->matches(subject);
+          } else {
+            hit = glob->matches(e.path);
+          }
+        }
+        if (!hit) return walk::Action::Continue;
+        std::string line = text::decode_utf8_lossy(e.path);
+        if (e.type == walk::Type::Dir) line.push_back('/');
+        out.add(line);
+        ++count;
+        return cap > 0 && count >= cap ? walk::Action::Stop : walk::Action::Continue;
+      });
+  if (aborted || ctx.cancelled()) return ToolResult::error(std::string(kAborted));
+
+  std::vector<std::string> notices;
+  if (count == 0) {
+    walk_notices(outcome, notices);
+    std::string text = "No files found matching pattern";
+    if (!notices.empty()) text += "\n\n[" + join_notices(notices) + "]";
+    return {false, text, {}};
+  }
+  const Truncation truncation = out.finish();
+  std::string text = truncation.content;
+  json::Value details;
+  if (count >= cap) {  // as Pi: also when exactly `limit` paths exist, and always for limit 0
+    notices.push_back(js_number(limit) + " results limit reached. Use limit=" +
+                      js_number(limit * 2) + " for more, or refine pattern");
+    details.set("resultLimitReached", limit);
+  }
+  if (truncation.truncated) {
+    notices.push_back(format_size(kMaxBytes) + " limit reached");
+    details.set("truncation", to_json(truncation));
+  }
+  walk_notices(outcome, notices);
+  if (!notices.empty()) text += "\n\n[" + join_notices(notices) + "]";
+  return {false, std::move(text), std::move(details)};
+}
+
+}  // namespace mf::tools
