@@ -165,9 +165,12 @@ std::string shell_path() {
   return bash.empty() ? std::string("sh") : bash;
 }
 
-// bwrap flags shared by the self-test and the real runs: everything read-only, private /dev,
-// /proc and /tmp, no network, its own pid namespace (so killing bwrap ends every process inside),
-// and a new session (no TIOCSTI into a terminal).
+// bwrap flags shared by the self-test and the real runs. Everything read-only, private /dev, /proc
+// and /tmp, no network, its own pid namespace (so killing bwrap ends every process inside), and a
+// new session (no TIOCSTI into a terminal). The command runs as an unprivileged user (65534) in a
+// new user namespace with every capability dropped and nested user namespaces refused, so the
+// sandbox holds for any caller, root included: nothing inside can remount or unmount what bwrap
+// set up (docs/tools.md). bwrap always sets no_new_privs, so setuid programs gain nothing.
 std::vector<std::string> bwrap_prefix(const std::string& bwrap) {
   return {bwrap,
           "--ro-bind",
@@ -179,8 +182,19 @@ std::vector<std::string> bwrap_prefix(const std::string& bwrap) {
           "/proc",
           "--tmpfs",
           "/tmp",
+          "--unshare-user",
+          "--disable-userns",
+          "--uid",
+          "65534",
+          "--gid",
+          "65534",
+          "--cap-drop",
+          "ALL",
           "--unshare-net",
           "--unshare-pid",
+          "--unshare-ipc",
+          "--unshare-uts",
+          "--unshare-cgroup-try",
           "--die-with-parent",
           "--new-session"};
 }
