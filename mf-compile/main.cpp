@@ -7,7 +7,6 @@
 #include "mf/json/canonical.hpp"
 
 namespace cli = mf::cli;
-namespace po = boost::program_options;
 
 int main(int argc, char** argv) {
   const cli::Tool tool{
@@ -17,8 +16,7 @@ int main(int argc, char** argv) {
           "content-addressed plan (canonical JSON), or verify a compiled plan.",
       .usage =
           "mf-compile [options] HARNESS.yaml|HARNESS.json|-\n"
-          "       mf-compile verify PLAN.compiled.json|-\n"
-          "       mf-compile project --plan PLAN --query TEXT",
+          "       mf-compile verify PLAN.compiled.json|-",
       .examples =
           {
               "mf-compile harness.yaml --catalog tools.json --profiles profiles.json --out plans/",
@@ -39,45 +37,41 @@ int main(int argc, char** argv) {
           "with -o -) the plan itself goes to stdout. Exit 0 compiled, 2 rejected, 3 output or "
           "internal error; verify exits 1 when a plan fails its hash or invariants.",
   };
-  po::options_description options;
-  options.add_options()                                                                      //
-      ("catalog", po::value<std::vector<std::string>>()->composing()->value_name("FILE"),    //
-       "tool catalog (repeatable; 'builtin' = the compiled-in catalog, the default)")        //
-      ("profiles", po::value<std::vector<std::string>>()->composing()->value_name("FILE"),   //
-       "model profiles (repeatable; default: the built-in profiles)")                        //
-      ("out,o", po::value<std::string>()->value_name("DIR|-"),                               //
-       "publish the plan into DIR, or print it to stdout with '-' (the default)")            //
-      ("store", po::value<std::string>()->value_name("DIR"),                                 //
-       "also put plan and report in the store (refs compile/<id>/<version>/...)")            //
-      ("diagnostics", po::value<std::string>()->value_name("FILE|-"),                        //
-       "also write the compile report to FILE (or stderr-free stdout with '-')")             //
-      ("format", po::value<std::string>()->value_name("yaml|json"),                          //
-       "source format (default: by extension; stdin is sniffed)")                            //
-      ("expect-harness-id", po::value<std::string>()->value_name("ID"),                      //
-       "refuse a source whose harness_id differs (MF-S027)")                                 //
-      ("stage", po::value<std::string>()->value_name("STAGE"),                               //
-       "the stage kind the plan is compiled for; must be in stage_scope (MF-S028)")          //
-      ("legal-terminals", po::value<std::string>()->value_name("A,B"),                       //
-       "the terminal results the caller accepts (MF-G009, MF-S029)")                         //
-      ("capabilities", po::value<std::string>()->value_name("CAP,..."),                      //
-       "the granted capability envelope (MF-C001)")                                          //
-      ("plan", po::value<std::string>()->value_name("FILE"), "project: the compiled plan")   //
-      ("query", po::value<std::string>()->value_name("TEXT"), "project: the turn's input");  //
+  cli::Options o;
+  const auto catalog = o.texts({"catalog",
+                                "tool catalog (repeatable; 'builtin' = the compiled-in catalog, "
+                                "the default)",
+                                "FILE"});
+  const auto profiles =
+      o.texts({"profiles", "model profiles (repeatable; default: the built-in profiles)", "FILE"});
+  const auto out =
+      o.text({"out,o", "publish the plan into DIR, or print it to stdout with '-' (the default)",
+              "DIR|-"});
+  const auto store = o.text(
+      {"store", "also put plan and report in the store (refs compile/<id>/<version>/...)", "DIR"});
+  const auto diagnostics = o.text(
+      {"diagnostics", "also write the compile report to FILE (or stdout with '-')", "FILE|-"});
+  const auto format =
+      o.text({"format", "source format (default: by extension; stdin is sniffed)", "yaml|json"});
+  const auto expect_id =
+      o.text({"expect-harness-id", "refuse a source whose harness_id differs (MF-S027)", "ID"});
+  const auto stage =
+      o.text({"stage", "the stage kind the plan is compiled for; must be in stage_scope (MF-S028)",
+              "STAGE"});
+  const auto legal_terminals = o.text(
+      {"legal-terminals", "the terminal results the caller accepts (MF-G009, MF-S029)", "A,B"});
+  const auto capabilities =
+      o.text({"capabilities", "the granted capability envelope (MF-C001)", "CAP,..."});
 
-  return cli::run(argc, argv, tool, options, [](cli::Context& ctx) -> int {
+  return cli::run(argc, argv, tool, o, [&](cli::Context& ctx) -> int {
     const auto args = ctx.positionals();
-    if (!args.empty() && args[0] == "project") {
-      return cli::not_built(ctx.tool, "prompt projection ('mf-compile project')");
-    }
     if (!args.empty() && args[0] == "verify") {
       if (args.size() > 2) return cli::usage_error(ctx.tool, "verify takes one PLAN file (or -)");
       const std::string plan = args.size() == 2 ? args[1] : "-";
       auto summary = mf::harness::verify_command(plan);
       if (!summary) {
-        const int code =
-            cli::report(ctx.tool, summary.diagnostics(), plan == "-" ? "<stdin>" : plan);
-        const auto& first = summary.diagnostics().front().code;
-        return first.rfind("MF-L", 0) == 0 ? cli::kFailure : code;
+        return cli::report(ctx.tool, summary.diagnostics(), plan == "-" ? "<stdin>" : plan,
+                           mf::diag::Job::Check);
       }
       auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*summary));
       return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
@@ -85,24 +79,23 @@ int main(int argc, char** argv) {
     if (args.size() > 1) return cli::usage_error(ctx.tool, "give one HARNESS file (or -)");
     mf::harness::CompileArgs a;
     a.source = args.empty() ? "-" : args[0];
-    a.format = ctx.get("format");
-    if (ctx.vars.count("catalog")) a.catalogs = ctx.vars["catalog"].as<std::vector<std::string>>();
-    if (ctx.vars.count("profiles"))
-      a.profiles = ctx.vars["profiles"].as<std::vector<std::string>>();
-    a.out = ctx.get("out");
-    a.store_dir = ctx.get("store");
-    a.diagnostics = ctx.get("diagnostics");
+    a.format = ctx.get(format);
+    a.catalogs = ctx.get(catalog);
+    a.profiles = ctx.get(profiles);
+    a.out = ctx.get(out);
+    a.store_dir = ctx.get(store);
+    a.diagnostics = ctx.get(diagnostics);
     if ((a.out.empty() || a.out == "-") && a.diagnostics == "-") {
       return cli::usage_error(ctx.tool,
                               "the plan already goes to stdout; give --diagnostics a FILE");
     }
-    a.expected_harness_id = ctx.get("expect-harness-id");
-    a.stage = ctx.get("stage");
-    a.legal_terminals_given = ctx.vars.count("legal-terminals") != 0;
-    a.legal_terminals = ctx.get("legal-terminals");
-    a.capabilities_given = ctx.vars.count("capabilities") != 0;
-    a.capabilities = ctx.get("capabilities");
-    auto outcome = mf::harness::compile_command(a);
+    a.expected_harness_id = ctx.get(expect_id);
+    a.stage = ctx.get(stage);
+    a.legal_terminals_given = ctx.given(legal_terminals);
+    a.legal_terminals = ctx.get(legal_terminals);
+    a.capabilities_given = ctx.given(capabilities);
+    a.capabilities = ctx.get(capabilities);
+    auto outcome = mf::harness::compile_command(a, STDOUT_FILENO);
     if (outcome.diagnostics.empty()) return cli::kSuccess;
     const int code =
         cli::report(ctx.tool, outcome.diagnostics, a.source == "-" ? "<stdin>" : a.source);

@@ -1,4 +1,4 @@
-// mf-eval: run suites of cases into reports, compare and merge reports with gates (SPEC §8).
+// mf-eval: run suites of cases into reports; compare reports with gates (docs/formats/eval.md).
 #include <cstdlib>
 #include <iostream>
 
@@ -12,39 +12,22 @@
 
 namespace cli = mf::cli;
 namespace eval = mf::eval;
-namespace po = boost::program_options;
 
 namespace {
 
-// Options that belong to the other command are usage errors, not silently ignored.
-int reject_foreign(const cli::Context& ctx, std::initializer_list<const char*> names,
-                   std::string_view command) {
-  for (const char* name : names) {
-    if (ctx.vars.count(name) != 0) {
-      return cli::usage_error(
-          ctx.tool, "--" + std::string(name) + " does not apply to '" + std::string(command) + "'");
-    }
-  }
-  return cli::kSuccess;
-}
+struct Opts {
+  cli::Text suite, output, traces, run_id_prefix, store, baseline, candidate;
+  cli::Number jobs, max_regressions;
+  cli::Flag fixed_clock;
+};
 
-int run(cli::Context& ctx) {
-  const auto& vars = ctx.vars;
-  if (int rc = reject_foreign(ctx, {"baseline", "candidate", "max-regressions"}, "run")) return rc;
-  if (vars.count("shard") != 0) return cli::not_built(ctx.tool, "--shard");
-  for (const char* required : {"suite", "output"}) {
-    if (vars.count(required) == 0) {
-      return cli::usage_error(ctx.tool, std::string("--") + required + " is required");
-    }
-  }
+int run(cli::Context& ctx, const Opts& o) {
+  if (int rc = cli::require(ctx, {o.suite, o.output})) return rc;
   eval::RunOptions options;
-  if (vars.count("jobs") != 0) {
-    options.jobs = vars["jobs"].as<unsigned>();
-    if (options.jobs == 0) return cli::usage_error(ctx.tool, "-j must be at least 1");
-  }
-  options.fixed_clock = ctx.fixed_clock();
-  options.traces_dir = ctx.get("traces");
-  if (vars.count("run-id-prefix") != 0) options.run_id_prefix = ctx.get("run-id-prefix");
+  options.jobs = static_cast<unsigned>(ctx.get(o.jobs, 1));
+  options.fixed_clock = ctx.fixed_clock(o.fixed_clock);
+  options.traces_dir = ctx.get(o.traces);
+  options.run_id_prefix = ctx.get(o.run_id_prefix, options.run_id_prefix);
   options.cancel = &cli::cancellation_flag();
   if (ctx.progress()) {
     options.progress = [](std::size_t done, std::size_t total) {
@@ -53,10 +36,10 @@ int run(cli::Context& ctx) {
     };
   }
 
-  const std::string suite_path = ctx.get("suite");
+  const std::string suite_path = ctx.get(o.suite);
   mf::Result<eval::Suite> suite = eval::load_suite(suite_path);
   if (!suite) return cli::report(ctx.tool, suite.diagnostics(), suite_path);
-  const std::string store_dir = ctx.store_dir();
+  const std::string store_dir = ctx.store_dir(o.store);
   std::unique_ptr<mf::store::Store> store;
   if (!store_dir.empty()) {
     auto opened = mf::store::Store::open(store_dir, mf::store::Mode::ReadWrite);
@@ -67,41 +50,29 @@ int run(cli::Context& ctx) {
       return kept ? mf::Status() : mf::Status(kept.take_diagnostics());
     };
   }
-  mf::Result<mf::json::Value> report = eval::run_suite(*suite, options);
-  if (!report) return cli::report(ctx.tool, report.diagnostics());
-  const std::string report_bytes = mf::json::canonical_file(*report);
-  mf::Status written = mf::io::write_output(ctx.get("output"), report_bytes);
+  mf::Result<eval::SuiteRun> done = eval::run_suite(*suite, options);
+  if (!done) return cli::report(ctx.tool, done.diagnostics());
+  const std::string report_bytes = mf::json::canonical_file(done->document);
+  mf::Status written = mf::io::write_output(ctx.get(o.output), report_bytes);
   if (!written) return cli::report(ctx.tool, written.diagnostics());
   if (store) {
     auto kept = store->put_named("campaign/" + suite->id + "/report", report_bytes);
     if (!kept) return cli::report(ctx.tool, kept.diagnostics());
   }
-  const mf::json::Value& summary = *report->find("summary");
-  const double failed = summary.find("failed")->as_number();
+  const std::size_t failed = done->failed();
   if (failed > 0 && !ctx.quiet) {
-    std::cerr << ctx.tool.name << ": " << failed << " of " << summary.find("cases")->as_number()
+    std::cerr << ctx.tool.name << ": " << failed << " of " << done->report.cases.size()
               << " case(s) failed; see the report\n";
   }
   return failed > 0 ? cli::kFailure : cli::kSuccess;
 }
 
-int compare(cli::Context& ctx) {
-  const auto& vars = ctx.vars;
-  if (int rc = reject_foreign(
-          ctx,
-          {"suite", "output", "jobs", "shard", "store", "traces", "fixed-clock", "run-id-prefix"},
-          "compare")) {
-    return rc;
-  }
-  for (const char* required : {"baseline", "candidate"}) {
-    if (vars.count(required) == 0) {
-      return cli::usage_error(ctx.tool, std::string("--") + required + " is required");
-    }
-  }
+int compare(cli::Context& ctx, const Opts& o) {
+  if (int rc = cli::require(ctx, {o.baseline, o.candidate})) return rc;
   eval::Report reports[2];
-  const char* names[2] = {"baseline", "candidate"};
+  const cli::Text* inputs[2] = {&o.baseline, &o.candidate};
   for (int i = 0; i < 2; ++i) {
-    const std::string path = ctx.get(names[i]);
+    const std::string path = ctx.get(*inputs[i]);
     mf::Result<std::string> bytes = mf::io::read_input(path);
     if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), path);
     mf::Result<eval::Report> report = eval::parse_report(*bytes);
@@ -112,9 +83,7 @@ int compare(cli::Context& ctx) {
   mf::Status written =
       mf::io::write_output("-", mf::json::canonical_file(eval::to_json(comparison)));
   if (!written) return cli::report(ctx.tool, written.diagnostics());
-  const unsigned max_regressions =
-      vars.count("max-regressions") != 0 ? vars["max-regressions"].as<unsigned>() : 0;
-  const auto reasons = eval::gate_failures(comparison, max_regressions);
+  const auto reasons = eval::gate_failures(comparison, ctx.get(o.max_regressions, 0));
   for (const auto& reason : reasons) {
     std::cerr << ctx.tool.name << ": gate failed: " << reason << '\n';
   }
@@ -127,12 +96,11 @@ int main(int argc, char** argv) {
   const cli::Tool tool{
       .name = "mf-eval",
       .summary =
-          "Run a suite of cases (in parallel, resumable, shardable) into a report; compare "
-          "two reports with gates.",
+          "Run a suite of cases (in parallel) into a report; compare two reports with gates.",
       .usage =
-          "mf-eval run --suite FILE --output FILE|- [-j N] [--fixed-clock] [--traces DIR]\n"
-          "       mf-eval compare --baseline FILE --candidate FILE [--max-regressions N]\n"
-          "       mf-eval merge --output FILE REPORT...",
+          "mf-eval run --suite FILE --output FILE|- [-j N] [--fixed-clock] [--traces DIR] "
+          "[--store DIR]\n"
+          "       mf-eval compare --baseline FILE --candidate FILE [--max-regressions N]",
       .examples =
           {
               "mf-eval run --suite fixtures/forge/eval-suite.json --output target/forge-eval.json",
@@ -148,32 +116,38 @@ int main(int argc, char** argv) {
           "--max-regressions (default 0) or a baseline case is missing from the candidate, 2 for "
           "an invalid report. Formats: docs/formats/eval.md.",
   };
-  po::options_description options;
-  options.add_options()                                                                       //
-      ("suite", po::value<std::string>()->value_name("FILE"), "run: the suite of cases")      //
-      ("output", po::value<std::string>()->value_name("FILE"), "run, merge: the report")      //
-      ("jobs,j", po::value<unsigned>()->value_name("N"), "run: cases in parallel")            //
-      ("fixed-clock", "run: deterministic traces, no latency_ms (also MF_FIXED_CLOCK=1)")     //
-      ("traces", po::value<std::string>()->value_name("DIR"), "run: write DIR/<case>.jsonl")  //
-      ("run-id-prefix", po::value<std::string>()->value_name("P"),                            //
-       "run: run id = P + case id (default eval-)")                                           //
-      ("shard", po::value<std::string>()->value_name("I/N"), "run: this shard's cases only")  //
-      ("store", po::value<std::string>()->value_name("DIR"),                                  //
-       "keep case traces and the report in this store (also MF_STORE)")                       //
-      ("baseline", po::value<std::string>()->value_name("FILE"), "compare: the reference")    //
-      ("candidate", po::value<std::string>()->value_name("FILE"), "compare: the new report")  //
-      ("max-regressions", po::value<unsigned>()->value_name("N"),                             //
-       "compare: gate on the number of regressed cases (default 0)");                         //
+  cli::Options d;
+  const std::vector<std::string> run_cmd{"run"};
+  const std::vector<std::string> compare_cmd{"compare"};
+  const Opts o{
+      .suite = d.text({"suite", "run: the suite of cases", "FILE", run_cmd}),
+      .output = d.text({"output", "run: the report", "FILE|-", run_cmd}),
+      .traces = d.text({"traces", "run: write DIR/<case>.jsonl", "DIR", run_cmd}),
+      .run_id_prefix =
+          d.text({"run-id-prefix", "run: run id = P + case id (default eval-)", "P", run_cmd}),
+      .store =
+          d.text({"store", "run: keep case traces and the report in this store (also MF_STORE)",
+                  "DIR", run_cmd}),
+      .baseline = d.text({"baseline", "compare: the reference", "FILE", compare_cmd}),
+      .candidate = d.text({"candidate", "compare: the new report", "FILE", compare_cmd}),
+      .jobs = d.number({"jobs,j", "run: cases in parallel (default 1)", "N", run_cmd, {}, 1}),
+      .max_regressions = d.number({"max-regressions",
+                                   "compare: gate on the number of regressed cases (default 0)",
+                                   "N",
+                                   compare_cmd,
+                                   {},
+                                   0}),
+      .fixed_clock =
+          d.flag({"fixed-clock", "run: deterministic traces, no latency_ms (also MF_FIXED_CLOCK=1)",
+                  "", run_cmd}),
+  };
 
-  return cli::run(argc, argv, tool, options, [](cli::Context& ctx) {
+  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
-    if (args.empty()) return cli::usage_error(ctx.tool, "missing COMMAND (run, compare, merge)");
-    if (args.size() > 1 && args[0] != "merge") {
-      return cli::usage_error(ctx.tool, "unexpected argument '" + args[1] + "'");
-    }
-    if (args[0] == "run") return run(ctx);
-    if (args[0] == "compare") return compare(ctx);
-    if (args[0] == "merge") return cli::not_built(ctx.tool, "'mf-eval merge'");
+    if (args.empty()) return cli::usage_error(ctx.tool, "missing COMMAND (run, compare)");
+    if (args.size() > 1) return cli::usage_error(ctx.tool, "unexpected argument '" + args[1] + "'");
+    if (args[0] == "run") return run(ctx, o);
+    if (args[0] == "compare") return compare(ctx, o);
     return cli::usage_error(ctx.tool, "unknown command '" + args[0] + "'");
   });
 }

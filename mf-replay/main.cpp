@@ -1,5 +1,4 @@
-// mf-replay: verify, summarise, strictly re-execute or fork a recorded trace (SPEC §7).
-// Verification and the summary are built; strict re-execution and forks are not yet.
+// mf-replay: verify and summarise a recorded trace (docs/formats/trace.md).
 #include <unistd.h>
 
 #include "mf/cli/cli.hpp"
@@ -8,7 +7,6 @@
 #include "mf/trace/verify.hpp"
 
 namespace cli = mf::cli;
-namespace po = boost::program_options;
 
 namespace {
 
@@ -26,8 +24,7 @@ int verify(const cli::Context& ctx) {
     return cli::report(ctx.tool, written.diagnostics());
   }
   if (summary->status == mf::trace::Outcome::Ok) return cli::kSuccess;
-  (void)cli::report(ctx.tool, {*summary->first_error}, source);
-  return cli::kFailure;
+  return cli::report(ctx.tool, {*summary->first_error}, source, mf::diag::Job::Check);
 }
 
 }  // namespace
@@ -35,17 +32,13 @@ int verify(const cli::Context& ctx) {
 int main(int argc, char** argv) {
   const cli::Tool tool{
       .name = "mf-replay",
-      .summary =
-          "Read a trace; verify its integrity; summarise it; strict re-execution from "
-          "recorded observations; forked replay.",
+      .summary = "Read a trace, verify its integrity and summarise it, without a model.",
       .usage = "mf-replay [options] TRACE|-",
       .examples =
           {
               "mf-replay target/forge-valid.jsonl",
               "mf-run --task task.json --model scripted:r.json --trace - | mf-replay -",
               "mf-replay run.jsonl | jq -r .status",
-              "mf-replay --strict --plan plan.json run.jsonl         # not built yet",
-              "mf-replay --fork-at 3 --responses alt.json run.jsonl  # not built yet",
           },
       .positional = "trace",
       .details =
@@ -59,25 +52,5 @@ int main(int argc, char** argv) {
           "stderr (MF-E0xx) and the summary is still printed; exit 1.\n"
           "Exit 2 also covers a missing or unreadable TRACE (MF-S013, MF-S014).",
   };
-  po::options_description options;
-  options.add_options()                                                                   //
-      ("strict", "re-execute from recorded observations; require an identical sequence")  //
-      ("plan", po::value<std::string>()->value_name("FILE"), "the plan the trace ran")    //
-      ("fork-at", po::value<long long>()->value_name("N"), "start a new run at event N")  //
-      ("responses", po::value<std::string>()->value_name("FILE"),                         //
-       "scripted responses for the forked run")                                           //
-      ("store", po::value<std::string>()->value_name("DIR"), "content-addressed store");  //
-
-  return cli::run(argc, argv, tool, options, [](cli::Context& ctx) {
-    if (ctx.vars.count("strict") != 0) return cli::not_built(ctx.tool, "strict re-execution");
-    if (ctx.vars.count("fork-at") != 0) return cli::not_built(ctx.tool, "forked replay");
-    if (ctx.vars.count("plan") != 0) return cli::usage_error(ctx.tool, "--plan needs --strict");
-    if (ctx.vars.count("responses") != 0) {
-      return cli::usage_error(ctx.tool, "--responses needs --fork-at");
-    }
-    if (ctx.vars.count("store") != 0) {
-      return cli::not_built(ctx.tool, "reading trace content from the store (--store)");
-    }
-    return verify(ctx);
-  });
+  return cli::run(argc, argv, tool, cli::Options{}, verify);
 }

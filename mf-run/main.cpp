@@ -11,42 +11,41 @@
 #include "mf/tools/command.hpp"
 
 namespace cli = mf::cli;
-namespace po = boost::program_options;
 namespace rt = mf::runtime;
 
 namespace {
 
+// The options, declared once; main() fills them in.
+struct Opts {
+  cli::Text task, model, trace, output, trace_content, durability, run_id, store;
+  cli::Flag fixed_clock, check_evidence;
+  cli::Text workspace, args, capabilities, sandbox, artifacts;
+};
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start <= list.size();) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 // mf-run tool NAME: one call through the execution boundary; the result JSON on stdout. Exit 0
 // when the tool succeeded, 1 when it returned an error result (including a refusal).
-int run_tool(cli::Context& ctx, const std::vector<std::string>& args) {
+int run_tool(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   if (args.size() != 2) return cli::usage_error(ctx.tool, "tool takes exactly one NAME");
-  for (const char* required : {"workspace", "args"}) {
-    if (ctx.vars.count(required) == 0) {
-      return cli::usage_error(ctx.tool, std::string("tool needs --") + required);
-    }
-  }
+  if (int rc = cli::require(ctx, {o.workspace, o.args})) return rc;
   mf::tools::ToolCommand command;
   command.name = args[1];
-  command.workspace = ctx.get("workspace");
-  command.args = ctx.get("args");
-  if (ctx.vars.count("capabilities") != 0) {
-    std::vector<std::string> caps;
-    const std::string list = ctx.get("capabilities");
-    for (std::size_t start = 0; start <= list.size();) {
-      std::size_t comma = list.find(',', start);
-      if (comma == std::string::npos) comma = list.size();
-      if (comma > start) caps.push_back(list.substr(start, comma - start));
-      start = comma + 1;
-    }
-    command.capabilities = std::move(caps);
-  }
-  const std::string sandbox = ctx.get("sandbox", "none");
-  if (sandbox != "none" && sandbox != "bwrap") {
-    return cli::usage_error(ctx.tool, "--sandbox must be none or bwrap");
-  }
-  command.sandbox = sandbox == "bwrap";
-  command.artifact_dir = ctx.get("artifacts");
-  command.fixed_clock = ctx.fixed_clock();
+  command.workspace = ctx.get(o.workspace);
+  command.args = ctx.get(o.args);
+  if (ctx.given(o.capabilities)) command.capabilities = split_commas(ctx.get(o.capabilities));
+  command.sandbox = ctx.get(o.sandbox, "none") == "bwrap";
+  command.artifact_dir = ctx.get(o.artifacts);
+  command.fixed_clock = ctx.fixed_clock(o.fixed_clock);
   command.cancel = &cli::cancellation_flag();
   auto result = mf::tools::run_tool_command(command);
   if (!result) return cli::report(ctx.tool, result.diagnostics());
@@ -55,46 +54,33 @@ int run_tool(cli::Context& ctx, const std::vector<std::string>& args) {
   return result->find("is_error")->as_bool() ? cli::kFailure : cli::kSuccess;
 }
 
-int run(cli::Context& ctx) {
-  const auto& vars = ctx.vars;
+rt::TraceContent trace_content(const std::string& mode) {
+  if (mode == "inline") return rt::TraceContent::Inline;
+  if (mode == "none") return rt::TraceContent::None;
+  if (mode == "store") return rt::TraceContent::Store;
+  return rt::TraceContent::Digest;
+}
+
+int run(cli::Context& ctx, const Opts& o) {
   if (const auto args = ctx.positionals(); !args.empty()) {
-    if (args[0] == "tool") return run_tool(ctx, args);
+    if (args[0] == "tool") return run_tool(ctx, o, args);
     return cli::usage_error(ctx.tool, "unknown command '" + args[0] + "' (only 'tool')");
   }
-  if (vars.count("plan") != 0) return cli::not_built(ctx.tool, "harness mode (--plan)");
-  for (const char* required : {"task", "model", "trace"}) {
-    if (vars.count(required) == 0) {
-      return cli::usage_error(ctx.tool, std::string("--") + required + " is required");
-    }
-  }
+  if (int rc = cli::require(ctx, {o.task, o.model, o.trace})) return rc;
   rt::TaskRunRequest request;
-  request.task_path = ctx.get("task");
-  request.model_spec = ctx.get("model");
-  request.trace_path = ctx.get("trace");
-  request.run_id = ctx.get("run-id");
-  request.fixed_clock = ctx.fixed_clock();
-  const std::string output = ctx.get("output", "-");
+  request.task_path = ctx.get(o.task);
+  request.model_spec = ctx.get(o.model);
+  request.trace_path = ctx.get(o.trace);
+  request.run_id = ctx.get(o.run_id);
+  request.fixed_clock = ctx.fixed_clock(o.fixed_clock);
+  const std::string output = ctx.get(o.output, "-");
   if (request.trace_path == "-" && output == "-") {
     return cli::usage_error(ctx.tool, "--trace - needs --output FILE for the result");
   }
-  const std::string durability = ctx.get("durability", "event");
-  if (durability == "batch") {
-    request.durability = mf::trace::Durability::Batch;
-  } else if (durability != "event") {
-    return cli::usage_error(ctx.tool, "--durability must be event or batch");
-  }
-  const std::string content = ctx.get("trace-content", "digest");
-  if (content == "inline") {
-    request.trace_content = rt::TraceContent::Inline;
-  } else if (content == "none") {
-    request.trace_content = rt::TraceContent::None;
-  } else if (content == "store") {
-    request.trace_content = rt::TraceContent::Store;
-  } else if (content != "digest") {
-    return cli::usage_error(ctx.tool, "--trace-content must be digest, inline, none or store");
-  }
-  request.check_evidence = vars.count("check-evidence") != 0;
-  request.store_dir = ctx.store_dir();
+  if (ctx.get(o.durability, "event") == "batch") request.durability = mf::trace::Durability::Batch;
+  request.trace_content = trace_content(ctx.get(o.trace_content, "digest"));
+  request.check_evidence = ctx.get(o.check_evidence);
+  request.store_dir = ctx.store_dir(o.store);
   if (request.trace_content == rt::TraceContent::Store && request.store_dir.empty()) {
     return cli::usage_error(ctx.tool, "--trace-content store needs --store DIR (or MF_STORE)");
   }
@@ -121,8 +107,8 @@ int main(int argc, char** argv) {
   const cli::Tool tool{
       .name = "mf-run",
       .summary =
-          "Run one task or one compiled plan against a model (scripted or live); emit the "
-          "JSONL trace and print the verified result.",
+          "Run one task against a model; emit the JSONL trace and print the verified result. "
+          "'mf-run tool' makes one call of the tool pack.",
       .usage =
           "mf-run [options] --task FILE --model SPEC --trace FILE|-\n"
           "       mf-run tool NAME --workspace DIR --args JSON|@FILE [--capabilities CAPS] "
@@ -146,33 +132,48 @@ int main(int argc, char** argv) {
           "budget_exhausted, cancelled) exits 1 with a complete trace. An invalid task or model "
           "script is rejected (exit 2) before the trace is created.",
   };
-  po::options_description options;
-  options.add_options()                                                                        //
-      ("task", po::value<std::string>()->value_name("FILE"), "task file (task mode)")          //
-      ("plan", po::value<std::string>()->value_name("FILE|-"), "compiled plan to run")         //
-      ("model", po::value<std::string>()->value_name("SPEC"),                                  //
-       "scripted:RESPONSES.json (openai:PROFILE.json later)")                                  //
-      ("trace", po::value<std::string>()->value_name("FILE|-"), "where the JSONL trace goes")  //
-      ("output", po::value<std::string>()->value_name("FILE|-"),                               //
-       "where the result goes (default: stdout)")                                              //
-      ("trace-content", po::value<std::string>()->value_name("MODE"),                          //
-       "digest (default: size + SHA-256 + usage), inline, none, or store")                     //
-      ("durability", po::value<std::string>()->value_name("event|batch"),                      //
-       "fdatasync after every event (default) or in batches")                                  //
-      ("run-id", po::value<std::string>()->value_name("ID"), "fixed run id")                   //
-      ("fixed-clock", "every t_ms is 0 (deterministic mode; also MF_FIXED_CLOCK=1)")           //
-      ("check-evidence",                                                                       //
-       "semantic layer: `evidence` must be path:start-end inside input.repository")            //
-      ("store", po::value<std::string>()->value_name("DIR"),                                   //
-       "keep the trace, result (and responses) in this store (also MF_STORE)")                 //
-      ("workspace", po::value<std::string>()->value_name("DIR"),                               //
-       "tool: the directory every path is confined to")                                        //
-      ("args", po::value<std::string>()->value_name("JSON|@FILE"), "tool: the arguments")      //
-      ("capabilities", po::value<std::string>()->value_name("CAP,..."),                        //
-       "tool: granted capabilities (default: those the tool needs)")                           //
-      ("sandbox", po::value<std::string>()->value_name("none|bwrap"),                          //
-       "tool: run bash under bubblewrap (no network, read-only outside the workspace)")        //
-      ("artifacts", po::value<std::string>()->value_name("DIR"),                               //
-       "tool: where read_artifact/write_artifact keep artifacts");                             //
-  return cli::run(argc, argv, tool, options, run);
+  cli::Options d;
+  const std::vector<std::string> task{""};  // task mode: no subcommand
+  const std::vector<std::string> tool_cmd{"tool"};
+  Opts o{
+      .task = d.text({"task", "task file (task mode)", "FILE", task}),
+      .model = d.text({"model", "scripted:RESPONSES.json", "SPEC", task}),
+      .trace = d.text({"trace", "where the JSONL trace goes", "FILE|-", task}),
+      .output = d.text({"output", "where the result goes (default: stdout)", "FILE|-", task}),
+      .trace_content = d.text({"trace-content",
+                               "digest (default: size + SHA-256 + usage), inline, none, or store",
+                               "MODE",
+                               task,
+                               {"digest", "inline", "none", "store"}}),
+      .durability = d.text({"durability",
+                            "fdatasync after every event (default) or in batches",
+                            "event|batch",
+                            task,
+                            {"event", "batch"}}),
+      .run_id = d.text({"run-id", "fixed run id", "ID", task}),
+      .store =
+          d.text({"store", "keep the trace, result (and responses) in this store (also MF_STORE)",
+                  "DIR", task}),
+      .fixed_clock =
+          d.flag({"fixed-clock", "every t_ms is 0 (deterministic mode; also MF_FIXED_CLOCK=1)"}),
+      .check_evidence = d.flag({"check-evidence",
+                                "semantic layer: `evidence` must be path:start-end inside "
+                                "input.repository",
+                                "", task}),
+      .workspace =
+          d.text({"workspace", "tool: the directory every path is confined to", "DIR", tool_cmd}),
+      .args = d.text({"args", "tool: the arguments", "JSON|@FILE", tool_cmd}),
+      .capabilities =
+          d.text({"capabilities", "tool: granted capabilities (default: those the tool needs)",
+                  "CAP,...", tool_cmd}),
+      .sandbox = d.text({"sandbox",
+                         "tool: run bash under bubblewrap (no network, read-only outside the "
+                         "workspace)",
+                         "none|bwrap",
+                         tool_cmd,
+                         {"none", "bwrap"}}),
+      .artifacts = d.text({"artifacts", "tool: where read_artifact/write_artifact keep artifacts",
+                           "DIR", tool_cmd}),
+  };
+  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return run(ctx, o); });
 }

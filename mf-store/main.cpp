@@ -17,21 +17,12 @@ namespace {
 
 namespace cli = mf::cli;
 namespace cmd = mf::store::commands;
-namespace po = boost::program_options;
 
-// Options that belong to one command only; giving them to another is a usage error.
-struct CommandOption {
-  std::string_view option;
-  std::string_view command;
+struct Opts {
+  cli::Text store, output;
+  cli::Texts ref;
+  cli::Flag refs, dry_run, lines, json;
 };
-constexpr std::array<CommandOption, 6> kCommandOptions = {{
-    {"lines", "canon"},
-    {"json", "hash"},
-    {"refs", "ls"},
-    {"dry-run", "gc"},
-    {"ref", "export"},
-    {"output", "export"},
-}};
 
 std::string source_name(const std::string& path) {
   return path == "-" ? "<stdin>" : path;
@@ -47,38 +38,30 @@ bool single_input(const cli::Context& ctx, const std::vector<std::string>& args,
   return true;
 }
 
-int canon(const cli::Context& ctx, const std::vector<std::string>& args) {
+int canon(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   std::string path;
   if (!single_input(ctx, args, path)) return cli::kRejected;
   mf::store::CanonOptions options;
-  options.lines = ctx.vars.count("lines") != 0;
+  options.lines = ctx.get(o.lines);
   auto done = mf::store::canon_input(path, STDOUT_FILENO, options);
   return done ? cli::kSuccess : cli::report(ctx.tool, done.diagnostics(), source_name(path));
 }
 
-int hash(const cli::Context& ctx, const std::vector<std::string>& args) {
+int hash(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   std::string path;
   if (!single_input(ctx, args, path)) return cli::kRejected;
-  auto digest = mf::store::hash_input(path, ctx.vars.count("json") != 0);
+  auto digest = mf::store::hash_input(path, ctx.get(o.json));
   if (!digest) return cli::report(ctx.tool, digest.diagnostics(), source_name(path));
   auto written = mf::io::write_all(STDOUT_FILENO, *digest + "\n");
   return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
 }
 
-// The exit code for a store command's diagnostics: 3 for a failure of the store (corruption, an
-// input changing under put, LMDB or filesystem errors), else what cli::report says (docs/store.md).
-int report_store(const cli::Context& ctx, const mf::diag::Diagnostics& ds,
-                 std::string_view source = {}) {
-  const int code = cli::report(ctx.tool, ds, source);
-  return cmd::is_store_io_error(ds) ? cli::kInternal : code;
-}
-
 int done(const cli::Context& ctx, const mf::Status& status, std::string_view source = {}) {
-  return status ? cli::kSuccess : report_store(ctx, status.diagnostics(), source);
+  return status ? cli::kSuccess : cli::report(ctx.tool, status.diagnostics(), source);
 }
 
 int verdict(const cli::Context& ctx, const mf::Result<cmd::Verdict>& result) {
-  if (!result) return report_store(ctx, result.diagnostics());
+  if (!result) return cli::report(ctx.tool, result.diagnostics());
   return *result == cmd::Verdict::Success ? cli::kSuccess : cli::kFailure;
 }
 
@@ -114,12 +97,10 @@ class ProgressLine {
   bool drawn_ = false;
 };
 
-int store_command(const cli::Context& ctx, const std::vector<std::string>& args) {
+int store_command(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   const std::string& command = args[0];
   const std::vector<std::string> operands(args.begin() + 1, args.end());
-  const std::string store_flag =
-      ctx.vars.count("store") != 0 ? ctx.vars["store"].as<std::string>() : std::string();
-  const std::string dir = mf::store::Store::resolve_dir(store_flag);
+  const std::string dir = mf::store::Store::resolve_dir(ctx.get(o.store));
   std::vector<mf::hash::Digest> digests;
 
   if (command == "put") {
@@ -139,7 +120,7 @@ int store_command(const cli::Context& ctx, const std::vector<std::string>& args)
   }
   if (command == "ls") {
     if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
-    return done(ctx, cmd::ls(dir, ctx.vars.count("refs") != 0, STDOUT_FILENO));
+    return done(ctx, cmd::ls(dir, ctx.get(o.refs), STDOUT_FILENO));
   }
   if (command == "ref") {
     const std::string sub = operands.empty() ? std::string() : operands[0];
@@ -167,16 +148,14 @@ int store_command(const cli::Context& ctx, const std::vector<std::string>& args)
   }
   if (command == "gc") {
     if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
-    return done(ctx, cmd::gc(dir, ctx.vars.count("dry-run") != 0, STDOUT_FILENO));
+    return done(ctx, cmd::gc(dir, ctx.get(o.dry_run), STDOUT_FILENO));
   }
   if (command == "export") {
-    const auto refs = ctx.vars.count("ref") != 0 ? ctx.vars["ref"].as<std::vector<std::string>>()
-                                                 : std::vector<std::string>{};
+    const auto refs = ctx.get(o.ref);
     if (operands.empty() && refs.empty())
       return cli::usage_error(ctx.tool, "'export' takes DIGESTs and/or --ref NAME");
     if (!digest_operands(ctx, operands, digests)) return cli::kRejected;
-    const std::string output =
-        ctx.vars.count("output") != 0 ? ctx.vars["output"].as<std::string>() : std::string("-");
+    const std::string output = ctx.get(o.output, "-");
     return done(ctx, cmd::export_stream(dir, digests, refs, output, STDOUT_FILENO));
   }
   if (command == "import") {
@@ -238,30 +217,30 @@ int main(int argc, char** argv) {
           "  hash [--json] [FILE]    print the lowercase hex SHA-256 of the raw bytes, or with\n"
           "                          --json of the canonical form of the JSON document.",
   };
-  po::options_description options;
-  options.add_options()                                                                //
-      ("store", po::value<std::string>()->value_name("DIR"),                           //
-       "store directory (default: $MF_STORE, else ./.mf/store)")                       //
-      ("refs", "ls: list refs instead of objects")                                     //
-      ("dry-run", "gc: report what would be removed, remove nothing")                  //
-      ("ref", po::value<std::vector<std::string>>()->value_name("NAME")->composing(),  //
-       "export: also export this ref and its closure (repeatable)")                    //
-      ("output,o", po::value<std::string>()->value_name("FILE"),                       //
-       "export: write the stream to FILE atomically (default: stdout)")                //
-      ("lines", "canon: treat the input as JSONL, one document per line")              //
-      ("json", "hash: digest the canonical form of the JSON document instead");        //
+  cli::Options d;
+  const Opts o{
+      .store = d.text({"store", "store directory (default: $MF_STORE, else ./.mf/store)", "DIR"}),
+      .output = d.text({"output,o",
+                        "export: write the stream to FILE atomically (default: stdout)",
+                        "FILE",
+                        {"export"}}),
+      .ref = d.texts(
+          {"ref", "export: also export this ref and its closure (repeatable)", "NAME", {"export"}}),
+      .refs = d.flag({"refs", "ls: list refs instead of objects", "", {"ls"}}),
+      .dry_run =
+          d.flag({"dry-run", "gc: report what would be removed, remove nothing", "", {"gc"}}),
+      .lines = d.flag(
+          {"lines", "canon: treat the input as JSONL, one document per line", "", {"canon"}}),
+      .json = d.flag(
+          {"json", "hash: digest the canonical form of the JSON document instead", "", {"hash"}}),
+  };
 
-  return cli::run(argc, argv, tool, options, [](cli::Context& ctx) {
+  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
     if (args.empty()) return cli::usage_error(ctx.tool, "missing COMMAND");
     const auto& command = args[0];
-    for (const auto& [option, owner] : kCommandOptions) {
-      if (ctx.vars.count(std::string(option)) != 0 && command != owner)
-        return cli::usage_error(
-            ctx.tool, "--" + std::string(option) + " applies to '" + std::string(owner) + "' only");
-    }
-    if (command == "canon") return canon(ctx, args);
-    if (command == "hash") return hash(ctx, args);
-    return store_command(ctx, args);
+    if (command == "canon") return canon(ctx, o, args);
+    if (command == "hash") return hash(ctx, o, args);
+    return store_command(ctx, o, args);
   });
 }

@@ -12,67 +12,43 @@
 namespace {
 
 namespace cli = mf::cli;
-namespace po = boost::program_options;
 namespace source = mf::source;
 
-constexpr const char* kReadOnly[] = {"start-line", "end-line"};
-constexpr const char* kSearchOnly[] = {"query", "max-files", "max-bytes", "max-matches"};
-
-std::string string_option(const cli::Context& ctx, const char* name) {
-  return ctx.vars.count(name) != 0 ? ctx.vars[name].as<std::string>() : std::string();
-}
+struct Opts {
+  cli::Text root, path, query;
+  cli::Number start_line, end_line, max_files, max_bytes, max_matches;
+};
 
 int emit(const cli::Context& ctx, const mf::json::Value& value) {
   auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(value));
   return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
 }
 
-int run_read(const cli::Context& ctx) {
-  for (const char* name : kSearchOnly) {
-    if (ctx.vars.count(name) != 0)
-      return cli::usage_error(ctx.tool, std::string("--") + name + " applies to 'search' only");
-  }
-  if (ctx.vars.count("root") == 0) return cli::usage_error(ctx.tool, "--root is required");
-  if (ctx.vars.count("path") == 0) return cli::usage_error(ctx.tool, "--path is required");
+int run_read(const cli::Context& ctx, const Opts& o) {
+  if (int rc = cli::require(ctx, {o.root, o.path})) return rc;
   source::SliceRequest request;
-  request.root = string_option(ctx, "root");
-  request.path = string_option(ctx, "path");
-  if (ctx.vars.count("start-line") != 0)
-    request.start_line = ctx.vars["start-line"].as<std::int64_t>();
-  if (ctx.vars.count("end-line") != 0) request.end_line = ctx.vars["end-line"].as<std::int64_t>();
+  request.root = ctx.get(o.root);
+  request.path = ctx.get(o.path);
+  if (ctx.given(o.start_line)) request.start_line = ctx.get(o.start_line, 0);
+  if (ctx.given(o.end_line)) request.end_line = ctx.get(o.end_line, 0);
   auto slice = source::read_slice(request);
   if (!slice) return cli::report(ctx.tool, slice.diagnostics());
   return emit(ctx, source::to_json(*slice));
 }
 
-// A --max-* option: absent keeps the library default; below 1 is a usage error.
-bool limit_option(const cli::Context& ctx, const char* name, std::uint64_t& out) {
-  if (ctx.vars.count(name) == 0) return true;
-  const auto value = ctx.vars[name].as<std::int64_t>();
-  if (value < 1) {
-    cli::usage_error(ctx.tool, std::string("--") + name + " must be at least 1");
-    return false;
-  }
-  out = static_cast<std::uint64_t>(value);
-  return true;
-}
-
-int run_search(const cli::Context& ctx) {
-  for (const char* name : kReadOnly) {
-    if (ctx.vars.count(name) != 0)
-      return cli::usage_error(ctx.tool, std::string("--") + name + " does not apply to 'search'");
-  }
-  if (ctx.vars.count("root") == 0) return cli::usage_error(ctx.tool, "--root is required");
-  if (ctx.vars.count("query") == 0) return cli::usage_error(ctx.tool, "--query is required");
+int run_search(const cli::Context& ctx, const Opts& o) {
+  if (int rc = cli::require(ctx, {o.root, o.query})) return rc;
   source::SearchRequest request;
-  request.root = string_option(ctx, "root");
-  request.path = string_option(ctx, "path");
-  request.query = string_option(ctx, "query");
-  if (!limit_option(ctx, "max-files", request.max_files) ||
-      !limit_option(ctx, "max-bytes", request.max_bytes) ||
-      !limit_option(ctx, "max-matches", request.max_matches)) {
-    return cli::kRejected;
-  }
+  request.root = ctx.get(o.root);
+  request.path = ctx.get(o.path);
+  request.query = ctx.get(o.query);
+  // Absent limits keep the library defaults; the declarations refuse values below 1.
+  const auto limit = [&](const cli::Number& n, std::uint64_t& out) {
+    out = static_cast<std::uint64_t>(ctx.get(n, static_cast<std::int64_t>(out)));
+  };
+  limit(o.max_files, request.max_files);
+  limit(o.max_bytes, request.max_bytes);
+  limit(o.max_matches, request.max_matches);
   auto result = source::search(request);
   if (!result) return cli::report(ctx.tool, result.diagnostics());
   return emit(ctx, source::to_json(*result));
@@ -108,28 +84,39 @@ int main(int argc, char** argv) {
           "matching lines in path order (defaults: 10000 files, 64 MiB, 100 matches).\n"
           "See docs/toolread.md.",
   };
-  po::options_description options;
-  options.add_options()                                                                      //
-      ("root", po::value<std::string>()->value_name("DIR"), "the confining root directory")  //
-      ("path", po::value<std::string>()->value_name("PATH"),
-       "file to read (search: subdirectory to search), relative to the root")  //
-      ("start-line", po::value<std::int64_t>()->value_name("A"),
-       "first line, 1-based (default 1)")  //
-      ("end-line", po::value<std::int64_t>()->value_name("B"),
-       "last line, inclusive (default: the last line; at most 200 lines)")                     //
-      ("query", po::value<std::string>()->value_name("TEXT"), "search: literal text to find")  //
-      ("max-files", po::value<std::int64_t>()->value_name("N"),
-       "search: files to read at most (default 10000)")  //
-      ("max-bytes", po::value<std::int64_t>()->value_name("N"),
-       "search: bytes to read at most (default 67108864)")  //
-      ("max-matches", po::value<std::int64_t>()->value_name("N"),
-       "search: matching lines to report at most (default 100)");  //
+  cli::Options d;
+  const std::vector<std::string> read_cmd{""};
+  const std::vector<std::string> search_cmd{"search"};
+  const Opts o{
+      .root = d.text({"root", "the confining root directory", "DIR"}),
+      .path = d.text(
+          {"path", "file to read (search: subdirectory to search), relative to the root", "PATH"}),
+      .query = d.text({"query", "search: literal text to find", "TEXT", search_cmd}),
+      .start_line = d.number({"start-line", "first line, 1-based (default 1)", "A", read_cmd}),
+      .end_line =
+          d.number({"end-line", "last line, inclusive (default: the last line; at most 200 lines)",
+                    "B", read_cmd}),
+      .max_files = d.number(
+          {"max-files", "search: files to read at most (default 10000)", "N", search_cmd, {}, 1}),
+      .max_bytes = d.number({"max-bytes",
+                             "search: bytes to read at most (default 67108864)",
+                             "N",
+                             search_cmd,
+                             {},
+                             1}),
+      .max_matches = d.number({"max-matches",
+                               "search: matching lines to report at most (default 100)",
+                               "N",
+                               search_cmd,
+                               {},
+                               1}),
+  };
 
-  return cli::run(argc, argv, tool, options, [](cli::Context& ctx) {
+  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
-    if (args.empty()) return run_read(ctx);
+    if (args.empty()) return run_read(ctx, o);
     if (args[0] != "search") return cli::usage_error(ctx.tool, "unknown command '" + args[0] + "'");
     if (args.size() > 1) return cli::usage_error(ctx.tool, "'search' takes no operands");
-    return run_search(ctx);
+    return run_search(ctx, o);
   });
 }

@@ -60,15 +60,30 @@ done
 run 2 "$MF_BIN/mf-eval" run -j many
 grep -q '^mf-eval: usage error: ' "$tmp/err" || fail "mf-eval -j many: no usage error"
 
-# Jobs that are not built yet reject the request (exit 2) and say so on stderr only.
-not_built() {
+# --help lists only what is built: nothing it offers answers "not built", and what is not built
+# is not offered (an unknown option or command is a usage error).
+for tool in mf-compile mf-run mf-replay mf-eval mf-toolread mf-audit mf-store; do
+  run 0 "$MF_BIN/$tool" --help
+  ! grep -qi 'not built\|later)' "$tmp/out" || fail "$tool --help advertises something not built"
+done
+usage() {
   run 2 "$@"
   [[ ! -s $tmp/out ]] || fail "$*: wrote to stdout"
-  grep -q 'is not built yet$' "$tmp/err" || fail "$*: does not say it is not built"
+  grep -q 'usage error' "$tmp/err" || fail "$*: not a usage error"
 }
-not_built "$MF_BIN/mf-compile" project --plan plan.json --query 'read the file'
-not_built "$MF_BIN/mf-run" --plan plan.json --model scripted:r.json --trace -
-not_built "$MF_BIN/mf-replay" --strict --plan plan.json trace.jsonl
+usage "$MF_BIN/mf-compile" project --plan plan.json --query 'read the file'
+usage "$MF_BIN/mf-run" --plan plan.json --model scripted:r.json --trace -
+usage "$MF_BIN/mf-replay" --strict --plan plan.json trace.jsonl
+usage "$MF_BIN/mf-replay" --fork-at 3 trace.jsonl
+usage "$MF_BIN/mf-eval" merge --output out.json a.json b.json
+usage "$MF_BIN/mf-eval" run --suite s.json --output - --shard 1/2
+# An option of another subcommand is refused, not ignored.
+usage "$MF_BIN/mf-eval" compare --baseline a.json --candidate b.json --suite s.json
+usage "$MF_BIN/mf-store" ls --dry-run
+usage "$MF_BIN/mf-toolread" --root . --path README.md --query x
+usage "$MF_BIN/mf-toolread" search --root . --query x --start-line 2
+usage "$MF_BIN/mf-run" tool read --workspace . --args '{}' --task t.json
+usage "$MF_BIN/mf-run" --task t.json --model scripted:r.json --trace - --workspace .
 
 # Subcommand mistakes are usage errors.
 run 2 "$MF_BIN/mf-store"

@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "mf/diag/codes.hpp"
 #include "mf/diag/report.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/diagnostics.hpp"
@@ -44,6 +49,69 @@ TEST(DiagReport, BoundsTotalSize) {
   for (int i = 0; i < 100; ++i) r.add(error("MF-S020", std::string(500, 'x')));
   EXPECT_LT(r.diagnostics().size(), 5u);
   EXPECT_EQ(r.diagnostics().back().code, "MF-D001");
+}
+
+}  // namespace
+}  // namespace mf::diag
+
+namespace mf::diag {
+namespace {
+
+TEST(DiagExitClass, EachCodeCarriesItsExitStatus) {
+  using mf::diag::exit_status;
+  using mf::diag::Job;
+  namespace codes = mf::diag::codes;
+  const auto one = [](const char* code) { return Diagnostics{mf::diag::error(code, "m")}; };
+  EXPECT_EQ(exit_status(one(codes::kDuplicateKey)), 2);
+  EXPECT_EQ(exit_status(one(codes::kStoreLmdb)), 3);  // an I/O error of the store
+  EXPECT_EQ(exit_status(one(codes::kStoreCorrupt)), 3);
+  EXPECT_EQ(exit_status(one(codes::kWriteFailed)), 3);
+  EXPECT_EQ(exit_status(one(codes::kInternal)), 3);
+  // An integrity failure is the outcome of a check, and a refused input elsewhere.
+  EXPECT_EQ(exit_status(one(codes::kTraceSeqBroken), Job::Check), 1);
+  EXPECT_EQ(exit_status(one(codes::kTraceSeqBroken), Job::Work), 2);
+  EXPECT_EQ(exit_status(one(codes::kPlanHash), Job::Check), 1);
+  EXPECT_EQ(exit_status(one(codes::kPlanHash)), 2);
+  EXPECT_EQ(exit_status(one(codes::kLoweringInvariant), Job::Check), 3);
+  // The gravest class wins, whatever the order.
+  Diagnostics mixed = one(codes::kSchema);
+  mixed.push_back(mf::diag::error(codes::kStoreLmdb, "m"));
+  mixed.push_back(mf::diag::error(codes::kTraceSeqBroken, "m"));
+  EXPECT_EQ(exit_status(mixed, Job::Check), 3);
+  // A code nobody declared cannot be trusted to be a refusal; warnings do not raise the status.
+  EXPECT_EQ(exit_status(one("MF-Z999")), 3);
+  Diagnostics warning = one(codes::kStoreLmdb);
+  warning[0].severity = mf::diag::Severity::Warning;
+  EXPECT_EQ(exit_status(warning), 2);
+}
+
+// Every code is in docs/diagnostics.md, and where its table row gives an exit status, that status
+// is the one its exit class gives (Integrity as the outcome of a check).
+TEST(DiagExitClass, EveryCodeIsDocumentedWithItsExit) {
+  const std::string doc = [] {
+    std::ifstream in(std::string(MF_SOURCE_DIR) + "/docs/diagnostics.md");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  ASSERT_FALSE(doc.empty());
+  int rows = 0;
+  for (const char* code : {
+#define MF_CODE(name, id, exit_class) id,
+#include "mf/diag/codes.def"
+#undef MF_CODE
+       }) {
+    EXPECT_NE(doc.find(code), std::string::npos) << code << " is not in docs/diagnostics.md";
+    const std::size_t row = doc.find("\n| `" + std::string(code) + "` |");
+    if (row == std::string::npos) continue;
+    const std::string line = doc.substr(row + 1, doc.find('\n', row + 1) - row - 1);
+    const std::size_t last = line.rfind('|', line.size() - 2);
+    std::string exit = line.substr(last + 1, line.size() - last - 2);
+    exit.erase(0, exit.find_first_not_of(' '));
+    exit.erase(exit.find_last_not_of(' ') + 1);
+    if (exit == "—") continue;  // a warning
+    ++rows;
+    EXPECT_EQ(exit, std::to_string(exit_status({error(code, "m")}, Job::Check))) << code;
+  }
+  EXPECT_GT(rows, 90);
 }
 
 }  // namespace

@@ -40,9 +40,21 @@ RunOptions fixed(unsigned jobs = 1) {
 }
 
 json::Value run_ok(const Suite& suite, const RunOptions& options) {
-  Result<json::Value> report = run_suite(suite, options);
-  EXPECT_TRUE(report.ok()) << (report.ok() ? "" : report.diagnostics()[0].message);
-  return report.ok() ? *report : json::Value();
+  Result<SuiteRun> run = run_suite(suite, options);
+  EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.diagnostics()[0].message);
+  if (!run.ok()) return json::Value();
+  // The typed view agrees with the document.
+  Result<Report> typed = parse_report(json::canonical_file(run->document));
+  EXPECT_TRUE(typed.ok());
+  if (typed.ok()) {
+    EXPECT_EQ(typed->suite_id, run->report.suite_id);
+    EXPECT_EQ(typed->cases.size(), run->report.cases.size());
+    for (std::size_t i = 0; i < typed->cases.size() && i < run->report.cases.size(); ++i) {
+      EXPECT_EQ(typed->cases[i].id, run->report.cases[i].id);
+      EXPECT_EQ(typed->cases[i].passed, run->report.cases[i].passed);
+    }
+  }
+  return run->document;
 }
 
 TEST(EvalSuite, EachRuleHasItsCodeAndPointer) {
@@ -219,7 +231,7 @@ TEST(EvalRun, TracesAreWrittenPerCaseWithThePrefixedRunId) {
   std::filesystem::remove_all(dir);
 
   o.traces_dir = (dir / "absent").string();
-  Result<json::Value> refused = run_suite(*suite, o);
+  Result<SuiteRun> refused = run_suite(*suite, o);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.diagnostics()[0].code, "MF-O001");
 }

@@ -1,6 +1,8 @@
 // The harness compiler over its fixtures: one invalid fixture per diagnostic code the compiler or
 // its front end raises (fixtures/harness/invalid/), the golden and valid fixtures with pinned
 // digests and plan bytes, the plan loader's refusals, determinism, and the tool catalog loader.
+#include <fcntl.h>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
+
 #include "mf/diag/codes.hpp"
 #include "mf/diag/diagnostic.hpp"
 #include "mf/harness/command.hpp"
@@ -28,6 +32,12 @@
 
 namespace mf::harness {
 namespace {
+
+// Where compile_command writes what mf-compile would print: discarded here.
+int sink() {
+  static const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  return fd;
+}
 
 namespace fs = std::filesystem;
 using json::Value;
@@ -135,22 +145,7 @@ Value shuffled(Value v, unsigned seed) {
 }
 
 // A fresh empty directory under the system temp dir, removed with the object.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("mf_harness_compile_test_" + std::to_string(::getpid()) +
-                                        "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using TempDir = mf::test::TempDir;
 
 // --- the invalid fixture table ------------------------------------------------------------------
 
@@ -333,7 +328,7 @@ CaseRun run_case(const Case& c) {
   CaseRun run;
   const std::string path = kInvalidDir + c.file;
   if (c.via == Via::Command) {
-    run.diagnostics = compile_command(args_for(c)).diagnostics;
+    run.diagnostics = compile_command(args_for(c), sink()).diagnostics;
     return run;
   }
   auto doc = parse_source(read_text(path), format_of(path));
@@ -408,7 +403,7 @@ TEST(HarnessCompile, CommandPathRaisesTheSameCodes) {
       a.capabilities = join(*c.capabilities);
       a.capabilities_given = true;
     }
-    CompileOutcome outcome = compile_command(a);
+    CompileOutcome outcome = compile_command(a, sink());
     EXPECT_FALSE(outcome.compiled);
     EXPECT_EQ(code_set(outcome.diagnostics), expected_codes(c)) << describe(outcome.diagnostics);
     const Value* status = outcome.report.find("status");
@@ -463,7 +458,7 @@ const std::map<std::string, std::string>& not_fixtured() {
 // MF-L003 and MF-L004 belong to the plan loader and are covered by the PlanLoader tests.
 
 TEST(HarnessCompile, EveryCompilerCodeHasAFixture) {
-  const std::string header = read_text(kRoot + "/common/diag/include/mf/diag/codes.hpp");
+  const std::string header = read_text(kRoot + "/common/diag/include/mf/diag/codes.def");
   std::set<std::string> declared;
   const std::regex code(R"rx("(MF-[SRGCA]\d{3})")rx");
   for (auto it = std::sregex_iterator(header.begin(), header.end(), code);
@@ -475,7 +470,7 @@ TEST(HarnessCompile, EveryCompilerCodeHasAFixture) {
   for (const auto& c : cases()) fixtured.insert(code_of(c.file));
   for (const auto& d : declared) {
     EXPECT_TRUE(fixtured.count(d) != 0 || not_fixtured().count(d) != 0)
-        << d << " (codes.hpp) has no fixture in fixtures/harness/invalid/ and is not listed as "
+        << d << " (codes.def) has no fixture in fixtures/harness/invalid/ and is not listed as "
         << "deliberately uncovered";
   }
   for (const auto& [c, why] : not_fixtured()) {
@@ -507,16 +502,36 @@ TEST(HarnessCompile, OversizedSource) {
   }
   // Through compile_command the file is refused before it is parsed.
   TempDir dir;
-  const std::string path = (dir.path / "big.yaml").string();
+  const std::string path = (dir.path() / "big.yaml").string();
   ASSERT_TRUE(io::publish_atomic(path, yaml).ok());
   CompileArgs args;
   args.source = path;
   args.catalogs = {kHarnessDir + "catalog.json"};
   args.profiles = {kHarnessDir + "profiles.json"};
-  auto outcome = compile_command(args);
+  auto outcome = compile_command(args, sink());
   EXPECT_FALSE(outcome.compiled);
   EXPECT_EQ(code_set(outcome.diagnostics), std::set<std::string>{"MF-S003"})
       << describe(outcome.diagnostics);
+}
+
+// The library prints nothing itself: the plan goes to the descriptor the caller gives.
+TEST(HarnessCompile, WritesThePlanToTheGivenDescriptor) {
+  TempDir dir;
+  const fs::path out = dir / "plan.json";
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  CompileArgs args;
+  args.source = kHarnessDir + "golden.yaml";
+  args.catalogs = {kHarnessDir + "catalog.json"};
+  args.profiles = {kHarnessDir + "profiles.json"};
+  auto outcome = compile_command(args, fd);
+  ::close(fd);
+  ASSERT_TRUE(outcome.compiled) << describe(outcome.diagnostics);
+  const std::string plan = read_text(out.string());
+  auto parsed = json::parse_object(plan);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->find("compiled_sha256")->as_string(),
+            outcome.report.find("compiled_sha256")->as_string());
 }
 
 TEST(HarnessCompile, UnreadableSources) {
@@ -524,14 +539,14 @@ TEST(HarnessCompile, UnreadableSources) {
   CompileArgs args;
   args.catalogs = {kHarnessDir + "catalog.json"};
   args.profiles = {kHarnessDir + "profiles.json"};
-  args.source = (dir.path / "missing.yaml").string();
-  auto missing = compile_command(args);
+  args.source = (dir.path() / "missing.yaml").string();
+  auto missing = compile_command(args, sink());
   EXPECT_FALSE(missing.compiled);
   EXPECT_EQ(code_set(missing.diagnostics), std::set<std::string>{"MF-S013"})
       << describe(missing.diagnostics);
-  fs::create_directories(dir.path / "dir.yaml");
-  args.source = (dir.path / "dir.yaml").string();
-  auto directory = compile_command(args);
+  fs::create_directories(dir.path() / "dir.yaml");
+  args.source = (dir.path() / "dir.yaml").string();
+  auto directory = compile_command(args, sink());
   EXPECT_FALSE(directory.compiled);
   EXPECT_EQ(code_set(directory.diagnostics), std::set<std::string>{"MF-S014"})
       << describe(directory.diagnostics);
@@ -554,7 +569,7 @@ TEST(HarnessCompile, SecretIsNeverRepeated) {
   args.source = file;
   args.catalogs = {kHarnessDir + "catalog.json"};
   args.profiles = {kHarnessDir + "profiles.json"};
-  auto outcome = compile_command(args);
+  auto outcome = compile_command(args, sink());
   EXPECT_FALSE(outcome.compiled);
   EXPECT_EQ(code_set(outcome.diagnostics), std::set<std::string>{"MF-S026"});
   for (const auto& d : outcome.diagnostics) {
@@ -569,7 +584,7 @@ TEST(HarnessCompile, SecretIsNeverRepeated) {
 TEST(HarnessCompile, SecretInAKeyIsNeverRepeated) {
   const std::string secret = "sk-abcdefghijklmnopqrstuvwxyzabcd";
   TempDir dir;
-  const std::string path = (dir.path / "key.yaml").string();
+  const std::string path = (dir.path() / "key.yaml").string();
   ASSERT_TRUE(
       io::publish_atomic(path, read_text(kHarnessDir + "simple-success.yaml") + secret + ": 1\n")
           .ok());
@@ -584,7 +599,7 @@ TEST(HarnessCompile, SecretInAKeyIsNeverRepeated) {
   args.source = path;
   args.catalogs = {kHarnessDir + "catalog.json"};
   args.profiles = {kHarnessDir + "profiles.json"};
-  auto outcome = compile_command(args);
+  auto outcome = compile_command(args, sink());
   EXPECT_FALSE(outcome.compiled);
   for (const auto& d : outcome.diagnostics) {
     EXPECT_EQ(diag::render_text(d).find(secret), std::string::npos) << diag::render_text(d);
@@ -598,14 +613,14 @@ TEST(HarnessCompile, RequestOptionsAreCheckedBeforeTheSource) {
   args.catalogs = {kHarnessDir + "catalog.json"};
   args.profiles = {kHarnessDir + "profiles.json"};
   args.format = "toml";
-  EXPECT_EQ(code_set(compile_command(args).diagnostics), std::set<std::string>{"MF-S005"});
+  EXPECT_EQ(code_set(compile_command(args, sink()).diagnostics), std::set<std::string>{"MF-S005"});
   args.format.clear();
   args.capabilities = "artifact.write,Not A Capability";
   args.capabilities_given = true;
-  EXPECT_EQ(code_set(compile_command(args).diagnostics), std::set<std::string>{"MF-S018"});
+  EXPECT_EQ(code_set(compile_command(args, sink()).diagnostics), std::set<std::string>{"MF-S018"});
   args.capabilities_given = false;
   args.stage = "Builder";
-  EXPECT_EQ(code_set(compile_command(args).diagnostics), std::set<std::string>{"MF-S018"});
+  EXPECT_EQ(code_set(compile_command(args, sink()).diagnostics), std::set<std::string>{"MF-S018"});
 }
 
 // --- valid fixtures and pinned digests ----------------------------------------------------------

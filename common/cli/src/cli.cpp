@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -49,8 +50,40 @@ int print_to_stdout(const Tool& tool, const std::string& text) {
   return kSuccess;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
+// The first declared rule a given option breaks (wrong subcommand, value not among the choices,
+// number too small), as a usage message; empty when none.
+template <class Rules>
+std::string check_rules(const Rules& rules, const Context& ctx) {
+  const auto operands = ctx.positionals();
+  const std::string command = operands.empty() ? std::string() : operands[0];
+  for (const auto& rule : rules) {
+    if (ctx.vars.count(rule.name) == 0) continue;
+    const std::string option = "--" + rule.name;
+    const auto& cmds = rule.commands;
+    if (!cmds.empty() && std::find(cmds.begin(), cmds.end(), command) == cmds.end()) {
+      if (!command.empty() && cmds.size() == 1 && cmds[0].empty()) {
+        return option + " does not apply to '" + command + "'";
+      }
+      std::string owners;
+      for (const auto& c : cmds) {
+        if (c.empty()) continue;
+        owners += (owners.empty() ? "'" : " or '") + c + "'";
+      }
+      return option + " applies to " + owners + " only";
+    }
+    const auto& value = ctx.vars[rule.name].value();
+    if (const auto* text = boost::any_cast<std::string>(&value); text && !rule.choices.empty()) {
+      if (std::find(rule.choices.begin(), rule.choices.end(), *text) == rule.choices.end()) {
+        std::string list;
+        for (const auto& c : rule.choices) list += (list.empty() ? "" : ", ") + c;
+        return option + " must be one of " + list;
+      }
+    }
+    if (const auto* number = boost::any_cast<std::int64_t>(&value); number && *number < rule.min) {
+      return option + " must be at least " + std::to_string(rule.min);
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -59,18 +92,62 @@ bool Context::progress() const {
   return !quiet && ::isatty(STDERR_FILENO) == 1;
 }
 
-std::string Context::get(const char* name, std::string fallback) const {
-  return vars.count(name) != 0 ? vars[name].as<std::string>() : fallback;
+std::string Context::get(const Text& o, std::string fallback) const {
+  return given(o) ? vars[o.name()].as<std::string>() : fallback;
 }
 
-bool Context::fixed_clock() const {
+std::vector<std::string> Context::get(const Texts& o) const {
+  return given(o) ? vars[o.name()].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+std::int64_t Context::get(const Number& o, std::int64_t fallback) const {
+  return given(o) ? vars[o.name()].as<std::int64_t>() : fallback;
+}
+
+bool Context::fixed_clock(const Flag& o) const {
   const char* env = std::getenv("MF_FIXED_CLOCK");
-  return vars.count("fixed-clock") != 0 || (env != nullptr && std::string_view(env) == "1");
+  return given(o) || (env != nullptr && std::string_view(env) == "1");
 }
 
-std::string Context::store_dir() const {
+std::string Context::store_dir(const Text& o) const {
   const char* env = std::getenv("MF_STORE");
-  return get("store", env != nullptr ? env : "");
+  return get(o, env != nullptr ? env : "");
+}
+
+int require(const Context& ctx,
+            std::initializer_list<std::reference_wrapper<const OptionBase>> required) {
+  for (const OptionBase& o : required) {
+    if (!ctx.given(o)) return usage_error(ctx.tool, "--" + o.name() + " is required");
+  }
+  return kSuccess;
+}
+
+std::string Options::add(const Decl& d, const po::value_semantic* semantic) {
+  if (semantic == nullptr) {
+    description_.add_options()(d.name, d.help);
+  } else {
+    description_.add_options()(d.name, semantic, d.help);
+  }
+  std::string name = d.name;
+  name = name.substr(0, name.find(','));
+  rules_.push_back({name, d.commands, d.choices, d.min});
+  return name;
+}
+
+Flag Options::flag(const Decl& d) {
+  return Flag(add(d, nullptr));
+}
+
+Text Options::text(const Decl& d) {
+  return Text(add(d, po::value<std::string>()->value_name(d.value)));
+}
+
+Texts Options::texts(const Decl& d) {
+  return Texts(add(d, po::value<std::vector<std::string>>()->composing()->value_name(d.value)));
+}
+
+Number Options::number(const Decl& d) {
+  return Number(add(d, po::value<std::int64_t>()->value_name(d.value)));
 }
 
 std::vector<std::string> Context::positionals() const {
@@ -87,26 +164,17 @@ int usage_error(const Tool& tool, std::string_view what) {
   return kRejected;
 }
 
-int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source) {
-  int code = kRejected;
-  for (const auto& d : ds) {
-    std::cerr << tool.name << ": " << diag::render_text(d, source) << "\n";
-    if (starts_with(d.code, "MF-I") || starts_with(d.code, "MF-O")) code = kInternal;
-  }
-  return code;
+int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source, diag::Job job) {
+  for (const auto& d : ds) std::cerr << tool.name << ": " << diag::render_text(d, source) << "\n";
+  return diag::exit_status(ds, job);
 }
 
-int not_built(const Tool& tool, std::string_view what) {
-  std::cerr << tool.name << ": " << what << " is not built yet\n";
-  return kRejected;
-}
-
-int run(int argc, char** argv, const Tool& tool, po::options_description options,
+int run(int argc, char** argv, const Tool& tool, const Options& options,
         const std::function<int(Context&)>& body) {
   po::options_description visible(100, 50);
   po::options_description all;
   // Flattened rather than added as a group: Boost prints a blank line before every group.
-  for (const auto& option : options.options()) {
+  for (const auto& option : options.description_.options()) {
     visible.add(option);
     all.add(option);
   }
@@ -123,7 +191,7 @@ int run(int argc, char** argv, const Tool& tool, po::options_description options
   po::positional_options_description positional;
   if (!tool.positional.empty()) {
     positional.add(tool.positional.c_str(), -1);
-    if (options.find_nothrow(tool.positional, false) == nullptr) {
+    if (options.description_.find_nothrow(tool.positional, false) == nullptr) {
       all.add_options()(tool.positional.c_str(), po::value<std::vector<std::string>>());
     }
   }
@@ -145,6 +213,9 @@ int run(int argc, char** argv, const Tool& tool, po::options_description options
   }
 
   Context context{tool, vars, vars.count("quiet") != 0};
+  if (std::string problem = check_rules(options.rules_, context); !problem.empty()) {
+    return usage_error(tool, problem);
+  }
   try {
     return body(context);
   } catch (const std::bad_alloc&) {

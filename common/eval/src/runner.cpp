@@ -161,7 +161,12 @@ json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome) {
   return failures;
 }
 
-Result<json::Value> run_suite(const Suite& suite, const RunOptions& options) {
+std::size_t SuiteRun::failed() const {
+  return static_cast<std::size_t>(std::count_if(report.cases.begin(), report.cases.end(),
+                                                [](const ReportCase& c) { return !c.passed; }));
+}
+
+Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   if (!options.traces_dir.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_directory(options.traces_dir, ec)) {
@@ -202,11 +207,15 @@ Result<json::Value> run_suite(const Suite& suite, const RunOptions& options) {
 
   diag::Diagnostics problems;
   json::Array cases;
+  SuiteRun out;
+  out.report.suite_id = suite.id;
   std::int64_t passed = 0;
-  for (CaseRun& run : runs) {
+  for (std::size_t i = 0; i < n; ++i) {
+    CaseRun& run = runs[i];
     for (auto& d : run.problems) problems.push_back(std::move(d));
     if (!run.problems.empty()) continue;
     passed += run.passed ? 1 : 0;
+    out.report.cases.push_back({suite.cases[i].id, run.passed});
     cases.push_back(std::move(run.result));
   }
   if (!problems.empty()) return problems;
@@ -222,7 +231,10 @@ Result<json::Value> run_suite(const Suite& suite, const RunOptions& options) {
   report.set("suite_sha256", suite.sha256);
   report.set("cases", std::move(cases));
   report.set("summary", std::move(summary));
-  return report;
+  out.document = std::move(report);
+  std::sort(out.report.cases.begin(), out.report.cases.end(),
+            [](const ReportCase& a, const ReportCase& b) { return a.id < b.id; });
+  return out;
 }
 
 }  // namespace mf::eval

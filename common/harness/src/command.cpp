@@ -7,12 +7,12 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/report.hpp"
-#include "mf/json/diagnostics.hpp"
 #include "mf/harness/compiler.hpp"
 #include "mf/harness/plan.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/json/diagnostics.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/json/source_map.hpp"
 #include "mf/store/store.hpp"
@@ -119,6 +119,10 @@ bool is_directory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool plan_to_stdout(const CompileArgs& args) {
+  return args.out.empty() || args.out == "-";
+}
+
 std::string join_path(const std::string& dir, const std::string& name) {
   return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
 }
@@ -137,79 +141,82 @@ const json::Value& builtin_profiles_json() {
   return doc;
 }
 
-CompileOutcome compile_command(const CompileArgs& args) {
-  CompileOutcome outcome;
-  diag::Report report;
-  CompileResult result;
-  std::string source_document_sha256;
-  std::string request_sha256;
-  const bool plan_to_stdout = args.out.empty() || args.out == "-";
+namespace {
 
-  // request + parse: everything the compiler itself does not see.
+struct Documents {
+  std::vector<NamedDocument> catalogs, profiles;
+};
+
+// The request options the compiler does not check itself (lists, stage, output directory) into
+// `request`; the catalogs and profiles read into `docs`.
+diag::Diagnostics check_request(const CompileArgs& args, CompileRequest& request, Documents& docs) {
+  request.expected_harness_id = args.expected_harness_id;
+  request.stage = args.stage;
+  if (args.legal_terminals_given) {
+    auto list = split_list(args.legal_terminals, "legal-terminals", valid_terminal);
+    if (!list) return list.take_diagnostics();
+    request.legal_terminals = std::move(*list);
+  }
+  if (args.capabilities_given) {
+    auto list = split_list(args.capabilities, "capabilities", tools::valid_dotted_id);
+    if (!list) return list.take_diagnostics();
+    request.capabilities = std::move(*list);
+  }
+  if (!args.stage.empty() && !valid_stage(args.stage)) {
+    return {
+        diag::error(codes::kBadRequest, "--stage \"" + args.stage + "\" is not a stage kind id")};
+  }
+  if (!plan_to_stdout(args) && !is_directory(args.out)) {
+    return {diag::error(codes::kOutputDirMissing,
+                        "--out " + args.out + " is not an existing directory")};
+  }
+  auto catalogs = read_documents(args.catalogs, tools::builtin_catalog_json());
+  if (!catalogs) return catalogs.take_diagnostics();
+  auto profiles = read_documents(args.profiles, builtin_profiles_json());
+  if (!profiles) return profiles.take_diagnostics();
+  docs.catalogs = std::move(*catalogs);
+  docs.profiles = std::move(*profiles);
+  return {};
+}
+
+// request + parse + the compiler's phases. `source_document_sha256` is set once the source is read.
+CompileResult compile_source(const CompileArgs& args, CompileRequest& request,
+                             std::string& source_document_sha256) {
+  CompileResult result;
   auto reject = [&](const char* phase, diag::Diagnostics ds) {
     result.failure_phase = phase;
     result.diagnostics = std::move(ds);
+    return result;
   };
-  CompileRequest request;
-  request.expected_harness_id = args.expected_harness_id;
-  request.stage = args.stage;
-  diag::Diagnostics request_faults;
-  if (args.legal_terminals_given) {
-    auto list = split_list(args.legal_terminals, "legal-terminals", valid_terminal);
-    if (list)
-      request.legal_terminals = std::move(*list);
-    else
-      request_faults = list.take_diagnostics();
+  Documents docs;
+  if (auto faults = check_request(args, request, docs); !faults.empty()) {
+    return reject("request", std::move(faults));
   }
-  if (args.capabilities_given && request_faults.empty()) {
-    auto list = split_list(args.capabilities, "capabilities", tools::valid_dotted_id);
-    if (list)
-      request.capabilities = std::move(*list);
-    else
-      request_faults = list.take_diagnostics();
+  auto text = io::read_input(args.source, kMaxSourceBytes);
+  if (!text) return reject("request", about(args.source, text.take_diagnostics()));
+  source_document_sha256 = hash::sha256_hex(*text);
+  auto format = source_format(args, *text);
+  auto doc = format ? parse_source(*text, *format) : Result<Value>(format.take_diagnostics());
+  if (!doc) return reject("parse", doc.take_diagnostics());
+  request.source = std::move(*doc);
+  request.catalogs = std::move(docs.catalogs);
+  request.profiles = std::move(docs.profiles);
+  result = compile(request);
+  // Faults found after parsing point into the value model; give them source positions.
+  if (!result.ok) {
+    json::locate(result.diagnostics,
+                 *format == Format::Json ? json::json_source_map(*text) : yaml::source_map(*text));
   }
-  if (request_faults.empty() && !args.stage.empty() && !valid_stage(args.stage)) {
-    request_faults.push_back(
-        diag::error(codes::kBadRequest, "--stage \"" + args.stage + "\" is not a stage kind id"));
-  }
-  if (request_faults.empty() && !plan_to_stdout && !is_directory(args.out)) {
-    request_faults.push_back(diag::error(codes::kOutputDirMissing,
-                                         "--out " + args.out + " is not an existing directory"));
-  }
-  auto catalogs = read_documents(args.catalogs, tools::builtin_catalog_json());
-  auto profiles = read_documents(args.profiles, builtin_profiles_json());
-  if (request_faults.empty() && !catalogs) request_faults = catalogs.take_diagnostics();
-  if (request_faults.empty() && !profiles) request_faults = profiles.take_diagnostics();
+  return result;
+}
 
-  Result<std::string> text = std::string();
-  if (request_faults.empty()) text = io::read_input(args.source, kMaxSourceBytes);
-  if (!request_faults.empty()) {
-    reject("request", std::move(request_faults));
-  } else if (!text) {
-    reject("request", about(args.source, text.take_diagnostics()));
-  } else {
-    source_document_sha256 = hash::sha256_hex(*text);
-    auto format = source_format(args, *text);
-    auto doc = format ? parse_source(*text, *format) : Result<Value>(format.take_diagnostics());
-    if (!doc) {
-      reject("parse", doc.take_diagnostics());
-    } else {
-      request.source = std::move(*doc);
-      request.catalogs = std::move(*catalogs);
-      request.profiles = std::move(*profiles);
-      result = compile(request);
-      // Faults found after parsing point into the value model; give them source positions.
-      if (!result.ok) {
-        json::locate(result.diagnostics, *format == Format::Json ? json::json_source_map(*text)
-                                                                 : yaml::source_map(*text));
-      }
-    }
-  }
-  // What was asked, as a digest: names the report of a rejected compilation.
+// What was asked, as a digest: names the report of a rejected compilation.
+std::string request_digest(const CompileArgs& args, const CompileRequest& request,
+                           const std::string& source_document_sha256) {
   json::Array catalog_digests, profile_digests;
   for (const auto& c : request.catalogs) catalog_digests.push_back(json::canonical_digest(c.doc));
   for (const auto& p : request.profiles) profile_digests.push_back(json::canonical_digest(p.doc));
-  request_sha256 = json::canonical_digest(json::Object{
+  return json::canonical_digest(json::Object{
       {"source_document_sha256", source_document_sha256},
       {"catalogs", std::move(catalog_digests)},
       {"profiles", std::move(profile_digests)},
@@ -218,13 +225,15 @@ CompileOutcome compile_command(const CompileArgs& args) {
       {"legal_terminals", args.legal_terminals_given ? Value(args.legal_terminals) : Value()},
       {"capabilities", args.capabilities_given ? Value(args.capabilities) : Value()},
   });
+}
 
-  report.add_all(result.diagnostics);
-  outcome.compiled = result.ok;
+// The compile report (docs/formats/plan.md).
+Value report_document(const diag::Report& report, const CompileResult& result,
+                      const std::string& source_document_sha256,
+                      const std::string& request_sha256) {
   auto maybe = [](const std::string& s) { return s.empty() ? Value() : Value(s); };
   const Value* id = result.ok ? result.plan.find("harness_id") : nullptr;
   const Value* version = result.ok ? result.plan.find("harness_version") : nullptr;
-  const std::string plan_name = result.ok ? plan_file_name(result.plan) : std::string();
   Value doc = json::to_json(report);
   doc.set("schema_version", "1.0");
   doc.set("kind", "millforge_compile_report");
@@ -235,67 +244,101 @@ CompileOutcome compile_command(const CompileArgs& args) {
   doc.set("source_document_sha256", maybe(source_document_sha256));
   doc.set("source_sha256", maybe(result.source_sha256));
   doc.set("compiled_sha256", maybe(result.compiled_sha256));
-  doc.set("plan_file", maybe(plan_name));
+  doc.set("plan_file", maybe(result.ok ? plan_file_name(result.plan) : std::string()));
   doc.set("request_sha256", request_sha256);
-  outcome.report = doc;
-  outcome.diagnostics = report.diagnostics();
-  const std::string report_bytes = json::canonical_file(doc);
+  return doc;
+}
 
-  // output: plan first, then its report beside it; stdout carries one document only.
-  diag::Diagnostics out_faults;
-  auto note = [&](Status s, const char* code) {
+// Collects the output faults; `code` (when given) replaces each diagnostic's own.
+class OutputFaults {
+ public:
+  void note(Status s, const char* code = nullptr) {
     if (s) return;
     for (auto d : s.take_diagnostics()) {
       if (code != nullptr) d.code = code;
-      out_faults.push_back(std::move(d));
-    }
-  };
-  if (result.ok) {
-    if (plan_to_stdout) {
-      note(io::write_all(STDOUT_FILENO, result.plan_bytes), nullptr);
-    } else {
-      note(io::publish_atomic(join_path(args.out, plan_name), result.plan_bytes), nullptr);
+      faults_.push_back(std::move(d));
     }
   }
-  if (!plan_to_stdout && out_faults.empty() && is_directory(args.out)) {
+  bool none() const { return faults_.empty(); }
+  diag::Diagnostics& list() { return faults_; }
+
+ private:
+  diag::Diagnostics faults_;
+};
+
+// output: the plan first, then its report beside it; `out_fd` carries one document only.
+void publish(const CompileArgs& args, const CompileResult& result, const std::string& report_bytes,
+             const std::string& request_sha256, int out_fd, OutputFaults& faults) {
+  const bool to_fd = plan_to_stdout(args);
+  if (result.ok) {
+    faults.note(to_fd ? io::write_all(out_fd, result.plan_bytes)
+                      : io::publish_atomic(join_path(args.out, plan_file_name(result.plan)),
+                                           result.plan_bytes));
+  }
+  if (!to_fd && faults.none() && is_directory(args.out)) {
     // The report is a function of the request, so it is named by the request's digest: two
     // requests compiling to one plan (a YAML file and its JSON twin) keep one report each.
     std::string name = "request-" + request_sha256 + ".diagnostics.json";
     if (result.ok) {
-      name = id->as_string() + "@" + std::to_string(*version->as_exact_int()) + "." + name;
+      name = result.plan.find("harness_id")->as_string() + "@" +
+             std::to_string(*result.plan.find("harness_version")->as_exact_int()) + "." + name;
     }
-    note(io::publish_atomic(join_path(args.out, name), report_bytes),
-         codes::kDiagnosticsWriteFailed);
-    if (out_faults.empty()) note(io::write_all(STDOUT_FILENO, report_bytes), nullptr);
+    faults.note(io::publish_atomic(join_path(args.out, name), report_bytes),
+                codes::kDiagnosticsWriteFailed);
+    if (faults.none()) faults.note(io::write_all(out_fd, report_bytes));
   }
-  // "--diagnostics -" with --out: the report is already on stdout, once.
-  if (!args.diagnostics.empty() && !(args.diagnostics == "-" && !plan_to_stdout) &&
-      out_faults.empty()) {
-    note(io::write_output(args.diagnostics, report_bytes), codes::kDiagnosticsWriteFailed);
+  // "--diagnostics -" with --out: the report is already on `out_fd`, once.
+  if (!args.diagnostics.empty() && !(args.diagnostics == "-" && !to_fd) && faults.none()) {
+    faults.note(args.diagnostics == "-"
+                    ? io::write_all(out_fd, report_bytes)
+                    : io::publish_atomic(args.diagnostics, report_bytes, io::Clobber::Replace),
+                codes::kDiagnosticsWriteFailed);
   }
-  if (!args.store_dir.empty() && out_faults.empty()) {
-    // Refs: compile/<harness_id>/<version>/{plan,diagnostics}; a rejected compilation has no
-    // identity yet and files its report under compile/rejected/<request_sha256>.
-    auto opened = store::Store::open(args.store_dir, store::Mode::ReadWrite);
-    if (!opened) {
-      note(Status(opened.take_diagnostics()), nullptr);
-    } else {
-      store::Store& s = **opened;
-      note(s.batch([&]() -> Status {
-        std::string ref = "compile/rejected/" + request_sha256;
-        if (result.ok) {
-          ref = "compile/" + id->as_string() + "/" + std::to_string(*version->as_exact_int());
-          auto plan = s.put_named(ref + "/plan", result.plan_bytes);
-          if (!plan) return plan.take_diagnostics();
-          ref += "/diagnostics";
-        }
-        auto kept = s.put_named(ref, report_bytes);
-        return kept ? Status() : Status(kept.take_diagnostics());
-      }),
-           nullptr);
+}
+
+// Refs: compile/<harness_id>/<version>/{plan,diagnostics}; a rejected compilation has no identity
+// yet and files its report under compile/rejected/<request_sha256>.
+Status keep_in_store(const std::string& store_dir, const CompileResult& result,
+                     const std::string& report_bytes, const std::string& request_sha256) {
+  auto opened = store::Store::open(store_dir, store::Mode::ReadWrite);
+  if (!opened) return opened.take_diagnostics();
+  store::Store& s = **opened;
+  return s.batch([&]() -> Status {
+    std::string ref = "compile/rejected/" + request_sha256;
+    if (result.ok) {
+      ref = "compile/" + result.plan.find("harness_id")->as_string() + "/" +
+            std::to_string(*result.plan.find("harness_version")->as_exact_int());
+      auto plan = s.put_named(ref + "/plan", result.plan_bytes);
+      if (!plan) return plan.take_diagnostics();
+      ref += "/diagnostics";
     }
+    auto kept = s.put_named(ref, report_bytes);
+    return kept ? Status() : Status(kept.take_diagnostics());
+  });
+}
+
+}  // namespace
+
+CompileOutcome compile_command(const CompileArgs& args, int out_fd) {
+  CompileRequest request;
+  std::string source_document_sha256;
+  const CompileResult result = compile_source(args, request, source_document_sha256);
+  const std::string request_sha256 = request_digest(args, request, source_document_sha256);
+
+  diag::Report report;
+  report.add_all(result.diagnostics);
+  CompileOutcome outcome;
+  outcome.compiled = result.ok;
+  outcome.report = report_document(report, result, source_document_sha256, request_sha256);
+  outcome.diagnostics = report.diagnostics();
+  const std::string report_bytes = json::canonical_file(outcome.report);
+
+  OutputFaults faults;
+  publish(args, result, report_bytes, request_sha256, out_fd, faults);
+  if (!args.store_dir.empty() && faults.none()) {
+    faults.note(keep_in_store(args.store_dir, result, report_bytes, request_sha256));
   }
-  for (auto& d : out_faults) outcome.diagnostics.push_back(std::move(d));
+  for (auto& d : faults.list()) outcome.diagnostics.push_back(std::move(d));
   return outcome;
 }
 

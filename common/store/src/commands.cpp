@@ -89,13 +89,6 @@ Status export_to_file(Store& s, const std::vector<hash::Digest>& roots,
 
 }  // namespace
 
-bool is_store_io_error(const diag::Diagnostics& ds) {
-  return std::any_of(ds.begin(), ds.end(), [](const diag::Diagnostic& d) {
-    return d.code == codes::kStoreCorrupt || d.code == codes::kStoreInputChanged ||
-           d.code == codes::kStoreLmdb;
-  });
-}
-
 bool parse_digests(const std::vector<std::string>& operands, std::vector<hash::Digest>& out,
                    std::string& bad) {
   out.clear();

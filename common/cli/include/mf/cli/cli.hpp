@@ -4,11 +4,13 @@
 
 #include <atomic>
 #include <boost/program_options.hpp>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mf/diag/codes.hpp"
 #include "mf/diag/diagnostic.hpp"
 
 namespace mf::cli {
@@ -36,6 +38,62 @@ struct Tool {
   std::string details{};  // optional paragraphs printed after the summary under --help
 };
 
+struct Context;
+
+// A declared option, read back through the handle its declaration returned: the option's name is
+// written once, where it is declared.
+class OptionBase {
+ public:
+  const std::string& name() const { return name_; }  // the long name, without "--"
+
+ protected:
+  explicit OptionBase(std::string name) : name_(std::move(name)) {}
+
+ private:
+  std::string name_;
+};
+template <class T>
+class Option : public OptionBase {
+  friend class Options;
+  using OptionBase::OptionBase;
+};
+using Flag = Option<bool>;                       // present or absent
+using Text = Option<std::string>;                // one value
+using Texts = Option<std::vector<std::string>>;  // repeatable
+using Number = Option<std::int64_t>;             // an integer
+
+// How an option is declared. The checks run before the tool's body, as usage errors (exit 2).
+struct Decl {
+  const char* name;        // "output" or "output,o"
+  const char* help;        // one line for --help
+  const char* value = "";  // the value's name under --help ("FILE"); unused by flags
+  // The subcommands (first operand) the option applies to; empty = all; "" = no subcommand.
+  std::vector<std::string> commands{};
+  std::vector<std::string> choices{};  // Text: the only values allowed
+  std::int64_t min = INT64_MIN;        // Number: the smallest value allowed
+};
+
+// The options of one tool. Each declaration returns the handle the body reads the value with.
+class Options {
+ public:
+  Flag flag(const Decl& d);
+  Text text(const Decl& d);
+  Texts texts(const Decl& d);
+  Number number(const Decl& d);
+
+ private:
+  friend int run(int, char**, const Tool&, const Options&, const std::function<int(Context&)>&);
+  struct Rule {
+    std::string name;
+    std::vector<std::string> commands;
+    std::vector<std::string> choices;
+    std::int64_t min;
+  };
+  std::string add(const Decl& d, const po::value_semantic* semantic);
+  po::options_description description_;
+  std::vector<Rule> rules_;
+};
+
 struct Context {
   const Tool& tool;
   po::variables_map& vars;
@@ -44,18 +102,26 @@ struct Context {
   bool progress() const;
   // The positional arguments in order (empty when the tool takes none or none were given).
   std::vector<std::string> positionals() const;
-  // A string option's value, or `fallback` when it was not given.
-  std::string get(const char* name, std::string fallback = {}) const;
-  // Deterministic mode: --fixed-clock, or MF_FIXED_CLOCK=1 in the environment.
-  bool fixed_clock() const;
-  // The store to write to: --store DIR, else $MF_STORE, else empty (no store).
-  std::string store_dir() const;
+  bool given(const OptionBase& o) const { return vars.count(o.name()) != 0; }
+  // An option's value, or `fallback` when it was not given.
+  std::string get(const Text& o, std::string fallback = {}) const;
+  std::vector<std::string> get(const Texts& o) const;
+  std::int64_t get(const Number& o, std::int64_t fallback) const;
+  bool get(const Flag& o) const { return given(o); }
+  // Deterministic mode: the flag, or MF_FIXED_CLOCK=1 in the environment.
+  bool fixed_clock(const Flag& o) const;
+  // The store to write to: the option, else $MF_STORE, else empty (no store).
+  std::string store_dir(const Text& o) const;
 };
+
+// The usage error for the first of `required` that was not given ("--suite is required"), or 0.
+int require(const Context& ctx,
+            std::initializer_list<std::reference_wrapper<const OptionBase>> required);
 
 // Parses the command line (adding --help, --version, --quiet), handles help/version and usage
 // errors (exit 2), runs `body`, and turns escaped exceptions into exit 3. Returns the process exit
 // code.
-int run(int argc, char** argv, const Tool& tool, po::options_description options,
+int run(int argc, char** argv, const Tool& tool, const Options& options,
         const std::function<int(Context&)>& body);
 
 // "mf-run 0.1.0 (build abc123)"
@@ -66,14 +132,12 @@ std::string version_line(const std::string& name);
 int usage_error(const Tool& tool, std::string_view what);
 
 // Prints diagnostics to stderr, one per line, prefixed with the tool name; returns the exit code
-// they imply (kInternal for MF-I/MF-O codes, kRejected otherwise).
-int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source = {});
+// their codes' exit classes imply (diag::exit_status).
+int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source = {},
+           diag::Job job = diag::Job::Work);
 
 // Installs SIGINT/SIGTERM handlers (once) that set the returned flag instead of killing the
 // process, so long work can end cleanly (a run still writes its terminal event).
 const std::atomic<bool>& cancellation_flag();
-
-// For binaries whose job is not built yet: says so on stderr and returns kRejected.
-int not_built(const Tool& tool, std::string_view what);
 
 }  // namespace mf::cli

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "mf/eval/report.hpp"
 #include "mf/eval/suite.hpp"
 #include "mf/json/value.hpp"
 #include "mf/runtime/run_loop.hpp"
@@ -32,8 +33,15 @@ struct RunOptions {
 // absent when the run produced no such output field.
 json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome);
 
+// A finished suite: the report document as written, and its typed view.
+struct SuiteRun {
+  json::Value document;  // docs/formats/eval.md
+  Report report;         // suite id and each case's id and status, sorted by id
+  std::size_t failed() const;
+};
+
 // Runs every case and returns the report. Fails only on I/O (a trace file that cannot be
 // published) or an internal error; failed cases are part of the report.
-Result<json::Value> run_suite(const Suite& suite, const RunOptions& options);
+Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options);
 
 }  // namespace mf::eval

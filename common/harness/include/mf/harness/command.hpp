@@ -34,9 +34,10 @@ struct CompileOutcome {
   json::Value report;             // the compile report (docs/formats/plan.md)
 };
 
-// Runs one compilation end to end. Writes the plan to stdout when args.out is "-" or empty,
-// otherwise the report; never leaves a partial file.
-CompileOutcome compile_command(const CompileArgs& args);
+// Runs one compilation end to end. Writes the plan to `out_fd` when args.out is "-" or empty,
+// otherwise publishes plan and report into args.out and writes the report to `out_fd`; never leaves
+// a partial file.
+CompileOutcome compile_command(const CompileArgs& args, int out_fd);
 
 // mf-compile verify: loads a plan file ("-" = stdin) through the plan loader. On success returns a
 // summary object {harness_id, harness_version, compiled_sha256, nodes, verified:true}.

@@ -19,15 +19,11 @@ namespace mf::store::commands {
 
 // A command that completed its work either succeeded or judged the outcome a failure (a missing
 // object for `has`, corruption for `verify`): the CLI's exit 0 or 1. Diagnostics mean the request
-// could not be served (exit 2, or 3 for the store-side failures of is_store_io_error).
+// could not be served (exit 2, or 3 for failures of the store itself: the exit classes of
+// codes.def).
 enum class Verdict : std::uint8_t { Success, Failure };
 
 using Progress = std::function<void(std::uint64_t done, std::uint64_t total)>;
-
-// True when the diagnostics report a failure of the store rather than of the request: stored
-// bytes that no longer hash to their key (MF-K003), an input that changed while it was stored
-// (MF-K006), an LMDB or filesystem error (MF-K007). The CLI exits 3 for these.
-bool is_store_io_error(const diag::Diagnostics& ds);
 
 // Parses DIGEST operands (64 lowercase hex digits each); the first bad one is named in `bad`.
 bool parse_digests(const std::vector<std::string>& operands, std::vector<hash::Digest>& out,
