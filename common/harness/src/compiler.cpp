@@ -14,6 +14,7 @@
 #include "mf/json/reader.hpp"
 #include "mf/tools/catalog.hpp"
 #include "mf/yaml/reader.hpp"
+#include "graph.hpp"
 #include "source.hpp"
 
 namespace mf::harness {
@@ -176,7 +177,7 @@ void check_graph(Compilation& c) {
   for (const auto& n : nodes) c.by_id[n.node_id] = &n;
 
   // Edges node -> prerequisite that passed the per-edge checks.
-  std::map<std::string, std::vector<std::string>> edges;
+  Edges edges;
   std::map<std::string, std::string> terminal_owner;
   for (const auto& n : nodes) {
     std::set<std::string> seen;
@@ -255,35 +256,12 @@ void check_graph(Compilation& c) {
     }
   }
 
-  // Cycles: Tarjan's strongly connected components over the accepted edges. Each cycle is one
-  // fault, reported at its first node; nodes that only depend on a cycle can never run either.
-  std::map<std::string, int> index, low;
-  std::vector<std::string> stack;
-  std::set<std::string> on_stack, cyclic;
-  int counter = 0;
-  std::function<void(const std::string&)> strong = [&](const std::string& v) {
-    index[v] = low[v] = counter++;
-    stack.push_back(v);
-    on_stack.insert(v);
-    for (const auto& w : edges[v]) {
-      if (index.count(w) == 0) {
-        strong(w);
-        low[v] = std::min(low[v], low[w]);
-      } else if (on_stack.count(w) != 0) {
-        low[v] = std::min(low[v], index[w]);
-      }
-    }
-    if (low[v] != index[v]) return;
-    std::vector<std::string> component;
-    std::string w;
-    do {
-      w = stack.back();
-      stack.pop_back();
-      on_stack.erase(w);
-      component.push_back(w);
-    } while (w != v);
-    if (component.size() < 2) return;
-    std::sort(component.begin(), component.end());
+  // Cycles over the accepted edges: each is one fault, reported at its first node; nodes that only
+  // depend on a cycle can never run either.
+  std::vector<std::string> order;
+  for (const auto& n : nodes) order.push_back(n.node_id);
+  std::set<std::string> cyclic;
+  for (const auto& component : find_cycles(order, edges)) {
     std::string members;
     for (const auto& m : component) {
       members += (members.empty() ? "" : ", ") + m;
@@ -291,21 +269,11 @@ void check_graph(Compilation& c) {
     }
     c.add(codes::kCycle, "prerequisites form a cycle: " + members,
           c.by_id[component.front()]->pointer + "/prerequisites");
-  };
-  for (const auto& n : nodes) {
-    if (index.count(n.node_id) == 0) strong(n.node_id);
   }
   if (cyclic.empty()) return;
-  std::map<std::string, bool> blocked;  // depends (transitively) on a cycle
-  std::function<bool(const std::string&)> depends_on_cycle = [&](const std::string& v) {
-    if (auto it = blocked.find(v); it != blocked.end()) return it->second;
-    blocked[v] = false;
-    bool b = false;
-    for (const auto& w : edges[v]) b = b || cyclic.count(w) != 0 || depends_on_cycle(w);
-    return blocked[v] = b;
-  };
+  const std::set<std::string> blocked = depends_on_any(edges, cyclic);
   for (const auto& n : nodes) {
-    if (cyclic.count(n.node_id) != 0 || !depends_on_cycle(n.node_id)) continue;
+    if (blocked.count(n.node_id) == 0) continue;
     const char* code = n.terminal_result ? codes::kUnreachableTerminal
                        : n.required      ? codes::kUnreachableRequired
                                          : codes::kUnreachableNode;

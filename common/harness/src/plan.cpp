@@ -1,7 +1,6 @@
 #include "mf/harness/plan.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <set>
 
@@ -12,6 +11,7 @@
 #include "mf/json/reader.hpp"
 #include "mf/schema/schema.hpp"
 #include "mf/tools/catalog.hpp"
+#include "graph.hpp"
 #include "source.hpp"
 
 namespace mf::harness {
@@ -198,23 +198,17 @@ Status check_plan(const json::Value& plan) {
   if (caps_union != top_caps)
     bad("required_capabilities is not the union over nodes", "/required_capabilities");
   // Acyclic.
-  std::map<std::string, int> state;  // 1 = visiting, 2 = done
-  std::function<bool(const std::string&)> acyclic = [&](const std::string& v) {
-    int& s = state[v];
-    if (s == 1) return false;
-    if (s == 2) return true;
-    s = 1;
-    for (const auto& w : by_id[v]->prerequisites) {
-      if (by_id.count(w) != 0 && !acyclic(w)) return false;
-    }
-    state[v] = 2;
-    return true;
-  };
+  std::vector<std::string> order;
+  Edges edges;
   for (const auto& n : nodes) {
-    if (!acyclic(n.id)) {
-      bad("prerequisites form a cycle through " + n.id, n.pointer);
-      break;
+    order.push_back(n.id);
+    for (const auto& w : n.prerequisites) {
+      if (by_id.count(w) != 0) edges[n.id].push_back(w);
     }
+  }
+  if (const auto cycles = find_cycles(order, edges); !cycles.empty()) {
+    const std::string& first = cycles.front().front();
+    bad("prerequisites form a cycle through " + first, by_id[first]->pointer);
   }
   // Terminal map = terminal nodes.
   if (const Value* map = plan.find("terminal_result_map"); map && map->is_object()) {
