@@ -3,6 +3,8 @@
 // validation on, and builds Values in a handler that enforces what RapidJSON does not: duplicate
 // keys, depth, entry and lexeme limits, and lone surrogates smuggled in through \u escapes.
 #include "mf/json/reader.hpp"
+
+#include "mf/json/key_index.hpp"
 #include "mf/json/source_map.hpp"
 
 #include <rapidjson/reader.h>
@@ -30,8 +32,6 @@ constexpr unsigned kParseFlags =
     rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag |
     rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
 
-// Objects with more members than this get a hash index for duplicate detection.
-constexpr std::size_t kIndexThreshold = 16;
 
 // RapidJSON reads each token from a local copy of an in-situ stream and advances the caller's
 // stream only after the token's handler returns: inside String, Key and RawNumber, Tell() is the
@@ -131,7 +131,7 @@ class Builder {
     if (!check_string(s, n)) return false;
     Frame& f = frames_.back();
     std::string_view key(s, n);
-    if (is_duplicate(f, key)) {
+    if (f.keys.contains(f.value.as_object(), key)) {
       error_offset_ = stream_.Tell();
       std::string pointer = current_pointer();
       append_token(pointer, key);
@@ -170,8 +170,7 @@ class Builder {
     Value value;
     std::string key;
     bool key_pending = false;
-    // key hash -> member index; built once an object passes kIndexThreshold members
-    std::unique_ptr<std::unordered_multimap<std::size_t, std::uint32_t>> index;
+    KeyIndex keys;
   };
 
   bool fail(const char* code, std::string message) {
@@ -192,34 +191,13 @@ class Builder {
     return true;
   }
 
-  bool is_duplicate(Frame& f, std::string_view key) {
-    Object& members = f.value.as_object();
-    if (!f.index) {
-      for (const Member& m : members) {
-        if (m.key == key) return true;
-      }
-      if (members.size() >= kIndexThreshold) {
-        f.index = std::make_unique<std::unordered_multimap<std::size_t, std::uint32_t>>();
-        for (std::uint32_t i = 0; i < members.size(); ++i) {
-          f.index->emplace(std::hash<std::string_view>{}(members[i].key), i);
-        }
-      }
-      return false;
-    }
-    auto [lo, hi] = f.index->equal_range(std::hash<std::string_view>{}(key));
-    for (auto it = lo; it != hi; ++it) {
-      if (members[it->second].key == key) return true;
-    }
-    return false;
-  }
-
   bool open(Value container) {
     if (frames_.size() >= limits_.max_depth) {
       return fail(codes::kLimitExceeded,
                   "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
     }
     if (!frames_.empty() && !check_entries(frames_.back())) return false;
-    frames_.push_back(Frame{std::move(container), {}, false, nullptr});
+    frames_.push_back(Frame{std::move(container), {}, false, {}});
     // Most containers are small; one allocation up front saves the 1-2-4 regrowth moves.
     Value& v = frames_.back().value;
     if (v.is_object()) {
@@ -255,9 +233,7 @@ class Builder {
     if (!v.is_object() && !v.is_array() && !check_entries(f)) return false;
     if (f.value.is_object()) {
       Object& members = f.value.as_object();
-      if (f.index) {
-        f.index->emplace(std::hash<std::string_view>{}(f.key), std::uint32_t(members.size()));
-      }
+      f.keys.adding(f.key, members.size());
       members.push_back(Member{std::move(f.key), std::move(v)});
       f.key_pending = false;
     } else {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "mf/diag/codes.hpp"
+#include "mf/json/key_index.hpp"
 #include "mf/json/pointer.hpp"
 
 namespace mf::yaml {
@@ -44,8 +45,6 @@ namespace codes = diag::codes;
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
-// Mappings with more members than this get a hash index for duplicate detection.
-constexpr std::size_t kIndexThreshold = 16;
 
 // Integers beyond this magnitude would be rounded by the double in json::Value.
 constexpr std::uint64_t kMaxExactInteger = std::uint64_t{1} << 53;
@@ -392,8 +391,7 @@ class Builder final : public YAML::EventHandler {
     bool is_key = false;  // a collection used as a mapping key: refused when it closes
     bool block = false;   // block style (not flow)
     int key_pos = -1;     // where the pending key starts
-    // key hash -> member index; built once a mapping passes kIndexThreshold members
-    std::unique_ptr<std::unordered_multimap<std::size_t, std::uint32_t>> index;
+    json::KeyIndex keys;
   };
 
   [[noreturn]] void fail(const char* code, std::string message, const YAML::Mark& mark,
@@ -511,7 +509,7 @@ class Builder final : public YAML::EventHandler {
 
   void set_key(const std::string& key, const YAML::Mark& mark) {
     Frame& f = frames_.back();
-    if (is_duplicate(f, key)) {
+    if (f.keys.contains(f.value.as_object(), key)) {
       std::string pointer = current_pointer();
       json::append_token(pointer, key);
       fail(codes::kDuplicateKey, "duplicate mapping key \"" + excerpt(key) + "\"", mark,
@@ -520,27 +518,6 @@ class Builder final : public YAML::EventHandler {
     f.key = key;
     f.key_pending = true;
     f.key_pos = mark.pos;
-  }
-
-  bool is_duplicate(Frame& f, std::string_view key) {
-    json::Object& members = f.value.as_object();
-    if (!f.index) {
-      for (const json::Member& m : members) {
-        if (m.key == key) return true;
-      }
-      if (members.size() >= kIndexThreshold) {
-        f.index = std::make_unique<std::unordered_multimap<std::size_t, std::uint32_t>>();
-        for (std::uint32_t i = 0; i < members.size(); ++i) {
-          f.index->emplace(std::hash<std::string_view>{}(members[i].key), i);
-        }
-      }
-      return false;
-    }
-    auto [lo, hi] = f.index->equal_range(std::hash<std::string_view>{}(key));
-    for (auto it = lo; it != hi; ++it) {
-      if (members[it->second].key == key) return true;
-    }
-    return false;
   }
 
   void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -568,7 +545,7 @@ class Builder final : public YAML::EventHandler {
       key_error_mark_ = mark;
     }
     frames_.push_back(Frame{
-        std::move(container), {}, false, is_key, style != YAML::EmitterStyle::Flow, -1, nullptr});
+        std::move(container), {}, false, is_key, style != YAML::EmitterStyle::Flow, -1, {}});
   }
 
   void close() {
@@ -592,9 +569,7 @@ class Builder final : public YAML::EventHandler {
     Frame& f = frames_.back();
     if (f.value.is_object()) {
       json::Object& members = f.value.as_object();
-      if (f.index) {
-        f.index->emplace(std::hash<std::string_view>{}(f.key), std::uint32_t(members.size()));
-      }
+      f.keys.adding(f.key, members.size());
       members.push_back(json::Member{std::move(f.key), std::move(v)});
       f.key.clear();
       f.key_pending = false;
