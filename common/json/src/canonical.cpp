@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mf/hash/sha256.hpp"
+#include "mf/text/utf8.hpp"
 
 namespace mf::json {
 
@@ -205,8 +206,7 @@ int compare_utf16(std::string_view a, std::string_view b) {
   // UTF-8 byte order is code point order. UTF-16 differs only between a supplementary character
   // (a surrogate pair, D800..DBFF first) and a BMP character in E000..FFFF: there the pair sorts
   // first.
-  std::size_t j = i;
-  while (j > 0 && (static_cast<unsigned char>(a[j]) & 0xC0) == 0x80) --j;
+  const std::size_t j = text::utf8_floor(a, i);
   const auto la = static_cast<unsigned char>(a[j]);
   const auto lb = static_cast<unsigned char>(b[j]);
   const bool a_astral = la >= 0xF0, b_astral = lb >= 0xF0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mf/json/pointer.hpp"
+#include "mf/text/utf8.hpp"
 
 namespace mf::json {
 namespace {
@@ -109,9 +110,8 @@ SourcePosition position_at(std::string_view text, std::size_t offset) {
       line_start = i + 1;
     }
   }
-  for (std::size_t i = line_start; i < offset; ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++p.column;
-  }
+  p.column +=
+      static_cast<std::int64_t>(text::utf8_count(text.substr(line_start, offset - line_start)));
   return p;
 }
 
@@ -127,7 +127,7 @@ SourceMap map_offsets(std::string_view text,
       if (text[i] == '\n') {
         ++p.line;
         p.column = 1;
-      } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      } else if (!text::is_continuation(static_cast<unsigned char>(text[i]))) {
         ++p.column;
       }
     }

@@ -11,6 +11,7 @@
 
 #include "mf/json/canonical.hpp"
 #include "mf/json/pointer.hpp"
+#include "mf/text/utf8.hpp"
 
 namespace mf::schema {
 
@@ -35,9 +36,7 @@ constexpr std::array<std::string_view, 7> kTypeNames = {"null",   "boolean", "ob
 std::string quote(const Value& v) {
   std::string s = json::canonical(v);
   if (s.size() <= kQuoteBytes) return s;
-  std::size_t cut = kQuoteBytes;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  s.resize(cut);
+  s.resize(text::utf8_floor(s, kQuoteBytes));
   s += "...";
   return s;
 }
@@ -64,15 +63,6 @@ std::optional<std::uint64_t> count_value(const Value& v) {
   const std::optional<std::int64_t> i = v.as_exact_int();
   if (!i || *i < 0) return std::nullopt;
   return static_cast<std::uint64_t>(*i);
-}
-
-// Code points of valid UTF-8: every byte that is not a continuation byte starts one.
-std::uint64_t code_points(std::string_view s) {
-  std::uint64_t n = 0;
-  for (char c : s) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
-  }
-  return n;
 }
 
 // JSON equality for enum and const. Numbers are doubles already, so 1 and 1.0 are the same value;
@@ -389,7 +379,7 @@ class Validator {
     }
     if (inst.is_string()) {
       length(s, "minLength", "maxLength", "string length (in code points)",
-             code_points(inst.as_string()), at);
+             text::utf8_count(inst.as_string()), at);
     }
     if (inst.is_array()) {
       length(s, "minItems", "maxItems", "array length", inst.as_array().size(), at);

@@ -359,9 +359,7 @@ class Searcher {
 
   std::string cut_line(std::string_view s) const {
     if (s.size() <= req_.max_line_bytes) return std::string(s);
-    auto n = static_cast<std::size_t>(req_.max_line_bytes);
-    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-    return std::string(s.substr(0, n));
+    return std::string(text::utf8_prefix(s, static_cast<std::size_t>(req_.max_line_bytes)));
   }
 
   const SearchRequest& req_;

@@ -34,6 +34,7 @@
 #include "mf/diag/codes.hpp"
 #include "mf/json/key_index.hpp"
 #include "mf/json/pointer.hpp"
+#include "mf/text/utf8.hpp"
 
 namespace mf::yaml {
 
@@ -45,47 +46,8 @@ namespace codes = diag::codes;
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
-
 // Integers beyond this magnitude would be rounded by the double in json::Value.
 constexpr std::uint64_t kMaxExactInteger = std::uint64_t{1} << 53;
-
-// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms,
-// surrogates or code points past U+10FFFF), or 0 when it is not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned char lo = 0x80;
-  unsigned char hi = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2;
-  } else if (b0 == 0xE0) {
-    n = 3;
-    lo = 0xA0;
-  } else if (b0 == 0xED) {
-    n = 3;
-    hi = 0x9F;
-  } else if (b0 >= 0xE1 && b0 <= 0xEF) {
-    n = 3;
-  } else if (b0 == 0xF0) {
-    n = 4;
-    lo = 0x90;
-  } else if (b0 == 0xF4) {
-    n = 4;
-    hi = 0x8F;
-  } else if (b0 >= 0xF1 && b0 <= 0xF3) {
-    n = 4;
-  } else {
-    return 0;
-  }
-  if (s.size() - i < n) return 0;
-  const auto b1 = static_cast<unsigned char>(s[i + 1]);
-  if (b1 < lo || b1 > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
 
 bool is_forbidden_control(unsigned char c) {
   return c < 0x20 && c != '\t' && c != '\n' && c != '\r';
@@ -101,7 +63,7 @@ std::optional<BadByte> first_bad_byte(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (is_forbidden_control(c)) return BadByte{i, true};
-    const std::size_t n = utf8_length(s, i);
+    const std::size_t n = text::utf8_sequence_length(s, i);
     if (n == 0) return BadByte{i, false};
     i += n;
   }
@@ -253,9 +215,7 @@ NumberError float_value(std::string_view s, double& out) {
 std::string excerpt(std::string_view s) {
   constexpr std::size_t kMax = 64;
   if (s.size() <= kMax) return std::string(s);
-  std::size_t n = kMax;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // whole code points
-  return std::string(s.substr(0, n)) + "...";
+  return std::string(text::utf8_prefix(s, kMax)) + "...";
 }
 
 // Thrown by the handler to unwind out of yaml-cpp at the first error; the diagnostic stays in the
@@ -544,8 +504,8 @@ class Builder final : public YAML::EventHandler {
                                current_pointer());
       key_error_mark_ = mark;
     }
-    frames_.push_back(Frame{
-        std::move(container), {}, false, is_key, style != YAML::EmitterStyle::Flow, -1, {}});
+    frames_.push_back(
+        Frame{std::move(container), {}, false, is_key, style != YAML::EmitterStyle::Flow, -1, {}});
   }
 
   void close() {
