@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "graph.hpp"
 #include "mf/diag/codes.hpp"
 #include "mf/harness/plan.hpp"
 #include "mf/json/canonical.hpp"
@@ -14,7 +15,6 @@
 #include "mf/json/reader.hpp"
 #include "mf/tools/catalog.hpp"
 #include "mf/yaml/reader.hpp"
-#include "graph.hpp"
 #include "source.hpp"
 
 namespace mf::harness {
@@ -65,8 +65,8 @@ void check_request_against_source(Compilation& c) {
   }
 }
 
-// Loads catalogs and profiles, then binds every node to an exact descriptor.
-void resolve(Compilation& c) {
+// Loads every catalog into one.
+void load_catalogs(Compilation& c) {
   for (const auto& doc : c.request.catalogs) {
     auto loaded = tools::Catalog::from_json(doc.doc);
     if (!loaded) {
@@ -83,6 +83,10 @@ void resolve(Compilation& c) {
       }
     }
   }
+}
+
+// Checks every profiles file; true when one of them lists the source's model profile.
+bool read_profiles(Compilation& c) {
   bool profile_found = false;
   for (const auto& doc : c.request.profiles) {
     json::FieldReader f(doc.doc, "");
@@ -125,12 +129,11 @@ void resolve(Compilation& c) {
       c.ds.push_back(std::move(d));
     }
   }
-  if (!c.ds.empty()) return;
-  if (!profile_found) {
-    c.add(codes::kUnknownProfile,
-          "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file",
-          "/model_profile_id");
-  }
+  return profile_found;
+}
+
+// Binds every node to an exact descriptor: each tool and each model-facing name bound once.
+void bind_nodes(Compilation& c) {
   std::map<std::string, const Node*> by_tool;
   std::map<std::string, const Node*> by_model_name;
   for (const auto& n : c.source.nodes) {
@@ -158,6 +161,19 @@ void resolve(Compilation& c) {
   }
 }
 
+// Loads catalogs and profiles, then binds every node to an exact descriptor.
+void resolve(Compilation& c) {
+  load_catalogs(c);
+  const bool profile_found = read_profiles(c);
+  if (!c.ds.empty()) return;
+  if (!profile_found) {
+    c.add(codes::kUnknownProfile,
+          "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file",
+          "/model_profile_id");
+  }
+  bind_nodes(c);
+}
+
 // The properties an input schema declares, with the type it gives each (empty when untyped).
 std::map<std::string, Value> schema_properties(const Value& schema) {
   std::map<std::string, Value> out;
@@ -170,78 +186,116 @@ std::map<std::string, Value> schema_properties(const Value& schema) {
   return out;
 }
 
+// An argument match names an argument of each tool, of the same type where both are typed.
+void check_argument_matches(Compilation& c, const Prerequisite& p,
+                            const tools::ToolDescriptor& prior_tool,
+                            const tools::ToolDescriptor& current_tool) {
+  const auto prior = schema_properties(prior_tool.input_schema);
+  const auto current = schema_properties(current_tool.input_schema);
+  for (const auto& m : p.matches) {
+    auto a = prior.find(m.prior);
+    auto b = current.find(m.current);
+    std::string why;
+    if (a == prior.end()) {
+      why = "the prerequisite's tool has no argument " + quoted(m.prior);
+    } else if (b == current.end()) {
+      why = "this node's tool has no argument " + quoted(m.current);
+    } else if (!a->second.is_null() && !b->second.is_null() && !(a->second == b->second)) {
+      why = "arguments " + quoted(m.prior) + " and " + quoted(m.current) + " have different types";
+    }
+    if (!why.empty()) {
+      c.add(codes::kBadArgumentMatch, "argument match on " + quoted(p.node_id) + ": " + why,
+            p.pointer + "/argument_matches");
+    }
+  }
+}
+
+// A node's prerequisites: other, known, listed once, not terminal. The accepted ones become edges.
+void check_prerequisites(Compilation& c, const Node& n,
+                         std::map<std::string, const tools::ToolDescriptor*>& tool_of,
+                         Edges& edges) {
+  std::set<std::string> seen;
+  for (const auto& p : n.prerequisites) {
+    auto target = c.by_id.find(p.node_id);
+    if (p.node_id == n.node_id) {
+      c.add(codes::kSelfPrerequisite,
+            "node " + quoted(n.node_id) + " lists itself as a prerequisite", p.pointer);
+    } else if (target == c.by_id.end()) {
+      c.add(codes::kUnknownPrerequisite, "prerequisite " + quoted(p.node_id) + " is not a node",
+            p.pointer);
+    } else if (!seen.insert(p.node_id).second) {
+      c.add(codes::kDuplicatePrerequisite, "prerequisite " + quoted(p.node_id) + " is listed twice",
+            p.pointer);
+    } else if (target->second->terminal_result) {
+      c.add(codes::kTerminalPrerequisite,
+            "terminal node " + quoted(p.node_id) +
+                " cannot be a prerequisite: a terminal ends the run",
+            p.pointer);
+    } else {
+      edges[n.node_id].push_back(p.node_id);
+      check_argument_matches(c, p, *tool_of[p.node_id], *tool_of[n.node_id]);
+    }
+  }
+}
+
+// A terminal node: not required, legal, the only one producing its result.
+void check_terminal(Compilation& c, const Node& n,
+                    std::map<std::string, std::string>& terminal_owner) {
+  if (n.required) {
+    c.add(codes::kRequiredTerminal, "terminal node " + quoted(n.node_id) + " cannot be required",
+          n.pointer + "/required");
+  }
+  const auto& legal = c.request.legal_terminals;
+  if (legal && std::find(legal->begin(), legal->end(), *n.terminal_result) == legal->end()) {
+    c.add(codes::kIllegalTerminal,
+          "terminal result " + *n.terminal_result + " is not one of the legal terminals",
+          n.pointer + "/terminal_result");
+  }
+  if (auto [it, fresh] = terminal_owner.emplace(*n.terminal_result, n.node_id); !fresh) {
+    c.add(codes::kDuplicateTerminal,
+          "terminal result " + *n.terminal_result + " is already produced by node " +
+              quoted(it->second),
+          n.pointer + "/terminal_result");
+  }
+}
+
+// Cycles over the accepted edges: each is one fault, reported at its first node; nodes that only
+// depend on a cycle can never run either.
+void check_cycles(Compilation& c, const Edges& edges) {
+  std::vector<std::string> order;
+  for (const auto& n : c.source.nodes) order.push_back(n.node_id);
+  std::set<std::string> cyclic;
+  for (const auto& component : find_cycles(order, edges)) {
+    std::string members;
+    for (const auto& m : component) {
+      members += (members.empty() ? "" : ", ") + m;
+      cyclic.insert(m);
+    }
+    c.add(codes::kCycle, "prerequisites form a cycle: " + members,
+          c.by_id[component.front()]->pointer + "/prerequisites");
+  }
+  if (cyclic.empty()) return;
+  const std::set<std::string> blocked = depends_on_any(edges, cyclic);
+  for (const auto& n : c.source.nodes) {
+    if (blocked.count(n.node_id) == 0) continue;
+    const char* code = n.terminal_result ? codes::kUnreachableTerminal
+                       : n.required      ? codes::kUnreachableRequired
+                                         : codes::kUnreachableNode;
+    c.add(code, "node " + quoted(n.node_id) + " can never run: it depends on a prerequisite cycle",
+          n.pointer + "/prerequisites");
+  }
+}
+
 void check_graph(Compilation& c) {
-  const auto& nodes = c.source.nodes;
   std::map<std::string, const tools::ToolDescriptor*> tool_of;
   for (const auto& b : c.bound) tool_of[b.node->node_id] = b.tool;
-  for (const auto& n : nodes) c.by_id[n.node_id] = &n;
+  for (const auto& n : c.source.nodes) c.by_id[n.node_id] = &n;
 
-  // Edges node -> prerequisite that passed the per-edge checks.
-  Edges edges;
+  Edges edges;  // node -> the prerequisites that passed the per-edge checks
   std::map<std::string, std::string> terminal_owner;
-  for (const auto& n : nodes) {
-    std::set<std::string> seen;
-    for (const auto& p : n.prerequisites) {
-      auto target = c.by_id.find(p.node_id);
-      if (p.node_id == n.node_id) {
-        c.add(codes::kSelfPrerequisite,
-              "node " + quoted(n.node_id) + " lists itself as a prerequisite", p.pointer);
-      } else if (target == c.by_id.end()) {
-        c.add(codes::kUnknownPrerequisite, "prerequisite " + quoted(p.node_id) + " is not a node",
-              p.pointer);
-      } else if (!seen.insert(p.node_id).second) {
-        c.add(codes::kDuplicatePrerequisite,
-              "prerequisite " + quoted(p.node_id) + " is listed twice", p.pointer);
-      } else if (target->second->terminal_result) {
-        c.add(codes::kTerminalPrerequisite,
-              "terminal node " + quoted(p.node_id) +
-                  " cannot be a prerequisite: a terminal ends "
-                  "the run",
-              p.pointer);
-      } else {
-        edges[n.node_id].push_back(p.node_id);
-        const auto prior = schema_properties(tool_of[p.node_id]->input_schema);
-        const auto current = schema_properties(tool_of[n.node_id]->input_schema);
-        for (std::size_t i = 0; i < p.matches.size(); ++i) {
-          const auto& m = p.matches[i];
-          auto a = prior.find(m.prior);
-          auto b = current.find(m.current);
-          std::string why;
-          if (a == prior.end()) {
-            why = "the prerequisite's tool has no argument " + quoted(m.prior);
-          } else if (b == current.end()) {
-            why = "this node's tool has no argument " + quoted(m.current);
-          } else if (!a->second.is_null() && !b->second.is_null() && !(a->second == b->second)) {
-            why = "arguments " + quoted(m.prior) + " and " + quoted(m.current) +
-                  " have different types";
-          }
-          if (!why.empty()) {
-            c.add(codes::kBadArgumentMatch, "argument match on " + quoted(p.node_id) + ": " + why,
-                  p.pointer + "/argument_matches");
-          }
-        }
-      }
-    }
-    if (n.terminal_result) {
-      if (n.required) {
-        c.add(codes::kRequiredTerminal,
-              "terminal node " + quoted(n.node_id) + " cannot be required",
-              n.pointer + "/required");
-      }
-      if (c.request.legal_terminals &&
-          std::find(c.request.legal_terminals->begin(), c.request.legal_terminals->end(),
-                    *n.terminal_result) == c.request.legal_terminals->end()) {
-        c.add(codes::kIllegalTerminal,
-              "terminal result " + *n.terminal_result + " is not one of the legal terminals",
-              n.pointer + "/terminal_result");
-      }
-      if (auto [it, fresh] = terminal_owner.emplace(*n.terminal_result, n.node_id); !fresh) {
-        c.add(codes::kDuplicateTerminal,
-              "terminal result " + *n.terminal_result + " is already produced by node " +
-                  quoted(it->second),
-              n.pointer + "/terminal_result");
-      }
-    }
+  for (const auto& n : c.source.nodes) {
+    check_prerequisites(c, n, tool_of, edges);
+    if (n.terminal_result) check_terminal(c, n, terminal_owner);
   }
   if (terminal_owner.empty()) {
     c.add(codes::kNoTerminal, "the graph has no terminal node (no terminal_result)",
@@ -255,31 +309,7 @@ void check_graph(Compilation& c) {
       }
     }
   }
-
-  // Cycles over the accepted edges: each is one fault, reported at its first node; nodes that only
-  // depend on a cycle can never run either.
-  std::vector<std::string> order;
-  for (const auto& n : nodes) order.push_back(n.node_id);
-  std::set<std::string> cyclic;
-  for (const auto& component : find_cycles(order, edges)) {
-    std::string members;
-    for (const auto& m : component) {
-      members += (members.empty() ? "" : ", ") + m;
-      cyclic.insert(m);
-    }
-    c.add(codes::kCycle, "prerequisites form a cycle: " + members,
-          c.by_id[component.front()]->pointer + "/prerequisites");
-  }
-  if (cyclic.empty()) return;
-  const std::set<std::string> blocked = depends_on_any(edges, cyclic);
-  for (const auto& n : nodes) {
-    if (blocked.count(n.node_id) == 0) continue;
-    const char* code = n.terminal_result ? codes::kUnreachableTerminal
-                       : n.required      ? codes::kUnreachableRequired
-                                         : codes::kUnreachableNode;
-    c.add(code, "node " + quoted(n.node_id) + " can never run: it depends on a prerequisite cycle",
-          n.pointer + "/prerequisites");
-  }
+  check_cycles(c, edges);
 }
 
 void check_capabilities(Compilation& c) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "graph.hpp"
 #include "mf/diag/codes.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
@@ -11,7 +12,6 @@
 #include "mf/json/reader.hpp"
 #include "mf/schema/schema.hpp"
 #include "mf/tools/catalog.hpp"
-#include "graph.hpp"
 #include "source.hpp"
 
 namespace mf::harness {
@@ -69,8 +69,10 @@ std::string plan_digest(const json::Value& plan) {
   return json::canonical_digest(copy);
 }
 
-Status check_plan(const json::Value& plan) {
-  FieldReader f(plan, "");
+namespace {
+
+// The top-level fields, checked one by one; returns required_capabilities.
+std::set<std::string> read_top_level(FieldReader& f) {
   auto version = f.string("schema_version");
   auto kind = f.string("kind");
   if ((version && *version != "1.0") || (kind && *kind != kPlanKind)) {
@@ -96,142 +98,178 @@ Status check_plan(const json::Value& plan) {
   f.object("budgets");
   f.object("context_policy");
   f.object("compiler_identity");
-  const std::set<std::string> top_caps = string_set(f, "required_capabilities", valid_capability);
+  return string_set(f, "required_capabilities", valid_capability);
+}
 
-  std::vector<PlanNode> nodes;
-  std::set<std::string> model_names, bindings;
-  if (const Value* list = f.array("nodes")) {
-    for (std::size_t i = 0; i < list->as_array().size(); ++i) {
-      PlanNode pn;
-      pn.pointer = pointer_at("/nodes", i);
-      FieldReader n(list->as_array()[i], pn.pointer);
-      if (auto id = n.string("node_id")) pn.id = *id;
-      if (!valid_node_id(pn.id))
-        n.add(diag::error(codes::kPlanInvalid, "node_id is malformed", n.pointer_of("node_id")));
-      if (!nodes.empty() && !(nodes.back().id < pn.id)) {
-        n.add(diag::error(codes::kPlanInvalid, "nodes are not sorted by unique node_id",
-                          n.pointer_of("node_id")));
-      }
-      if (auto name = n.string("model_tool_name"); name && !model_names.insert(*name).second) {
-        n.add(diag::error(codes::kPlanInvalid, "model_tool_name " + *name + " is bound twice",
-                          n.pointer_of("model_tool_name")));
-      }
-      if (const Value* b = n.object("binding")) {
-        FieldReader bf(*b, n.pointer_of("binding"));
-        auto tool = bf.string("tool_id");
-        auto tv = bf.integer("tool_version");
-        bf.string("descriptor_sha256");
-        bf.string("implementation_id");
-        if (tool && tv && !bindings.insert(*tool + "@" + std::to_string(*tv)).second) {
-          bf.add(
-              diag::error(codes::kPlanInvalid, "tool " + *tool + " is bound twice", bf.pointer()));
-        }
-        for (auto& d : bf.take()) n.add(std::move(d));
-      }
-      for (const char* key : {"input_schema", "output_schema"}) {
-        if (const Value* s = n.optional(key)) {
-          if (Status ok = schema::admit(*s, codes::kPlanInvalid, n.pointer_of(key)); !ok) {
-            for (const auto& d : ok.diagnostics()) n.add(d);
-          }
-        } else {
-          n.add(diag::error(codes::kPlanInvalid, std::string("missing ") + key, n.pointer_of(key)));
-        }
-      }
-      if (auto r = n.boolean("required")) pn.required = *r;
-      if (const Value* t = n.optional("terminal_result"); t && t->is_string()) {
-        pn.terminal = t->as_string();
-      } else if (t == nullptr || !t->is_null()) {
-        n.add(diag::error(codes::kPlanInvalid, "terminal_result must be a string or null",
-                          n.pointer_of("terminal_result")));
-      }
-      if (const Value* pre = n.array("prerequisites")) {
-        for (std::size_t j = 0; j < pre->as_array().size(); ++j) {
-          FieldReader pf(pre->as_array()[j], pointer_at(n.pointer_of("prerequisites"), j));
-          if (auto id = pf.string("node_id")) pn.prerequisites.push_back(*id);
-          pf.array("argument_matches");
-          for (auto& d : pf.take()) n.add(std::move(d));
-        }
-      }
-      pn.capabilities = string_set(n, "required_capabilities", valid_capability);
-      pn.produces = string_set(n, "produced_artifact_ids", valid_node_id);
-      n.string("side_effect_class");
-      n.string("idempotency");
-      n.integer("timeout_ms");
-      n.object("output_policy");
-      n.string("description");
-      for (auto& d : n.take()) f.add(std::move(d));
-      nodes.push_back(std::move(pn));
+// Reads the nodes one field at a time: sorted unique ids, model names and bindings bound once,
+// admissible schemas.
+class NodeReader {
+ public:
+  PlanNode read(const Value& v, std::string pointer) {
+    PlanNode pn;
+    pn.pointer = std::move(pointer);
+    FieldReader n(v, pn.pointer);
+    if (auto id = n.string("node_id")) pn.id = *id;
+    if (!valid_node_id(pn.id))
+      n.add(diag::error(codes::kPlanInvalid, "node_id is malformed", n.pointer_of("node_id")));
+    if (previous_ && !(*previous_ < pn.id)) {
+      n.add(diag::error(codes::kPlanInvalid, "nodes are not sorted by unique node_id",
+                        n.pointer_of("node_id")));
     }
+    previous_ = pn.id;
+    if (auto name = n.string("model_tool_name"); name && !model_names_.insert(*name).second) {
+      n.add(diag::error(codes::kPlanInvalid, "model_tool_name " + *name + " is bound twice",
+                        n.pointer_of("model_tool_name")));
+    }
+    if (const Value* b = n.object("binding")) read_binding(*b, n);
+    for (const char* key : {"input_schema", "output_schema"}) {
+      if (const Value* s = n.optional(key)) {
+        if (Status ok = schema::admit(*s, codes::kPlanInvalid, n.pointer_of(key)); !ok) {
+          for (const auto& d : ok.diagnostics()) n.add(d);
+        }
+      } else {
+        n.add(diag::error(codes::kPlanInvalid, std::string("missing ") + key, n.pointer_of(key)));
+      }
+    }
+    if (auto r = n.boolean("required")) pn.required = *r;
+    if (const Value* t = n.optional("terminal_result"); t && t->is_string()) {
+      pn.terminal = t->as_string();
+    } else if (t == nullptr || !t->is_null()) {
+      n.add(diag::error(codes::kPlanInvalid, "terminal_result must be a string or null",
+                        n.pointer_of("terminal_result")));
+    }
+    if (const Value* pre = n.array("prerequisites")) {
+      for (std::size_t j = 0; j < pre->as_array().size(); ++j) {
+        FieldReader pf(pre->as_array()[j], pointer_at(n.pointer_of("prerequisites"), j));
+        if (auto id = pf.string("node_id")) pn.prerequisites.push_back(*id);
+        pf.array("argument_matches");
+        for (auto& d : pf.take()) n.add(std::move(d));
+      }
+    }
+    pn.capabilities = string_set(n, "required_capabilities", valid_capability);
+    pn.produces = string_set(n, "produced_artifact_ids", valid_node_id);
+    n.string("side_effect_class");
+    n.string("idempotency");
+    n.integer("timeout_ms");
+    n.object("output_policy");
+    n.string("description");
+    faults_ = n.take();
+    return pn;
   }
-  diag::Diagnostics ds = f.take();
-  for (auto& d : ds) d.code = codes::kPlanInvalid;
-  if (!ds.empty()) return ds;
+  // The faults of the last node read.
+  diag::Diagnostics take() { return std::move(faults_); }
 
-  // Invariants across fields.
-  auto bad = [&](std::string msg, std::string pointer) {
-    ds.push_back(diag::error(codes::kPlanInvalid, std::move(msg), std::move(pointer)));
-  };
-  std::map<std::string, const PlanNode*> by_id;
-  for (const auto& n : nodes) by_id[n.id] = &n;
-  std::set<std::string> produced, caps_union;
-  std::size_t terminals = 0;
-  for (const auto& n : nodes) {
-    if (n.terminal) {
-      ++terminals;
-      if (n.required) bad("terminal node " + n.id + " is required", n.pointer);
+ private:
+  void read_binding(const Value& b, FieldReader& n) {
+    FieldReader bf(b, n.pointer_of("binding"));
+    auto tool = bf.string("tool_id");
+    auto tv = bf.integer("tool_version");
+    bf.string("descriptor_sha256");
+    bf.string("implementation_id");
+    if (tool && tv && !bindings_.insert(*tool + "@" + std::to_string(*tv)).second) {
+      bf.add(diag::error(codes::kPlanInvalid, "tool " + *tool + " is bound twice", bf.pointer()));
     }
-    for (const auto& p : n.prerequisites) {
-      auto it = by_id.find(p);
-      if (p == n.id || it == by_id.end()) {
-        bad("node " + n.id + " has an unknown or self prerequisite " + p, n.pointer);
-      } else if (it->second->terminal) {
-        bad("node " + n.id + " has the terminal " + p + " as a prerequisite", n.pointer);
+    for (auto& d : bf.take()) n.add(std::move(d));
+  }
+
+  std::optional<std::string> previous_;
+  std::set<std::string> model_names_, bindings_;
+  diag::Diagnostics faults_;
+};
+
+// The invariants across fields, each violation one MF-L002.
+class Invariants {
+ public:
+  Invariants(const Value& plan, const std::vector<PlanNode>& nodes) : plan_(plan), nodes_(nodes) {
+    for (const auto& n : nodes) by_id_[n.id] = &n;
+  }
+
+  diag::Diagnostics check(const std::set<std::string>& top_caps) {
+    check_nodes(top_caps);
+    check_acyclic();
+    check_terminal_map();
+    check_artifact_policy();
+    return std::move(faults_);
+  }
+
+ private:
+  void bad(std::string msg, std::string pointer) {
+    faults_.push_back(diag::error(codes::kPlanInvalid, std::move(msg), std::move(pointer)));
+  }
+
+  // Prerequisites known, not self and not terminal; capabilities listed at the top level.
+  void check_nodes(const std::set<std::string>& top_caps) {
+    std::set<std::string> caps_union;
+    for (const auto& n : nodes_) {
+      if (n.terminal) {
+        ++terminals_;
+        if (n.required) bad("terminal node " + n.id + " is required", n.pointer);
+      }
+      for (const auto& p : n.prerequisites) {
+        auto it = by_id_.find(p);
+        if (p == n.id || it == by_id_.end()) {
+          bad("node " + n.id + " has an unknown or self prerequisite " + p, n.pointer);
+        } else if (it->second->terminal) {
+          bad("node " + n.id + " has the terminal " + p + " as a prerequisite", n.pointer);
+        }
+      }
+      for (const auto& c : n.capabilities) {
+        caps_union.insert(c);
+        if (top_caps.count(c) == 0) bad("capability " + c + " missing at top level", n.pointer);
+      }
+      produced_.insert(n.produces.begin(), n.produces.end());
+    }
+    if (terminals_ == 0) bad("the plan has no terminal node", "/nodes");
+    if (caps_union != top_caps)
+      bad("required_capabilities is not the union over nodes", "/required_capabilities");
+  }
+
+  void check_acyclic() {
+    std::vector<std::string> order;
+    Edges edges;
+    for (const auto& n : nodes_) {
+      order.push_back(n.id);
+      for (const auto& w : n.prerequisites) {
+        if (by_id_.count(w) != 0) edges[n.id].push_back(w);
       }
     }
-    for (const auto& c : n.capabilities) {
-      caps_union.insert(c);
-      if (top_caps.count(c) == 0) bad("capability " + c + " missing at top level", n.pointer);
-    }
-    produced.insert(n.produces.begin(), n.produces.end());
-  }
-  if (terminals == 0) bad("the plan has no terminal node", "/nodes");
-  if (caps_union != top_caps)
-    bad("required_capabilities is not the union over nodes", "/required_capabilities");
-  // Acyclic.
-  std::vector<std::string> order;
-  Edges edges;
-  for (const auto& n : nodes) {
-    order.push_back(n.id);
-    for (const auto& w : n.prerequisites) {
-      if (by_id.count(w) != 0) edges[n.id].push_back(w);
+    if (const auto cycles = find_cycles(order, edges); !cycles.empty()) {
+      const std::string& first = cycles.front().front();
+      bad("prerequisites form a cycle through " + first, by_id_[first]->pointer);
     }
   }
-  if (const auto cycles = find_cycles(order, edges); !cycles.empty()) {
-    const std::string& first = cycles.front().front();
-    bad("prerequisites form a cycle through " + first, by_id[first]->pointer);
-  }
-  // Terminal map = terminal nodes.
-  if (const Value* map = plan.find("terminal_result_map"); map && map->is_object()) {
+
+  // terminal_result_map lists exactly the terminal nodes.
+  void check_terminal_map() {
+    const Value* map = plan_.find("terminal_result_map");
+    if (map == nullptr || !map->is_object()) {
+      bad("terminal_result_map must be an object", "/terminal_result_map");
+      return;
+    }
     std::size_t entries = 0;
     for (const auto& m : map->as_object()) {
       ++entries;
-      auto it = by_id.find(m.key);
-      if (it == by_id.end() || !it->second->terminal || !m.value.is_string() ||
+      auto it = by_id_.find(m.key);
+      if (it == by_id_.end() || !it->second->terminal || !m.value.is_string() ||
           *it->second->terminal != m.value.as_string()) {
         bad("terminal_result_map entry " + m.key + " does not match its node",
             pointer_at("/terminal_result_map", m.key));
       }
     }
-    if (entries != terminals)
+    if (entries != terminals_)
       bad("terminal_result_map does not list every terminal node", "/terminal_result_map");
-  } else {
-    bad("terminal_result_map must be an object", "/terminal_result_map");
   }
-  // Artifact policy: produced artifacts declared; terminal-required ones declared and produced.
-  if (const Value* policy = plan.find("artifact_policy"); policy && policy->is_object()) {
+
+  // Produced artifacts declared; terminal-required ones declared and produced.
+  void check_artifact_policy() {
+    const Value* policy = plan_.find("artifact_policy");
+    if (policy == nullptr || !policy->is_object()) {
+      bad("artifact_policy must be an object", "/artifact_policy");
+      return;
+    }
     FieldReader pf(*policy, "/artifact_policy");
     const std::set<std::string> declared = string_set(pf, "declared_artifact_ids", valid_node_id);
-    for (const auto& a : produced) {
+    for (const auto& a : produced_) {
       if (declared.count(a) == 0)
         bad("produced artifact " + a + " is not declared", "/artifact_policy");
     }
@@ -240,7 +278,7 @@ Status check_plan(const json::Value& plan) {
         FieldReader r(req->as_array()[i], pointer_at("/artifact_policy/required_by_terminal", i));
         r.string("terminal_result");
         for (const auto& a : string_set(r, "artifact_ids", valid_node_id)) {
-          if (declared.count(a) == 0 || produced.count(a) == 0) {
+          if (declared.count(a) == 0 || produced_.count(a) == 0) {
             bad("terminal-required artifact " + a + " is not declared and produced", r.pointer());
           }
         }
@@ -249,11 +287,35 @@ Status check_plan(const json::Value& plan) {
     }
     for (auto d : pf.take()) {
       d.code = codes::kPlanInvalid;
-      ds.push_back(std::move(d));
+      faults_.push_back(std::move(d));
     }
-  } else {
-    bad("artifact_policy must be an object", "/artifact_policy");
   }
+
+  const Value& plan_;
+  const std::vector<PlanNode>& nodes_;
+  std::map<std::string, const PlanNode*> by_id_;
+  std::set<std::string> produced_;
+  std::size_t terminals_ = 0;
+  diag::Diagnostics faults_;
+};
+
+}  // namespace
+
+Status check_plan(const json::Value& plan) {
+  FieldReader f(plan, "");
+  const std::set<std::string> top_caps = read_top_level(f);
+  std::vector<PlanNode> nodes;
+  if (const Value* list = f.array("nodes")) {
+    NodeReader reader;
+    for (std::size_t i = 0; i < list->as_array().size(); ++i) {
+      nodes.push_back(reader.read(list->as_array()[i], pointer_at("/nodes", i)));
+      for (auto& d : reader.take()) f.add(std::move(d));
+    }
+  }
+  diag::Diagnostics ds = f.take();
+  for (auto& d : ds) d.code = codes::kPlanInvalid;
+  if (!ds.empty()) return ds;
+  ds = Invariants(plan, nodes).check(top_caps);
   if (!ds.empty()) return ds;
   return {};
 }

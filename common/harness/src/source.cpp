@@ -389,6 +389,69 @@ bool valid_terminal_result(std::string_view s) {
   });
 }
 
+namespace {
+
+void read_stage_scope(FieldReader& f, Source& s) {
+  if (const Value* scope = f.object("stage_scope")) {
+    FieldReader sf(*scope, "/stage_scope");
+    bool present = false;
+    s.stage_kind_ids = read_ids(sf, "stage_kind_ids", true, valid_node_id, "stage kind id",
+                                kMaxStageKinds, codes::kSchema, present);
+    if (present && s.stage_kind_ids.empty() && sf.ok()) {
+      sf.add(diag::error(codes::kSchema, "stage_kind_ids must hold 1..64 ids",
+                         "/stage_scope/stage_kind_ids"));
+    }
+    std::sort(s.stage_kind_ids.begin(), s.stage_kind_ids.end());
+    sf.reject_unknown({"stage_kind_ids"});
+    for (auto& d : sf.take()) f.add(std::move(d));
+  }
+}
+
+void read_prompt(FieldReader& f, Source& s) {
+  if (const Value* prompt = f.object("prompt")) {
+    FieldReader pf(*prompt, "/prompt");
+    if (auto v = pf.string("policy_id")) {
+      s.policy_id = *v;
+      if (!valid_dotted(*v)) {
+        pf.add(diag::error(codes::kBadIdentifier, "policy_id \"" + *v + "\" is malformed",
+                           "/prompt/policy_id"));
+      }
+    }
+    if (auto v = pf.string("system_instructions")) {
+      s.system_instructions = *v;
+      const bool blank = v->find_first_not_of(" \t\r\n") == std::string::npos;
+      if (blank || v->size() > kMaxInstructions) {
+        pf.add(diag::error(codes::kSchema,
+                           "system_instructions must be non-blank and at most 64 KiB",
+                           "/prompt/system_instructions"));
+      }
+    }
+    if (auto v = pf.boolean("include_request_context")) s.include_request_context = *v;
+    pf.reject_unknown({"policy_id", "system_instructions", "include_request_context"});
+    for (auto& d : pf.take()) f.add(std::move(d));
+  }
+}
+
+// Lists are sets: sorted here so authoring order never reaches a digest.
+void sort_sets(Source& s) {
+  for (auto& n : s.nodes) {
+    std::sort(n.produces.begin(), n.produces.end());
+    std::stable_sort(n.prerequisites.begin(), n.prerequisites.end(),
+                     [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
+    for (auto& p : n.prerequisites) {
+      std::sort(p.matches.begin(), p.matches.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.prior, a.current) < std::tie(b.prior, b.current);
+      });
+    }
+  }
+  std::sort(s.declared_artifact_ids.begin(), s.declared_artifact_ids.end());
+  for (auto& t : s.required_by_terminal) std::sort(t.artifact_ids.begin(), t.artifact_ids.end());
+  std::sort(s.required_by_terminal.begin(), s.required_by_terminal.end(),
+            [](const auto& a, const auto& b) { return a.terminal_result < b.terminal_result; });
+}
+
+}  // namespace
+
 Result<Source> read_source(const json::Value& doc) {
   Source s;
   FieldReader f(doc, "");
@@ -412,19 +475,7 @@ Result<Source> read_source(const json::Value& doc) {
       f.add(diag::error(codes::kSchema, "harness_version must be 1..2^31-1", "/harness_version"));
     }
   }
-  if (const Value* scope = f.object("stage_scope")) {
-    FieldReader sf(*scope, "/stage_scope");
-    bool present = false;
-    s.stage_kind_ids = read_ids(sf, "stage_kind_ids", true, valid_node_id, "stage kind id",
-                                kMaxStageKinds, codes::kSchema, present);
-    if (present && s.stage_kind_ids.empty() && sf.ok()) {
-      sf.add(diag::error(codes::kSchema, "stage_kind_ids must hold 1..64 ids",
-                         "/stage_scope/stage_kind_ids"));
-    }
-    std::sort(s.stage_kind_ids.begin(), s.stage_kind_ids.end());
-    sf.reject_unknown({"stage_kind_ids"});
-    for (auto& d : sf.take()) f.add(std::move(d));
-  }
+  read_stage_scope(f, s);
   if (auto v = f.string("model_profile_id")) {
     s.model_profile_id = *v;
     if (!valid_dotted(*v)) {
@@ -432,28 +483,7 @@ Result<Source> read_source(const json::Value& doc) {
                         "/model_profile_id"));
     }
   }
-  if (const Value* prompt = f.object("prompt")) {
-    FieldReader pf(*prompt, "/prompt");
-    if (auto v = pf.string("policy_id")) {
-      s.policy_id = *v;
-      if (!valid_dotted(*v)) {
-        pf.add(diag::error(codes::kBadIdentifier, "policy_id \"" + *v + "\" is malformed",
-                           "/prompt/policy_id"));
-      }
-    }
-    if (auto v = pf.string("system_instructions")) {
-      s.system_instructions = *v;
-      const bool blank = v->find_first_not_of(" \t\r\n") == std::string::npos;
-      if (blank || v->size() > kMaxInstructions) {
-        pf.add(diag::error(codes::kSchema,
-                           "system_instructions must be non-blank and at most 64 KiB",
-                           "/prompt/system_instructions"));
-      }
-    }
-    if (auto v = pf.boolean("include_request_context")) s.include_request_context = *v;
-    pf.reject_unknown({"policy_id", "system_instructions", "include_request_context"});
-    for (auto& d : pf.take()) f.add(std::move(d));
-  }
+  read_prompt(f, s);
   read_budgets(f, s);
   read_context(f, s);
   read_graph(f, s);
@@ -463,21 +493,7 @@ Result<Source> read_source(const json::Value& doc) {
   diag::Diagnostics ds = f.take();
   find_secrets(doc, "", ds);
   if (!ds.empty()) return ds;
-  // Lists are sets: sorted here so authoring order never reaches a digest.
-  for (auto& n : s.nodes) {
-    std::sort(n.produces.begin(), n.produces.end());
-    std::stable_sort(n.prerequisites.begin(), n.prerequisites.end(),
-                     [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
-    for (auto& p : n.prerequisites) {
-      std::sort(p.matches.begin(), p.matches.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.prior, a.current) < std::tie(b.prior, b.current);
-      });
-    }
-  }
-  std::sort(s.declared_artifact_ids.begin(), s.declared_artifact_ids.end());
-  for (auto& t : s.required_by_terminal) std::sort(t.artifact_ids.begin(), t.artifact_ids.end());
-  std::sort(s.required_by_terminal.begin(), s.required_by_terminal.end(),
-            [](const auto& a, const auto& b) { return a.terminal_result < b.terminal_result; });
+  sort_sets(s);
   return s;
 }
 
