@@ -135,76 +135,90 @@ void Verifier::check_line(std::string_view text, bool terminated) {
                 d.column);
   }
   const json::Value& event_object = *parsed;
+  if (!check_envelope(text, event_object)) return;
+  const std::string& event = *string_member(event_object, "event");
+  if (!check_order(event, *string_member(event_object, "run_id"), *natural(event_object, "seq"))) {
+    return;
+  }
+  if (!check_and_count(event, event_object)) return;
+  ++summary_.events;
+}
+
+// One strict JSON object with the envelope members, in canonical form, of a known event type.
+bool Verifier::check_envelope(std::string_view text, const json::Value& event_object) {
   if (!event_object.is_object()) {
-    return fail(codes::kTraceMalformedLine, "line is not a JSON object");
+    fail(codes::kTraceMalformedLine, "line is not a JSON object");
+    return false;
   }
-
   const auto version = natural(event_object, "v");
-  if (!version || *version != 1) return fail(codes::kTraceBadEnvelope, "\"v\" must be 1");
   const auto* run_id = string_member(event_object, "run_id");
-  if (run_id == nullptr || run_id->empty()) {
-    return fail(codes::kTraceBadEnvelope, "\"run_id\" must be a non-empty string");
+  const auto* event = string_member(event_object, "event");
+  if (!version || *version != 1) {
+    fail(codes::kTraceBadEnvelope, "\"v\" must be 1");
+  } else if (run_id == nullptr || run_id->empty()) {
+    fail(codes::kTraceBadEnvelope, "\"run_id\" must be a non-empty string");
+  } else if (!natural(event_object, "seq")) {
+    fail(codes::kTraceBadEnvelope, "\"seq\" must be an integer >= 0");
+  } else if (event == nullptr) {
+    fail(codes::kTraceBadEnvelope, "\"event\" must be a string");
+  } else if (!natural(event_object, "t_ms")) {
+    fail(codes::kTraceBadEnvelope, "\"t_ms\" must be an integer >= 0");
   }
-  const auto seq = natural(event_object, "seq");
-  if (!seq) return fail(codes::kTraceBadEnvelope, "\"seq\" must be an integer >= 0");
-  const auto* event_name = string_member(event_object, "event");
-  if (event_name == nullptr) return fail(codes::kTraceBadEnvelope, "\"event\" must be a string");
-  if (!natural(event_object, "t_ms")) {
-    return fail(codes::kTraceBadEnvelope, "\"t_ms\" must be an integer >= 0");
-  }
-  const std::string& event = *event_name;
+  if (summary_.first_error) return false;
   if (line_ == 1) summary_.run_id = *run_id;
-
   canonical_.clear();
   json::write_canonical(event_object, canonical_);
   if (canonical_ != text) {
-    return fail(codes::kTraceNotCanonical, "line is not in canonical form (RFC 8785)");
+    fail(codes::kTraceNotCanonical, "line is not in canonical form (RFC 8785)");
+    return false;
   }
-  if (!is_known_event(event)) {
-    return fail(codes::kTraceUnknownEvent, "unknown event type \"" + event + "\"");
+  if (!is_known_event(*event)) {
+    fail(codes::kTraceUnknownEvent, "unknown event type \"" + *event + "\"");
+    return false;
   }
+  return true;
+}
 
-  if (line_ == 1) {
-    if (event != "run_started") {
-      return fail(codes::kTraceNoRunStarted, "the first event is " + event + ", not run_started");
-    }
-  } else {
-    if (event == "run_started") {
-      return fail(codes::kTraceNoRunStarted, "run_started appears again");
-    }
-    if (*run_id != *summary_.run_id) {
-      return fail(
-          codes::kTraceForeignRunId,
-          "run_id \"" + *run_id + "\" differs from the first line's \"" + *summary_.run_id + "\"");
-    }
+// run_started first and only first, one run id, contiguous seq, nothing after the terminal.
+bool Verifier::check_order(const std::string& event, const std::string& run_id, std::int64_t seq) {
+  if (line_ == 1 && event != "run_started") {
+    fail(codes::kTraceNoRunStarted, "the first event is " + event + ", not run_started");
+  } else if (line_ > 1 && event == "run_started") {
+    fail(codes::kTraceNoRunStarted, "run_started appears again");
+  } else if (line_ > 1 && run_id != *summary_.run_id) {
+    fail(codes::kTraceForeignRunId,
+         "run_id \"" + run_id + "\" differs from the first line's \"" + *summary_.run_id + "\"");
+  } else if (seq != summary_.events) {
+    fail(codes::kTraceSeqBroken,
+         "seq " + std::to_string(seq) + " where " + std::to_string(summary_.events) +
+             " was expected (" + (seq > summary_.events ? "gap" : "duplicate or reordered") + ")");
+  } else if (terminated_) {
+    fail(is_terminal_event(event) ? codes::kTraceSecondTerminal : codes::kTraceAfterTerminal,
+         is_terminal_event(event) ? "a second terminal event (" + event + ")"
+                                  : event + " after the terminal event");
   }
-  if (*seq != summary_.events) {
-    return fail(codes::kTraceSeqBroken,
-                "seq " + std::to_string(*seq) + " where " + std::to_string(summary_.events) +
-                    " was expected (" +
-                    (*seq > summary_.events ? "gap" : "duplicate or reordered") + ")");
-  }
-  const bool terminal = is_terminal_event(event);
-  if (terminated_) {
-    if (terminal)
-      return fail(codes::kTraceSecondTerminal, "a second terminal event (" + event + ")");
-    return fail(codes::kTraceAfterTerminal, event + " after the terminal event");
-  }
+  return !summary_.first_error;
+}
+
+// The payload of its event type, tool calls paired, and the summary's counts.
+bool Verifier::check_and_count(const std::string& event, const json::Value& event_object) {
   if (auto bad = check_payload(event, event_object)) {
-    return fail(codes::kTraceBadPayload, "ill-formed " + event + ": " + *bad);
+    fail(codes::kTraceBadPayload, "ill-formed " + event + ": " + *bad);
+    return false;
   }
-
   if (event == "tool_called" || event == "tool_completed") {
     const auto& call_id = event_object.find("call_id")->as_string();
     if (event == "tool_called") {
       if (!open_calls_.insert(call_id).second) {
-        return fail(codes::kTraceDuplicateCallId,
-                    "tool_called with call_id \"" + call_id + "\" while that call is still open");
+        fail(codes::kTraceDuplicateCallId,
+             "tool_called with call_id \"" + call_id + "\" while that call is still open");
+        return false;
       }
       ++summary_.tool_calls;
     } else if (open_calls_.erase(call_id) == 0) {
-      return fail(codes::kTraceUnpairedTool,
-                  "tool_completed with call_id \"" + call_id + "\" has no preceding tool_called");
+      fail(codes::kTraceUnpairedTool,
+           "tool_completed with call_id \"" + call_id + "\" has no preceding tool_called");
+      return false;
     }
   } else if (event == "model_requested") {
     ++summary_.model_calls;
@@ -218,11 +232,11 @@ void Verifier::check_line(std::string_view text, bool terminated) {
     ++summary_.violations_by_kind[kind != nullptr ? *kind : event];
   } else if (event == "tool_denied") {
     ++summary_.violations_by_kind[event];
-  } else if (terminal) {
+  } else if (is_terminal_event(event)) {
     terminated_ = true;
     summary_.terminal = event_object.find("terminal")->as_string();
   }
-  ++summary_.events;
+  return true;
 }
 
 Summary Verifier::finish() {

@@ -59,6 +59,10 @@ class Verifier {
 
  private:
   void check_line(std::string_view text, bool terminated);
+  // The steps of check_line; each returns false after recording the first error.
+  bool check_envelope(std::string_view text, const json::Value& event_object);
+  bool check_order(const std::string& event, const std::string& run_id, std::int64_t seq);
+  bool check_and_count(const std::string& event, const json::Value& event_object);
   void fail(const char* code, std::string message, std::int64_t column = 0);
 
   VerifyOptions options_;
