@@ -83,15 +83,36 @@ class Auditor {
     Receipt replay("provider_free_replay");
     Receipt tool("capability_scoped_tool");
     Receipt gate("executable_evaluation_gate");
+    const std::string trace_path = (work_ / "repair.jsonl").string();
+    if (Status s = typed_contract(task, task_path, trace_path, typed); !s) {
+      return s.take_diagnostics();
+    }
+    const std::string trace_sha = bounded_repair(trace_path, repair);
+    if (Status s = provider_free_replay(trace_path, trace_sha, replay); !s) {
+      return s.take_diagnostics();
+    }
+    if (Status s = scoped_tool(tool); !s) return s.take_diagnostics();
+    if (Status s = evaluation_gate(gate); !s) return s.take_diagnostics();
 
-    // 1. The task validates and is the pinned one; the run's result passes the strict contract.
+    std::vector<Receipt> receipts = {typed, repair, replay, tool, gate};
+    if (!req_.store_dir.empty()) {
+      Receipt store("content_addressed_store");
+      if (Status s = store_round_trip(trace_path, trace_sha, store); !s)
+        return s.take_diagnostics();
+      receipts.push_back(std::move(store));
+    }
+    return finish(receipts);
+  }
+
+ private:
+  // 1. The task validates and is the pinned one; the run's result passes the strict contract.
+  Status typed_contract(const Result<runtime::Task>& task, const std::string& task_path,
+                        const std::string& trace_path, Receipt& typed) {
     typed.check(task_sha_ == kTaskSha256,
                 "task digest differs from the pinned " + std::string(kTaskSha256));
     typed.check(task.ok(), "task does not validate");
     typed.evidence("task_sha256", task_sha_);
     if (task.ok()) budget_ = task->budget;
-
-    const std::string trace_path = (work_ / "repair.jsonl").string();
     Result<Ran> run =
         exec("mf-run", {"--task", task_path, "--model",
                         "scripted:" + (fixtures_ / "forge" / "responses-repair.json").string(),
@@ -108,16 +129,24 @@ class Auditor {
                   "the contract requires no field");
       typed.evidence("output_sha256", json::canonical_digest(*output));
     }
+    return {};
+  }
 
-    // 2. Two calls, one repair carrying the exact violations, within the declared caps.
+  // 2. Two calls, one repair carrying the exact violations, within the declared caps. Returns the
+  //    trace's digest (empty when there is no trace).
+  std::string bounded_repair(const std::string& trace_path, Receipt& repair) {
     Result<std::string> trace_bytes = io::read_input(trace_path, 64u << 20);
     const std::string trace_sha = trace_bytes ? hash::sha256_hex(*trace_bytes) : std::string();
     if (repair.check(trace_bytes.ok(), "no trace was written")) {
       check_repair_trace(*trace_bytes, repair);
       repair.evidence("trace_sha256", trace_sha);
     }
+    return trace_sha;
+  }
 
-    // 3. The trace replays without a model to the same terminal state and counts.
+  // 3. The trace replays without a model to the same terminal state and counts.
+  Status provider_free_replay(const std::string& trace_path, const std::string& trace_sha,
+                              Receipt& replay) {
     Result<Ran> replayed = exec("mf-replay", {trace_path});
     if (!replayed) return replayed.take_diagnostics();
     replay.check(replayed->exit_code == 0,
@@ -134,9 +163,12 @@ class Auditor {
                    "replay hashed different trace bytes");
       replay.evidence("summary_sha256", json::canonical_digest(*summary));
     }
+    return {};
+  }
 
-    // 4. The confined reader returns the task's own bytes (holding the call budget) and refuses
-    //    to leave its root.
+  // 4. The confined reader returns the task's own bytes (holding the call budget) and refuses to
+  //    leave its root.
+  Status scoped_tool(Receipt& tool) {
     Result<Ran> slice_run =
         exec("mf-toolread", {"--root", fixtures_.string(), "--path", "forge/task-valid.json",
                              "--start-line", "1", "--end-line", "20"});
@@ -157,8 +189,11 @@ class Auditor {
     if (!escape) return escape.take_diagnostics();
     tool.check(escape->exit_code == 2 && escape->out.empty(),
                "a parent escape was not refused (exit " + std::to_string(escape->exit_code) + ")");
+    return {};
+  }
 
-    // 5. The four-case suite runs, passes 4/4, and a report compares clean against itself.
+  // 5. The four-case suite runs, passes 4/4, and a report compares clean against itself.
+  Status evaluation_gate(Receipt& gate) {
     const std::string eval_path = (work_ / "eval.json").string();
     Result<Ran> eval =
         exec("mf-eval", {"run", "--suite", (fixtures_ / "forge" / "eval-suite.json").string(),
@@ -183,18 +218,9 @@ class Auditor {
     if (!compare) return compare.take_diagnostics();
     gate.check(compare->exit_code == 0,
                "mf-eval compare exited " + std::to_string(compare->exit_code));
-
-    std::vector<Receipt> receipts = {typed, repair, replay, tool, gate};
-    if (!req_.store_dir.empty()) {
-      Receipt store("content_addressed_store");
-      if (Status s = store_round_trip(trace_path, trace_sha, store); !s)
-        return s.take_diagnostics();
-      receipts.push_back(std::move(store));
-    }
-    return finish(receipts);
+    return {};
   }
 
- private:
   Result<Ran> exec(const std::string& tool, std::vector<std::string> args) {
     process::Command c;
     c.program = (fs::path(req_.bin_dir) / tool).string();
