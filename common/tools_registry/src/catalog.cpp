@@ -44,36 +44,21 @@ std::string join(const auto& names) {
 }
 
 // Reads one descriptor; every problem is MF-R004 except schema subset faults (MF-R007).
-Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& at) {
-  if (!v.is_object()) {
-    return diag::error(codes::kMalformedDescriptor, "a catalog entry must be an object", at);
+namespace {
+
+// Collects the faults of one catalog entry that its FieldReader does not raise itself.
+struct EntryFaults {
+  const json::FieldReader& f;
+  diag::Diagnostics list;
+  void bad(std::string_view key, std::string msg) {
+    list.push_back(diag::error(codes::kMalformedDescriptor, std::move(msg), f.pointer_of(key)));
   }
-  json::FieldReader f(v, at);
-  ToolDescriptor d;
-  diag::Diagnostics extra;
-  auto bad = [&](std::string_view key, std::string msg) {
-    extra.push_back(diag::error(codes::kMalformedDescriptor, std::move(msg), f.pointer_of(key)));
-  };
-  if (auto s = f.string("tool_id")) {
-    d.tool_id = *s;
-    if (!valid_dotted_id(d.tool_id)) bad("tool_id", "tool_id must be dotted lowercase");
-  }
-  if (auto i = f.integer("version")) {
-    d.version = *i;
-    if (d.version < 1 || d.version > kMaxVersion) bad("version", "version must be 1..2^31-1");
-  }
-  if (auto s = f.string("model_tool_name")) {
-    d.model_tool_name = *s;
-    if (!valid_model_tool_name(d.model_tool_name)) {
-      bad("model_tool_name", "model_tool_name must match [A-Za-z][A-Za-z0-9_-]{0,63}");
-    }
-  }
-  if (auto s = f.string("description")) {
-    d.description = *s;
-    if (d.description.empty() || d.description.size() > kMaxDescription) {
-      bad("description", "description must be 1..8192 bytes");
-    }
-  }
+};
+
+// input_schema (required, an object schema) and output_schema (default: anything).
+void read_schemas(json::FieldReader& f, ToolDescriptor& d, EntryFaults& faults) {
+  auto& extra = faults.list;
+  auto bad = [&](std::string_view key, std::string msg) { faults.bad(key, std::move(msg)); };
   if (const json::Value* s = f.optional("input_schema")) {
     if (Status ok = schema::admit(*s, codes::kUnsupportedSchema, f.pointer_of("input_schema"));
         !ok) {
@@ -99,6 +84,11 @@ Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& 
       d.output_schema = schema::normalize(*s);
     }
   }
+}
+
+void read_capabilities(json::FieldReader& f, ToolDescriptor& d, EntryFaults& faults) {
+  auto& extra = faults.list;
+  auto bad = [&](std::string_view key, std::string msg) { faults.bad(key, std::move(msg)); };
   if (const json::Value* caps = f.array("required_capabilities", false)) {
     for (std::size_t i = 0; i < caps->as_array().size(); ++i) {
       const json::Value& c = caps->as_array()[i];
@@ -120,22 +110,11 @@ Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& 
     }
     std::sort(d.required_capabilities.begin(), d.required_capabilities.end());
   }
-  if (auto s = f.string("side_effect_class")) {
-    if (!parse_enum(kSideEffects, *s, d.side_effect_class)) {
-      bad("side_effect_class", "side_effect_class must be one of " + join(kSideEffects));
-    }
-  }
-  if (auto s = f.string("idempotency")) {
-    if (!parse_enum(kIdempotency, *s, d.idempotency)) {
-      bad("idempotency", "idempotency must be one of " + join(kIdempotency));
-    }
-  }
-  if (auto i = f.integer("timeout_ms", false)) {
-    d.timeout_ms = *i;
-    if (d.timeout_ms < 1 || d.timeout_ms > kMaxTimeoutMs) {
-      bad("timeout_ms", "timeout_ms must be 1..86400000");
-    }
-  }
+}
+
+void read_output_policy(json::FieldReader& f, ToolDescriptor& d, EntryFaults& faults) {
+  auto& extra = faults.list;
+  auto bad = [&](std::string_view key, std::string msg) { faults.bad(key, std::move(msg)); };
   if (const json::Value* o = f.object("output_policy", false)) {
     json::FieldReader p(*o, f.pointer_of("output_policy"));
     if (auto i = p.integer("max_output_bytes")) d.output_policy.max_output_bytes = *i;
@@ -153,6 +132,57 @@ Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& 
       extra.push_back(std::move(e));
     }
   }
+}
+
+}  // namespace
+
+Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& at) {
+  if (!v.is_object()) {
+    return diag::error(codes::kMalformedDescriptor, "a catalog entry must be an object", at);
+  }
+  json::FieldReader f(v, at);
+  ToolDescriptor d;
+  EntryFaults faults{f, {}};
+  auto bad = [&](std::string_view key, std::string msg) { faults.bad(key, std::move(msg)); };
+  if (auto s = f.string("tool_id")) {
+    d.tool_id = *s;
+    if (!valid_dotted_id(d.tool_id)) bad("tool_id", "tool_id must be dotted lowercase");
+  }
+  if (auto i = f.integer("version")) {
+    d.version = *i;
+    if (d.version < 1 || d.version > kMaxVersion) bad("version", "version must be 1..2^31-1");
+  }
+  if (auto s = f.string("model_tool_name")) {
+    d.model_tool_name = *s;
+    if (!valid_model_tool_name(d.model_tool_name)) {
+      bad("model_tool_name", "model_tool_name must match [A-Za-z][A-Za-z0-9_-]{0,63}");
+    }
+  }
+  if (auto s = f.string("description")) {
+    d.description = *s;
+    if (d.description.empty() || d.description.size() > kMaxDescription) {
+      bad("description", "description must be 1..8192 bytes");
+    }
+  }
+  read_schemas(f, d, faults);
+  read_capabilities(f, d, faults);
+  if (auto s = f.string("side_effect_class")) {
+    if (!parse_enum(kSideEffects, *s, d.side_effect_class)) {
+      bad("side_effect_class", "side_effect_class must be one of " + join(kSideEffects));
+    }
+  }
+  if (auto s = f.string("idempotency")) {
+    if (!parse_enum(kIdempotency, *s, d.idempotency)) {
+      bad("idempotency", "idempotency must be one of " + join(kIdempotency));
+    }
+  }
+  if (auto i = f.integer("timeout_ms", false)) {
+    d.timeout_ms = *i;
+    if (d.timeout_ms < 1 || d.timeout_ms > kMaxTimeoutMs) {
+      bad("timeout_ms", "timeout_ms must be 1..86400000");
+    }
+  }
+  read_output_policy(f, d, faults);
   d.implementation_id = "impl." + d.tool_id + ".v" + std::to_string(d.version);
   if (auto s = f.string("implementation_id", false)) {
     d.implementation_id = *s;
@@ -166,7 +196,7 @@ Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& 
                     "timeout_ms", "output_policy", "implementation_id", "descriptor_sha256"});
   diag::Diagnostics ds = f.take();
   for (auto& e : ds) e.code = codes::kMalformedDescriptor;  // one family for catalog entries
-  for (auto& e : extra) ds.push_back(std::move(e));
+  for (auto& e : faults.list) ds.push_back(std::move(e));
   if (!ds.empty()) return ds;
   d.descriptor_sha256 = json::canonical_digest(to_json(d));
   if (claimed && *claimed != d.descriptor_sha256) {
