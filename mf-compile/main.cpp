@@ -8,6 +8,57 @@
 
 namespace cli = mf::cli;
 
+namespace {
+
+// The options apply to compiling, not to verify.
+const std::vector<std::string> kCompile{""};
+
+struct Opts {
+  cli::Texts catalog, profiles;
+  cli::Text out, store, diagnostics, format, expect_id, stage, legal_terminals, capabilities;
+};
+
+// mf-compile verify PLAN: the plan's hash and invariants; its summary on stdout.
+int verify(const cli::Context& ctx, const std::vector<std::string>& args) {
+  if (args.size() > 2) return cli::usage_error(ctx.tool, "verify takes one PLAN file (or -)");
+  const std::string plan = args.size() == 2 ? args[1] : "-";
+  auto summary = mf::harness::verify_command(plan);
+  if (!summary) {
+    return cli::report(ctx.tool, summary.diagnostics(), plan == "-" ? "<stdin>" : plan,
+                       mf::diag::Job::Check);
+  }
+  auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*summary));
+  return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
+}
+
+int compile(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
+  if (args.size() > 1) return cli::usage_error(ctx.tool, "give one HARNESS file (or -)");
+  mf::harness::CompileArgs a;
+  a.source = args.empty() ? "-" : args[0];
+  a.format = ctx.get(o.format);
+  a.catalogs = ctx.get(o.catalog);
+  a.profiles = ctx.get(o.profiles);
+  a.out = ctx.get(o.out);
+  a.store_dir = ctx.get(o.store);
+  a.diagnostics = ctx.get(o.diagnostics);
+  if ((a.out.empty() || a.out == "-") && a.diagnostics == "-") {
+    return cli::usage_error(ctx.tool, "the plan already goes to stdout; give --diagnostics a FILE");
+  }
+  a.expected_harness_id = ctx.get(o.expect_id);
+  a.stage = ctx.get(o.stage);
+  a.legal_terminals_given = ctx.given(o.legal_terminals);
+  a.legal_terminals = ctx.get(o.legal_terminals);
+  a.capabilities_given = ctx.given(o.capabilities);
+  a.capabilities = ctx.get(o.capabilities);
+  auto outcome = mf::harness::compile_command(a, STDOUT_FILENO);
+  if (outcome.diagnostics.empty()) return cli::kSuccess;
+  const int code =
+      cli::report(ctx.tool, outcome.diagnostics, a.source == "-" ? "<stdin>" : a.source);
+  return outcome.compiled && code == cli::kRejected ? cli::kSuccess : code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   const cli::Tool tool{
       .name = "mf-compile",
@@ -36,69 +87,43 @@ int main(int argc, char** argv) {
           "bytes) with its compile report beside it, and the report is printed; without --out (or "
           "with -o -) the plan itself goes to stdout. Exit 0 compiled, 2 rejected, 3 output or "
           "internal error; verify exits 1 when a plan fails its hash or invariants.",
+      .commands = {"verify"},
   };
-  cli::Options o;
-  const auto catalog = o.texts({"catalog",
-                                "tool catalog (repeatable; 'builtin' = the compiled-in catalog, "
-                                "the default)",
-                                "FILE"});
-  const auto profiles =
-      o.texts({"profiles", "model profiles (repeatable; default: the built-in profiles)", "FILE"});
-  const auto out =
-      o.text({"out,o", "publish the plan into DIR, or print it to stdout with '-' (the default)",
-              "DIR|-"});
-  const auto store = o.text(
-      {"store", "also put plan and report in the store (refs compile/<id>/<version>/...)", "DIR"});
-  const auto diagnostics = o.text(
-      {"diagnostics", "also write the compile report to FILE (or stdout with '-')", "FILE|-"});
-  const auto format =
-      o.text({"format", "source format (default: by extension; stdin is sniffed)", "yaml|json"});
-  const auto expect_id =
-      o.text({"expect-harness-id", "refuse a source whose harness_id differs (MF-S027)", "ID"});
-  const auto stage =
-      o.text({"stage", "the stage kind the plan is compiled for; must be in stage_scope (MF-S028)",
-              "STAGE"});
-  const auto legal_terminals = o.text(
-      {"legal-terminals", "the terminal results the caller accepts (MF-G009, MF-S029)", "A,B"});
-  const auto capabilities =
-      o.text({"capabilities", "the granted capability envelope (MF-C001)", "CAP,..."});
+  cli::Options d;
+  const Opts o{
+      .catalog = d.texts({"catalog",
+                          "tool catalog (repeatable; 'builtin' = the compiled-in catalog, "
+                          "the default)",
+                          "FILE", kCompile}),
+      .profiles =
+          d.texts({"profiles", "model profiles (repeatable; default: the built-in profiles)",
+                   "FILE", kCompile}),
+      .out = d.text({"out,o",
+                     "publish the plan into DIR, or print it to stdout with '-' (the default)",
+                     "DIR|-", kCompile}),
+      .store = d.text({"store",
+                       "also put plan and report in the store (refs compile/<id>/<version>/...)",
+                       "DIR", kCompile}),
+      .diagnostics =
+          d.text({"diagnostics", "also write the compile report to FILE (or stdout with '-')",
+                  "FILE|-", kCompile}),
+      .format = d.text({"format", "source format (default: by extension; stdin is sniffed)",
+                        "yaml|json", kCompile}),
+      .expect_id = d.text({"expect-harness-id",
+                           "refuse a source whose harness_id differs (MF-S027)", "ID", kCompile}),
+      .stage = d.text({"stage",
+                       "the stage kind the plan is compiled for; must be in stage_scope (MF-S028)",
+                       "STAGE", kCompile}),
+      .legal_terminals =
+          d.text({"legal-terminals", "the terminal results the caller accepts (MF-G009, MF-S029)",
+                  "A,B", kCompile}),
+      .capabilities = d.text(
+          {"capabilities", "the granted capability envelope (MF-C001)", "CAP,...", kCompile}),
+  };
 
-  return cli::run(argc, argv, tool, o, [&](cli::Context& ctx) -> int {
+  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
-    if (!args.empty() && args[0] == "verify") {
-      if (args.size() > 2) return cli::usage_error(ctx.tool, "verify takes one PLAN file (or -)");
-      const std::string plan = args.size() == 2 ? args[1] : "-";
-      auto summary = mf::harness::verify_command(plan);
-      if (!summary) {
-        return cli::report(ctx.tool, summary.diagnostics(), plan == "-" ? "<stdin>" : plan,
-                           mf::diag::Job::Check);
-      }
-      auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*summary));
-      return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
-    }
-    if (args.size() > 1) return cli::usage_error(ctx.tool, "give one HARNESS file (or -)");
-    mf::harness::CompileArgs a;
-    a.source = args.empty() ? "-" : args[0];
-    a.format = ctx.get(format);
-    a.catalogs = ctx.get(catalog);
-    a.profiles = ctx.get(profiles);
-    a.out = ctx.get(out);
-    a.store_dir = ctx.get(store);
-    a.diagnostics = ctx.get(diagnostics);
-    if ((a.out.empty() || a.out == "-") && a.diagnostics == "-") {
-      return cli::usage_error(ctx.tool,
-                              "the plan already goes to stdout; give --diagnostics a FILE");
-    }
-    a.expected_harness_id = ctx.get(expect_id);
-    a.stage = ctx.get(stage);
-    a.legal_terminals_given = ctx.given(legal_terminals);
-    a.legal_terminals = ctx.get(legal_terminals);
-    a.capabilities_given = ctx.given(capabilities);
-    a.capabilities = ctx.get(capabilities);
-    auto outcome = mf::harness::compile_command(a, STDOUT_FILENO);
-    if (outcome.diagnostics.empty()) return cli::kSuccess;
-    const int code =
-        cli::report(ctx.tool, outcome.diagnostics, a.source == "-" ? "<stdin>" : a.source);
-    return outcome.compiled && code == cli::kRejected ? cli::kSuccess : code;
+    if (!args.empty() && args[0] == "verify") return verify(ctx, args);
+    return compile(ctx, o, args);
   });
 }

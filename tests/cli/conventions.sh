@@ -80,6 +80,7 @@ usage "$MF_BIN/mf-eval" run --suite s.json --output - --shard 1/2
 # An option of another subcommand is refused, not ignored.
 usage "$MF_BIN/mf-eval" compare --baseline a.json --candidate b.json --suite s.json
 usage "$MF_BIN/mf-store" ls --dry-run
+usage "$MF_BIN/mf-compile" verify --catalog c.json plan.json
 usage "$MF_BIN/mf-toolread" --root . --path README.md --query x
 usage "$MF_BIN/mf-toolread" search --root . --query x --start-line 2
 usage "$MF_BIN/mf-run" tool read --workspace . --args '{}' --task t.json

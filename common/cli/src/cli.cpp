@@ -55,7 +55,11 @@ int print_to_stdout(const Tool& tool, const std::string& text) {
 template <class Rules>
 std::string check_rules(const Rules& rules, const Context& ctx) {
   const auto operands = ctx.positionals();
-  const std::string command = operands.empty() ? std::string() : operands[0];
+  const auto& known = ctx.tool.commands;
+  std::string command = operands.empty() ? std::string() : operands[0];
+  if (!known.empty() && std::find(known.begin(), known.end(), command) == known.end()) {
+    command.clear();
+  }
   for (const auto& rule : rules) {
     if (ctx.vars.count(rule.name) == 0) continue;
     const std::string option = "--" + rule.name;

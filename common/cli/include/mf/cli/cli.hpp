@@ -36,6 +36,10 @@ struct Tool {
   // vector<string>) unless `options` already does.
   std::string positional{};
   std::string details{};  // optional paragraphs printed after the summary under --help
+  // When the first operand may be a subcommand or an input (mf-compile verify | HARNESS): the
+  // subcommands. Empty: the first operand, if any, is always the subcommand. Decl::commands is
+  // matched against the subcommand, "" when there is none.
+  std::vector<std::string> commands{};
 };
 
 struct Context;
