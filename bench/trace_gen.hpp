@@ -147,7 +147,7 @@ inline void append_float(Rng& rng, std::string& out) {
 
 }  // namespace detail
 
-// Emits trace-like events (SPEC §3.3 shape, payloads invented) one line at a time.
+// Emits trace-like events (docs/formats/trace.md shape, payloads invented) one line at a time.
 class TraceGenerator {
  public:
   explicit TraceGenerator(std::uint64_t seed) : rng_(seed) { new_run(); }

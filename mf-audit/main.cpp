@@ -1,4 +1,5 @@
-// mf-audit: run the product end to end and hash its capability receipts into one report (SPEC §10).
+// mf-audit: run the product end to end and hash its capability receipts into one report
+// (docs/cli.md).
 #include <unistd.h>
 
 #include <iostream>

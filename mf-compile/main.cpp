@@ -1,4 +1,5 @@
-// mf-compile: harness source + tool catalog + model profiles -> compiled plan (SPEC §5.2, §5.3).
+// mf-compile: harness source + tool catalog + model profiles -> compiled plan
+// (docs/formats/harness.md, docs/formats/plan.md).
 #include <unistd.h>
 
 #include "mf/cli/cli.hpp"

@@ -1,4 +1,5 @@
-// mf-run: one task or one compiled plan against a model; the trace and the result (SPEC §4, §5.5).
+// mf-run: one task against a model, or one call of the tool pack; the trace and the result
+// (docs/formats/task.md, docs/tools.md).
 #include <unistd.h>
 
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// mf-store: inspect and maintain the content-addressed store (SPEC §3.4). The plumbing commands
+// mf-store: inspect and maintain the content-addressed store (docs/store.md). The plumbing commands
 // `canon` and `hash` work without a store; the store commands parse their operands here and call
 // one function of mf/store/commands.hpp each. Exit codes per command: docs/store.md.
 #include <unistd.h>

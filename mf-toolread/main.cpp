@@ -1,4 +1,5 @@
-// mf-toolread: root-confined, bounded source reading and searching; emits a SourceSlice (SPEC §9).
+// mf-toolread: root-confined, bounded source reading and searching; emits a SourceSlice
+// (docs/toolread.md).
 #include <unistd.h>
 
 #include <cstdint>

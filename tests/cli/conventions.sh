@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# SPEC §2.1 for every binary: --help with examples on stdout, --version as "name version (build id)",
-# usage errors exit 2 with the message on stderr only, and jobs that are not built yet exit 2.
+# The conventions of docs/cli.md for every binary: --help with examples on stdout, --version as
+# "name version (build id)", usage errors exit 2 with the message on stderr only, --help offering
+# only what is built, options refused outside their subcommand.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 

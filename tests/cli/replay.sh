@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mf-replay: trace verification and the summary (SPEC §7, docs/formats/trace.md) — exit codes, the
+# mf-replay: trace verification and the summary (docs/formats/trace.md) — exit codes, the
 # summary on stdout (also for broken traces), the first offending line on stderr, stdin as '-'.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"

@@ -130,7 +130,7 @@ run 0 "$store" hash --json "$tmp/doc.json"
 run 2 "$store" hash --json "$tmp/dup.json"
 grep -q "error MF-S006" "$tmp/err" || fail "hash --json of a duplicate key: $(cat "$tmp/err")"
 
-# --- the Forge task fixture (SPEC §4): its bytes are pinned --------------------------------------
+# --- the Forge task fixture (docs/formats/task.md): its bytes are pinned --------------------------------------
 pinned=fc4aa5898f737ba4c5a8cb7b2c2c380e1e133e2696b7915a5a3907332ca840f6
 fixture="${MF_SOURCE_DIR:-.}/fixtures/forge/task-valid.json"
 [[ $(sha "$fixture") == "$pinned" ]] || fail "fixtures/forge/task-valid.json is not byte-exact"

@@ -1,5 +1,5 @@
 // ES6 number serialization vectors (json-canonicalization/generated, produced by the upstream
-// numgen.js) against write_number (SPEC §3.1). Line format: "<hex IEEE-754 bits>,<expected>\n".
+// numgen.js) against write_number (docs/json.md). Line format: "<hex IEEE-754 bits>,<expected>\n".
 #include <gtest/gtest.h>
 
 #include <charconv>

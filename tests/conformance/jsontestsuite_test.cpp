@@ -1,4 +1,4 @@
-// JSONTestSuite (nst/JSONTestSuite, test_parsing/) run against the strict reader (SPEC §3.1).
+// JSONTestSuite (nst/JSONTestSuite, test_parsing/) run against the strict reader (docs/json.md).
 // n_ files must be rejected, y_ files accepted (except the duplicate-key deviation), and every i_
 // file has a pinned outcome below; docs/json.md explains each one.
 #include <gtest/gtest.h>
@@ -149,7 +149,7 @@ const std::map<std::string, Pinned>& pinned() {
   return table;
 }
 
-// y_ files the reader rejects on purpose: duplicate keys (SPEC §3.1 deviation from RFC 8259).
+// y_ files the reader rejects on purpose: duplicate keys (docs/json.md deviation from RFC 8259).
 const std::set<std::string>& rejected_y() {
   static const std::set<std::string> files = {"y_object_duplicated_key.json",
                                               "y_object_duplicated_key_and_value.json"};

@@ -1,5 +1,5 @@
 // cyberphone/json-canonicalization testdata (RFC 8785 reference cases) against the reader and the
-// canonical writer (SPEC §3.1): input/<name>.json canonicalizes to output/<name>.json byte for
+// canonical writer (docs/json.md): input/<name>.json canonicalizes to output/<name>.json byte for
 // byte, and to the bytes listed in outhex/<name>.txt.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// The execution boundary (SPEC §5.4) through ToolExecutor: bindings from a compiled plan (and the
-// refusal of a plan node edited after compilation), name resolution, argument validation,
+// The execution boundary (docs/tools.md) through ToolExecutor: bindings from a compiled plan (and
+// the refusal of a plan node edited after compilation), name resolution, argument validation,
 // argument-matched prerequisites, capability grants, output bounding and redaction, terminal
 // controls, artifacts, missing implementations, trace records, cancellation and edit's legacy
 // arguments.

@@ -7,7 +7,7 @@ namespace mf::diag {
 Diagnostic error(std::string code, std::string message, std::string pointer, std::int64_t line,
                  std::int64_t column) {
   // Messages quote input values and pointers name input keys; neither may carry a credential
-  // onward (SPEC §11).
+  // onward (docs/diagnostics.md).
   return Diagnostic{
       std::move(code), Severity::Error, redact_secrets(message), redact_secrets(pointer), line,
       column};

@@ -1,4 +1,4 @@
-// The exit audit (SPEC §10): runs the product's binaries exactly as a user would and binds what
+// The exit audit (docs/cli.md): runs the product's binaries exactly as a user would and binds what
 // they produced into one content-addressed report of capability receipts. A receipt is true only
 // when the audit executed what it claims and checked the result; nothing is a checklist.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace mf::audit {
 
-// The Forge task fixture's pinned digest (SPEC §4).
+// The Forge task fixture's pinned digest (docs/formats/task.md).
 inline constexpr const char* kTaskSha256 =
     "fc4aa5898f737ba4c5a8cb7b2c2c380e1e133e2696b7915a5a3907332ca840f6";
 

@@ -1,4 +1,4 @@
-// The CLI conventions of SPEC §2.1, implemented once: --help with examples, --version with the
+// The CLI conventions of docs/cli.md, implemented once: --help with examples, --version with the
 // build id, --quiet, exit codes, diagnostics on stderr, machine-readable output only on stdout.
 #pragma once
 

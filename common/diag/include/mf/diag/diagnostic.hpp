@@ -1,4 +1,4 @@
-// Diagnostics and the one error model of the codebase (SPEC §3.2).
+// Diagnostics and the one error model of the codebase (docs/diagnostics.md).
 // A failing operation returns Result<T> holding one or more Diagnostics; nothing throws across
 // module boundaries. Codes are stable and listed in docs/diagnostics.md.
 #pragma once

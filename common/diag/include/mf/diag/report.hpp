@@ -1,5 +1,5 @@
-// Bounded diagnostic reports (SPEC §3.2): at most 128 diagnostics, 1 KiB per message and 256 KiB
-// per report; anything beyond is dropped and announced by one final MF-D001 warning.
+// Bounded diagnostic reports (docs/diagnostics.md): at most 128 diagnostics, 1 KiB per message and
+// 256 KiB per report; anything beyond is dropped and announced by one final MF-D001 warning.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
-// Secret-looking values (SPEC §11): recognised by shape (API keys, tokens, private keys, JWTs,
-// bearer credentials) so that no diagnostic, report or trace repeats one, and so that inputs that
-// must not carry credentials (harness sources) can refuse them.
+// Secret-looking values (docs/diagnostics.md): recognised by shape (API keys, tokens, private keys,
+// JWTs, bearer credentials) so that no diagnostic, report or trace repeats one, and so that inputs
+// that must not carry credentials (harness sources) can refuse them.
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// Evaluation suites (SPEC §8, docs/formats/eval.md): cases that pair a task with a scripted model
+// Evaluation suites (docs/formats/eval.md): cases that pair a task with a scripted model
 // and state what its run must show. Loading validates the suite, and every task and script it
 // names, before any case runs: an invalid suite is a rejected request (exit 2).
 #pragma once

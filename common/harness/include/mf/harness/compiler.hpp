@@ -1,7 +1,7 @@
-// The harness compiler (SPEC §5.1-5.3): a harness source plus tool catalogs and model profiles in,
-// a content-addressed compiled plan (or diagnostics) out. Pure: the caller reads files and
-// publishes results; phases run request -> parse -> schema -> resolution -> graph -> capability ->
-// artifact -> lowering, and a phase that fails stops the ones after it.
+// The harness compiler (docs/formats/harness.md, docs/formats/plan.md): a harness source plus tool
+// catalogs and model profiles in, a content-addressed compiled plan (or diagnostics) out. Pure: the
+// caller reads files and publishes results; phases run request -> parse -> schema -> resolution ->
+// graph -> capability -> artifact -> lowering, and a phase that fails stops the ones after it.
 #pragma once
 
 #include <optional>

@@ -1,6 +1,6 @@
-// Compiled plans (SPEC §5.3): the digest rule, the invariants every plan satisfies, and the one
-// loader mf-compile verify, mf-run --plan and mf-replay use. A plan that fails any check is refused
-// with the reason: MF-L004 for a digest mismatch, MF-L002 for a broken invariant.
+// Compiled plans (docs/formats/plan.md): the digest rule, the invariants every plan satisfies, and
+// the one loader mf-compile verify, mf-run --plan and mf-replay use. A plan that fails any check is
+// refused with the reason: MF-L004 for a digest mismatch, MF-L002 for a broken invariant.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// RFC 8785 (JCS) canonical serialization and the canonical digest (SPEC §3.1).
+// RFC 8785 (JCS) canonical serialization and the canonical digest (docs/json.md).
 // Members sorted by UTF-16 code units, ES6 shortest number form, minimal string escapes.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The strict JSON reader: the only way any JSON enters the product (SPEC §3.1).
+// The strict JSON reader: the only way any JSON enters the product (docs/json.md).
 // Rejects invalid UTF-8, duplicate keys, NaN/Infinity, trailing content, and inputs beyond the
 // limits; every rejection is a diagnostic with an RFC 6901 pointer and a 1-based line and column.
 #pragma once

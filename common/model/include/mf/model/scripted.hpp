@@ -1,5 +1,6 @@
-// The scripted model (SPEC §4): an ordered queue of steps read from a JSON file. Each call consumes
-// one step; an exhausted script is a provider failure, which makes extra calls visible.
+// The scripted model (docs/formats/task.md): an ordered queue of steps read from a JSON file. Each
+// call consumes one step; an exhausted script is a provider failure, which makes extra calls
+// visible.
 //
 //   {"steps": [
 //     {"content": "{\"risk\": \"...\"}", "usage": {"input_tokens": 10, "output_tokens": 5}},

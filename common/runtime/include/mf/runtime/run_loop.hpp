@@ -1,7 +1,7 @@
-// The one run loop (SPEC §4, §5.5). Task mode is a plan with no tools whose final answer is the
-// assistant content checked by the output contract; harness mode will add tool turns to this same
-// loop. It sequences model calls, verification and bounded targeted repair, enforces the budget
-// before every call, and records every decision in the trace.
+// The one run loop (docs/formats/task.md, docs/architecture.md). Task mode is a plan with no tools
+// whose final answer is the assistant content checked by the output contract; harness mode will add
+// tool turns to this same loop. It sequences model calls, verification and bounded targeted repair,
+// enforces the budget before every call, and records every decision in the trace.
 #pragma once
 
 #include <atomic>
@@ -15,7 +15,7 @@
 
 namespace mf::runtime {
 
-// How raw model content is recorded in model_responded (SPEC §3.3).
+// How raw model content is recorded in model_responded (docs/formats/trace.md).
 enum class TraceContent : std::uint8_t {
   Digest,  // size + SHA-256 + usage (default)
   Inline,  // additionally the content itself

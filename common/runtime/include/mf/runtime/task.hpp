@@ -1,5 +1,5 @@
-// The Forge task (SPEC §4): product configuration validated completely before a run starts. An
-// invalid task is a rejected request (exit 2) and never produces a trace.
+// The Forge task (docs/formats/task.md): product configuration validated completely before a run
+// starts. An invalid task is a rejected request (exit 2) and never produces a trace.
 #pragma once
 
 #include <cstdint>

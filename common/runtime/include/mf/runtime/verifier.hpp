@@ -1,6 +1,7 @@
-// The layered output verifier of task mode (SPEC §4). Each layer names itself in its violations so
-// a result never claims more than the layers that ran: byte_budget -> json -> shape -> required ->
-// unknown -> semantic. It returns every violation of the first failing layer and stops there.
+// The layered output verifier of task mode (docs/formats/task.md). Each layer names itself in its
+// violations so a result never claims more than the layers that ran: byte_budget -> json -> shape
+// -> required -> unknown -> semantic. It returns every violation of the first failing layer and
+// stops there.
 #pragma once
 
 #include <functional>

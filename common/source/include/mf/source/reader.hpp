@@ -1,4 +1,4 @@
-// Root-confined, bounded source reading and searching (SPEC §9), behind mf-toolread.
+// Root-confined, bounded source reading and searching (docs/toolread.md), behind mf-toolread.
 // Every file is opened beneath a descriptor of the canonical root (mf/fs/beneath.hpp).
 // Format and decisions: docs/toolread.md.
 #pragma once

@@ -1,4 +1,4 @@
-// The content-addressed store (SPEC §3.4): one LMDB environment holding objects keyed by the
+// The content-addressed store (docs/store.md): one LMDB environment holding objects keyed by the
 // SHA-256 of their exact bytes, plus named refs pointing at digests. LMDB is included by this
 // module only (common/store/src/store.cpp). Layout, ref names, reachability, export format:
 // docs/store.md.

@@ -1,6 +1,7 @@
-// The tool registry (SPEC §5.4): immutable descriptors with a registry-computed digest, and frozen
-// catalogs giving exact (tool_id, version) lookup. The harness compiler resolves tool_refs against
-// a catalog; the execution boundary runs a call only through a descriptor bound in a compiled plan.
+// The tool registry (docs/tools.md): immutable descriptors with a registry-computed digest, and
+// frozen catalogs giving exact (tool_id, version) lookup. The harness compiler resolves tool_refs
+// against a catalog; the execution boundary runs a call only through a descriptor bound in a
+// compiled plan.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The trace's event vocabulary (SPEC §3.3, docs/formats/trace.md): the event types, the terminal
+// The trace's event vocabulary (docs/formats/trace.md): the event types, the terminal
 // states, and the payload rules shared by the writer (which refuses to write an ill-formed event)
 // and the verifier (which reports one), so the two can never disagree.
 #pragma once

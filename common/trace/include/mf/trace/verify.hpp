@@ -1,7 +1,7 @@
-// The trace verifier behind mf-replay (SPEC §7): checks the integrity rules of a JSONL trace
-// (docs/formats/trace.md) in one streaming pass and summarises it. Memory stays flat as the trace
-// grows: lines are checked as they arrive, the bytes are hashed incrementally, and only open tool
-// calls are remembered. Never constructs a model.
+// The trace verifier behind mf-replay (docs/formats/trace.md): checks the integrity rules of a
+// JSONL trace (docs/formats/trace.md) in one streaming pass and summarises it. Memory stays flat as
+// the trace grows: lines are checked as they arrive, the bytes are hashed incrementally, and only
+// open tool calls are remembered. Never constructs a model.
 #pragma once
 
 #include <cstdint>

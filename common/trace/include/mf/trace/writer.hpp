@@ -1,4 +1,4 @@
-// The JSONL trace writer (SPEC §3.3, docs/formats/trace.md): one canonical event per line with the
+// The JSONL trace writer (docs/formats/trace.md): one canonical event per line with the
 // envelope {"v":1,"run_id","seq","event","t_ms"}. It refuses to write a trace the verifier would
 // reject (unknown event, missing run_started, events after the terminal, ill-formed payloads).
 #pragma once

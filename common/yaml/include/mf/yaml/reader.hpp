@@ -1,11 +1,11 @@
 // The strict YAML front end: reads one YAML document into the product's JSON value model, so a
-// harness written in YAML means exactly what its JSON twin means (SPEC §3.1). Only the JSON-shaped
-// subset of YAML is accepted: plain, quoted and block scalars, block and flow collections with
-// string keys. Everything that gives YAML a second meaning or a second object graph (anchors,
-// aliases, tags, merge keys, non-string or complex keys, several documents) is rejected instead of
-// being interpreted. Plain scalars are typed by the YAML 1.2 core schema and nothing else, so
-// `yes`, `on` and `0777` mean what a YAML 1.2 reader says (the strings "yes" and "on", the number
-// 777), never the YAML 1.1 readings.
+// harness written in YAML means exactly what its JSON twin means (docs/json.md). Only the
+// JSON-shaped subset of YAML is accepted: plain, quoted and block scalars, block and flow
+// collections with string keys. Everything that gives YAML a second meaning or a second object
+// graph (anchors, aliases, tags, merge keys, non-string or complex keys, several documents) is
+// rejected instead of being interpreted. Plain scalars are typed by the YAML 1.2 core schema and
+// nothing else, so `yes`, `on` and `0777` mean what a YAML 1.2 reader says (the strings "yes" and
+// "on", the number 777), never the YAML 1.1 readings.
 //
 // Every rejection is one diagnostic with an RFC 6901 pointer and a 1-based line and column (lines
 // count '\n', columns count code points; a leading BOM is not counted):
