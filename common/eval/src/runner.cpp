@@ -68,7 +68,8 @@ diag::Diagnostic in_case(const Case& c, const diag::Diagnostic& d) {
   return out;
 }
 
-CaseRun run_case(const Case& c, const RunOptions& options) {
+// `keep_mutex` serialises the keeper: a keeper (a store handle) need not be thread-safe.
+CaseRun run_case(const Case& c, const RunOptions& options, std::mutex& keep_mutex) {
   CaseRun run;
   auto script = model::ScriptedModel::parse(c.script);
   if (!script) {
@@ -103,7 +104,6 @@ CaseRun run_case(const Case& c, const RunOptions& options) {
     }
   }
   if (options.keep_trace) {
-    static std::mutex keep_mutex;  // keepers (a store handle) need not be thread-safe
     std::lock_guard<std::mutex> lock(keep_mutex);
     if (Status s = options.keep_trace(c.id, trace); !s) {
       for (const auto& d : s.diagnostics()) run.problems.push_back(in_case(c, d));
@@ -177,14 +177,14 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   const std::size_t n = suite.cases.size();
   std::vector<CaseRun> runs(n);
   std::atomic<std::size_t> next{0};
-  std::mutex progress_mutex;
+  std::mutex progress_mutex, keep_mutex;
   std::size_t done = 0;
   auto worker = [&] {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
       if (i >= n) return;
       try {
-        runs[i] = run_case(suite.cases[i], options);
+        runs[i] = run_case(suite.cases[i], options, keep_mutex);
       } catch (const std::exception& e) {
         runs[i].problems.push_back(in_case(
             suite.cases[i], diag::error(codes::kInternal, std::string("exception: ") + e.what())));
