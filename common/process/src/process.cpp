@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,34 @@ struct TempFile {
   }
 };
 
+// Waits until the child `pid` has exited, without reaping it, for at most `timeout`. True when it
+// exited. Boost.Process 1.74's child::wait_for can miss the exit and sleep to the full timeout;
+// this wait cannot: a pidfd becomes readable at the exit (Linux 5.3 and later), and without one
+// waitid(WNOWAIT) is polled at a step that only bounds how late the exit is seen.
+bool wait_exited(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto exited = [pid] {
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == pid;
+  };
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  for (;;) {
+    if (exited()) break;
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 60000)));
+    } else {
+      ::usleep(static_cast<useconds_t>(std::min<std::int64_t>(left.count(), 5) * 1000));
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  return exited();
+}
+
 }  // namespace
 
 Result<Completed> run(const Command& command) {
@@ -56,11 +85,12 @@ Result<Completed> run(const Command& command) {
     const std::string in = command.stdin_path.empty() ? "/dev/null" : command.stdin_path;
     bp::child child(command.program, bp::args(command.args),
                     bp::std_in<in, bp::std_out> out.path.string(), bp::std_err > err.path.string());
-    if (!child.wait_for(command.timeout)) {
+    if (!wait_exited(child.id(), command.timeout)) {
       child.terminate();
       child.wait();
       done.exit_code = -1;
     } else {
+      child.wait();  // reaps the exit just seen: returns at once
       done.exit_code = child.exit_code();
     }
   } catch (const std::exception& e) {
