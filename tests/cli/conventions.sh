@@ -78,6 +78,10 @@ usage "$MF_BIN/mf-replay" --strict --plan plan.json trace.jsonl
 usage "$MF_BIN/mf-replay" --fork-at 3 trace.jsonl
 usage "$MF_BIN/mf-eval" merge --output out.json a.json b.json
 usage "$MF_BIN/mf-eval" run --suite s.json --output - --shard 1/2
+# A secret given as an option value is never echoed back.
+run 2 "$MF_BIN/mf-eval" run --suite s.json --output - -j Xsk-4f9Xa8Qm2LwZ7bT1cV0dE3
+! grep -q 4f9Xa8Qm2LwZ7bT1cV0dE3 "$tmp/err" || fail "a usage error echoed a key"
+grep -q 'REDACTED' "$tmp/err" || fail "the usage error does not say what it redacted"
 # An option of another subcommand is refused, not ignored.
 usage "$MF_BIN/mf-eval" compare --baseline a.json --candidate b.json --suite s.json
 usage "$MF_BIN/mf-store" ls --dry-run

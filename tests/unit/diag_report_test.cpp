@@ -6,6 +6,7 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/report.hpp"
+#include "mf/diag/secrets.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/diagnostics.hpp"
 
@@ -112,6 +113,37 @@ TEST(DiagExitClass, EveryCodeIsDocumentedWithItsExit) {
     EXPECT_EQ(exit, std::to_string(exit_status({error(code, "m")}, Job::Check))) << code;
   }
   EXPECT_GT(rows, 90);
+}
+
+}  // namespace
+}  // namespace mf::diag
+
+namespace mf::diag {
+namespace {
+
+// A key glued to a word, inside an identifier, after a path separator: found and redacted in
+// every position; hyphenated words without a digit are not keys.
+TEST(DiagSecrets, KeysAreFoundWhateverPrecedesThem) {
+  const std::string key = "sk-proj-4f9Xa8Qm2LwZ7bT1cV0dE3";
+  for (const std::string& text :
+       {key, "X" + key, "token_" + key, "path/" + key + "/x", "a=" + key, "\"" + key + "\""}) {
+    EXPECT_TRUE(find_secret(text).has_value()) << text;
+    const std::string redacted = redact_secrets(text);
+    EXPECT_EQ(redacted.find("4f9Xa8Qm2LwZ7bT1cV0dE3"), std::string::npos) << redacted;
+  }
+  EXPECT_TRUE(find_secret("id_AKIAABCDEFGHIJKLMNOP").has_value());
+  EXPECT_TRUE(find_secret("v=ghp_abcdefghijklmnopqrstuvwxyz0123456789").has_value());
+  EXPECT_FALSE(find_secret("task-management-system-overview-page").has_value());
+  EXPECT_FALSE(find_secret("desk-lamp").has_value());
+  EXPECT_EQ(redact_secrets("X" + key + " y"), "X[REDACTED] y");
+}
+
+TEST(DiagSecrets, RenderedDiagnosticsRedactSourceMessageAndPointer) {
+  const std::string key = "Xsk-4f9Xa8Qm2LwZ7bT1cV0dE3abc";
+  const Diagnostic d = error("MF-S013", "cannot open " + key, "/" + key, 1, 2);
+  const std::string text = render_text(d, "/tmp/" + key + ".yaml");
+  EXPECT_EQ(text.find("4f9Xa8Qm2LwZ7bT1cV0dE3"), std::string::npos) << text;
+  EXPECT_NE(text.find("[REDACTED]"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <new>
 #include <sstream>
 
+#include "mf/diag/secrets.hpp"
 #include "mf_build_info.hpp"
 
 namespace mf::cli {
@@ -164,7 +165,9 @@ std::string version_line(const std::string& name) {
 }
 
 int usage_error(const Tool& tool, std::string_view what) {
-  std::cerr << tool.name << ": usage error: " << what << "\nTry '" << tool.name << " --help'.\n";
+  // Option values are echoed in usage messages (Boost's among them): never a secret.
+  std::cerr << tool.name << ": usage error: " << diag::redact_secrets(what) << "\nTry '"
+            << tool.name << " --help'.\n";
   return kRejected;
 }
 

@@ -16,7 +16,7 @@ Diagnostic error(std::string code, std::string message, std::string pointer, std
 std::string render_text(const Diagnostic& d, std::string_view source) {
   std::string out;
   if (!source.empty()) {
-    out.append(source);
+    out.append(redact_secrets(source));
     if (d.line > 0) {
       out += ':' + std::to_string(d.line);
       if (d.column > 0) out += ':' + std::to_string(d.column);

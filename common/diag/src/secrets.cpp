@@ -10,23 +10,28 @@ namespace {
 struct Pattern {
   std::string_view kind;
   std::regex re;
+  const char* replacement;  // "$1" keeps a character the pattern had to look at
 };
 
 const std::vector<Pattern>& patterns() {
   static const std::vector<Pattern> list = [] {
     std::vector<Pattern> p;
-    auto add = [&](std::string_view kind, const char* re) {
-      p.push_back({kind, std::regex(re, std::regex::ECMAScript | std::regex::optimize)});
+    auto add = [&](std::string_view kind, const char* re, const char* replacement = "[REDACTED]") {
+      p.push_back(
+          {kind, std::regex(re, std::regex::ECMAScript | std::regex::optimize), replacement});
     };
-    add("an API key (sk-...)", R"(\bsk-(ant-|proj-)?[A-Za-z0-9_-]{20,})");
-    add("a GitHub token", R"(\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}))");
-    add("an AWS access key id", R"(\b(AKIA|ASIA)[0-9A-Z]{16}\b)");
-    add("a Slack token", R"(\bxox[abprs]-[A-Za-z0-9-]{10,})");
-    add("a Google API key", R"(\bAIza[0-9A-Za-z_-]{35})");
+    // No word boundary before a key: "Xsk-..." and "token_sk-..." hold the key all the same. After
+    // a lowercase letter ("task-management-...") the run must hold a digit to count as a key.
+    add("an API key (sk-...)",
+        R"((^|[^a-z])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|sk-(?:ant-|proj-)?(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,})",
+        "$1[REDACTED]");
+    add("a GitHub token", R"((gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}))");
+    add("an AWS access key id", R"((AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z]))");
+    add("a Slack token", R"(xox[abprs]-[A-Za-z0-9-]{10,})");
+    add("a Google API key", R"(AIza[0-9A-Za-z_-]{35})");
     add("a private key", R"(-----BEGIN [A-Z ]*PRIVATE KEY-----)");
-    add("a JSON Web Token",
-        R"(\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})");
-    add("a bearer credential", R"(\b[Bb]earer\s+[A-Za-z0-9._~+/-]{20,}=*)");
+    add("a JSON Web Token", R"(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})");
+    add("a bearer credential", R"([Bb]earer\s+[A-Za-z0-9._~+/-]{20,}=*)");
     return p;
   }();
   return list;
@@ -56,7 +61,7 @@ std::optional<std::string_view> find_secret(std::string_view text) {
 std::string redact_secrets(std::string_view text) {
   std::string out(text);
   if (!may_hold_secret(text)) return out;
-  for (const auto& p : patterns()) out = std::regex_replace(out, p.re, "[REDACTED]");
+  for (const auto& p : patterns()) out = std::regex_replace(out, p.re, p.replacement);
   return out;
 }
 
