@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Deterministic generator of a valid v1 trace of about N MB for bench/replay_bench.sh.
+"""Deterministic generator of a valid v2 trace of about N MB for bench/replay_bench.sh.
 
 Usage: replay_gen.py OUT MB
 
 Writes run_started, then rounds of model_requested / model_responded (inline content with escapes
 and non-ASCII) / verification_failed / tool_called / tool_completed / guardrail_violation, then
-run_completed. Lines are canonical (sorted keys, compact, integers only, raw UTF-8), as mf-run
-writes them, so mf-replay must report status ok.
+run_completed. Lines are canonical (sorted keys, compact, integers only, raw UTF-8) and linked into
+the hash chain (each names the SHA-256 of the line before it), as mf-run writes them, so mf-replay
+must report status ok.
 """
 import hashlib
 import json
@@ -19,13 +20,21 @@ def main():
     target = int(mb * 1_000_000)
     rng = random.Random(20240611)
     run_id = "bench-run-0001"
+    violations = [{"path": "/evidence", "code": "required_field",
+                   "message": "required field \"evidence\" is missing"}]
     words = ["panic", "unwrap()", "caf\u00e9", "\u65e5\u672c", "tab\there", "quote\"d",
              "back\\slash", "line\nbreak", "emoji \U0001f600", "ctl\u001f"]
 
+    prev = None
+
     def dump(seq, event, payload):
-        payload.update(v=1, run_id=run_id, seq=seq, event=event, t_ms=seq // 3)
-        return json.dumps(payload, sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=False) + "\n"
+        nonlocal prev
+        payload.update(v=2, run_id=run_id, seq=seq, event=event, t_ms=seq // 3)
+        if prev is not None:
+            payload["prev"] = prev
+        line = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        prev = hashlib.sha256(line.encode("utf-8")).hexdigest()
+        return line + "\n"
 
     written = 0
     seq = 0
@@ -46,7 +55,10 @@ def main():
         while written < target:
             call += 1
             content = " ".join(rng.choice(words) for _ in range(rng.randint(20, 120)))
-            emit("model_requested", {"call": call, "kind": "initial" if call == 1 else "repair"})
+            request = {"call": call, "kind": "initial" if call == 1 else "repair"}
+            if call > 1:
+                request["violations"] = violations
+            emit("model_requested", request)
             emit("model_responded", {
                 "call": call, "content": content,
                 "content_bytes": len(content.encode("utf-8")),
@@ -55,8 +67,7 @@ def main():
                           "completion_tokens": rng.randint(10, 900)}})
             emit("verification_failed", {
                 "call": call, "repairs_remaining": 10**9 - call,
-                "violations": [{"path": "/evidence", "code": "required_field",
-                                "message": "required field \"evidence\" is missing"}]})
+                "violations": violations})
             call_id = f"call-{call}"
             emit("tool_called", {"call_id": call_id, "tool": "read_file",
                                  "arguments": {"path": f"src/mod{call % 97}.rs",
@@ -66,7 +77,7 @@ def main():
                                     "result_sha256": hashlib.sha256(call_id.encode()).hexdigest()})
             if call % 7 == 0:
                 emit("guardrail_violation", {"kind": "retry_nudge", "message": "nudged",
-                                             "model_calls": call})
+                                             "budget": {"model_calls": call}})
         emit("run_completed", {"terminal": "completed", "output": {"risk": "x", "evidence": "y"},
                                "model_calls": call, "repairs": call - 1})
 

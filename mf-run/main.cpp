@@ -18,7 +18,7 @@ namespace {
 
 // The options, declared once; main() fills them in.
 struct Opts {
-  cli::Text task, model, trace, output, trace_content, durability, run_id, store;
+  cli::Text task, model, trace, output, trace_content, durability, run_id, store, mac_key_env;
   cli::Flag fixed_clock, check_evidence;
   cli::Text workspace, args, capabilities, sandbox, artifacts;
 };
@@ -82,6 +82,7 @@ int run(cli::Context& ctx, const Opts& o) {
   request.trace_content = trace_content(ctx.get(o.trace_content, "digest"));
   request.check_evidence = ctx.get(o.check_evidence);
   request.store_dir = ctx.store_dir(o.store);
+  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, request.mac_key)) return rc;
   if (request.trace_content == rt::TraceContent::Store && request.store_dir.empty()) {
     return cli::usage_error(ctx.tool, "--trace-content store needs --store DIR (or MF_STORE)");
   }
@@ -122,6 +123,8 @@ int main(int argc, char** argv) {
               "scripted:fixtures/forge/responses-repair.json --trace target/t.jsonl | jq .risk",
               "mf-run --task task.json --model scripted:r.json --run-id run-1 --fixed-clock "
               "--trace - --output result.json | mf-replay -",
+              "MF_TRACE_KEY=... mf-run --task task.json --model scripted:r.json --trace t.jsonl "
+              "--mac-key-env MF_TRACE_KEY",
               "mf-run tool read --workspace . --args '{\"path\":\"README.md\",\"limit\":5}' | "
               "jq -r '.content[0].text'",
               "mf-run tool bash --workspace /tmp/ws --args '{\"command\":\"ls\"}' --sandbox bwrap",
@@ -155,6 +158,10 @@ int main(int argc, char** argv) {
       .store =
           d.text({"store", "keep the trace, result (and responses) in this store (also MF_STORE)",
                   "DIR", task}),
+      .mac_key_env = d.text({"mac-key-env",
+                             "sign the trace: its terminal event carries an HMAC-SHA256 under the "
+                             "key in this environment variable",
+                             "NAME", task}),
       .fixed_clock =
           d.flag({"fixed-clock", "every t_ms is 0 (deterministic mode; also MF_FIXED_CLOCK=1)"}),
       .check_evidence = d.flag({"check-evidence",

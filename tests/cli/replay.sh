@@ -18,17 +18,18 @@ sha() { sha256sum "$1" | cut -d' ' -f1; }
 
 # --- fixture traces -------------------------------------------------------------------------------
 R='"run_id":"r1"'
-start='{"event":"run_started","mode":"task",'$R',"seq":0,"t_ms":0,"task_id":"t","v":1}'
-req1='{"call":1,"event":"model_requested","kind":"initial",'$R',"seq":1,"t_ms":0,"v":1}'
-resp1='{"call":1,"content_bytes":2,"event":"model_responded",'$R',"seq":2,"t_ms":0,"v":1}'
-done3='{"event":"run_completed","model_calls":1,"repairs":0,'$R',"seq":3,"t_ms":0,"terminal":"completed","v":1}'
-after4='{"event":"context_compacted",'$R',"seq":4,"t_ms":0,"v":1}'
-printf '%s\n' "$start" "$req1" "$resp1" "$done3" >"$tmp/valid.jsonl"
-printf '%s\n' "$start" "$req1" "$resp1" "$done3" "$after4" >"$tmp/after.jsonl"
-printf '%s\n%s\n%s' "$start" "$req1" "${resp1:0:30}" >"$tmp/truncated.jsonl"
-printf '%s\n' "$start" "$req1" "$resp1" >"$tmp/noterminal.jsonl"
-printf '%s\n' "$start" "$req1" "$done3" >"$tmp/gap.jsonl"
-printf '%s\n' "$start" "not json" >"$tmp/malformed.jsonl"
+B='"budget":{"max_model_calls":1,"max_repairs":0},"durability":"event","model":"scripted:r.json"'
+start='{'$B',"event":"run_started","mode":"task",'$R',"seq":0,"t_ms":0,"task_id":"t","trace_content":"digest","v":2}'
+req1='{"call":1,"event":"model_requested","kind":"initial",'$R',"seq":1,"t_ms":0,"v":2}'
+resp1='{"call":1,"content_bytes":2,"event":"model_responded",'$R',"seq":2,"t_ms":0,"v":2}'
+done3='{"event":"run_completed","model_calls":1,"output":{},"repairs":0,'$R',"seq":3,"t_ms":0,"terminal":"completed","v":2}'
+after4='{"event":"context_compacted",'$R',"seq":4,"t_ms":0,"v":2}'
+printf '%s\n' "$start" "$req1" "$resp1" "$done3" | link >"$tmp/valid.jsonl"
+printf '%s\n' "$start" "$req1" "$resp1" "$done3" "$after4" | link >"$tmp/after.jsonl"
+{ head -2 "$tmp/valid.jsonl"; sed -n 3p "$tmp/valid.jsonl" | head -c 30; } >"$tmp/truncated.jsonl"
+head -3 "$tmp/valid.jsonl" >"$tmp/noterminal.jsonl"
+printf '%s\n' "$start" "$req1" "$done3" | link >"$tmp/gap.jsonl"
+{ head -1 "$tmp/valid.jsonl"; echo "not json"; } >"$tmp/malformed.jsonl"
 : >"$tmp/empty.jsonl"
 
 # --- a valid trace ----------------------------------------------------------------------------------
@@ -94,11 +95,52 @@ field .run_id null
 
 # --- the committed fixtures -------------------------------------------------------------------------
 run 0 "$replay" fixtures/traces/valid.jsonl
-field '[.status, .model_calls, .repairs, .violations_by_kind]' '["ok",2,1,{"required_field":1}]'
+field '[.status, .model_calls, .repairs, .violations_by_kind]' '["ok",2,1,{"missing_required_field":1}]'
 run 1 "$replay" fixtures/traces/event-after-terminal.jsonl
 field '[.status, .first_error.code]' '["corrupt","MF-E009"]'
 run 1 "$replay" fixtures/traces/truncated.jsonl
 field '[.status, .first_error.code]' '["incomplete","MF-E013"]'
+
+# --- tampering: the chain, the anchor and the MAC ----------------------------------------------------
+# An edit that leaves the line valid on its own breaks the chain at the next line.
+sed '3s/"content_bytes":2/"content_bytes":3/' "$tmp/valid.jsonl" >"$tmp/edited.jsonl"
+run 1 "$replay" "$tmp/edited.jsonl"
+field '[.status, .first_error.code, .first_error.line]' '["corrupt","MF-E016",4]'
+# Rewritten and re-chained, it passes every rule of its own: only an anchor or the MAC tells.
+jq -c 'del(.prev)' "$tmp/edited.jsonl" | link >"$tmp/rechained.jsonl"
+run 0 "$replay" "$tmp/rechained.jsonl"
+digest=$(sha "$tmp/valid.jsonl")
+run 0 "$replay" --expect-sha256 "$digest" "$tmp/valid.jsonl"
+run 1 "$replay" --expect-sha256 "$digest" "$tmp/rechained.jsonl"
+field '[.status, .first_error.code]' '["corrupt","MF-E018"]'
+run 2 "$replay" --expect-sha256 "${digest^^}" "$tmp/valid.jsonl"
+grep -q "64 lowercase hex" "$tmp/err" || fail "a bad --expect-sha256 is not explained"
+
+# A keyed run signs its terminal event; the key never appears anywhere.
+key='trace-key-0123456789abcdef-CANARY'
+MF_TRACE_KEY=$key "$MF_BIN/mf-run" --task fixtures/forge/task-valid.json \
+  --model scripted:fixtures/forge/responses-repair.json --fixed-clock --run-id keyed \
+  --mac-key-env MF_TRACE_KEY --trace "$tmp/keyed.jsonl" >"$tmp/result.json" 2>"$tmp/err" ||
+  fail "keyed mf-run failed: $(cat "$tmp/err")"
+! grep -q CANARY "$tmp/keyed.jsonl" "$tmp/result.json" "$tmp/err" || fail "the key leaked"
+MF_TRACE_KEY=$key run 0 "$replay" --mac-key-env MF_TRACE_KEY "$tmp/keyed.jsonl"
+field .mac '"verified"'
+run 0 "$replay" "$tmp/keyed.jsonl"
+field .mac '"unchecked"'
+MF_OTHER_KEY=${key/CANARY/OTHER} run 1 "$replay" --mac-key-env MF_OTHER_KEY "$tmp/keyed.jsonl"
+field '[.status, .first_error.code]' '["corrupt","MF-E017"]'
+! grep -q OTHER "$tmp/out" "$tmp/err" || fail "the key leaked"
+# Its output forged and re-chained by someone without the key.
+jq -c 'del(.prev) | if .event == "run_completed" then .output.risk = "none" else . end' \
+  "$tmp/keyed.jsonl" | link >"$tmp/forged.jsonl"
+MF_TRACE_KEY=$key run 1 "$replay" --mac-key-env MF_TRACE_KEY "$tmp/forged.jsonl"
+field '[.status, .first_error.code]' '["corrupt","MF-E017"]'
+# An unsigned trace offered as signed; a missing or short key is a usage error.
+MF_TRACE_KEY=$key run 1 "$replay" --mac-key-env MF_TRACE_KEY "$tmp/valid.jsonl"
+field '.first_error.code' '"MF-E017"'
+run 2 "$replay" --mac-key-env MF_UNSET_KEY_NAME "$tmp/valid.jsonl"
+MF_SHORT=QzX9wK run 2 "$replay" --mac-key-env MF_SHORT "$tmp/valid.jsonl"
+! grep -q QzX9wK "$tmp/err" || fail "the short key was echoed"
 
 # --- rejected requests and unbuilt modes: exit 2, nothing on stdout --------------------------------
 run 2 "$replay" "$tmp/nope.jsonl"

@@ -76,5 +76,23 @@ TEST(Canonical, ReadingCanonicalBytesIsIdempotent) {
   EXPECT_EQ(canon(once), once);
 }
 
+// Redaction reaches every string and member name at any depth, and keeps redacted names distinct.
+TEST(RedactSecrets, EveryStringAndNameAtAnyDepth) {
+  const std::string a = "sk-" + std::string(30, 'a') + "123";
+  const std::string b = "sk-" + std::string(30, 'b') + "456";
+  Value v = parse("{\"" + a + "\":1,\"" + b + "\":2,\"deep\":[[{\"x\":\"key=" + a +
+                  "\"}]],\"plain\":\"nothing here\"}")
+                .value();
+  EXPECT_TRUE(redact_secrets(v));
+  const std::string out = canonical(v);
+  EXPECT_EQ(out.find("sk-aaa"), std::string::npos) << out;
+  EXPECT_EQ(out.find("sk-bbb"), std::string::npos) << out;
+  EXPECT_TRUE(parse(out).ok()) << out;  // no duplicate member names
+  EXPECT_EQ(v.as_object().size(), 4u);
+  EXPECT_EQ(v.find("plain")->as_string(), "nothing here");
+  Value clean = parse(R"({"a":["b",{"c":"d"}]})").value();
+  EXPECT_FALSE(redact_secrets(clean));
+}
+
 }  // namespace
 }  // namespace mf::json

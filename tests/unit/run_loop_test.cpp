@@ -43,7 +43,7 @@ Recorded run(const Task& task, model::Model& m, RunOptions options = {}) {
   auto writer = trace::Writer::open_memory(&sink, wo);
   EXPECT_TRUE(writer.ok());
   Result<RunOutcome> outcome = run_task(task, m, **writer, options);
-  EXPECT_TRUE(outcome.ok());
+  EXPECT_TRUE(outcome.ok()) << (outcome.ok() ? "" : outcome.diagnostics().front().message);
   Recorded r{outcome.ok() ? *outcome : RunOutcome{}, {}};
   json::JsonlReader reader(sink);
   Result<json::Value> line = json::Value();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/trace/writer.hpp"
 
 namespace {
 
@@ -16,13 +18,13 @@ namespace codes = mf::diag::codes;
 using mf::trace::Outcome;
 using mf::trace::Summary;
 
-// One canonical trace line: the envelope merged with `payload` (JSON object text).
+// One canonical trace line without its chain link: the envelope merged with `payload`.
 std::string ev(std::int64_t seq, std::string_view event, std::string_view payload = "{}",
                std::string_view run_id = "r1") {
   auto v = mf::json::parse(payload);
   EXPECT_TRUE(v.ok()) << payload;
   mf::json::Value line = std::move(v).value();
-  line.set("v", 1);
+  line.set("v", 2);
   line.set("run_id", run_id);
   line.set("seq", seq);
   line.set("event", event);
@@ -30,23 +32,55 @@ std::string ev(std::int64_t seq, std::string_view event, std::string_view payloa
   return mf::json::canonical(line) + "\n";
 }
 
-const std::string kStart = ev(0, "run_started", R"({"mode":"task","task_id":"t"})");
+// Links the lines as the writer does (and as someone rewriting a trace can): every line after the
+// first that parses as an object gets "prev", the SHA-256 of the line before it as linked. Other
+// lines (malformed, cut short) stay as they are.
+std::string chain(std::string_view bytes) {
+  std::string out;
+  std::string prev;
+  while (!bytes.empty()) {
+    const auto newline = bytes.find('\n');
+    std::string text(bytes.substr(0, newline));
+    bytes.remove_prefix(newline == std::string_view::npos ? bytes.size() : newline + 1);
+    auto parsed = mf::json::parse(text);
+    if (parsed.ok() && parsed->is_object() && mf::json::canonical(*parsed) == text) {
+      if (!prev.empty()) parsed->set("prev", prev);
+      text = mf::json::canonical(*parsed);
+    }
+    prev = mf::hash::sha256_hex(text);
+    out += text;
+    if (newline != std::string_view::npos) out += '\n';
+  }
+  return out;
+}
+
+// Structural rules are checked under a plan-mode start, whose event order is not fixed (yet);
+// the task-mode sequence has tests of its own.
+const std::string kStart =
+    ev(0, "run_started",
+       R"({"mode":"plan","plan_sha256":")" + std::string(64, 'a') +
+           R"(","model":"scripted:r.json","budget":{"max_model_calls":2,)"
+           R"("max_repairs":1},"durability":"event","trace_content":"digest"})");
 const std::string kRequest = ev(1, "model_requested", R"({"call":1,"kind":"initial"})");
 const std::string kResponse = ev(2, "model_responded", R"({"call":1,"content_bytes":2})");
 const std::string kCompleted =
-    ev(3, "run_completed", R"({"terminal":"completed","model_calls":1,"repairs":0})");
+    ev(3, "run_completed", R"({"terminal":"completed","output":{},"model_calls":1,"repairs":0})");
 const std::string kValid = kStart + kRequest + kResponse + kCompleted;
 
-Summary check(std::string_view bytes) {
-  auto s = mf::trace::verify(bytes);
+Summary check_raw(std::string_view bytes, mf::trace::VerifyOptions options = {}) {
+  auto s = mf::trace::verify(bytes, options);
   EXPECT_TRUE(s.ok());
   return std::move(s).value();
 }
 
-// Asserts the trace fails with `code` at `line` and the given status.
-void expect_error(const std::string& bytes, const char* code, std::int64_t line,
-                  Outcome status = Outcome::Corrupt) {
-  auto s = check(bytes);
+Summary check(std::string_view bytes) {
+  return check_raw(chain(bytes));
+}
+
+// Asserts the trace (raw bytes) fails with `code` at `line` and the given status.
+void expect_raw_error(const std::string& bytes, const char* code, std::int64_t line,
+                      Outcome status = Outcome::Corrupt, mf::trace::VerifyOptions options = {}) {
+  auto s = check_raw(bytes, options);
   EXPECT_EQ(s.status, status);
   ASSERT_TRUE(s.first_error.has_value()) << bytes;
   EXPECT_EQ(s.first_error->code, code) << s.first_error->message;
@@ -54,12 +88,25 @@ void expect_error(const std::string& bytes, const char* code, std::int64_t line,
   EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(bytes));
 }
 
+// The same for the lines linked into a chain.
+void expect_error(const std::string& bytes, const char* code, std::int64_t line,
+                  Outcome status = Outcome::Corrupt) {
+  expect_raw_error(chain(bytes), code, line, status);
+}
+
 TEST(TraceVerify, TheValidTraceIsOkWithItsCounts) {
   // The literal bytes, so ev() is not trusted blindly.
-  ASSERT_EQ(kStart,
-            "{\"event\":\"run_started\",\"mode\":\"task\",\"run_id\":\"r1\",\"seq\":0,\"t_ms\":0,"
-            "\"task_id\":\"t\",\"v\":1}\n");
-  auto s = check(kValid);
+  ASSERT_EQ(
+      kStart,
+      "{\"budget\":{\"max_model_calls\":2,\"max_repairs\":1},\"durability\":\"event\","
+      "\"event\":\"run_started\",\"mode\":\"plan\",\"model\":\"scripted:r.json\","
+      "\"plan_sha256\":\"" +
+          std::string(64, 'a') +
+          "\",\"run_id\":\"r1\",\"seq\":0,\"t_ms\":0,\"trace_content\":\"digest\",\"v\":2}\n");
+  const std::string linked = chain(kValid);
+  EXPECT_NE(linked.find("\"prev\":\"" + mf::hash::sha256_hex(kStart.substr(0, kStart.size() - 1))),
+            std::string::npos);
+  auto s = check_raw(linked);
   EXPECT_EQ(s.status, Outcome::Ok);
   EXPECT_FALSE(s.first_error.has_value());
   EXPECT_EQ(s.run_id, "r1");
@@ -69,11 +116,13 @@ TEST(TraceVerify, TheValidTraceIsOkWithItsCounts) {
   EXPECT_EQ(s.repairs, 0);
   EXPECT_EQ(s.tool_calls, 0);
   EXPECT_TRUE(s.violations_by_kind.empty());
-  EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(kValid));
+  EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(linked));
+  EXPECT_EQ(s.mac, mf::trace::Mac::Absent);
   EXPECT_EQ(mf::json::canonical(mf::trace::to_json(s)),
-            "{\"events\":4,\"first_error\":null,\"model_calls\":1,\"repairs\":0,\"run_id\":\"r1\","
+            "{\"events\":4,\"first_error\":null,\"mac\":\"absent\",\"model_calls\":1,\"repairs\":0,"
+            "\"run_id\":\"r1\","
             "\"status\":\"ok\",\"terminal\":\"completed\",\"tool_calls\":0,\"trace_sha256\":\"" +
-                mf::hash::sha256_hex(kValid) + "\",\"violations_by_kind\":{}}");
+                mf::hash::sha256_hex(linked) + "\",\"violations_by_kind\":{}}");
 }
 
 TEST(TraceVerify, CountsRepairsViolationsAndToolCalls) {
@@ -83,12 +132,13 @@ TEST(TraceVerify, CountsRepairsViolationsAndToolCalls) {
          R"({"call":1,"repairs_remaining":1,"violations":[)"
          R"({"path":"/risk","code":"required_field","message":"missing"},)"
          R"({"path":"/x","code":"unknown_field","message":"unknown"}]})") +
-      ev(4, "model_requested", R"({"call":2,"kind":"repair"})") +
+      ev(4, "model_requested", R"({"call":2,"kind":"repair","violations":[]})") +
       ev(5, "model_responded", R"({"call":2,"content_bytes":9})") +
       ev(6, "guardrail_violation", R"({"kind":"retry_nudge"})") +
       ev(7, "tool_called", R"({"call_id":"c1","tool":"grep"})") +
-      ev(8, "tool_completed", R"({"call_id":"c1"})") + ev(9, "tool_denied", R"({"call_id":"c2"})") +
-      ev(10, "guardrail_violation") +
+      ev(8, "tool_completed", R"({"call_id":"c1","ok":true})") +
+      ev(9, "tool_denied", R"({"call_id":"c2","tool":"bash","reason":"capability"})") +
+      ev(10, "guardrail_violation", R"({"kind":"rescue"})") +
       ev(11, "run_failed", R"({"terminal":"invalid_output","model_calls":2,"repairs":1})");
   auto s = check(t);
   EXPECT_EQ(s.status, Outcome::Ok) << (s.first_error ? s.first_error->message : "");
@@ -98,8 +148,8 @@ TEST(TraceVerify, CountsRepairsViolationsAndToolCalls) {
   EXPECT_EQ(s.tool_calls, 1);
   EXPECT_EQ(s.terminal, "invalid_output");
   EXPECT_EQ(s.violations_by_kind, (std::map<std::string, std::int64_t>{
-                                      {"guardrail_violation", 1},
                                       {"required_field", 1},
+                                      {"rescue", 1},
                                       {"retry_nudge", 1},
                                       {"tool_denied", 1},
                                       {"unknown_field", 1},
@@ -182,7 +232,7 @@ TEST(TraceVerify, BadEnvelope) {
     line.replace(line.find(from), from.size(), to);
     return kStart + line;
   };
-  expect_error(tamper(kRequest, "\"v\":1", "\"v\":2"), codes::kTraceBadEnvelope, 2);
+  expect_error(tamper(kRequest, "\"v\":2", "\"v\":3"), codes::kTraceBadEnvelope, 2);
   expect_error(tamper(kRequest, "\"seq\":1", "\"seq\":\"1\""), codes::kTraceBadEnvelope, 2);
   expect_error(tamper(kRequest, "\"seq\":1", "\"seq\":1.5"), codes::kTraceBadEnvelope, 2);
   expect_error(tamper(kRequest, "\"t_ms\":0,", ""), codes::kTraceBadEnvelope, 2);
@@ -193,9 +243,9 @@ TEST(TraceVerify, BadEnvelope) {
 }
 
 TEST(TraceVerify, NonCanonicalLine) {
-  std::string spaced = kRequest;
-  spaced.insert(1, " ");
-  expect_error(kStart + spaced, codes::kTraceNotCanonical, 2);
+  std::string spaced = chain(kStart + kRequest);
+  spaced.insert(kStart.size() + 1, " ");
+  expect_raw_error(spaced, codes::kTraceNotCanonical, 2);
   std::string crlf = kStart;
   crlf.insert(crlf.size() - 1, "\r");
   expect_error(crlf, codes::kTraceNotCanonical, 1);
@@ -206,21 +256,21 @@ TEST(TraceVerify, UnknownEvent) {
 }
 
 TEST(TraceVerify, ToolCompletedWithoutToolCalled) {
-  expect_error(kStart + ev(1, "tool_completed", R"({"call_id":"c1"})"), codes::kTraceUnpairedTool,
-               2);
+  expect_error(kStart + ev(1, "tool_completed", R"({"call_id":"c1","ok":true})"),
+               codes::kTraceUnpairedTool, 2);
   // Pairing is by call_id, and one call completes once.
-  expect_error(kStart + ev(1, "tool_called", R"({"call_id":"c1"})") +
-                   ev(2, "tool_completed", R"({"call_id":"c2"})"),
+  expect_error(kStart + ev(1, "tool_called", R"({"call_id":"c1","tool":"grep"})") +
+                   ev(2, "tool_completed", R"({"call_id":"c2","ok":true})"),
                codes::kTraceUnpairedTool, 3);
-  expect_error(kStart + ev(1, "tool_called", R"({"call_id":"c1"})") +
-                   ev(2, "tool_completed", R"({"call_id":"c1"})") +
-                   ev(3, "tool_completed", R"({"call_id":"c1"})"),
+  expect_error(kStart + ev(1, "tool_called", R"({"call_id":"c1","tool":"grep"})") +
+                   ev(2, "tool_completed", R"({"call_id":"c1","ok":true})") +
+                   ev(3, "tool_completed", R"({"call_id":"c1","ok":true})"),
                codes::kTraceUnpairedTool, 4);
 }
 
 TEST(TraceVerify, ToolCalledTwiceWithAnOpenCallId) {
-  expect_error(kStart + ev(1, "tool_called", R"({"call_id":"c1"})") +
-                   ev(2, "tool_called", R"({"call_id":"c1"})"),
+  expect_error(kStart + ev(1, "tool_called", R"({"call_id":"c1","tool":"grep"})") +
+                   ev(2, "tool_called", R"({"call_id":"c1","tool":"grep"})"),
                codes::kTraceDuplicateCallId, 3);
 }
 
@@ -241,13 +291,26 @@ TEST(TraceVerify, IllFormedPayloads) {
       {"tool_called", R"({"call_id":""})"},
       {"tool_completed", "{}"},
       {"tool_denied", R"({"call_id":7})"},
+      // Payloads are closed: a member the event does not define is refused, as are ill-kinded ones.
+      {"model_requested", R"({"call":1,"kind":"initial","injected":true})"},
+      {"model_requested", R"({"call":1,"kind":"repair"})"},
+      {"model_requested", R"({"call":1,"kind":"initial","violations":[]})"},
+      {"model_responded", R"({"call":1,"content_bytes":1,"content_sha256":"ABC"})"},
+      {"model_responded", R"({"call":1,"content_bytes":-1})"},
+      {"tool_completed", R"({"call_id":"c1","ok":"yes"})"},
+      {"budget_exhausted", R"({"budget":"max_model_calls"})"},
+      {"run_failed",
+       R"({"terminal":"cancelled","model_calls":0,"repairs":0,"hmac_sha256":"not hex"})"},
+      {"run_completed", R"({"terminal":"completed","model_calls":0,"repairs":0})"},
   };
   for (const auto& [event, payload] : bad) {
     SCOPED_TRACE(std::string(event) + " " + payload);
     expect_error(kStart + ev(1, event, payload), codes::kTraceBadPayload, 2);
   }
   for (const char* state : {"invalid_output", "model_failed", "budget_exhausted", "cancelled"}) {
-    auto s = check(kStart + ev(1, "run_failed", std::string(R"({"terminal":")") + state + "\"}"));
+    auto s = check(
+        kStart + ev(1, "run_failed",
+                    std::string(R"({"terminal":")") + state + R"(","model_calls":0,"repairs":0})"));
     EXPECT_EQ(s.status, Outcome::Ok) << state;
     EXPECT_EQ(s.terminal, state);
   }
@@ -272,8 +335,9 @@ TEST(TraceVerify, ChunkingDoesNotChangeTheSummary) {
                                            kStart + kRequest,
                                            kStart + "\n",
                                            ""};
-  for (const auto& t : traces) {
-    const auto whole = mf::json::canonical(mf::trace::to_json(check(t)));
+  for (const auto& unlinked : traces) {
+    const std::string t = chain(unlinked);
+    const auto whole = mf::json::canonical(mf::trace::to_json(check_raw(t)));
     for (std::size_t chunk : {1u, 2u, 7u, 64u, 1000u}) {
       mf::trace::Verifier v;
       for (std::size_t i = 0; i < t.size(); i += chunk)
@@ -292,6 +356,234 @@ TEST(TraceVerify, SummaryOfACorruptTraceNamesTheFirstError) {
   EXPECT_NE(j.find("\"status\":\"corrupt\""), std::string::npos);
   EXPECT_NE(j.find("\"terminal\":null"), std::string::npos);
   EXPECT_NE(j.find("\"events\":2"), std::string::npos);
+}
+
+// --- the hash chain ------------------------------------------------------------------------------
+
+// The lines of a trace, each without its '\n'.
+std::vector<std::string> lines_of(const std::string& bytes) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at < bytes.size();) {
+    const auto newline = bytes.find('\n', at);
+    out.push_back(bytes.substr(at, newline - at));
+    at = newline + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+TEST(TraceChain, AnEditedDroppedInsertedOrMovedLineBreaksTheChainAtTheNextLine) {
+  const auto lines = lines_of(chain(kValid));
+  ASSERT_EQ(check_raw(join(lines)).status, Outcome::Ok);
+  // An edit that keeps the line valid on its own (content_bytes 2 -> 3).
+  auto edited = lines;
+  edited[2].replace(edited[2].find("\"content_bytes\":2"), 17, "\"content_bytes\":3");
+  expect_raw_error(join(edited), codes::kTraceChainBroken, 4);
+  // A dropped line, the later lines renumbered so every seq is contiguous again.
+  auto dropped = lines_of(chain(kStart + kRequest + kResponse +
+                                ev(3, "guardrail_violation", R"({"kind":"rescue"})") +
+                                ev(4, "run_completed",
+                                   R"({"terminal":"completed","output":{},"model_calls":1,)"
+                                   R"("repairs":0})")));
+  dropped.erase(dropped.begin() + 3);
+  dropped[3].replace(dropped[3].find("\"seq\":4"), 7, "\"seq\":3");
+  expect_raw_error(join(dropped), codes::kTraceChainBroken, 4);
+  // Two lines swapped; a line inserted.
+  auto swapped = lines;
+  std::swap(swapped[1], swapped[2]);
+  expect_raw_error(join(swapped), codes::kTraceChainBroken, 2);
+  auto inserted = lines;
+  inserted.insert(inserted.begin() + 1, lines[1]);
+  expect_raw_error(join(inserted), codes::kTraceChainBroken, 3);
+  // A missing or ill-formed link, and a first line that claims one.
+  auto unlinked = lines;
+  unlinked[1] = lines_of(kRequest)[0];
+  expect_raw_error(join(unlinked), codes::kTraceBadEnvelope, 2);
+  const auto first = lines_of(chain(kRequest + kStart))[1];
+  expect_raw_error(first + "\n", codes::kTraceBadEnvelope, 1);
+}
+
+TEST(TraceChain, AVersionOneTraceIsRefusedWithItsReason) {
+  std::string old = kStart;
+  old.replace(old.find("\"v\":2"), 5, "\"v\":1");
+  auto s = check_raw(old);
+  ASSERT_TRUE(s.first_error.has_value());
+  EXPECT_EQ(s.first_error->code, codes::kTraceBadEnvelope);
+  EXPECT_NE(s.first_error->message.find("hash chain"), std::string::npos);
+}
+
+TEST(TraceChain, ExpectedDigestAnchorsTheWholeTrace) {
+  const std::string t = chain(kValid);
+  const std::string digest = mf::hash::sha256_hex(t);
+  EXPECT_EQ(check_raw(t, {.expect_sha256 = digest}).status, Outcome::Ok);
+  // Rewritten and re-chained: every rule holds, only the anchor tells.
+  std::string rewritten = kValid;
+  rewritten.replace(rewritten.find("\"content_bytes\":2"), 17, "\"content_bytes\":5");
+  const std::string relinked = chain(rewritten);
+  EXPECT_EQ(check_raw(relinked).status, Outcome::Ok);
+  expect_raw_error(relinked, codes::kTraceDigestMismatch, 0, Outcome::Corrupt,
+                   {.expect_sha256 = digest});
+}
+
+// --- authenticity: the keyed MAC in the terminal event -------------------------------------------
+
+const std::string kKey = "0123456789abcdef0123456789abcdef";
+
+std::string keyed_trace(const std::string& key) {
+  std::string sink;
+  auto w =
+      mf::trace::Writer::open_memory(&sink, {.run_id = "r1", .fixed_clock = true, .mac_key = key});
+  EXPECT_TRUE(w.ok());
+  auto payload = [](std::string_view text) { return mf::json::parse(text).value(); };
+  EXPECT_TRUE(
+      (*w)->emit("run_started", payload(R"({"mode":"task","task_id":"t","model":"m",)"
+                                        R"("budget":{"max_model_calls":1,"max_repairs":0},)"
+                                        R"("durability":"event","trace_content":"digest"})")));
+  EXPECT_TRUE((*w)->emit("model_requested", payload(R"({"call":1,"kind":"initial"})")));
+  EXPECT_TRUE((*w)->emit("model_responded", payload(R"({"call":1,"content_bytes":2})")));
+  EXPECT_TRUE((*w)->emit("run_completed", payload(R"({"terminal":"completed","output":{"a":1},)"
+                                                  R"("model_calls":1,"repairs":0})")));
+  return sink;
+}
+
+TEST(TraceMac, AKeyedTraceVerifiesOnlyUnderItsKey) {
+  const std::string t = keyed_trace(kKey);
+  ASSERT_NE(t.find("\"hmac_sha256\":\""), std::string::npos);
+  EXPECT_EQ(check_raw(t).mac, mf::trace::Mac::Unchecked);
+  auto s = check_raw(t, {.mac_key = kKey});
+  EXPECT_EQ(s.status, Outcome::Ok) << (s.first_error ? s.first_error->message : "");
+  EXPECT_EQ(s.mac, mf::trace::Mac::Verified);
+  expect_raw_error(t, codes::kTraceMacMismatch, 4, Outcome::Corrupt,
+                   {.mac_key = "another key, 32 bytes long......"});
+  // An unkeyed trace offered as keyed is not authenticated.
+  expect_raw_error(keyed_trace(""), codes::kTraceMacMismatch, 4, Outcome::Corrupt,
+                   {.mac_key = kKey});
+}
+
+TEST(TraceMac, ARewrittenAndRechainedTraceFailsTheMac) {
+  // The output edited, the chain recomputed by the forger: the MAC no longer fits.
+  auto lines = lines_of(keyed_trace(kKey));
+  lines[3].replace(lines[3].find("{\"a\":1}"), 7, "{\"a\":2}");
+  std::string unlinked;
+  for (auto& l : lines) {
+    auto v = mf::json::parse(l).value();
+    auto& members = v.as_object();
+    members.erase(std::remove_if(members.begin(), members.end(),
+                                 [](const auto& m) { return m.key == "prev"; }),
+                  members.end());
+    unlinked += mf::json::canonical(v) + "\n";
+  }
+  const std::string forged = chain(unlinked);
+  EXPECT_EQ(check_raw(forged).status, Outcome::Ok);
+  expect_raw_error(forged, codes::kTraceMacMismatch, 4, Outcome::Corrupt, {.mac_key = kKey});
+}
+
+// --- semantic cross-checks
+// ------------------------------------------------------------------------
+
+const std::string kTaskStart =
+    ev(0, "run_started",
+       R"({"mode":"task","task_id":"t","model":"scripted:r.json","budget":{"max_model_calls":2,)"
+       R"("max_repairs":1},"durability":"event","trace_content":"inline"})");
+const std::string kViolation = R"([{"path":"/risk","code":"required_field","message":"missing"}])";
+
+// A task run with one repair, as the run loop writes it (events after run_started, from seq 1).
+std::vector<std::string> repaired_run() {
+  return {ev(1, "model_requested", R"({"call":1,"kind":"initial"})"),
+          ev(2, "model_responded",
+             R"({"call":1,"content_bytes":2,"content":"{}","content_sha256":")" +
+                 mf::hash::sha256_hex("{}") + "\"}"),
+          ev(3, "verification_failed",
+             R"({"call":1,"repairs_remaining":0,"violations":)" + kViolation + "}"),
+          ev(4, "model_requested", R"({"call":2,"kind":"repair","violations":)" + kViolation + "}"),
+          ev(5, "model_responded", R"({"call":2,"content_bytes":9})"),
+          ev(6, "run_completed",
+             R"({"terminal":"completed","output":{"risk":1},"model_calls":2,"repairs":1})")};
+}
+
+std::string task_trace(const std::vector<std::string>& events) {
+  std::string t = kTaskStart;
+  for (const auto& e : events) t += e;
+  return t;
+}
+
+TEST(TraceConsistency, TheRunLoopsSequenceIsOk) {
+  auto s = check(task_trace(repaired_run()));
+  EXPECT_EQ(s.status, Outcome::Ok) << (s.first_error ? s.first_error->message : "");
+}
+
+TEST(TraceConsistency, EventsThatContradictTheEventsBeforeThemAreCorrupt) {
+  const auto edit = [](std::size_t index, std::string_view from, std::string_view to) {
+    auto events = repaired_run();
+    auto& line = events[index];
+    EXPECT_NE(line.find(from), std::string::npos) << from;
+    line.replace(line.find(from), from.size(), to);
+    return task_trace(events);
+  };
+  // Inline content against its size and digest.
+  expect_error(edit(1, R"("content":"{}")", R"("content":"[]")"), codes::kTraceInconsistent, 3);
+  expect_error(edit(1, R"("content_bytes":2)", R"("content_bytes":3)"), codes::kTraceInconsistent,
+               3);
+  // The terminal's counts against the events.
+  expect_error(edit(5, R"("model_calls":2)", R"("model_calls":1)"), codes::kTraceInconsistent, 7);
+  expect_error(edit(5, R"("repairs":1)", R"("repairs":0)"), codes::kTraceInconsistent, 7);
+  // Call numbers; a repair nothing called for; time going back.
+  expect_error(edit(3, R"("call":2)", R"("call":3)"), codes::kTraceInconsistent, 5);
+  expect_error(edit(4, R"("call":2)", R"("call":1)"), codes::kTraceInconsistent, 6);
+  expect_error(edit(2, R"("repairs_remaining":0)", R"("repairs_remaining":1)"),
+               codes::kTraceInconsistent, 4);
+  auto late = repaired_run();
+  late[0].replace(late[0].find("\"t_ms\":0"), 8, "\"t_ms\":9");
+  expect_error(task_trace(late), codes::kTraceInconsistent, 3);
+}
+
+TEST(TraceConsistency, ASwappedTerminalIsCorrupt) {
+  auto events = repaired_run();
+  // The run failed validation and had no repair left, yet claims completion.
+  events.resize(3);
+  events[2] = ev(3, "verification_failed",
+                 R"({"call":1,"repairs_remaining":0,"violations":)" + kViolation + "}");
+  const std::string start_no_repairs =
+      ev(0, "run_started",
+         R"({"mode":"task","task_id":"t","model":"scripted:r.json","budget":{"max_model_calls":2,)"
+         R"("max_repairs":0},"durability":"event","trace_content":"inline"})");
+  const std::string honest =
+      start_no_repairs + events[0] + events[1] + events[2] +
+      ev(4, "run_failed", R"({"terminal":"invalid_output","model_calls":1,"repairs":0})");
+  EXPECT_EQ(check(honest).status, Outcome::Ok);
+  const std::string swapped =
+      start_no_repairs + events[0] + events[1] + events[2] +
+      ev(4, "run_completed", R"({"terminal":"completed","output":{},"model_calls":1,"repairs":0})");
+  expect_error(swapped, codes::kTraceInconsistent, 5);
+  // A model failure ends as model_failed, nothing else.
+  const std::string failed =
+      kTaskStart + events[0] + ev(2, "model_failed", R"({"call":1,"error":"refused"})") +
+      ev(3, "run_failed", R"({"terminal":"budget_exhausted","model_calls":1,"repairs":0})");
+  expect_error(failed, codes::kTraceInconsistent, 4);
+  // A cancellation may come between any two steps.
+  EXPECT_EQ(check(kTaskStart + events[0] +
+                  ev(2, "run_failed", R"({"terminal":"cancelled","model_calls":1,"repairs":0})"))
+                .status,
+            Outcome::Ok);
+  // Tool events have no place in a task run.
+  expect_error(kTaskStart + ev(1, "tool_called", R"({"call_id":"c","tool":"grep"})"),
+               codes::kTraceInconsistent, 2);
+}
+
+TEST(TraceConsistency, TheBudgetRunStartedRecordedHolds) {
+  auto events = repaired_run();
+  // A third call under a budget of two.
+  events.pop_back();
+  events.push_back(ev(6, "verification_failed",
+                      R"({"call":2,"repairs_remaining":0,"violations":)" + kViolation + "}"));
+  events.push_back(
+      ev(7, "model_requested", R"({"call":3,"kind":"repair","violations":)" + kViolation + "}"));
+  expect_error(task_trace(events), codes::kTraceInconsistent, 8);
 }
 
 TEST(TraceVerifyFile, MissingFileAndDirectoryAreRejected) {

@@ -9,8 +9,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/trace/verify.hpp"
 
@@ -40,17 +42,29 @@ std::unique_ptr<Writer> memory_writer(std::string* sink, WriterOptions options =
   return std::move(writer).value();
 }
 
+// A task-mode run_started payload as the run loop writes it.
+Value started() {
+  return object({{"mode", "task"},
+                 {"task_id", "t"},
+                 {"model", "scripted:r.json"},
+                 {"budget", object({{"max_model_calls", 1}, {"max_repairs", 0}})},
+                 {"durability", "event"},
+                 {"trace_content", "digest"}});
+}
+
 std::string first_code(const mf::Status& s) {
   return s.ok() ? "" : s.diagnostics().front().code;
 }
 
 // A complete task-mode run as the run loop emits it.
 void emit_small_run(Writer& w) {
-  ASSERT_TRUE(w.emit("run_started", object({{"mode", "task"}, {"task_id", "t"}})).ok());
+  ASSERT_TRUE(w.emit("run_started", started()).ok());
   ASSERT_TRUE(w.emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
   ASSERT_TRUE(w.emit("model_responded", object({{"call", 1}, {"content_bytes", 2}})).ok());
-  ASSERT_TRUE(w.emit("run_completed",
-                     object({{"terminal", "completed"}, {"model_calls", 1}, {"repairs", 0}}))
+  ASSERT_TRUE(w.emit("run_completed", object({{"terminal", "completed"},
+                                              {"output", Object{}},
+                                              {"model_calls", 1},
+                                              {"repairs", 0}}))
                   .ok());
 }
 
@@ -59,15 +73,27 @@ TEST(TraceWriter, WritesExactCanonicalLinesWithContiguousSeq) {
   auto w = memory_writer(&sink);
   emit_small_run(*w);
   EXPECT_EQ(w->events_written(), 4);
-  EXPECT_EQ(sink,
-            "{\"event\":\"run_started\",\"mode\":\"task\",\"run_id\":\"run-1\",\"seq\":0,"
-            "\"t_ms\":0,\"task_id\":\"t\",\"v\":1}\n"
-            "{\"call\":1,\"event\":\"model_requested\",\"kind\":\"initial\",\"run_id\":\"run-1\","
-            "\"seq\":1,\"t_ms\":0,\"v\":1}\n"
-            "{\"call\":1,\"content_bytes\":2,\"event\":\"model_responded\",\"run_id\":\"run-1\","
-            "\"seq\":2,\"t_ms\":0,\"v\":1}\n"
-            "{\"event\":\"run_completed\",\"model_calls\":1,\"repairs\":0,\"run_id\":\"run-1\","
-            "\"seq\":3,\"t_ms\":0,\"terminal\":\"completed\",\"v\":1}\n");
+  // Each line after the first names the SHA-256 of the line before it.
+  const std::vector<std::string> lines = {
+      "{\"budget\":{\"max_model_calls\":1,\"max_repairs\":0},\"durability\":\"event\","
+      "\"event\":\"run_started\",\"mode\":\"task\",\"model\":\"scripted:r.json\","
+      "\"run_id\":\"run-1\",\"seq\":0,\"t_ms\":0,\"task_id\":\"t\",\"trace_content\":"
+      "\"digest\",\"v\":2}",
+      "{\"call\":1,\"event\":\"model_requested\",\"kind\":\"initial\",\"prev\":\"@\","
+      "\"run_id\":\"run-1\",\"seq\":1,\"t_ms\":0,\"v\":2}",
+      "{\"call\":1,\"content_bytes\":2,\"event\":\"model_responded\",\"prev\":\"@\","
+      "\"run_id\":\"run-1\",\"seq\":2,\"t_ms\":0,\"v\":2}",
+      "{\"event\":\"run_completed\",\"model_calls\":1,\"output\":{},\"prev\":\"@\","
+      "\"repairs\":0,\"run_id\":\"run-1\",\"seq\":3,\"t_ms\":0,\"terminal\":\"completed\","
+      "\"v\":2}"};
+  std::string expected;
+  std::string prev;
+  for (std::string line : lines) {
+    if (const auto at = line.find('@'); at != std::string::npos) line.replace(at, 1, prev);
+    prev = mf::hash::sha256_hex(line);
+    expected += line + "\n";
+  }
+  EXPECT_EQ(sink, expected);
   EXPECT_TRUE(w->close().ok());
 }
 
@@ -84,28 +110,89 @@ TEST(TraceWriter, WhatItWritesVerifies) {
 TEST(TraceWriter, NestedPayloadMembersAreMergedAndSorted) {
   std::string sink;
   auto w = memory_writer(&sink);
+  ASSERT_TRUE(w->emit("run_started", started()).ok());
   ASSERT_TRUE(
-      w->emit("run_started", object({{"z", object({{"b", 2}, {"a", 1}})}, {"a", "x"}})).ok());
-  EXPECT_EQ(sink,
-            "{\"a\":\"x\",\"event\":\"run_started\",\"run_id\":\"run-1\",\"seq\":0,\"t_ms\":0,"
-            "\"v\":1,\"z\":{\"a\":1,\"b\":2}}\n");
+      w->emit("model_responded",
+              object({{"usage", object({{"b", 2}, {"a", 1}})}, {"content_bytes", 0}, {"call", 1}}))
+          .ok());
+  const std::string second = sink.substr(sink.find('\n') + 1);
+  EXPECT_EQ(second, "{\"call\":1,\"content_bytes\":0,\"event\":\"model_responded\",\"prev\":\"" +
+                        mf::hash::sha256_hex(sink.substr(0, sink.find('\n'))) +
+                        "\",\"run_id\":\"run-1\",\"seq\":1,\"t_ms\":0,\"usage\":{\"a\":1,\"b\":2},"
+                        "\"v\":2}\n");
 }
 
 TEST(TraceWriter, NullPayloadAddsNothing) {
   std::string sink;
   auto w = memory_writer(&sink);
-  ASSERT_TRUE(w->emit("run_started", nullptr).ok());
+  ASSERT_TRUE(w->emit("run_started", started()).ok());
   ASSERT_TRUE(w->emit("context_compacted", nullptr).ok());
-  EXPECT_EQ(sink,
-            "{\"event\":\"run_started\",\"run_id\":\"run-1\",\"seq\":0,\"t_ms\":0,\"v\":1}\n"
-            "{\"event\":\"context_compacted\",\"run_id\":\"run-1\",\"seq\":1,\"t_ms\":0,\"v\":1}"
-            "\n");
+  EXPECT_EQ(sink.substr(sink.find('\n') + 1),
+            "{\"event\":\"context_compacted\",\"prev\":\"" +
+                mf::hash::sha256_hex(sink.substr(0, sink.find('\n'))) +
+                "\",\"run_id\":\"run-1\",\"seq\":1,\"t_ms\":0,\"v\":2}\n");
+}
+
+TEST(TraceWriter, RedactsSecretsAndMarksRedactedContent) {
+  std::string sink;
+  auto w = memory_writer(&sink);
+  const std::string key = "sk-" + std::string(40, 'A') + "1234";
+  ASSERT_TRUE(w->emit("run_started", started()).ok());
+  ASSERT_TRUE(w->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
+  const std::string content = "{\"token\":\"" + key + "\"}";
+  ASSERT_TRUE(w->emit("model_responded",
+                      object({{"call", 1},
+                              {"content_bytes", static_cast<std::int64_t>(content.size())},
+                              {"content_sha256", mf::hash::sha256_hex(content)},
+                              {"content", content}}))
+                  .ok());
+  const Value violations = mf::json::Array{
+      object({{"path", "/" + key}, {"code", "unknown_field"}, {"message", "field " + key}})};
+  ASSERT_TRUE(w->emit("verification_failed",
+                      object({{"call", 1}, {"violations", violations}, {"repairs_remaining", 0}}))
+                  .ok());
+  ASSERT_TRUE(w->emit("run_failed", object({{"terminal", "invalid_output"},
+                                            {"model_calls", 1},
+                                            {"repairs", 0},
+                                            {"violations", violations}}))
+                  .ok());
+  // A provider's error message.
+  std::string failed;
+  auto f = memory_writer(&failed);
+  ASSERT_TRUE(f->emit("run_started", started()).ok());
+  ASSERT_TRUE(f->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
+  ASSERT_TRUE(f->emit("model_failed", object({{"call", 1}, {"error", "bad key " + key}})).ok());
+  EXPECT_EQ(failed.find("sk-AAAA"), std::string::npos) << failed;
+  EXPECT_EQ(sink.find("sk-AAAA"), std::string::npos) << sink;
+  EXPECT_NE(sink.find("\"content_redacted\":true"), std::string::npos);
+  EXPECT_NE(sink.find("[REDACTED]"), std::string::npos);
+  // The size and digest still describe what the model sent; the verifier knows the content was
+  // redacted and does not hold it against them.
+  EXPECT_NE(sink.find(mf::hash::sha256_hex(content)), std::string::npos);
+  auto summary = mf::trace::verify(sink);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->status, mf::trace::Outcome::Ok)
+      << (summary->first_error ? summary->first_error->message : "");
+}
+
+TEST(TraceWriter, AKeyedWriterSignsTheTerminalEventOnly) {
+  std::string sink;
+  WriterOptions keyed = fixed();
+  keyed.mac_key = "0123456789abcdef0123456789abcdef";
+  auto w = memory_writer(&sink, keyed);
+  emit_small_run(*w);
+  EXPECT_EQ(sink.find("hmac_sha256"), sink.rfind("hmac_sha256"));
+  EXPECT_GT(sink.find("hmac_sha256"), sink.find("run_completed") - 200);
+  EXPECT_EQ(sink.find(keyed.mac_key), std::string::npos);
+  auto summary = mf::trace::verify(sink, {.mac_key = keyed.mac_key});
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->mac, mf::trace::Mac::Verified);
 }
 
 TEST(TraceWriter, LiveClockGivesNonNegativeIntegerTimes) {
   std::string sink;
   auto w = memory_writer(&sink, {.run_id = "r"});
-  ASSERT_TRUE(w->emit("run_started", nullptr).ok());
+  ASSERT_TRUE(w->emit("run_started", started()).ok());
   auto line = mf::json::parse(std::string_view(sink).substr(0, sink.size() - 1));
   ASSERT_TRUE(line.ok());
   auto t = line->find("t_ms")->as_exact_int();
@@ -122,14 +209,14 @@ TEST(TraceWriter, RejectsANonObjectPayloadAndWritesNothing) {
   }
   EXPECT_EQ(sink, "");
   EXPECT_EQ(w->events_written(), 0);
-  EXPECT_TRUE(w->emit("run_started", nullptr).ok());  // the failures consumed no seq
+  EXPECT_TRUE(w->emit("run_started", started()).ok());  // the failures consumed no seq
   EXPECT_NE(sink.find("\"seq\":0"), std::string::npos);
 }
 
 TEST(TraceWriter, RejectsPayloadMembersNamedLikeTheEnvelope) {
   std::string sink;
   auto w = memory_writer(&sink);
-  for (const char* key : {"v", "run_id", "seq", "event", "t_ms"}) {
+  for (const char* key : {"v", "run_id", "seq", "event", "t_ms", "prev", "hmac_sha256"}) {
     EXPECT_EQ(first_code(w->emit("run_started", object({{key, 7}}))), codes::kInternal) << key;
   }
   Value dup = Object{{"a", 1}, {"a", 2}};
@@ -141,9 +228,10 @@ TEST(TraceWriter, RefusesEventsTheVerifierWouldReject) {
   std::string sink;
   auto w = memory_writer(&sink);
   EXPECT_EQ(first_code(w->emit("model_requested", object({{"call", 1}, {"kind", "initial"}}))),
-            codes::kInternal);  // before run_started
-  ASSERT_TRUE(w->emit("run_started", nullptr).ok());
-  EXPECT_EQ(first_code(w->emit("run_started", nullptr)), codes::kInternal);
+            codes::kInternal);                                               // before run_started
+  EXPECT_EQ(first_code(w->emit("run_started", nullptr)), codes::kInternal);  // members missing
+  ASSERT_TRUE(w->emit("run_started", started()).ok());
+  EXPECT_EQ(first_code(w->emit("run_started", started())), codes::kInternal);
   EXPECT_EQ(first_code(w->emit("model_sneezed", nullptr)), codes::kInternal);
   EXPECT_EQ(first_code(w->emit("model_requested", object({{"call", 0}, {"kind", "initial"}}))),
             codes::kInternal);
@@ -151,7 +239,12 @@ TEST(TraceWriter, RefusesEventsTheVerifierWouldReject) {
   EXPECT_EQ(first_code(w->emit("run_completed", object({{"terminal", "cancelled"}}))),
             codes::kInternal);
   EXPECT_EQ(first_code(w->emit("tool_called", nullptr)), codes::kInternal);
-  ASSERT_TRUE(w->emit("run_failed", object({{"terminal", "cancelled"}})).ok());
+  EXPECT_EQ(first_code(w->emit("model_requested",
+                               object({{"call", 1}, {"kind", "initial"}, {"extra", 1}}))),
+            codes::kInternal);  // payloads are closed
+  ASSERT_TRUE(
+      w->emit("run_failed", object({{"terminal", "cancelled"}, {"model_calls", 0}, {"repairs", 0}}))
+          .ok());
   EXPECT_EQ(first_code(w->emit("context_compacted", nullptr)), codes::kInternal);
   EXPECT_EQ(w->events_written(), 2);
 }
@@ -186,18 +279,20 @@ TEST_F(TraceWriterFile, EventDurabilityWritesEachLineBeforeEmitReturns) {
   { std::ofstream(path) << "old bytes that must be truncated\n"; }
   auto w = Writer::open(path.string(), fixed());
   ASSERT_TRUE(w.ok());
-  ASSERT_TRUE((*w)->emit("run_started", object({{"mode", "task"}, {"task_id", "t"}})).ok());
+  ASSERT_TRUE((*w)->emit("run_started", started()).ok());
   // Visible to another reader now, without close().
   EXPECT_EQ(slurp(path), expected.substr(0, expected.find('\n') + 1));
   ASSERT_TRUE((*w)->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
   ASSERT_TRUE((*w)->emit("model_responded", object({{"call", 1}, {"content_bytes", 2}})).ok());
-  ASSERT_TRUE((*w)->emit("run_completed",
-                         object({{"terminal", "completed"}, {"model_calls", 1}, {"repairs", 0}}))
+  ASSERT_TRUE((*w)->emit("run_completed", object({{"terminal", "completed"},
+                                                  {"output", Object{}},
+                                                  {"model_calls", 1},
+                                                  {"repairs", 0}}))
                   .ok());
   ASSERT_TRUE((*w)->close().ok());
   ASSERT_TRUE((*w)->close().ok());  // idempotent
   EXPECT_EQ(slurp(path), expected);
-  EXPECT_EQ(first_code((*w)->emit("run_started", nullptr)), codes::kInternal);
+  EXPECT_EQ(first_code((*w)->emit("run_started", started())), codes::kInternal);
 }
 
 TEST_F(TraceWriterFile, BatchDurabilityLosesNothingByClose) {
@@ -207,12 +302,14 @@ TEST_F(TraceWriterFile, BatchDurabilityLosesNothingByClose) {
   auto w = Writer::open(path.string(),
                         {.run_id = "run-1", .fixed_clock = true, .durability = Durability::Batch});
   ASSERT_TRUE(w.ok());
-  ASSERT_TRUE((*w)->emit("run_started", object({{"mode", "task"}, {"task_id", "t"}})).ok());
+  ASSERT_TRUE((*w)->emit("run_started", started()).ok());
   EXPECT_EQ(slurp(path), "");  // buffered
   ASSERT_TRUE((*w)->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
   ASSERT_TRUE((*w)->emit("model_responded", object({{"call", 1}, {"content_bytes", 2}})).ok());
-  ASSERT_TRUE((*w)->emit("run_completed",
-                         object({{"terminal", "completed"}, {"model_calls", 1}, {"repairs", 0}}))
+  ASSERT_TRUE((*w)->emit("run_completed", object({{"terminal", "completed"},
+                                                  {"output", Object{}},
+                                                  {"model_calls", 1},
+                                                  {"repairs", 0}}))
                   .ok());
   EXPECT_EQ(slurp(path), expected);  // the terminal event flushes
   ASSERT_TRUE((*w)->close().ok());
@@ -232,7 +329,7 @@ TEST(TraceWriterStdout, DashWritesToAPipeOnStdout) {
   {
     auto w = Writer::open("-", fixed());
     if (w.ok()) {
-      emitted = (*w)->emit("run_started", nullptr);
+      emitted = (*w)->emit("run_started", started());
       closed = (*w)->close();
     }
   }
@@ -245,7 +342,9 @@ TEST(TraceWriterStdout, DashWritesToAPipeOnStdout) {
   ASSERT_TRUE(emitted.ok()) << emitted.diagnostics().front().message;
   ASSERT_TRUE(closed.ok());
   got.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  EXPECT_EQ(got, "{\"event\":\"run_started\",\"run_id\":\"run-1\",\"seq\":0,\"t_ms\":0,\"v\":1}\n");
+  std::string expected;
+  ASSERT_TRUE(memory_writer(&expected)->emit("run_started", started()).ok());
+  EXPECT_EQ(got, expected);
 }
 
 TEST_F(TraceWriterFile, UnopenablePathIsAnOutputError) {

@@ -144,10 +144,11 @@ class Auditor {
     return trace_sha;
   }
 
-  // 3. The trace replays without a model to the same terminal state and counts.
+  // 3. The trace replays without a model to the same terminal state and counts, anchored to the
+  //    digest the repair receipt recorded.
   Status provider_free_replay(const std::string& trace_path, const std::string& trace_sha,
                               Receipt& replay) {
-    Result<Ran> replayed = exec("mf-replay", {trace_path});
+    Result<Ran> replayed = exec("mf-replay", {"--expect-sha256", trace_sha, trace_path});
     if (!replayed) return replayed.take_diagnostics();
     replay.check(replayed->exit_code == 0,
                  "mf-replay exited " + std::to_string(replayed->exit_code));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -124,6 +125,23 @@ int require(const Context& ctx,
   for (const OptionBase& o : required) {
     if (!ctx.given(o)) return usage_error(ctx.tool, "--" + o.name() + " is required");
   }
+  return kSuccess;
+}
+
+int secret_from_env(const Context& ctx, const Text& o, std::string& secret) {
+  secret.clear();
+  if (!ctx.given(o)) return kSuccess;
+  const std::string name = ctx.get(o);
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr || *value == '\0') {
+    return usage_error(
+        ctx.tool, "--" + o.name() + ": the environment variable " + name + " is not set or empty");
+  }
+  if (std::strlen(value) < kMinSecretBytes) {
+    return usage_error(ctx.tool, "--" + o.name() + ": the key in " + name + " is shorter than " +
+                                     std::to_string(kMinSecretBytes) + " bytes");
+  }
+  secret = value;
   return kSuccess;
 }
 

@@ -1,7 +1,9 @@
 #include "mf/hash/sha256.hpp"
 
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,6 +51,24 @@ Digest sha256(std::string_view bytes) {
   Sha256 h;
   h.update(bytes);
   return h.finish();
+}
+
+Digest hmac_sha256(std::string_view key, std::string_view message) {
+  Digest d{};
+  unsigned int len = 0;
+  static const unsigned char kEmpty = 0;
+  const auto* k = key.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(key.data());
+  const auto* m =
+      message.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(message.data());
+  if (HMAC(EVP_sha256(), k, static_cast<int>(key.size()), m, message.size(), d.data(), &len) ==
+      nullptr) {
+    throw std::runtime_error("OpenSSL HMAC-SHA256 failed");
+  }
+  return d;
+}
+
+bool equal_constant_time(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 std::string to_hex(const Digest& d) {

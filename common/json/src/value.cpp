@@ -1,6 +1,9 @@
 #include "mf/json/value.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include "mf/diag/secrets.hpp"
 
 namespace mf::json {
 
@@ -61,6 +64,48 @@ std::string_view kind_name(Kind k) {
       return "object";
   }
   return "unknown";
+}
+
+namespace {
+
+// Redacts one string in place; true when it changed.
+bool redact_string(std::string& s) {
+  if (!diag::find_secret(s)) return false;
+  s = diag::redact_secrets(s);
+  return true;
+}
+
+}  // namespace
+
+bool redact_secrets(Value& root) {
+  bool changed = false;
+  std::vector<Value*> pending{&root};  // iterative: the depth is the input's
+  while (!pending.empty()) {
+    Value* v = pending.back();
+    pending.pop_back();
+    if (v->is_string()) {
+      changed = redact_string(v->as_string()) || changed;
+    } else if (v->is_array()) {
+      for (auto& item : v->as_array()) pending.push_back(&item);
+    } else if (v->is_object()) {
+      auto& members = v->as_object();
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        if (redact_string(members[i].key)) {
+          changed = true;
+          // Two redacted names must stay two members: number the later ones.
+          const std::string base = members[i].key;
+          for (int n = 2; std::any_of(
+                   members.begin(), members.end(),
+                   [&](const Member& m) { return &m != &members[i] && m.key == members[i].key; });
+               ++n) {
+            members[i].key = base + "#" + std::to_string(n);
+          }
+        }
+        pending.push_back(&members[i].value);
+      }
+    }
+  }
+  return changed;
 }
 
 }  // namespace mf::json

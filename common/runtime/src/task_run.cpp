@@ -69,6 +69,7 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   }
   wo.fixed_clock = request.fixed_clock;
   wo.durability = request.durability;
+  wo.mac_key = request.mac_key;
   auto writer = trace::Writer::open(request.trace_path, wo);
   if (!writer) return writer.take_diagnostics();
 

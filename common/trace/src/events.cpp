@@ -1,6 +1,7 @@
 #include "mf/trace/events.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace mf::trace {
 namespace {
@@ -8,45 +9,179 @@ namespace {
 constexpr std::array<std::string_view, 5> kTerminalStates = {
     "completed", "invalid_output", "model_failed", "budget_exhausted", "cancelled"};
 
-bool is_string_member(const json::Value& object, std::string_view key) {
-  const auto* v = object.find(key);
-  return v != nullptr && v->is_string() && !v->as_string().empty();
+// What a member's value must be.
+enum class Kind : std::uint8_t {
+  Any,         // any JSON value
+  Text,        // a string
+  Name,        // a non-empty string
+  Digest,      // 64 lowercase hex characters
+  Natural,     // an integer >= 0
+  Positive,    // an integer >= 1
+  Flag,        // true or false
+  Object,      // a JSON object
+  Violations,  // [{path, code, message[, layer]}], all strings, code non-empty
+};
+
+struct Member {
+  std::string_view name;
+  Kind kind;
+  bool required;
+};
+
+struct EventRule {
+  std::string_view event;
+  std::initializer_list<Member> members;  // every member the payload may have
+};
+
+// The closed payload of every event type (docs/formats/trace.md, "Events").
+const std::array<EventRule, kEventTypes.size()> kRules = {{
+    {"run_started",
+     {{"mode", Kind::Name, true},
+      {"task_id", Kind::Name, false},
+      {"plan_sha256", Kind::Digest, false},
+      {"task_sha256", Kind::Digest, false},
+      {"model", Kind::Name, true},
+      {"budget", Kind::Object, true},
+      {"durability", Kind::Name, true},
+      {"trace_content", Kind::Name, true}}},
+    {"model_requested",
+     {{"call", Kind::Positive, true},
+      {"kind", Kind::Name, true},
+      {"violations", Kind::Violations, false}}},
+    {"model_responded",
+     {{"call", Kind::Positive, true},
+      {"content_bytes", Kind::Natural, true},
+      {"content_sha256", Kind::Digest, false},
+      {"content", Kind::Text, false},
+      {"content_redacted", Kind::Flag, false},
+      {"content_ref", Kind::Digest, false},
+      {"usage", Kind::Object, false}}},
+    {"model_failed", {{"call", Kind::Positive, true}, {"error", Kind::Text, true}}},
+    {"verification_failed",
+     {{"call", Kind::Positive, true},
+      {"violations", Kind::Violations, true},
+      {"repairs_remaining", Kind::Natural, true}}},
+    {"guardrail_violation",
+     {{"kind", Kind::Name, true}, {"message", Kind::Text, false}, {"budget", Kind::Object, false}}},
+    {"projection_compiled",
+     {{"fingerprint", Kind::Digest, true}, {"active_units", Kind::Any, false}}},
+    {"tool_called",
+     {{"call_id", Kind::Name, true}, {"tool", Kind::Name, true}, {"arguments", Kind::Any, false}}},
+    {"tool_completed",
+     {{"call_id", Kind::Name, true},
+      {"ok", Kind::Flag, true},
+      {"result_bytes", Kind::Natural, false},
+      {"result_sha256", Kind::Digest, false}}},
+    {"tool_denied",
+     {{"call_id", Kind::Text, false}, {"tool", Kind::Text, true}, {"reason", Kind::Text, true}}},
+    {"context_compacted",
+     {{"dropped", Kind::Any, false},
+      {"bytes_before", Kind::Natural, false},
+      {"bytes_after", Kind::Natural, false}}},
+    {"budget_exhausted", {{"budget", Kind::Name, true}, {"limit", Kind::Natural, true}}},
+    {"run_completed",
+     {{"terminal", Kind::Name, true},
+      {"output", Kind::Any, true},
+      {"model_calls", Kind::Natural, true},
+      {"repairs", Kind::Natural, true},
+      {"hmac_sha256", Kind::Digest, false}}},
+    {"run_failed",
+     {{"terminal", Kind::Name, true},
+      {"model_calls", Kind::Natural, true},
+      {"repairs", Kind::Natural, true},
+      {"violations", Kind::Violations, false},
+      {"error", Kind::Text, false},
+      {"hmac_sha256", Kind::Digest, false}}},
+}};
+
+bool is_digest(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
-std::optional<std::string> check_call_number(const json::Value& object) {
-  const auto* call = object.find("call");
-  if (call == nullptr) return "missing member \"call\"";
-  auto n = call->is_number() ? call->as_exact_int() : std::nullopt;
-  if (!n || *n < 1) return "\"call\" must be an integer >= 1";
-  return std::nullopt;
+bool is_violations(const json::Value& v) {
+  if (!v.is_array()) return false;
+  return std::all_of(v.as_array().begin(), v.as_array().end(), [](const json::Value& item) {
+    if (!item.is_object()) return false;
+    const auto* path = item.find("path");
+    const auto* code = item.find("code");
+    const auto* message = item.find("message");
+    const auto* layer = item.find("layer");
+    const std::size_t members = layer != nullptr ? 4 : 3;
+    return item.as_object().size() == members && path != nullptr && path->is_string() &&
+           code != nullptr && code->is_string() && !code->as_string().empty() &&
+           message != nullptr && message->is_string() && (layer == nullptr || layer->is_string());
+  });
 }
 
-std::optional<std::string> check_terminal(std::string_view event, const json::Value& object) {
-  const auto* terminal = object.find("terminal");
-  if (terminal == nullptr || !terminal->is_string()) {
-    return "missing or non-string member \"terminal\"";
+// What `v` fails to be, or nothing.
+std::optional<std::string_view> kind_error(Kind kind, const json::Value& v) {
+  const auto integer = [&]() { return v.is_number() ? v.as_exact_int() : std::nullopt; };
+  switch (kind) {
+    case Kind::Any:
+      return std::nullopt;
+    case Kind::Text:
+      return v.is_string() ? std::nullopt : std::optional<std::string_view>("a string");
+    case Kind::Name:
+      if (v.is_string() && !v.as_string().empty()) return std::nullopt;
+      return "a non-empty string";
+    case Kind::Digest:
+      if (v.is_string() && is_digest(v.as_string())) return std::nullopt;
+      return "64 lowercase hex digits";
+    case Kind::Natural:
+      if (auto n = integer(); n && *n >= 0) return std::nullopt;
+      return "an integer >= 0";
+    case Kind::Positive:
+      if (auto n = integer(); n && *n >= 1) return std::nullopt;
+      return "an integer >= 1";
+    case Kind::Flag:
+      return v.is_bool() ? std::nullopt : std::optional<std::string_view>("true or false");
+    case Kind::Object:
+      return v.is_object() ? std::nullopt : std::optional<std::string_view>("an object");
+    case Kind::Violations:
+      if (is_violations(v)) return std::nullopt;
+      return "an array of {path, code, message} objects of strings";
   }
-  const auto& state = terminal->as_string();
-  if (event == "run_completed") {
-    if (state != "completed") return "run_completed needs \"terminal\":\"completed\"";
-  } else if (state == "completed" || !is_terminal_state(state)) {
-    return "run_failed needs \"terminal\" of invalid_output, model_failed, budget_exhausted or "
-           "cancelled, not \"" +
-           state + "\"";
-  }
-  return std::nullopt;
+  return "of an unknown kind";
 }
 
-std::optional<std::string> check_violations(const json::Value& object) {
-  const auto* violations = object.find("violations");
-  if (violations == nullptr || !violations->is_array()) {
-    return "missing or non-array member \"violations\"";
-  }
-  for (const auto& v : violations->as_array()) {
-    if (!v.is_object() || !is_string_member(v, "code") || v.find("path") == nullptr ||
-        !v.find("path")->is_string() || v.find("message") == nullptr ||
-        !v.find("message")->is_string()) {
-      return "each of \"violations\" must be an object with string path, code and message";
+// The values a few members may take, beyond their kind.
+std::optional<std::string> check_values(std::string_view event, const json::Value& object) {
+  const auto text = [&](std::string_view key) -> std::string_view {
+    const auto* v = object.find(key);
+    return v != nullptr && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
+  };
+  if (event == "run_started") {
+    if (text("mode") != "task" && text("mode") != "plan") return "\"mode\" must be task or plan";
+    if (text("mode") == "task" && object.find("task_id") == nullptr) {
+      return "a task run needs \"task_id\"";
+    }
+    if (text("mode") == "plan" && object.find("plan_sha256") == nullptr) {
+      return "a plan run needs \"plan_sha256\"";
+    }
+    if (text("durability") != "event" && text("durability") != "batch") {
+      return "\"durability\" must be event or batch";
+    }
+    const auto content = text("trace_content");
+    if (content != "digest" && content != "inline" && content != "none" && content != "store") {
+      return "\"trace_content\" must be digest, inline, none or store";
+    }
+  } else if (event == "model_requested") {
+    if (text("kind") != "initial" && text("kind") != "repair") {
+      return "model_requested needs \"kind\" of \"initial\" or \"repair\"";
+    }
+    if ((text("kind") == "repair") != (object.find("violations") != nullptr)) {
+      return "\"violations\" is present exactly on a repair request";
+    }
+  } else if (event == "run_completed") {
+    if (text("terminal") != "completed") return "run_completed needs \"terminal\":\"completed\"";
+  } else if (event == "run_failed") {
+    const auto state = text("terminal");
+    if (state == "completed" || !is_terminal_state(state)) {
+      return "run_failed needs \"terminal\" of invalid_output, model_failed, budget_exhausted or "
+             "cancelled, not \"" +
+             std::string(state) + "\"";
     }
   }
   return std::nullopt;
@@ -66,28 +201,31 @@ bool is_terminal_state(std::string_view state) {
   return std::find(kTerminalStates.begin(), kTerminalStates.end(), state) != kTerminalStates.end();
 }
 
+bool is_envelope_member(std::string_view key) {
+  return std::find(kEnvelope.begin(), kEnvelope.end(), key) != kEnvelope.end();
+}
+
 std::optional<std::string> check_payload(std::string_view event, const json::Value& object) {
-  if (event == "model_requested") {
-    if (auto bad = check_call_number(object)) return bad;
-    const auto* kind = object.find("kind");
-    if (kind == nullptr || !kind->is_string() ||
-        (kind->as_string() != "initial" && kind->as_string() != "repair")) {
-      return "model_requested needs \"kind\" of \"initial\" or \"repair\"";
+  const auto rule = std::find_if(kRules.begin(), kRules.end(),
+                                 [&](const EventRule& r) { return r.event == event; });
+  if (rule == kRules.end()) return "unknown event type \"" + std::string(event) + "\"";
+  for (const auto& m : object.as_object()) {
+    if (is_envelope_member(m.key)) continue;
+    const auto member = std::find_if(rule->members.begin(), rule->members.end(),
+                                     [&](const Member& r) { return r.name == m.key; });
+    if (member == rule->members.end()) {
+      return "member \"" + m.key + "\" is not part of " + std::string(event);
     }
-    return std::nullopt;
+    if (auto bad = kind_error(member->kind, m.value)) {
+      return "\"" + m.key + "\" must be " + std::string(*bad);
+    }
   }
-  if (event == "model_responded" || event == "model_failed") return check_call_number(object);
-  if (is_terminal_event(event)) return check_terminal(event, object);
-  if (event == "verification_failed") return check_violations(object);
-  if (event == "tool_called" || event == "tool_completed") {
-    if (!is_string_member(object, "call_id")) return "missing or empty string member \"call_id\"";
-    return std::nullopt;
+  for (const auto& member : rule->members) {
+    if (member.required && object.find(member.name) == nullptr) {
+      return "missing member \"" + std::string(member.name) + "\"";
+    }
   }
-  if (event == "tool_denied") {
-    const auto* id = object.find("call_id");
-    if (id != nullptr && !id->is_string()) return "\"call_id\" must be a string";
-  }
-  return std::nullopt;
+  return check_values(event, object);
 }
 
 }  // namespace mf::trace

@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/trace/events.hpp"
 
@@ -52,6 +54,18 @@ std::string_view outcome_name(Outcome o) {
   return "corrupt";
 }
 
+std::string_view mac_name(Mac m) {
+  switch (m) {
+    case Mac::Absent:
+      return "absent";
+    case Mac::Unchecked:
+      return "unchecked";
+    case Mac::Verified:
+      return "verified";
+  }
+  return "absent";
+}
+
 json::Value to_json(const Summary& s) {
   json::Value out = json::Object{};
   out.set("status", outcome_name(s.status));
@@ -65,6 +79,7 @@ json::Value to_json(const Summary& s) {
   out.set("violations_by_kind", std::move(by_kind));
   out.set("tool_calls", s.tool_calls);
   out.set("trace_sha256", s.trace_sha256);
+  out.set("mac", mac_name(s.mac));
   if (s.first_error) {
     json::Value error = json::Object{};
     error.set("line", s.first_error->line);
@@ -135,12 +150,14 @@ void Verifier::check_line(std::string_view text, bool terminated) {
                 d.column);
   }
   const json::Value& event_object = *parsed;
-  if (!check_envelope(text, event_object)) return;
+  if (!check_envelope(text, event_object) || !check_chain(text, event_object)) return;
   const std::string& event = *string_member(event_object, "event");
   if (!check_order(event, *string_member(event_object, "run_id"), *natural(event_object, "seq"))) {
     return;
   }
   if (!check_and_count(event, event_object)) return;
+  if (is_terminal_event(event) && !check_mac(event_object)) return;
+  last_event_ = event;
   ++summary_.events;
 }
 
@@ -153,8 +170,11 @@ bool Verifier::check_envelope(std::string_view text, const json::Value& event_ob
   const auto version = natural(event_object, "v");
   const auto* run_id = string_member(event_object, "run_id");
   const auto* event = string_member(event_object, "event");
-  if (!version || *version != 1) {
-    fail(codes::kTraceBadEnvelope, "\"v\" must be 1");
+  const auto* prev = event_object.find("prev");
+  if (!version || *version != kFormatVersion) {
+    fail(codes::kTraceBadEnvelope,
+         "\"v\" must be " + std::to_string(kFormatVersion) +
+             (version && *version == 1 ? " (a v1 trace has no hash chain: record it again)" : ""));
   } else if (run_id == nullptr || run_id->empty()) {
     fail(codes::kTraceBadEnvelope, "\"run_id\" must be a non-empty string");
   } else if (!natural(event_object, "seq")) {
@@ -163,6 +183,11 @@ bool Verifier::check_envelope(std::string_view text, const json::Value& event_ob
     fail(codes::kTraceBadEnvelope, "\"event\" must be a string");
   } else if (!natural(event_object, "t_ms")) {
     fail(codes::kTraceBadEnvelope, "\"t_ms\" must be an integer >= 0");
+  } else if (line_ == 1 && prev != nullptr) {
+    fail(codes::kTraceBadEnvelope, "the first line has no \"prev\"");
+  } else if (line_ > 1 &&
+             (prev == nullptr || !prev->is_string() || prev->as_string().size() != 64)) {
+    fail(codes::kTraceBadEnvelope, "\"prev\" must be the previous line's SHA-256 (64 hex digits)");
   }
   if (summary_.first_error) return false;
   if (line_ == 1) summary_.run_id = *run_id;
@@ -200,12 +225,142 @@ bool Verifier::check_order(const std::string& event, const std::string& run_id, 
   return !summary_.first_error;
 }
 
+// Each line names the digest of the line before it, so an edited, dropped, inserted or reordered
+// line breaks the chain at the line after it.
+bool Verifier::check_chain(std::string_view text, const json::Value& event_object) {
+  if (line_ > 1 && event_object.find("prev")->as_string() != prev_) {
+    fail(codes::kTraceChainBroken,
+         "\"prev\" is not the SHA-256 of line " + std::to_string(line_ - 1) +
+             " (that line, or this one, was changed, dropped, inserted or moved)");
+    return false;
+  }
+  prev_ = hash::sha256_hex(text);
+  return true;
+}
+
+// The terminal's hmac_sha256 against the key, when one was given.
+bool Verifier::check_mac(const json::Value& event_object) {
+  const auto* mac = event_object.find(kMacMember);
+  summary_.mac = mac == nullptr ? Mac::Absent : Mac::Unchecked;
+  if (options_.mac_key.empty()) return true;
+  if (mac == nullptr) {
+    fail(codes::kTraceMacMismatch, "the terminal event carries no hmac_sha256: not authenticated");
+    return false;
+  }
+  json::Value unsigned_line = event_object;
+  auto& members = unsigned_line.as_object();
+  members.erase(std::find_if(members.begin(), members.end(),
+                             [](const json::Member& m) { return m.key == kMacMember; }));
+  const std::string expected =
+      hash::to_hex(hash::hmac_sha256(options_.mac_key, json::canonical(unsigned_line)));
+  if (!hash::equal_constant_time(expected, mac->as_string())) {
+    fail(codes::kTraceMacMismatch, "hmac_sha256 does not match under the given key");
+    return false;
+  }
+  summary_.mac = Mac::Verified;
+  return true;
+}
+
+bool Verifier::check_consistent(const std::string& event, const json::Value& event_object) {
+  const auto number = [&](std::string_view key) {
+    const auto* v = event_object.find(key);
+    return v != nullptr && v->is_number() ? v->as_exact_int() : std::nullopt;
+  };
+  const auto inconsistent = [&](const std::string& what) {
+    fail(codes::kTraceInconsistent, event + " " + what);
+    return false;
+  };
+  const std::int64_t t_ms = *number("t_ms");
+  if (t_ms < last_t_ms_) {
+    return inconsistent("goes back in time (t_ms " + std::to_string(t_ms) + " after " +
+                        std::to_string(last_t_ms_) + ")");
+  }
+  last_t_ms_ = t_ms;
+  const auto call = number("call");
+  if (event == "model_requested" && *call != summary_.model_calls + 1) {
+    return inconsistent("numbers its call " + std::to_string(*call) + " after " +
+                        std::to_string(summary_.model_calls) + " call(s)");
+  }
+  if ((event == "model_responded" || event == "model_failed" || event == "verification_failed") &&
+      *call != summary_.model_calls) {
+    return inconsistent("names call " + std::to_string(*call) + ", not the one requested (" +
+                        std::to_string(summary_.model_calls) + ")");
+  }
+  if (const auto* content = event_object.find("content");
+      content != nullptr && event_object.find("content_redacted") == nullptr) {
+    const auto* digest = event_object.find("content_sha256");
+    if (*number("content_bytes") != static_cast<std::int64_t>(content->as_string().size()) ||
+        (digest != nullptr && digest->as_string() != hash::sha256_hex(content->as_string()))) {
+      return inconsistent("carries content that does not match its content_bytes/content_sha256");
+    }
+  }
+  if (is_terminal_event(event) &&
+      (*number("model_calls") != summary_.model_calls || *number("repairs") != summary_.repairs)) {
+    return inconsistent("counts " + std::to_string(*number("model_calls")) + " call(s) and " +
+                        std::to_string(*number("repairs")) + " repair(s); the trace has " +
+                        std::to_string(summary_.model_calls) + " and " +
+                        std::to_string(summary_.repairs));
+  }
+  return !task_mode_ || check_task_sequence(event, event_object);
+}
+
+// Task mode has one sequence (docs/formats/trace.md, "Task-mode sequence"): each event may follow
+// only the events the run loop can emit before it, under the budget run_started recorded.
+bool Verifier::check_task_sequence(const std::string& event, const json::Value& event_object) {
+  const auto out_of_place = [&](const std::string& why) {
+    fail(codes::kTraceInconsistent,
+         event + " cannot follow " + (last_event_.empty() ? "nothing" : last_event_) + why);
+    return false;
+  };
+  const auto* terminal = event_object.find("terminal");
+  const std::string state = terminal != nullptr ? terminal->as_string() : std::string();
+  if (state == "cancelled") return true;  // a cancellation may end the run between any two steps
+  const auto& last = last_event_;
+  if (event == "model_requested") {
+    const bool repair = event_object.find("kind")->as_string() == "repair";
+    if (repair ? !(last == "verification_failed" && can_repair_) : last != "run_started") {
+      return out_of_place(repair ? " as a repair request" : " as the initial request");
+    }
+    if (summary_.model_calls >= max_model_calls_) {
+      return out_of_place(": the budget allows " + std::to_string(max_model_calls_) + " call(s)");
+    }
+  } else if (event == "model_responded" || event == "model_failed") {
+    if (last != "model_requested") return out_of_place("");
+  } else if (event == "verification_failed") {
+    if (last != "model_responded") return out_of_place("");
+    const std::int64_t done = summary_.repairs;
+    can_repair_ = done < max_repairs_;
+    const std::int64_t remaining = can_repair_ ? max_repairs_ - done - 1 : 0;
+    if (event_object.find("repairs_remaining")->as_exact_int() != remaining) {
+      return out_of_place(" with repairs_remaining other than " + std::to_string(remaining));
+    }
+  } else if (event == "budget_exhausted") {
+    if (!(last == "run_started" || (last == "verification_failed" && can_repair_)) ||
+        summary_.model_calls != max_model_calls_ ||
+        event_object.find("limit")->as_exact_int() != max_model_calls_) {
+      return out_of_place(" under a budget of " + std::to_string(max_model_calls_) + " call(s)");
+    }
+  } else if (event == "run_completed") {
+    if (last != "model_responded") return out_of_place("");
+  } else if (event == "run_failed") {
+    const bool fits =
+        (state == "invalid_output" && last == "verification_failed" && !can_repair_) ||
+        (state == "model_failed" && last == "model_failed") ||
+        (state == "budget_exhausted" && last == "budget_exhausted");
+    if (!fits) return out_of_place(" as " + state);
+  } else {
+    return out_of_place(" in a task run");
+  }
+  return true;
+}
+
 // The payload of its event type, tool calls paired, and the summary's counts.
 bool Verifier::check_and_count(const std::string& event, const json::Value& event_object) {
   if (auto bad = check_payload(event, event_object)) {
     fail(codes::kTraceBadPayload, "ill-formed " + event + ": " + *bad);
     return false;
   }
+  if (!check_consistent(event, event_object)) return false;
   if (event == "tool_called" || event == "tool_completed") {
     const auto& call_id = event_object.find("call_id")->as_string();
     if (event == "tool_called") {
@@ -228,10 +383,18 @@ bool Verifier::check_and_count(const std::string& event, const json::Value& even
     for (const auto& v : violations) ++summary_.violations_by_kind[v.find("code")->as_string()];
     if (violations.empty()) ++summary_.violations_by_kind[event];
   } else if (event == "guardrail_violation") {
-    const auto* kind = string_member(event_object, "kind");
-    ++summary_.violations_by_kind[kind != nullptr ? *kind : event];
+    ++summary_.violations_by_kind[*string_member(event_object, "kind")];
   } else if (event == "tool_denied") {
     ++summary_.violations_by_kind[event];
+  } else if (event == "run_started") {
+    task_mode_ = event_object.find("mode")->as_string() == "task";
+    const auto* budget = event_object.find("budget");
+    const auto limit = [&](std::string_view key) {
+      const auto* v = budget->find(key);
+      return v != nullptr && v->is_number() ? v->as_exact_int().value_or(-1) : -1;
+    };
+    max_model_calls_ = limit("max_model_calls");
+    max_repairs_ = limit("max_repairs");
   } else if (is_terminal_event(event)) {
     terminated_ = true;
     summary_.terminal = event_object.find("terminal")->as_string();
@@ -252,6 +415,12 @@ Summary Verifier::finish() {
   }
   partial_.clear();
   summary_.trace_sha256 = hash::to_hex(hasher_.finish());
+  if (!summary_.first_error && !options_.expect_sha256.empty() &&
+      !hash::equal_constant_time(summary_.trace_sha256, options_.expect_sha256)) {
+    line_ = 0;
+    fail(codes::kTraceDigestMismatch, "the trace's SHA-256 is " + summary_.trace_sha256 +
+                                          ", not the expected " + options_.expect_sha256);
+  }
   if (summary_.first_error) {
     summary_.status =
         is_incomplete(summary_.first_error->code) ? Outcome::Incomplete : Outcome::Corrupt;

@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
-#include "mf/json/jsonl.hpp"
+#include "mf/json/canonical.hpp"
 
 namespace mf::trace {
 namespace {
@@ -20,8 +21,6 @@ namespace codes = diag::codes;
 
 // Under Durability::Batch the buffer is written once it holds this much.
 constexpr std::size_t kBatchBytes = 64u << 10;
-
-constexpr std::array<std::string_view, 5> kEnvelope = {"v", "run_id", "seq", "event", "t_ms"};
 
 diag::Diagnostic misuse(std::string message) {
   return diag::error(codes::kInternal, "trace writer: " + std::move(message));
@@ -121,39 +120,52 @@ Status Writer::emit(std::string_view event, json::Value payload) {
                                       .count();
   json::Object members;
   members.reserve(kEnvelope.size() + (payload.is_object() ? payload.as_object().size() : 0));
-  members.push_back({"v", 1});
+  members.push_back({"v", kFormatVersion});
   members.push_back({"run_id", options_.run_id});
   members.push_back({"seq", seq_});
   members.push_back({"event", event});
   members.push_back({"t_ms", t_ms});
+  if (seq_ > 0) members.push_back({"prev", prev_});
+  bool content_redacted = false;
   if (payload.is_object()) {
     for (auto& m : payload.as_object()) {
-      if (std::find(kEnvelope.begin(), kEnvelope.end(), m.key) != kEnvelope.end()) {
-        return misuse("payload member \"" + m.key + "\" collides with the envelope");
+      if (is_envelope_member(m.key) || m.key == kMacMember) {
+        return misuse("payload member \"" + m.key + "\" is the writer's");
       }
+      // Nothing secret-looking leaves through a trace; redacted inline content is marked, as
+      // its size and digest describe what the model sent.
+      if (json::redact_secrets(m.value) && m.key == "content") content_redacted = true;
       members.push_back(std::move(m));
     }
   }
+  if (content_redacted) members.push_back({"content_redacted", true});
   if (has_duplicate_keys(members))
     return misuse("duplicate payload member in " + std::string(event));
   json::Value line(std::move(members));
   if (auto bad = check_payload(event, line)) {
     return misuse("ill-formed " + std::string(event) + ": " + *bad);
   }
+  std::string text = json::canonical(line);
+  if (is_terminal_event(event) && !options_.mac_key.empty()) {
+    // The MAC covers the terminal line without it, which names the previous line's digest: the
+    // whole chain.
+    line.set(kMacMember, hash::to_hex(hash::hmac_sha256(options_.mac_key, text)));
+    text = json::canonical(line);
+  }
+  prev_ = hash::sha256_hex(text);
+  text.push_back('\n');
 
   const bool terminal = is_terminal_event(event);
   if (sink_ != nullptr) {
-    json::append_jsonl(line, *sink_);
+    sink_->append(text);
   } else if (options_.durability == Durability::Event) {
-    std::string text;
-    json::append_jsonl(line, text);
     if (auto written = io::write_all(fd_, text); !written) {
       failed_ = true;
       return written;
     }
     if (auto synced = sync(); !synced) return synced;
   } else {
-    json::append_jsonl(line, buffer_);
+    buffer_.append(text);
     if (buffer_.size() >= kBatchBytes || terminal) {
       if (auto flushed = flush(); !flushed) return flushed;
     }

@@ -21,3 +21,19 @@ run() {
     fail "$* exited $rc, expected $expected"
   fi
 }
+
+# link : links JSONL trace lines on stdin into a hash chain as the trace writer does (each line
+# is made canonical, and each after the first gets "prev", the SHA-256 of the line before it) —
+# and as anyone rewriting a trace could.
+link() {
+  local prev="" line
+  while IFS= read -r line; do
+    if [[ -n $prev ]]; then
+      line=$(jq -c --arg p "$prev" '. + {prev: $p}' <<<"$line" | "$MF_BIN/mf-store" canon)
+    else
+      line=$("$MF_BIN/mf-store" canon <<<"$line")
+    fi
+    printf '%s\n' "$line"
+    prev=$(printf '%s' "$line" | sha256sum | cut -d' ' -f1)
+  done
+}

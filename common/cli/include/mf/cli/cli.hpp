@@ -122,6 +122,12 @@ struct Context {
 int require(const Context& ctx,
             std::initializer_list<std::reference_wrapper<const OptionBase>> required);
 
+// Keys are read from the environment variable an option names, never from the command line, and
+// are never printed. Fills `secret` (empty when the option was not given); a usage error (exit 2)
+// when the variable is unset, empty or shorter than kMinSecretBytes.
+inline constexpr std::size_t kMinSecretBytes = 16;
+int secret_from_env(const Context& ctx, const Text& o, std::string& secret);
+
 // Parses the command line (adding --help, --version, --quiet), handles help/version and usage
 // errors (exit 2), runs `body`, and turns escaped exceptions into exit 3. Returns the process exit
 // code.

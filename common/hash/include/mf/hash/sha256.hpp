@@ -34,6 +34,11 @@ std::string to_hex(const Digest& d);
 // Parses 64 lowercase hex characters; false otherwise.
 bool from_hex(std::string_view hex, Digest& out);
 
+// HMAC-SHA256 (RFC 2104) of `message` under `key`.
+Digest hmac_sha256(std::string_view key, std::string_view message);
+// Compares in time independent of where the two differ (for MACs).
+bool equal_constant_time(std::string_view a, std::string_view b);
+
 // Streams a file (or stdin for "-") through SHA-256 without loading it whole.
 Result<Digest> sha256_file(const std::string& path);
 

@@ -105,4 +105,8 @@ inline bool Value::operator==(const Value& o) const {
 
 std::string_view kind_name(Kind k);
 
+// Replaces every secret-looking run (diag::redact_secrets) in the strings and member names of `v`,
+// at any depth; true when anything was replaced.
+bool redact_secrets(Value& v);
+
 }  // namespace mf::json

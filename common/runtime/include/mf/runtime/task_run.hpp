@@ -22,6 +22,8 @@ struct TaskRunRequest {
   // by refs run/<run_id>/trace and run/<run_id>/result; with TraceContent::Store each raw response
   // is put before it is recorded, named run/<run_id>/response/<call>. The trace must be a file.
   std::string store_dir;
+  // Non-empty: the trace's terminal event carries an HMAC-SHA256 under this key.
+  std::string mac_key;
   const std::atomic<bool>* cancel = nullptr;
 };
 

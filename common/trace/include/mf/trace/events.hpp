@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,15 +20,23 @@ inline constexpr std::array<std::string_view, 14> kEventTypes = {
     "tool_completed",      "tool_denied",         "context_compacted",   "budget_exhausted",
     "run_completed",       "run_failed"};
 
+// The envelope every line carries (`prev` on every line after the first), which no payload may
+// reuse; and the member the writer adds to the terminal event when the trace is keyed.
+inline constexpr std::array<std::string_view, 6> kEnvelope = {"v",     "run_id", "seq",
+                                                              "event", "t_ms",   "prev"};
+inline constexpr std::string_view kMacMember = "hmac_sha256";
+inline constexpr std::int64_t kFormatVersion = 2;
+
 bool is_known_event(std::string_view event);
+bool is_envelope_member(std::string_view key);
 bool is_terminal_event(std::string_view event);  // run_completed, run_failed
 
 // completed, invalid_output, model_failed, budget_exhausted, cancelled.
 bool is_terminal_state(std::string_view state);
 
-// Checks the payload members of one event (the whole event object, envelope included); returns a
-// message naming the offending member, or nothing when the event is well-formed. Only rules the
-// run loop guarantees are checked; unknown extra members are allowed.
+// Checks the payload members of one event (the whole event object, envelope included) against the
+// event's closed member list: every member known, of its kind, the required ones present, and the
+// few enumerated values valid. Returns a message naming the offending member, or nothing.
 std::optional<std::string> check_payload(std::string_view event, const json::Value& object);
 
 }  // namespace mf::trace

@@ -26,6 +26,15 @@ enum class Outcome : std::uint8_t {
 
 std::string_view outcome_name(Outcome o);  // "ok", "incomplete", "corrupt"
 
+// What the verifier could say of the terminal event's hmac_sha256.
+enum class Mac : std::uint8_t {
+  Absent,     // the trace carries none
+  Unchecked,  // it carries one and no key was given
+  Verified,   // it carries one and it is right under the given key
+};
+
+std::string_view mac_name(Mac m);  // "absent", "unchecked", "verified"
+
 struct Summary {
   Outcome status = Outcome::Ok;
   std::optional<std::string> run_id;    // from the first line, when it has one
@@ -36,18 +45,23 @@ struct Summary {
   std::int64_t repairs = 0;      // model_requested with "kind":"repair"
   std::int64_t tool_calls = 0;   // tool_called events
   // verification_failed: one per violation, keyed by its code; guardrail_violation: keyed by its
-  // "kind" (or the event type); tool_denied: keyed by the event type.
+  // "kind"; tool_denied: keyed by the event type.
   std::map<std::string, std::int64_t> violations_by_kind;
-  std::string trace_sha256;                     // of the exact bytes, all of them
+  std::string trace_sha256;  // of the exact bytes, all of them
+  Mac mac = Mac::Absent;
   std::optional<diag::Diagnostic> first_error;  // set unless status is Ok
 };
 
 // {"events","first_error":null|{"code","line","message"},"model_calls","repairs","run_id",
-//  "status","terminal","tool_calls","trace_sha256","violations_by_kind"}
+//  "mac","status","terminal","tool_calls","trace_sha256","violations_by_kind"}
 json::Value to_json(const Summary& s);
 
 struct VerifyOptions {
   std::size_t max_line_bytes = 64u << 20;  // a longer line is malformed (MF-E001)
+  // Non-empty: the terminal event must carry the right hmac_sha256 under this key (MF-E017).
+  std::string mac_key{};
+  // Non-empty: the bytes must have this SHA-256, lowercase hex (MF-E018).
+  std::string expect_sha256{};
 };
 
 // Streaming verifier: feed() the bytes in chunks of any size, then finish() once.
@@ -63,6 +77,11 @@ class Verifier {
   bool check_envelope(std::string_view text, const json::Value& event_object);
   bool check_order(const std::string& event, const std::string& run_id, std::int64_t seq);
   bool check_and_count(const std::string& event, const json::Value& event_object);
+  // What the payload says against the events before it (MF-E015), and the chain (MF-E016).
+  bool check_consistent(const std::string& event, const json::Value& event_object);
+  bool check_task_sequence(const std::string& event, const json::Value& event_object);
+  bool check_chain(std::string_view text, const json::Value& event_object);
+  bool check_mac(const json::Value& event_object);
   void fail(const char* code, std::string message, std::int64_t column = 0);
 
   VerifyOptions options_;
@@ -74,6 +93,14 @@ class Verifier {
   bool terminated_ = false;
   std::string canonical_;  // scratch for the canonical form of a line
   std::unordered_set<std::string> open_calls_;
+  std::string prev_;  // hex SHA-256 of the last line checked
+  std::int64_t last_t_ms_ = 0;
+  std::string last_event_;  // the event type of the last line checked
+  // From run_started: the mode and, in task mode, the budget the sequence is checked against.
+  bool task_mode_ = false;
+  std::int64_t max_model_calls_ = 0;
+  std::int64_t max_repairs_ = 0;
+  bool can_repair_ = false;  // the last verification_failed left a repair
 };
 
 // The whole trace in memory. Fails only for reasons outside the trace (never, today).

@@ -24,6 +24,9 @@ struct WriterOptions {
   std::string run_id;        // non-empty
   bool fixed_clock = false;  // every t_ms is 0
   Durability durability = Durability::Event;
+  // Non-empty: the terminal event carries hmac_sha256, the HMAC-SHA256 under this key of the
+  // terminal line without it (docs/formats/trace.md, "Authenticity").
+  std::string mac_key{};
 };
 
 class Writer {
@@ -38,8 +41,9 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
   ~Writer();  // best-effort flush of a Batch buffer when close() was not called
 
-  // Appends {"v":1,"run_id":...,"seq":next,"event":event,"t_ms":...} merged with the members of
-  // `payload` (an object, or null for none) as one canonical line + '\n'; durable before returning
+  // Appends {"v":2,"run_id":...,"seq":next,"event":event,"t_ms":...,"prev":...} merged with the
+  // members of `payload` (an object, or null for none; secret-looking strings redacted) as one
+  // canonical line + '\n'; durable before returning
   // under Durability::Event. Misuse (non-object payload, a member named like an envelope field, an
   // unknown event, an event the verifier would reject) is MF-I001 and writes nothing; a failed
   // write is MF-O003 and makes every later emit fail.
@@ -59,6 +63,7 @@ class Writer {
   std::string* sink_ = nullptr;
   std::string buffer_;  // pending bytes under Durability::Batch
   std::int64_t seq_ = 0;
+  std::string prev_;         // hex SHA-256 of the last line written, without its newline
   bool terminated_ = false;  // a terminal event was written
   bool failed_ = false;      // a write failed: the file's tail is unknown
   bool closed_ = false;
