@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "mf/json/canonical.hpp"
 #include "mf/json/jsonl.hpp"
 #include "mf/model/scripted.hpp"
 #include "mf/runtime/run_loop.hpp"
@@ -205,6 +206,31 @@ TEST(RunLoop, InlineContentIsRecordedOnlyWhenAsked) {
   Recorded r = run(valid_task(), *m, options);
   ASSERT_NE(r.events[2].find("content"), nullptr);
   EXPECT_NE(r.events[2].find("content")->as_string().find("src/lib.rs:12"), std::string::npos);
+}
+
+// A secret the model echoes, or a provider puts in its error, reaches neither the result nor the
+// trace: canaries in the output, the inline content, a violation and the error.
+TEST(RunLoop, SecretsReachNeitherTheResultNorTheTrace) {
+  const std::string key = "sk-" + std::string(32, 'Q') + "9876";
+  auto echo = script(R"({"steps":[{"content":"{\"risk\":\")" + key +
+                     R"(\",\"evidence\":\"src/lib.rs:12\",\")" + key +
+                     R"(\":1}"},)"
+                     R"({"content":"{\"risk\":\")" +
+                     key + R"(\",\"evidence\":\"src/lib.rs:12\"}"}]})");
+  RunOptions options;
+  options.trace_content = TraceContent::Inline;
+  Recorded r = run(valid_task(), *echo, options);
+  ASSERT_EQ(r.outcome.terminal, "completed");
+  EXPECT_EQ(json::canonical(r.outcome.output).find("sk-QQQ"), std::string::npos);
+  for (const auto& e : r.events) {
+    EXPECT_EQ(json::canonical(e).find("sk-QQQ"), std::string::npos) << json::canonical(e);
+  }
+  auto failing = script(R"({"steps":[{"failure":"HTTP 401: key )" + key + R"( rejected"}]})");
+  Recorded f = run(valid_task(), *failing);
+  ASSERT_EQ(f.outcome.terminal, "model_failed");
+  for (const auto& e : f.events) {
+    EXPECT_EQ(json::canonical(e).find("sk-QQQ"), std::string::npos) << json::canonical(e);
+  }
 }
 
 }  // namespace

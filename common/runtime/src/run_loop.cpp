@@ -69,7 +69,10 @@ class Loop {
       }
       Verdict verdict = verify_output(task_, reply->content, options_.semantic);
       if (verdict.violations.empty()) {
+        // The result, the trace, the store and every report carry the same output: with
+        // secret-looking runs redacted, as everything that leaves a process.
         outcome_.output = std::move(verdict.output);
+        json::redact_secrets(outcome_.output);
         return finish("completed");
       }
       const bool can_repair = outcome_.repairs < task_.budget.max_repairs;
