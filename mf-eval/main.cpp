@@ -8,6 +8,7 @@
 #include "mf/eval/suite.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 
 namespace cli = mf::cli;
@@ -46,7 +47,7 @@ int run(cli::Context& ctx, const Opts& o) {
     if (!opened) return cli::report(ctx.tool, opened.diagnostics());
     store = std::move(*opened);
     options.keep_trace = [&](const std::string& id, std::string_view trace) -> mf::Status {
-      auto kept = store->put_named("campaign/" + suite->id + "/case/" + id + "/trace", trace);
+      auto kept = store->put_named(mf::store::refs::campaign_case_trace(suite->id, id), trace);
       return kept ? mf::Status() : mf::Status(kept.take_diagnostics());
     };
   }
@@ -56,7 +57,7 @@ int run(cli::Context& ctx, const Opts& o) {
   mf::Status written = mf::io::write_output(ctx.get(o.output), report_bytes);
   if (!written) return cli::report(ctx.tool, written.diagnostics());
   if (store) {
-    auto kept = store->put_named("campaign/" + suite->id + "/report", report_bytes);
+    auto kept = store->put_named(mf::store::refs::campaign_report(suite->id), report_bytes);
     if (!kept) return cli::report(ctx.tool, kept.diagnostics());
   }
   const std::size_t failed = done->failed();

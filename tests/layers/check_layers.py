@@ -6,7 +6,8 @@ module in layer order, with its directory, PUBLIC and PRIVATE module dependencie
 third-party headers it may include. A file of module M may include:
   - its own headers and private headers (M's include/ and src/),
   - the public headers of the modules M links and of their PUBLIC dependencies, transitively,
-  - the third-party headers M declares.
+  - the third-party headers M declares; a key declared as KEY@src/file only in the files so named
+    (relative to M's directory), when a library is to stay behind one file of its module.
 A public header of M may include only M's own headers and those of its PUBLIC dependencies
 (otherwise every user of M would need a dependency it never declared). Relative includes that
 climb ("../") are refused everywhere, tests included. Programs (mf-*/main.cpp) may include the
@@ -46,7 +47,16 @@ class Module:
         self.directory = directory
         self.public = public
         self.private = private
-        self.third = third
+        # third: the keys; third_files: key -> the only files (relative to directory) that may
+        # include it, for keys declared as KEY@file.
+        self.third = []
+        self.third_files = {}
+        for entry in third:
+            key, _, file = entry.partition("@")
+            if key not in self.third:
+                self.third.append(key)
+            if file:
+                self.third_files.setdefault(key, []).append(file)
         self.rank = rank
 
 
@@ -124,7 +134,7 @@ def check(root, modules, programs):
     problems = []
     owners = header_owners(root, modules)
 
-    def check_file(path, who, visible, third, local_dirs):
+    def check_file(path, who, visible, third, local_dirs, module=None):
         shown = os.path.relpath(path, root)
         for number, kind, target in includes(path):
             where = f"{shown}:{number}"
@@ -133,9 +143,17 @@ def check(root, modules, programs):
                 continue
             if kind == "<":
                 for key, pattern in THIRD_PARTY.items():
-                    if pattern.search(target) and key not in third:
+                    if not pattern.search(target):
+                        continue
+                    if key not in third:
                         problems.append(f"{where}: {who} includes <{target}> ({key}), "
                                         "which only the modules that declare it may include")
+                    elif module is not None and key in module.third_files:
+                        own = os.path.relpath(path, os.path.join(root, module.directory))
+                        if own not in module.third_files[key]:
+                            allowed = ", ".join(module.third_files[key])
+                            problems.append(f"{where}: {who} includes <{target}> ({key}), "
+                                            f"which only {allowed} of the module may include")
                 continue
             owner = owners.get(target)
             if owner is None:
@@ -156,10 +174,10 @@ def check(root, modules, programs):
         local = [os.path.join(base, "src")]
         for path in files_under(os.path.join(base, "include")):
             check_file(path, f"module '{m.name}' (public header)", hdr_visible, m.third,
-                       [os.path.dirname(path)])
+                       [os.path.dirname(path)], m)
         for path in files_under(os.path.join(base, "src")):
             check_file(path, f"module '{m.name}'", src_visible, m.third,
-                       local + [os.path.dirname(path)])
+                       local + [os.path.dirname(path)], m)
     for p in programs.values():
         visible = public_closure(modules, p.private)
         third = set()
@@ -195,12 +213,14 @@ def self_test(layers, root, script):
     json_src = os.path.join(modules["json"].directory, "src", "value.cpp")
     diag_hdr = os.path.join(modules["diag"].directory, "include", "mf", "diag", "diagnostic.hpp")
     trace_hdr = os.path.join(modules["trace"].directory, "include", "mf", "trace", "writer.hpp")
+    store_src = os.path.join(modules["store"].directory, "src", "objects.cpp")
     plants = [
         (harness, '#include "mf/tools/pack.hpp"\n', "of module 'tools_pack', which it does not link"),
         (json_src, '#include "mf/store/store.hpp"\n', "of module 'store', which it does not link"),
         (diag_hdr, '#include "mf/json/value.hpp"\n', "of module 'json', which it does not link"),
         (trace_hdr, '#include "mf/io/file.hpp"\n', "of module 'io', which it does not link"),
         (json_src, "#include <lmdb.h>\n", "(lmdb), which only the modules"),
+        (store_src, "#include <lmdb.h>\n", "(lmdb), which only src/environment.hpp of the module"),
         (harness, '#include "../../tools_pack/src/walk.hpp"\n', "climbs out of its directory"),
         (harness, '#include "mf/harness/nope.hpp"\n', "is not a public header of any module"),
     ]

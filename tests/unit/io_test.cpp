@@ -173,6 +173,45 @@ TEST_F(IoPublishTest, CreatesFileAndLeavesNoTemp) {
   EXPECT_EQ(entries(), std::set<std::string>{"plan.json"});
 }
 
+TEST_F(IoPublishTest, WriterFillsTheFileAndLeavesNoTemp) {
+  auto s = mf::io::publish_atomic(path("stream.jsonl"), [](int fd) {
+    if (auto w = mf::io::write_all(fd, "one\n"); !w) return w;
+    return mf::io::write_all(fd, "two\n");
+  });
+  ASSERT_TRUE(s.ok()) << s.diagnostics().front().message;
+  EXPECT_EQ(slurp(path("stream.jsonl")), "one\ntwo\n");
+  EXPECT_EQ(entries(), std::set<std::string>{"stream.jsonl"});
+}
+
+TEST_F(IoPublishTest, FailingWriterKeepsItsDiagnosticAndLeavesNothing) {
+  for (Clobber c : {Clobber::Refuse, Clobber::Replace}) {
+    auto s = mf::io::publish_atomic(
+        path("stream.jsonl"),
+        [](int fd) -> mf::Status {
+          if (auto w = mf::io::write_all(fd, "partial"); !w) return w;
+          return mf::diag::error(codes::kStoreCorrupt, "object is corrupt");
+        },
+        c);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(code_of(s.diagnostics()), codes::kStoreCorrupt);
+    EXPECT_EQ(s.diagnostics().front().message, "object is corrupt");
+    EXPECT_TRUE(entries().empty());
+  }
+}
+
+TEST_F(IoPublishTest, WriterRefuseComparesWhatItWrote) {
+  const auto writes = [](std::string bytes) {
+    return [bytes](int fd) { return mf::io::write_all(fd, bytes); };
+  };
+  write_file(path("a.json"), "same\n");
+  EXPECT_TRUE(mf::io::publish_atomic(path("a.json"), writes("same\n"), Clobber::Refuse).ok());
+  auto s = mf::io::publish_atomic(path("a.json"), writes("other\n"), Clobber::Refuse);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(code_of(s.diagnostics()), codes::kClobber);
+  EXPECT_EQ(slurp(path("a.json")), "same\n");
+  EXPECT_EQ(entries(), std::set<std::string>{"a.json"});
+}
+
 TEST_F(IoPublishTest, CreatesEmptyFile) {
   ASSERT_TRUE(mf::io::publish_atomic(path("empty"), "").ok());
   EXPECT_TRUE(fs::is_regular_file(path("empty")));

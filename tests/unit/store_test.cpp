@@ -24,7 +24,7 @@
 #include "mf/json/reader.hpp"
 
 namespace mf::store::detail {
-// Defined in store.cpp: called by put_file between its hashing and its storing pass.
+// Defined in objects.cpp: called by put_file between its hashing and its storing pass.
 extern std::function<void(const std::string&)> put_file_between_passes;
 }  // namespace mf::store::detail
 

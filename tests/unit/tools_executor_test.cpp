@@ -46,7 +46,8 @@ bool starts_with(const std::string& s, const std::string& prefix) {
 
 std::string decisions(const std::vector<mf::tools::Decision>& ds) {
   std::string out;
-  for (const auto& d : ds) out += (out.empty() ? "" : ",") + d.key + "=" + d.decision;
+  for (const auto& d : ds)
+    out += (out.empty() ? "" : ",") + d.key + "=" + std::string(name(d.decision));
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "mf/json/reader.hpp"
 #include "mf/process/process.hpp"
 #include "mf/runtime/task.hpp"
+#include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 
 namespace mf::audit {
@@ -247,10 +248,11 @@ class Auditor {
     const std::string exported = (work_ / "export.jsonl").string();
     std::error_code ec;
     fs::remove_all(fresh, ec);
+    const std::string trace_ref(store::refs::kAuditTrace);
     const std::vector<std::vector<std::string>> steps = {
         {"--store", req_.store_dir, "put", trace_path},
-        {"--store", req_.store_dir, "ref", "set", "audit/trace", trace_sha},
-        {"--store", req_.store_dir, "export", "--ref", "audit/trace", "-o", exported},
+        {"--store", req_.store_dir, "ref", "set", trace_ref, trace_sha},
+        {"--store", req_.store_dir, "export", "--ref", trace_ref, "-o", exported},
         {"--store", fresh, "import", exported},
         {"--store", fresh, "verify"},
         {"--store", fresh, "get", trace_sha},
@@ -344,7 +346,7 @@ class Auditor {
     if (!req_.store_dir.empty()) {
       auto store = store::Store::open(req_.store_dir, store::Mode::ReadWrite);
       if (!store) return store.take_diagnostics();
-      auto kept = (*store)->put_named("audit/report", bytes);
+      auto kept = (*store)->put_named(store::refs::kAuditReport, bytes);
       if (!kept) return kept.take_diagnostics();
     }
     outcome.report = std::move(report);

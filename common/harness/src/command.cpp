@@ -15,6 +15,7 @@
 #include "mf/json/diagnostics.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/json/source_map.hpp"
+#include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 #include "mf/tools/catalog.hpp"
 #include "mf/yaml/reader.hpp"
@@ -304,13 +305,13 @@ Status keep_in_store(const std::string& store_dir, const CompileResult& result,
   if (!opened) return opened.take_diagnostics();
   store::Store& s = **opened;
   return s.batch([&]() -> Status {
-    std::string ref = "compile/rejected/" + request_sha256;
+    std::string ref = store::refs::compile_rejected(request_sha256);
     if (result.ok) {
-      ref = "compile/" + result.plan.find("harness_id")->as_string() + "/" +
-            std::to_string(*result.plan.find("harness_version")->as_exact_int());
-      auto plan = s.put_named(ref + "/plan", result.plan_bytes);
+      const std::string& id = result.plan.find("harness_id")->as_string();
+      const std::int64_t version = *result.plan.find("harness_version")->as_exact_int();
+      auto plan = s.put_named(store::refs::compile_plan(id, version), result.plan_bytes);
       if (!plan) return plan.take_diagnostics();
-      ref += "/diagnostics";
+      ref = store::refs::compile_diagnostics(id, version);
     }
     auto kept = s.put_named(ref, report_bytes);
     return kept ? Status() : Status(kept.take_diagnostics());

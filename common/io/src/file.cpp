@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <utility>
 
 #include "mf/diag/codes.hpp"
 
@@ -259,13 +261,22 @@ Status write_all(int fd, std::string_view bytes) {
   return {};
 }
 
-Status publish_atomic(const std::string& path, std::string_view bytes, Clobber clobber) {
+namespace {
+
+// The directory a publication happens in, held open: every later step works relative to this
+// descriptor, so the directory cannot be swapped underneath between creating the temp file,
+// renaming it and syncing.
+struct Target {
+  std::string path;
+  PathParts parts;
+  Fd dir;
+};
+
+Result<Target> open_target(const std::string& path) {
   auto parts = split_path(path);
   if (path.empty() || !parts) {
     return diag::error(codes::kBadOutputPath, "output path '" + path + "' does not name a file");
   }
-  // Every later step works relative to this descriptor, so the directory cannot be swapped
-  // underneath us between creating the temp file, renaming it and syncing.
   Fd dir(open_retry(AT_FDCWD, parts->dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) {
     int err = errno;
@@ -276,77 +287,151 @@ Status publish_atomic(const std::string& path, std::string_view bytes, Clobber c
     return diag::error(codes::kBadOutputPath,
                        "cannot open output directory '" + parts->dir + "': " + errno_text(err));
   }
+  return Target{path, std::move(*parts), std::move(dir)};
+}
 
-  if (clobber == Clobber::Refuse) {
-    // Republishing the same content-addressed file is the common case: answer it without writing.
-    // The final no-replace step below still guards against a file that appears meanwhile.
-    struct stat st {};
-    if (::fstatat(dir.get(), parts->base.c_str(), &st, 0) == 0) {
-      return settle_existing(dir.get(), path, parts->base, bytes);
-    }
-  }
-
-  std::string tmp;
+// A fresh temp file beside the target (O_EXCL, a few names tried). While it exists, every failure
+// removes it (discard) so no partial file is left behind.
+struct TempFile {
+  const Target& target;
+  std::string name;
   Fd out;
-  for (int attempt = 0; attempt < 16 && !out.valid(); ++attempt) {
-    tmp = temp_name(parts->base);
-    out.reset(open_retry(dir.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
-    if (!out.valid() && errno != EEXIST) {
-      return write_failed(path, "cannot create temporary file", errno);
-    }
-  }
-  if (!out.valid()) return write_failed(path, "cannot create temporary file", EEXIST);
 
-  // From here on the temp file exists; every failure removes it so no partial file is left behind.
-  // `fail` also serves the identical-bytes outcome of a lost race, which is a success.
-  auto fail = [&](Status s) -> Status {
+  Status discard(Status s) {
     out.reset();
-    ::unlinkat(dir.get(), tmp.c_str(), 0);
+    ::unlinkat(target.dir.get(), name.c_str(), 0);
     return s;
-  };
-
-  if (Status s = write_all(out.get(), bytes); !s) {
-    return fail(diag::error(codes::kWriteFailed, "cannot write output '" + path +
-                                                     "': " + s.diagnostics().front().message));
   }
-  if (::fsync(out.get()) != 0) return fail(write_failed(path, "fsync", errno));
-  if (out.close() != 0) return fail(write_failed(path, "close", errno));
+};
 
-  if (clobber == Clobber::Replace) {
-    // Never rename over something that is not a regular file (a device node, a socket).
-    struct stat st {};
-    if (::fstatat(dir.get(), parts->base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-      return fail(diag::error(codes::kBadOutputPath,
-                              "output path '" + path + "' exists and is not a regular file"));
-    }
-    if (::renameat(dir.get(), tmp.c_str(), dir.get(), parts->base.c_str()) != 0) {
-      int err = errno;
-      if (err == EISDIR || err == ENOTDIR) {
-        return fail(
-            diag::error(codes::kBadOutputPath, "output path '" + path + "' is a directory"));
-      }
-      return fail(write_failed(path, "rename", err));
-    }
-  } else {
-    int err = 0;
-    switch (place_noreplace(dir.get(), tmp, parts->base, err)) {
-      case Placed::Done:
-        break;
-      case Placed::Exists:
-        // Another publisher got there first (or the target appeared after our check).
-        return fail(settle_existing(dir.get(), path, parts->base, bytes));
-      case Placed::Failed:
-        return fail(write_failed(path, "rename", err));
+Status create_temp(TempFile& temp) {
+  const Target& t = temp.target;
+  for (int attempt = 0; attempt < 16 && !temp.out.valid(); ++attempt) {
+    temp.name = temp_name(t.parts.base);
+    temp.out.reset(
+        open_retry(t.dir.get(), temp.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+    if (!temp.out.valid() && errno != EEXIST) {
+      return write_failed(t.path, "cannot create temporary file", errno);
     }
   }
+  if (!temp.out.valid()) return write_failed(t.path, "cannot create temporary file", EEXIST);
+  return {};
+}
 
-  // The rename is durable only once the directory entry is on disk. EINVAL means the filesystem
-  // cannot sync directories at all, which is not something the caller can fix.
-  if (::fsync(dir.get()) != 0 && errno != EINVAL) {
-    return write_failed(path, "fsync of the output directory", errno);
+// Runs the writer on the temp file, then makes its bytes durable and closes it.
+Status fill_temp(TempFile& temp, const Writer& write) {
+  if (Status s = write(temp.out.get()); !s) return s;
+  if (::fsync(temp.out.get()) != 0) return write_failed(temp.target.path, "fsync", errno);
+  if (temp.out.close() != 0) return write_failed(temp.target.path, "close", errno);
+  return {};
+}
+
+// Replace: rename over whatever regular file is there, never over a device node or a socket.
+Status place_replacing(TempFile& temp) {
+  const Target& t = temp.target;
+  struct stat st {};
+  if (::fstatat(t.dir.get(), t.parts.base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    return diag::error(codes::kBadOutputPath,
+                       "output path '" + t.path + "' exists and is not a regular file");
+  }
+  if (::renameat(t.dir.get(), temp.name.c_str(), t.dir.get(), t.parts.base.c_str()) != 0) {
+    int err = errno;
+    if (err == EISDIR || err == ENOTDIR) {
+      return diag::error(codes::kBadOutputPath, "output path '" + t.path + "' is a directory");
+    }
+    return write_failed(t.path, "rename", err);
   }
   return {};
+}
+
+// The bytes just written to the temp file, for comparing with a file that appeared at the target
+// name when the caller gave a writer rather than the bytes.
+std::optional<std::string> read_back(const TempFile& temp) {
+  Fd in(open_retry(temp.target.dir.get(), temp.name.c_str(), O_RDONLY | O_CLOEXEC));
+  std::string bytes;
+  if (!in.valid() || read_all(in.get(), bytes) != 0) return std::nullopt;
+  return bytes;
+}
+
+// Refuse: place without ever replacing. A file that is there already is settled by comparing it
+// with what was meant to be published: identical bytes are a success, with the temp file removed
+// and nothing placed (`placed` stays false).
+Status place_refusing(TempFile& temp, std::optional<std::string_view> bytes, bool& placed) {
+  const Target& t = temp.target;
+  int err = 0;
+  switch (place_noreplace(t.dir.get(), temp.name, t.parts.base, err)) {
+    case Placed::Done:
+      placed = true;
+      return {};
+    case Placed::Exists: {
+      // Another publisher got there first (or the target appeared after our check).
+      if (bytes) return temp.discard(settle_existing(t.dir.get(), t.path, t.parts.base, *bytes));
+      const std::optional<std::string> written = read_back(temp);
+      if (!written) {
+        return temp.discard(diag::error(
+            codes::kClobber,
+            "refusing to overwrite '" + t.path + "': the new file cannot be read to compare"));
+      }
+      return temp.discard(settle_existing(t.dir.get(), t.path, t.parts.base, *written));
+    }
+    case Placed::Failed:
+      break;
+  }
+  return temp.discard(write_failed(t.path, "rename", err));
+}
+
+// The rename is durable only once the directory entry is on disk. EINVAL means the filesystem
+// cannot sync directories at all, which is not something the caller can fix.
+Status sync_directory(const Target& t) {
+  if (::fsync(t.dir.get()) != 0 && errno != EINVAL) {
+    return write_failed(t.path, "fsync of the output directory", errno);
+  }
+  return {};
+}
+
+// `bytes`, when the caller has them, lets Refuse answer an identical existing file without writing.
+Status publish(const std::string& path, const Writer& write, Clobber clobber,
+               std::optional<std::string_view> bytes) {
+  Result<Target> target = open_target(path);
+  if (!target) return target.take_diagnostics();
+  const Target& t = *target;
+  if (clobber == Clobber::Refuse && bytes) {
+    // Republishing the same content-addressed file is the common case: answer it without writing.
+    // The final no-replace step still guards against a file that appears meanwhile.
+    struct stat st {};
+    if (::fstatat(t.dir.get(), t.parts.base.c_str(), &st, 0) == 0) {
+      return settle_existing(t.dir.get(), path, t.parts.base, *bytes);
+    }
+  }
+  TempFile temp{t, {}, Fd()};
+  if (Status s = create_temp(temp); !s) return s;
+  if (Status s = fill_temp(temp, write); !s) return temp.discard(std::move(s));
+  bool placed = true;
+  if (clobber == Clobber::Replace) {
+    if (Status s = place_replacing(temp); !s) return temp.discard(std::move(s));
+  } else {
+    placed = false;
+    if (Status s = place_refusing(temp, bytes, placed); !s || !placed) return s;
+  }
+  return sync_directory(t);
+}
+
+}  // namespace
+
+Status publish_atomic(const std::string& path, const Writer& write, Clobber clobber) {
+  return publish(path, write, clobber, std::nullopt);
+}
+
+Status publish_atomic(const std::string& path, std::string_view bytes, Clobber clobber) {
+  const Writer write = [&](int fd) -> Status {
+    if (Status s = write_all(fd, bytes); !s) {
+      return diag::error(codes::kWriteFailed,
+                         "cannot write output '" + path + "': " + s.diagnostics().front().message);
+    }
+    return {};
+  };
+  return publish(path, write, clobber, bytes);
 }
 
 Status write_output(const std::string& path, std::string_view bytes) {

@@ -120,115 +120,141 @@ int poll_ms(Clock::duration d) {
 
 }  // namespace
 
+namespace {
+
+diag::Diagnostic cannot_run(const std::string& program, const std::string& why) {
+  return diag::error(diag::codes::kInternal, "cannot run " + program + ": " + why);
+}
+
+// Starts the command in its own process group, stdin at /dev/null, stdout and stderr on `pipe`.
+// Boost may throw; the caller catches.
+Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe) {
+  const std::string& program = command.argv.front();
+  boost::filesystem::path exe = program;
+  if (program.find('/') == std::string::npos) exe = bp::search_path(program);
+  if (exe.empty()) return cannot_run(program, "not found on PATH");
+  bp::environment env = boost::this_process::environment();
+  for (const auto& [key, value] : command.env) env[key] = value;
+  const std::vector<std::string> args(command.argv.begin() + 1, command.argv.end());
+  const char* cwd = command.cwd.empty() ? nullptr : command.cwd.c_str();
+  pid_t failed_pid = -1;
+  std::error_code ec;
+  // The directory change is ours rather than bp::start_dir's, which ignores a failing chdir and
+  // would run the command wherever we happen to be.
+  auto setup = [cwd](auto& exec) {
+    ::setpgid(0, 0);
+    // Only stdin, stdout and stderr reach the command, as with Node's spawn: descriptors the
+    // caller holds (stores, traces) must not leak into it, least of all into a sandbox.
+    // Close-on-exec rather than closed, because Boost still reports exec errors through one.
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      const long max_fd = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
+      for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    if (cwd != nullptr && ::chdir(cwd) != 0) {
+      exec.set_error(std::error_code(errno, std::system_category()), "chdir failed");
+      ::_exit(127);
+    }
+  };
+  auto on_error = [&failed_pid](auto& exec, const std::error_code&) { failed_pid = exec.pid; };
+  bp::child child(bp::exe = exe, bp::args = args, bp::std_in = bp::null,
+                  (bp::std_out & bp::std_err) = pipe, env, bp::extend::on_exec_setup = setup,
+                  bp::extend::on_error = on_error, ec);
+  if (ec) {
+    if (failed_pid > 0) ::waitpid(failed_pid, nullptr, 0);  // Boost leaves a failed fork unreaped
+    return cannot_run(program, ec.message());
+  }
+  // Also from this side: a kill issued before the child reached its own setpgid still finds the
+  // group. EACCES after the exec is harmless, the child has done it by then.
+  ::setpgid(child.id(), child.id());
+  return child;
+}
+
+// Hands over whatever output is there without blocking; true at end of file (or a read error).
+bool drain(int source, const ShellCommand& command, Clock::time_point& last_output) {
+  char buffer[64 * 1024];
+  while (true) {
+    const ssize_t n = ::read(source, buffer, sizeof buffer);
+    if (n > 0) {
+      last_output = Clock::now();
+      if (command.on_output) command.on_output(std::string_view(buffer, std::size_t(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n == 0 || errno != EAGAIN;
+  }
+}
+
+// Watches the child until it has exited and its output is drained: kills the group on
+// cancellation or at the deadline, and stops draining kDrainGrace after the exit or the latest
+// chunk.
+ShellOutcome supervise(bp::child& child, int source, const ShellCommand& command) {
+  const pid_t pid = child.id();
+  ShellOutcome outcome;
+  bool exited = false;
+  bool killed = false;
+  bool eof = false;
+  std::error_code ec;
+  Clock::time_point last_output = Clock::now();
+  while (true) {
+    const auto now = Clock::now();
+    if (!killed) {
+      if (command.cancel != nullptr && command.cancel->load()) {
+        outcome.cancelled = true;
+      } else if (now >= command.deadline) {
+        outcome.timed_out = true;
+      }
+      if (outcome.cancelled || outcome.timed_out) {
+        // Also while draining after the exit: background children may still be in the group.
+        kill_group(pid, exited);
+        killed = true;
+      }
+    }
+    if (!exited && !child.running(ec)) {
+      exited = true;
+      last_output = now;  // the grace period runs from the exit or the latest chunk
+    }
+    if (exited && (eof || now - last_output >= kDrainGrace)) break;
+
+    if (eof) {  // the pipe is closed but the leader is not reaped yet: it is about to be
+      ::poll(nullptr, 0, 1);
+      continue;
+    }
+    Clock::duration wait = kPollStep;
+    if (exited) wait = std::min<Clock::duration>(wait, last_output + kDrainGrace - now);
+    if (!killed && command.deadline != Clock::time_point::max()) {
+      wait = std::min<Clock::duration>(wait, command.deadline - now);
+    }
+    pollfd p{source, POLLIN, 0};
+    if (::poll(&p, 1, poll_ms(wait)) <= 0) continue;
+    eof = drain(source, command, last_output);
+  }
+  const int status = child.native_exit_code();
+  if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
+  return outcome;
+}
+
+}  // namespace
+
 Result<ShellOutcome> run_shell(const ShellCommand& command) {
   if (command.argv.empty()) return diag::error(diag::codes::kInternal, "run_shell: empty argv");
   const std::string& program = command.argv.front();
-  auto failed = [&](const std::string& why) {
-    return diag::error(diag::codes::kInternal, "cannot run " + program + ": " + why);
-  };
   // Close-on-exec, so a child started concurrently by another thread does not inherit our pipe
   // and keep it open; the dup2 onto 1 and 2 in our own child clears the flag there.
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return failed(std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0) return cannot_run(program, std::strerror(errno));
   bp::pipe pipe(fds[0], fds[1]);  // owns both ends; the launch takes and closes the sink
   const int source = pipe.native_source();
   ::fcntl(source, F_SETFL, ::fcntl(source, F_GETFL) | O_NONBLOCK);
 
   pid_t pid = -1;
-  bool exited = false;
   try {
-    boost::filesystem::path exe = program;
-    if (program.find('/') == std::string::npos) exe = bp::search_path(program);
-    if (exe.empty()) return failed("not found on PATH");
-    bp::environment env = boost::this_process::environment();
-    for (const auto& [key, value] : command.env) env[key] = value;
-    const std::vector<std::string> args(command.argv.begin() + 1, command.argv.end());
-    const char* cwd = command.cwd.empty() ? nullptr : command.cwd.c_str();
-    pid_t failed_pid = -1;
-    std::error_code ec;
-    // The directory change is ours rather than bp::start_dir's, which ignores a failing chdir and
-    // would run the command wherever we happen to be.
-    auto setup = [cwd](auto& exec) {
-      ::setpgid(0, 0);
-      // Only stdin, stdout and stderr reach the command, as with Node's spawn: descriptors the
-      // caller holds (stores, traces) must not leak into it, least of all into a sandbox.
-      // Close-on-exec rather than closed, because Boost still reports exec errors through one.
-      if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-        const long max_fd = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
-        for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-      }
-      if (cwd != nullptr && ::chdir(cwd) != 0) {
-        exec.set_error(std::error_code(errno, std::system_category()), "chdir failed");
-        ::_exit(127);
-      }
-    };
-    auto on_error = [&failed_pid](auto& exec, const std::error_code&) { failed_pid = exec.pid; };
-    bp::child child(bp::exe = exe, bp::args = args, bp::std_in = bp::null,
-                    (bp::std_out & bp::std_err) = pipe, env, bp::extend::on_exec_setup = setup,
-                    bp::extend::on_error = on_error, ec);
-    if (ec) {
-      if (failed_pid > 0) ::waitpid(failed_pid, nullptr, 0);  // Boost leaves a failed fork unreaped
-      return failed(ec.message());
-    }
-    pid = child.id();
-    // Also from this side: a kill issued before the child reached its own setpgid still finds
-    // the group. EACCES after the exec is harmless, the child has done it by then.
-    ::setpgid(pid, pid);
-
-    ShellOutcome outcome;
-    bool killed = false;
-    bool eof = false;
-    Clock::time_point last_output = Clock::now();
-    char buffer[64 * 1024];
-    while (true) {
-      const auto now = Clock::now();
-      if (!killed) {
-        if (command.cancel != nullptr && command.cancel->load()) {
-          outcome.cancelled = true;
-        } else if (now >= command.deadline) {
-          outcome.timed_out = true;
-        }
-        if (outcome.cancelled || outcome.timed_out) {
-          // Also while draining after the exit: background children may still be in the group.
-          kill_group(pid, exited);
-          killed = true;
-        }
-      }
-      if (!exited && !child.running(ec)) {
-        exited = true;
-        last_output = now;  // the grace period runs from the exit or the latest chunk
-      }
-      if (exited && (eof || now - last_output >= kDrainGrace)) break;
-
-      if (eof) {  // the pipe is closed but the leader is not reaped yet: it is about to be
-        ::poll(nullptr, 0, 1);
-        continue;
-      }
-      Clock::duration wait = kPollStep;
-      if (exited) wait = std::min<Clock::duration>(wait, last_output + kDrainGrace - now);
-      if (!killed && command.deadline != Clock::time_point::max()) {
-        wait = std::min<Clock::duration>(wait, command.deadline - now);
-      }
-      pollfd p{source, POLLIN, 0};
-      if (::poll(&p, 1, poll_ms(wait)) <= 0) continue;
-      while (true) {
-        const ssize_t n = ::read(source, buffer, sizeof buffer);
-        if (n > 0) {
-          last_output = Clock::now();
-          if (command.on_output) command.on_output(std::string_view(buffer, std::size_t(n)));
-          continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 0 || errno != EAGAIN) eof = true;
-        break;
-      }
-    }
-    const int status = child.native_exit_code();
-    if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
-    return outcome;
+    Result<bp::child> child = launch(command, pipe);
+    if (!child) return child.take_diagnostics();
+    pid = child->id();
+    return supervise(*child, source, command);
   } catch (const std::exception& e) {
     if (pid > 0) kill_group(pid, true);  // the child's destructor has reaped it by now
-    return failed(e.what());
+    return cannot_run(program, e.what());
   }
 }
 

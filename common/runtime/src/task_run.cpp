@@ -7,6 +7,7 @@
 #include "mf/diag/codes.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 
 namespace mf::runtime {
@@ -57,13 +58,12 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   options.cancel = request.cancel;
   trace::WriterOptions wo;
   wo.run_id = request.run_id.empty() ? new_run_id() : request.run_id;
-  const std::string ref_prefix = "run/" + wo.run_id + "/";
-  if (store && !store::valid_ref_name(ref_prefix + "trace")) {
+  if (store && !store::valid_ref_name(store::refs::run_trace(wo.run_id))) {
     return diag::error(diag::codes::kUsage, "run id \"" + wo.run_id + "\" cannot name a store ref");
   }
   if (store && request.trace_content == TraceContent::Store) {
     options.keep_content = [&](std::int64_t call, std::string_view content) -> Status {
-      auto kept = store->put_named(ref_prefix + "response/" + std::to_string(call), content);
+      auto kept = store->put_named(store::refs::run_response(wo.run_id, call), content);
       return kept ? Status() : Status(kept.take_diagnostics());
     };
   }
@@ -79,9 +79,10 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   Status kept = store->batch([&]() -> Status {
     Result<hash::Digest> trace_digest = store->put_file(request.trace_path);
     if (!trace_digest) return trace_digest.take_diagnostics();
-    if (Status s = store->set_ref(ref_prefix + "trace", *trace_digest); !s) return s;
+    if (Status s = store->set_ref(store::refs::run_trace(wo.run_id), *trace_digest); !s) return s;
     if (!outcome->completed()) return {};
-    auto result = store->put_named(ref_prefix + "result", json::canonical_file(outcome->output));
+    auto result =
+        store->put_named(store::refs::run_result(wo.run_id), json::canonical_file(outcome->output));
     return result ? Status() : Status(result.take_diagnostics());
   });
   if (!kept) return kept.take_diagnostics();

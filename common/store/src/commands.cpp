@@ -2,14 +2,7 @@
 // JSON. Argument parsing and exit codes stay in mf-store/main.cpp.
 #include "mf/store/commands.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <utility>
 
 #include "mf/diag/codes.hpp"
@@ -50,41 +43,12 @@ Status print_json(const json::Value& v, int out) {
   return io::write_all(out, json::canonical_file(v));
 }
 
-// Writes an export stream into `output` atomically: a temporary file beside it, synced, then
-// renamed over it, so a failed export never leaves a partial stream under the final name.
+// Writes an export stream into `output` through io::publish_atomic, so a failed export never
+// leaves a partial stream under the final name.
 Status export_to_file(Store& s, const std::vector<hash::Digest>& roots,
                       const std::vector<std::string>& refs, const std::string& output) {
-  const std::filesystem::path target(output);
-  std::string temp = output + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0)
-    return diag::error(codes::kWriteFailed,
-                       "cannot create a file beside " + output + ": " + std::strerror(errno));
-  // mkstemp creates 0600; an export is an ordinary output file, so it gets 0666 less the umask.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  Status written = s.export_closure(roots, refs, fd);
-  if (written && ::fsync(fd) != 0)
-    written = diag::error(codes::kWriteFailed, "cannot sync " + temp + ": " + std::strerror(errno));
-  if (::close(fd) != 0 && written)
-    written =
-        diag::error(codes::kWriteFailed, "cannot close " + temp + ": " + std::strerror(errno));
-  if (written && ::rename(temp.c_str(), output.c_str()) != 0)
-    written = diag::error(codes::kWriteFailed,
-                          "cannot rename " + temp + " to " + output + ": " + std::strerror(errno));
-  if (!written) {
-    ::unlink(temp.c_str());
-    return written;
-  }
-  const std::string parent =
-      target.has_parent_path() ? target.parent_path().string() : std::string(".");
-  const int dfd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return {};
+  return io::publish_atomic(
+      output, [&](int fd) { return s.export_closure(roots, refs, fd); }, io::Clobber::Replace);
 }
 
 }  // namespace

@@ -242,6 +242,71 @@ std::string notice(const Truncation& t, const OutputAccumulator& acc) {
   return range + ". " + where + "]";
 }
 
+// The command line: bash -c, behind bwrap when the call is sandboxed; nullopt with `refusal` when
+// the sandbox cannot be had.
+std::optional<process::ShellCommand> shell_command(const std::string& command,
+                                                   const CallContext& ctx, std::string* refusal) {
+  const std::string& root = ctx.workspace->root();
+  process::ShellCommand shell;
+  if (ctx.sandbox) {
+    if (const auto& problem = sandbox_problem()) {
+      *refusal = "Sandbox unavailable: " + *problem;
+      return std::nullopt;
+    }
+    shell.argv = bwrap_prefix(find_on_path("bwrap"));
+    // After --tmpfs /tmp, so a workspace under /tmp is still the real directory.
+    for (const char* arg : {"--bind", root.c_str(), root.c_str(), "--chdir", root.c_str(), "--"}) {
+      shell.argv.emplace_back(arg);
+    }
+  }
+  shell.argv.push_back(shell_path());
+  shell.argv.push_back("-c");
+  shell.argv.push_back(command);
+  shell.cwd = root;
+  shell.cancel = ctx.cancel;
+  return shell;
+}
+
+// The call's own deadline from its `timeout` (seconds; none when 0 or not finite).
+Clock::time_point own_deadline(double timeout, Clock::time_point started) {
+  if (!(timeout > 0 && std::isfinite(timeout))) return Clock::time_point::max();
+  const double capped = std::min(timeout, 1e7);  // far beyond any run; keeps the sum in range
+  return started +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capped));
+}
+
+// What the run ended as: aborted, timed out (by the call's timeout, or by the descriptor's limit,
+// reported in the same shape to a tenth of a second), a non-zero exit, or the output.
+ToolResult bash_result(const process::ShellOutcome& outcome, std::string output,
+                       const Truncation& t, const OutputAccumulator& acc, double timeout,
+                       Clock::time_point started, Clock::time_point own, const CallContext& ctx) {
+  auto with_output = [&](const std::string& message) {
+    return ToolResult::error(output.empty() ? message : output + "\n\n" + message);
+  };
+  if (outcome.cancelled) return with_output("Command aborted");
+  if (outcome.timed_out) {
+    if (own <= ctx.deadline) {
+      return with_output("Command timed out after " + number_text(timeout) + " seconds");
+    }
+    const double budget = std::chrono::duration<double>(ctx.deadline - started).count();
+    return with_output("Command timed out after " +
+                       number_text(std::max(0.0, std::round(budget * 10) / 10)) + " seconds");
+  }
+  if (output.empty()) output = "(no output)";
+  // Pi: a child ended by a signal has no exit code, and that counts as success.
+  if (outcome.exit_code && *outcome.exit_code != 0) {
+    return ToolResult::error(output + "\n\nCommand exited with code " +
+                             std::to_string(*outcome.exit_code));
+  }
+  ToolResult result{false, std::move(output), {}};
+  if (t.truncated) {
+    json::Object details{{"truncation", to_json(t)}};
+    if (!acc.log_path().empty()) details.push_back({"fullOutputPath", acc.log_path()});
+    result.details = std::move(details);
+  }
+  return result;
+}
+
 }  // namespace
 
 ToolResult run_bash(const json::Value& args, const CallContext& ctx) {
@@ -258,37 +323,17 @@ ToolResult run_bash(const json::Value& args, const CallContext& ctx) {
     return ToolResult::error("Working directory does not exist: " + root +
                              "\nCannot execute bash commands.");
   }
-
-  process::ShellCommand shell;
-  if (ctx.sandbox) {
-    if (const auto& problem = sandbox_problem()) {
-      return ToolResult::error("Sandbox unavailable: " + *problem);
-    }
-    shell.argv = bwrap_prefix(find_on_path("bwrap"));
-    // After --tmpfs /tmp, so a workspace under /tmp is still the real directory.
-    for (const char* arg : {"--bind", root.c_str(), root.c_str(), "--chdir", root.c_str(), "--"}) {
-      shell.argv.emplace_back(arg);
-    }
-  }
-  shell.argv.push_back(shell_path());
-  shell.argv.push_back("-c");
-  shell.argv.push_back(command->as_string());
-  shell.cwd = root;
-  shell.cancel = ctx.cancel;
+  std::string refusal;
+  std::optional<process::ShellCommand> shell = shell_command(command->as_string(), ctx, &refusal);
+  if (!shell) return ToolResult::error(refusal);
 
   const auto started = Clock::now();
   // Whichever comes first kills the tree: the call's own timeout or the descriptor's deadline.
-  auto own_deadline = Clock::time_point::max();
-  if (timeout > 0 && std::isfinite(timeout)) {
-    const double capped = std::min(timeout, 1e7);  // far beyond any run; keeps the sum in range
-    own_deadline = started + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(capped));
-  }
-  shell.deadline = std::min(own_deadline, ctx.deadline);
-
+  const Clock::time_point own = own_deadline(timeout, started);
+  shell->deadline = std::min(own, ctx.deadline);
   OutputAccumulator acc(ctx.temp_dir);
-  shell.on_output = [&acc](std::string_view chunk) { acc.add(chunk); };
-  auto outcome = process::run_shell(shell);
+  shell->on_output = [&acc](std::string_view chunk) { acc.add(chunk); };
+  auto outcome = process::run_shell(*shell);
   if (!outcome) return ToolResult::error(outcome.diagnostics().front().message);
 
   Truncation t = truncate_tail(text::decode_utf8_lossy(acc.tail()));
@@ -300,33 +345,7 @@ ToolResult run_bash(const json::Value& args, const CallContext& ctx) {
     if (output.empty()) output = "(no output)";
     output += notice(t, acc);
   }
-
-  auto with_output = [&](const std::string& message) {
-    return ToolResult::error(output.empty() ? message : output + "\n\n" + message);
-  };
-  if (outcome->cancelled) return with_output("Command aborted");
-  if (outcome->timed_out) {
-    if (own_deadline <= ctx.deadline) {
-      return with_output("Command timed out after " + number_text(timeout) + " seconds");
-    }
-    // The descriptor's limit ran out first; report it in the same shape, to a tenth of a second.
-    const double budget = std::chrono::duration<double>(ctx.deadline - started).count();
-    return with_output("Command timed out after " +
-                       number_text(std::max(0.0, std::round(budget * 10) / 10)) + " seconds");
-  }
-  if (output.empty()) output = "(no output)";
-  // Pi: a child ended by a signal has no exit code, and that counts as success.
-  if (outcome->exit_code && *outcome->exit_code != 0) {
-    return ToolResult::error(output + "\n\nCommand exited with code " +
-                             std::to_string(*outcome->exit_code));
-  }
-  ToolResult result{false, std::move(output), {}};
-  if (t.truncated) {
-    json::Object details{{"truncation", to_json(t)}};
-    if (!acc.log_path().empty()) details.push_back({"fullOutputPath", acc.log_path()});
-    result.details = std::move(details);
-  }
-  return result;
+  return bash_result(*outcome, std::move(output), t, acc, timeout, started, own, ctx);
 }
 
 }  // namespace mf::tools

@@ -1,5 +1,5 @@
 // The pure core of the edit tool (Pi's edit-diff.ts), kept apart from the file handling so tests
-// can drive it without a workspace, plus the few helpers the file tools share.
+// can drive it without a workspace. What the file tools share: file_tools.hpp.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "file_tools.hpp"
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
 #include "mf/tools/pack.hpp"
@@ -49,33 +50,5 @@ DisplayDiff generate_diff_string(std::string_view old_text, std::string_view new
 // jsdiff's createTwoFilesPatch(path, path, old, new) with file headers only.
 std::string generate_unified_patch(std::string_view path, std::string_view old_text,
                                    std::string_view new_text, std::size_t context = 4);
-
-// --- Shared by the file tools (defined in read_write_ls.cpp) ---
-
-// A Node fs error message: "ENOENT: no such file or directory, access '/abs/path'". An empty
-// `path` leaves out the quoted part.
-std::string node_error(int err, std::string_view syscall, std::string_view path = {});
-// Files above this are refused by read and edit, with too_large_message's text:
-// "File too large to read: big.bin (67108865 bytes, the limit is 67108864)".
-inline constexpr std::size_t kMaxToolFileBytes = 64u << 20;
-std::string too_large_message(std::string_view verb, std::string_view path, std::string_view size);
-
-// Pi's file mutation queue: edits and writes of one file run one at a time within the process.
-// The key is the file's canonical path when it exists (so links to one file share a lock), else
-// its absolute path. Defined in edit.cpp.
-class FileLock {
- public:
-  explicit FileLock(std::string key);
-  ~FileLock();
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  struct Entry;  // one mutex and its users, private to edit.cpp
-
- private:
-  std::string key_;
-  Entry* entry_;
-};
-// The lock key for `relative` beneath the workspace (see FileLock).
-std::string file_lock_key(const Workspace& ws, const std::string& relative);
 
 }  // namespace mf::tools

@@ -1,7 +1,8 @@
 // The directory walk behind grep and find: what ripgrep and fd would visit, computed natively.
 // Pi runs both with --hidden and without following links, so hidden entries are visited, symlinks
 // are reported but never followed, and .gitignore files are read per directory with the ignore
-// crate's scoping. Internal to mf_common (and its unit tests); decisions: docs/tools.md.
+// crate's scoping. Internal to mf_tools_pack (and its unit tests); decisions: docs/tools.md.
+// Globs: glob.cpp; ignore rules: ignore.cpp; the walk: walker.cpp.
 #pragma once
 
 #include <cstddef>
@@ -124,5 +125,11 @@ Outcome walk(const Workspace& ws, std::string_view start, int start_fd, const Op
 // file a worktree or submodule has). The search stops at the workspace root on purpose: what lies
 // outside is not the model's to see, and results must not depend on where the workspace sits.
 bool inside_git_repository(const Workspace& ws, std::string_view start);
+
+// The last component of a '/'-separated path.
+inline std::string_view basename_of(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
 
 }  // namespace mf::tools::walk

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -59,7 +60,17 @@ enum class Clobber : std::uint8_t {
   Replace,  // atomically replace whatever is there
 };
 
-// Publishes bytes at `path` so that readers see either nothing or the complete file, never a part.
+// Writes the content of a file being published to `fd` (a temporary file beside the target).
+using Writer = std::function<Status(int fd)>;
+
+// Publishes a file at `path` so that readers see either nothing or the complete file, never a part:
+// `write` fills a temporary file in the target's directory, which is synced, renamed into place
+// (Refuse: never over an existing file) and the directory synced. When `write` fails its
+// diagnostics are returned as they are and nothing is left behind. Refuse reads the temp file back
+// to compare only when a file appeared at the target name meanwhile.
+Status publish_atomic(const std::string& path, const Writer& write,
+                      Clobber clobber = Clobber::Refuse);
+// The same for bytes in hand; Refuse answers an identical existing file without writing.
 Status publish_atomic(const std::string& path, std::string_view bytes,
                       Clobber clobber = Clobber::Refuse);
 

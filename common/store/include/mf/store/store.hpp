@@ -1,7 +1,7 @@
 // The content-addressed store (docs/store.md): one LMDB environment holding objects keyed by the
 // SHA-256 of their exact bytes, plus named refs pointing at digests. LMDB is included by this
-// module only (common/store/src/store.cpp). Layout, ref names, reachability, export format:
-// docs/store.md.
+// module only (behind common/store/src/environment.hpp). Layout, ref names (built by
+// mf/store/refs.hpp), reachability, export format: docs/store.md.
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mf/diag/diagnostic.hpp"
@@ -40,9 +42,39 @@ struct ToolCall {
   json::Value arguments;
 };
 
+// The boundary's decisions, each spelled in the trace by name() (docs/formats/trace.md). The
+// comparison with a spelling is for tests and logs that hold the trace's words.
+enum class Verdict : std::uint8_t { Allowed, Denied };
+enum class ExecutionStatus : std::uint8_t {
+  NotExecuted,
+  Success,
+  SoftFailure,
+  HardFailure,
+  Cancelled,
+  TimedOut,
+};
+enum class SideEffectCertainty : std::uint8_t {
+  NotAttempted,
+  ConfirmedAbsent,
+  ConfirmedComplete,
+  CompletionUnknown,
+};
+std::string_view name(Verdict v);              // allowed | denied
+std::string_view name(ExecutionStatus s);      // not_executed | success | soft_failure | ...
+std::string_view name(SideEffectCertainty c);  // not_attempted | confirmed_absent | ...
+inline bool operator==(Verdict v, std::string_view spelled) {
+  return name(v) == spelled;
+}
+inline bool operator==(ExecutionStatus s, std::string_view spelled) {
+  return name(s) == spelled;
+}
+inline bool operator==(SideEffectCertainty c, std::string_view spelled) {
+  return name(c) == spelled;
+}
+
 struct Decision {
-  std::string key;       // node id, capability, or "tool:<name>"
-  std::string decision;  // "allowed" | "denied"
+  std::string key;  // node id, capability, or "tool:<name>"
+  Verdict decision = Verdict::Denied;
 };
 
 struct ToolTraceRecord {
@@ -53,11 +85,9 @@ struct ToolTraceRecord {
   std::string input_sha256;
   std::vector<Decision> prerequisite_decisions;
   std::vector<Decision> capability_decisions;
-  // not_executed | success | soft_failure | hard_failure | cancelled | timed_out
-  std::string execution_status = "not_executed";
+  ExecutionStatus execution_status = ExecutionStatus::NotExecuted;
   bool retryable = false;
-  // not_attempted | confirmed_absent | confirmed_complete | completion_unknown
-  std::string side_effect_certainty = "not_attempted";
+  SideEffectCertainty side_effect_certainty = SideEffectCertainty::NotAttempted;
   std::string output_sha256;  // of the result as returned (after bounding and redaction)
   std::int64_t duration_ms = 0;
   std::string summary;
@@ -86,7 +116,17 @@ class ToolExecutor {
   const std::vector<Binding>& bindings() const { return bindings_; }
 
  private:
-  ToolResult dispatch(const Binding& b, const json::Value& args, const CallContext& ctx);
+  const Binding* find_binding(const std::string& model_tool_name) const;
+  // The refusal message when a prerequisite of `b` is not met by an earlier success; records the
+  // decisions either way.
+  std::optional<std::string> check_prerequisites(const Binding& b, const json::Value& args,
+                                                 ToolTraceRecord& rec) const;
+  // The refusal message when a capability `b` needs is not granted; records the decisions.
+  std::optional<std::string> check_capabilities(const Binding& b, const std::string& name,
+                                                ToolTraceRecord& rec) const;
+  // Statuses after the tool ran; a success joins the history prerequisites are checked against.
+  void settle(const Binding& b, const ToolCall& call, const json::Value& args,
+              const CallContext& ctx, const ToolResult& result, ToolTraceRecord& rec);
 
   std::vector<Binding> bindings_;
   CallContext context_;

@@ -1,12 +1,11 @@
-// grep and find: Pi 0.79's tools, which run ripgrep and fd, computed natively over walk.hpp's
-// walk. What the model sees follows Pi (result texts, notices, limits, details); what is searched
-// follows rg and fd as Pi invokes them (--hidden, no links followed, .gitignore per directory).
-// Differences and their reasons: docs/tools.md.
+// grep: Pi 0.79's tool, which runs ripgrep, computed natively over walk.hpp's walk. What the
+// model sees follows Pi (result texts, notices, limits, details); what is searched follows rg as
+// Pi invokes it (--hidden, no links followed, .gitignore per directory). Differences and their
+// reasons: docs/tools.md.
 #include <fcntl.h>
 #include <re2/re2.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <utf8proc.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,22 +17,22 @@
 #include <vector>
 
 #include "args.hpp"
+#include "file_tools.hpp"
 #include "mf/io/file.hpp"
-#include "mf/json/canonical.hpp"
 #include "mf/text/utf8.hpp"
 #include "mf/tools/pack.hpp"
+#include "search_output.hpp"
 #include "walk.hpp"
 
 namespace mf::tools {
 using io::Fd;
+using search::bool_arg;
+using search::Output;
+using search::stop_requested;
 
 namespace {
 
-constexpr std::string_view kAborted = "Operation aborted";
-// Pi hands truncate_head Number.MAX_SAFE_INTEGER as the line limit and reports it back.
-constexpr std::size_t kMaxSafeInteger = 9007199254740991ULL;
 constexpr double kDefaultGrepLimit = 100;
-constexpr double kDefaultFindLimit = 1000;
 
 // A file is read with one read() of this size first; most source files fit.
 constexpr std::size_t kFirstRead = 256 * 1024;
@@ -45,127 +44,6 @@ constexpr std::size_t kWindow = 64u << 20;
 constexpr std::size_t kMaxLine = 256u << 20;
 // Bytes of a line kept for display: past 1,365 of them a line is over 500 UTF-16 units anyway.
 constexpr std::size_t kKeptLineBytes = 4096;
-
-bool bool_arg(const json::Value& args, std::string_view key) {
-  const json::Value* v = args.find(key);
-  return v != nullptr && v->is_bool() && v->as_bool();
-}
-
-bool stop_requested(const CallContext& ctx) {
-  return ctx.cancelled() || std::chrono::steady_clock::now() >= ctx.deadline;
-}
-
-// The whole output in Pi's shape (lines joined by "\n", then truncate_head with no line limit),
-// without holding more than the bytes that can be shown: past the limit, lines are only counted.
-class Output {
- public:
-  void add(std::string_view line) {
-    if (lines_ > 0) {
-      ++bytes_;
-      ++newlines_;
-      if (!full_) text_.push_back('\n');
-    }
-    ++lines_;
-    bytes_ += line.size();
-    newlines_ += static_cast<std::size_t>(std::count(line.begin(), line.end(), '\n'));
-    if (!line.empty()) {
-      ends_with_newline_ = line.back() == '\n';
-    } else {
-      ends_with_newline_ = lines_ > 1;
-    }
-    if (!full_) {
-      text_.append(line);
-      full_ = text_.size() > kMaxBytes;
-    }
-  }
-
-  Truncation finish() const {
-    Truncation t = truncate_head(text_, kMaxSafeInteger, kMaxBytes);
-    if (full_) {  // the totals are those of everything, as if it had all been kept
-      t.total_bytes = bytes_;
-      t.total_lines = bytes_ == 0 ? 0 : newlines_ + 1 - (ends_with_newline_ ? 1 : 0);
-    }
-    return t;
-  }
-
- private:
-  std::string text_;
-  std::size_t lines_ = 0;
-  std::size_t bytes_ = 0;
-  std::size_t newlines_ = 0;
-  bool ends_with_newline_ = false;
-  bool full_ = false;
-};
-
-std::string join_notices(const std::vector<std::string>& notices) {
-  std::string s;
-  for (std::size_t i = 0; i < notices.size(); ++i) {
-    if (i > 0) s += ". ";
-    s += notices[i];
-  }
-  return s;
-}
-
-void walk_notices(const walk::Outcome& outcome, std::vector<std::string>& notices) {
-  if (outcome.entry_limit) {
-    notices.push_back("Search stopped after " + std::to_string(walk::kMaxEntries) +
-                      " directory entries");
-  }
-  if (outcome.depth_limit) {
-    notices.push_back("Directories nested deeper than " + std::to_string(walk::kMaxDepth) +
-                      " levels were not searched");
-  }
-}
-
-// Opens the search path of a call: the model's path resolved beneath the workspace ("" or
-// missing = the root), with Pi's messages when it is outside or missing.
-struct Target {
-  std::string relative;
-  std::string absolute;
-  bool directory = false;
-  bool regular = false;
-  std::unique_ptr<Fd> fd;  // open for reading (directories and regular files only)
-};
-
-std::optional<Target> open_target(const json::Value& args, const CallContext& ctx,
-                                  ToolResult* failure) {
-  const std::string* arg = string_arg(args, "path");
-  const std::string path = arg == nullptr || arg->empty() ? "." : *arg;
-  const Workspace& ws = *ctx.workspace;
-  auto resolved = ws.resolve(path);
-  if (!resolved) {
-    *failure = ToolResult::error(resolved.diagnostics().front().message);
-    return std::nullopt;
-  }
-  Target t;
-  t.relative = *resolved;
-  t.absolute = ws.absolute(t.relative);
-  const Fd probe(ws.open_at(t.relative, O_PATH));
-  if (probe.get() == -EXDEV) {
-    *failure = ToolResult::error("Path escapes the workspace: " + path);
-    return std::nullopt;
-  }
-  struct stat st {};
-  if (probe.get() < 0 || ::fstat(probe.get(), &st) != 0) {
-    *failure = ToolResult::error("Path not found: " + t.absolute);
-    return std::nullopt;
-  }
-  t.directory = S_ISDIR(st.st_mode);
-  t.regular = S_ISREG(st.st_mode);
-  if (t.directory || t.regular) {
-    const int flags = t.directory ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK | O_NOCTTY;
-    t.fd = std::make_unique<Fd>(ws.open_at(t.relative, flags));
-    if (t.fd->get() == -EXDEV) {
-      *failure = ToolResult::error("Path escapes the workspace: " + path);
-      return std::nullopt;
-    }
-    if (t.fd->get() < 0) {
-      *failure = ToolResult::error("Path not found: " + t.absolute);
-      return std::nullopt;
-    }
-  }
-  return t;
-}
 
 // --- grep: matching ------------------------------------------------------------------------------
 
@@ -569,24 +447,6 @@ class Grep {
   bool stop_file_ = false;
 };
 
-bool has_uppercase(std::string_view s) {
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
-  auto left = static_cast<utf8proc_ssize_t>(s.size());
-  while (left > 0) {
-    utf8proc_int32_t c = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(p, left, &c);
-    if (n <= 0) {
-      ++p;
-      --left;
-      continue;
-    }
-    if (utf8proc_isupper(c) != 0) return true;
-    p += n;
-    left -= n;
-  }
-  return false;
-}
-
 std::uint64_t saturating_count(double d) {
   if (!(d < 1.8e19)) return std::numeric_limits<std::uint64_t>::max();
   return static_cast<std::uint64_t>(std::ceil(d));
@@ -600,7 +460,7 @@ ToolResult run_grep(const json::Value& args, const CallContext& ctx) {
   const std::string* pattern = string_arg(args, "pattern");
   if (pattern == nullptr) return ToolResult::error("grep needs a string pattern");
   ToolResult failure;
-  auto target = open_target(args, ctx, &failure);
+  auto target = search::open_target(args, ctx, &failure);
   if (!target) return failure;
 
   // Pi: context only when positive (whole lines here: a fractional one cannot name a line),
@@ -644,130 +504,18 @@ ToolResult run_grep(const json::Value& args, const CallContext& ctx) {
   }
   if (grep.aborted || ctx.cancelled()) return ToolResult::error(std::string(kAborted));
 
-  std::vector<std::string> notices;
-  if (grep.count == 0) {
-    walk_notices(outcome, notices);
-    std::string text = "No matches found";
-    if (!notices.empty()) text += "\n\n[" + join_notices(notices) + "]";
-    return {false, text, {}};
-  }
+  if (grep.count == 0) return search::nothing_found("No matches found", outcome);
   const Truncation truncation = grep.out.finish();
-  std::string text = truncation.content;
-  json::Value details;
-  if (grep.limit_reached) {
-    notices.push_back(js_number(limit) + " matches limit reached. Use limit=" +
-                      js_number(limit * 2) + " for more, or refine pattern");
-    details.set("matchLimitReached", limit);
-  }
-  if (truncation.truncated) {
-    notices.push_back(format_size(kMaxBytes) + " limit reached");
-    details.set("truncation", to_json(truncation));
-  }
+  search::Notices notices;
+  if (grep.limit_reached) notices.limit_reached(limit, "matches", "matchLimitReached");
+  notices.truncated(truncation);
   if (grep.lines_truncated) {
-    notices.push_back("Some lines truncated to " + std::to_string(kGrepMaxLineLength) +
-                      " chars. Use read tool to see full lines");
-    details.set("linesTruncated", true);
+    notices.lines.push_back("Some lines truncated to " + std::to_string(kGrepMaxLineLength) +
+                            " chars. Use read tool to see full lines");
+    notices.details.set("linesTruncated", true);
   }
-  walk_notices(outcome, notices);
-  if (!notices.empty()) text += "\n\n[" + join_notices(notices) + "]";
-  return {false, std::move(text), std::move(details)};
-}
-
-ToolResult run_find(const json::Value& args, const CallContext& ctx) {
-  if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
-  if (!ctx.workspace) return ToolResult::error("find needs a workspace");
-  const std::string* pattern = string_arg(args, "pattern");
-  if (pattern == nullptr) return ToolResult::error("find needs a string pattern");
-  ToolResult failure;
-  auto target = open_target(args, ctx, &failure);
-  if (!target) return failure;
-  if (!target->directory) {
-    return ToolResult::error("Search path '" + target->absolute + "' is not a directory.");
-  }
-
-  // Pi hands fd the limit as its decimal text; fd takes a whole number and 0 as no limit.
-  const double limit = number_arg(args, "limit").value_or(kDefaultFindLimit);
-  if (!(limit >= 0) || limit != std::floor(limit) || limit >= 1.8e19) {
-    return ToolResult::error("Invalid limit " + js_number(limit) +
-                             ": expected a whole number, 0 or more");
-  }
-  const auto cap = static_cast<std::uint64_t>(limit);
-
-  // Pi's fd invocation: a pattern with '/' is matched against the whole path, behind `**/`
-  // unless it already starts with '/' or `**/`; any other pattern against the name. fd is
-  // case-insensitive unless the pattern has an uppercase letter, and matches all for "".
-  const std::string& raw = *pattern;
-  const bool full_path = raw.find('/') != std::string::npos;
-  std::string effective = raw;
-  if (full_path && raw[0] != '/' && raw.rfind("**/", 0) != 0 && raw != "**") {
-    effective = "**/" + raw;
-  }
-  const bool absolute_subject = full_path && effective[0] == '/';
-  std::string why;
-  std::optional<walk::Glob> glob;
-  if (!effective.empty()) {
-    glob = walk::Glob::compile(effective, !has_uppercase(effective), &why);
-    if (!glob) return ToolResult::error("error parsing glob '" + effective + "': " + why);
-  }
-
-  walk::Options options;
-  // 0.79.10: fd gets --no-require-git only when no .git is in sight above the search path.
-  options.require_git = walk::inside_git_repository(*ctx.workspace, target->relative);
-  options.custom_ignore = ".fdignore";
-  Output out;
-  std::uint64_t count = 0;
-  bool aborted = false;
-  std::size_t visited = 0;
-  const std::string root_prefix = target->absolute + "/";
-  std::string subject;
-  const walk::Outcome outcome = walk::walk(
-      *ctx.workspace, target->relative, target->fd->get(), options, [&](const walk::Entry& e) {
-        if ((++visited & 255) == 0 ? stop_requested(ctx) : ctx.cancelled()) {
-          aborted = true;
-          return walk::Action::Stop;
-        }
-        bool hit = true;
-        if (glob) {
-          if (!full_path) {
-            hit = glob->matches(e.name);
-          } else if (absolute_subject) {
-            subject.assign(root_prefix).append(e.path);
-            hit = glob->matches(subject);
-          } else {
-            hit = glob->matches(e.path);
-          }
-        }
-        if (!hit) return walk::Action::Continue;
-        std::string line = text::decode_utf8_lossy(e.path);
-        if (e.type == walk::Type::Dir) line.push_back('/');
-        out.add(line);
-        ++count;
-        return cap > 0 && count >= cap ? walk::Action::Stop : walk::Action::Continue;
-      });
-  if (aborted || ctx.cancelled()) return ToolResult::error(std::string(kAborted));
-
-  std::vector<std::string> notices;
-  if (count == 0) {
-    walk_notices(outcome, notices);
-    std::string text = "No files found matching pattern";
-    if (!notices.empty()) text += "\n\n[" + join_notices(notices) + "]";
-    return {false, text, {}};
-  }
-  const Truncation truncation = out.finish();
-  std::string text = truncation.content;
-  json::Value details;
-  if (count >= cap) {  // as Pi: also when exactly `limit` paths exist, and always for limit 0
-    notices.push_back(js_number(limit) + " results limit reached. Use limit=" +
-                      js_number(limit * 2) + " for more, or refine pattern");
-    details.set("resultLimitReached", limit);
-  }
-  if (truncation.truncated) {
-    notices.push_back(format_size(kMaxBytes) + " limit reached");
-    details.set("truncation", to_json(truncation));
-  }
-  walk_notices(outcome, notices);
-  if (!notices.empty()) text += "\n\n[" + join_notices(notices) + "]";
-  return {false, std::move(text), std::move(details)};
+  notices.walk_bounds(outcome);
+  return notices.result(truncation.content);
 }
 
 }  // namespace mf::tools

@@ -1,0 +1,328 @@
+// The export stream (docs/store.md): JSONL of canonical JSON, one line per object of a closure and
+// one per ref, written from one snapshot; and its strict import, verified line by line.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "environment.hpp"
+#include "mf/diag/codes.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
+
+namespace mf::store {
+
+using detail::bad_ref;
+using detail::kChunk;
+using detail::missing_object;
+using io::Fd;
+
+namespace {
+
+namespace codes = diag::codes;
+
+constexpr std::size_t kImportBatchObjects = 1024;
+constexpr std::size_t kImportBatchBytes = std::size_t{64} << 20;
+
+// ---- base64 (RFC 4648, standard alphabet, padded) ----
+
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+void b64_encode(std::string_view in, std::string& out) {
+  std::size_t i = 0;
+  out.reserve(out.size() + (in.size() + 2) / 3 * 4);
+  for (; i + 3 <= in.size(); i += 3) {
+    const std::uint32_t v = (std::uint32_t(std::uint8_t(in[i])) << 16) |
+                            (std::uint32_t(std::uint8_t(in[i + 1])) << 8) | std::uint8_t(in[i + 2]);
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+    out += kB64[(v >> 6) & 63];
+    out += kB64[v & 63];
+  }
+  const std::size_t rest = in.size() - i;
+  if (rest == 0) return;
+  std::uint32_t v = std::uint32_t(std::uint8_t(in[i])) << 16;
+  if (rest == 2) v |= std::uint32_t(std::uint8_t(in[i + 1])) << 8;
+  out += kB64[(v >> 18) & 63];
+  out += kB64[(v >> 12) & 63];
+  out += rest == 2 ? kB64[(v >> 6) & 63] : '=';
+  out += '=';
+}
+
+int b64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+// Strict: whole quads, padding only at the end, unused bits zero (one encoding per byte string).
+bool b64_decode(std::string_view in, std::string& out) {
+  if (in.size() % 4 != 0) return false;
+  out.clear();
+  out.reserve(in.size() / 4 * 3);
+  for (std::size_t i = 0; i < in.size(); i += 4) {
+    const bool last = i + 4 == in.size();
+    int pad = 0;
+    if (last && in[i + 3] == '=') pad = in[i + 2] == '=' ? 2 : 1;
+    std::uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int d = k >= 4 - pad ? 0 : b64_value(in[i + k]);
+      if (d < 0) return false;
+      v = (v << 6) | std::uint32_t(d);
+    }
+    out += char((v >> 16) & 0xff);
+    if (pad < 2) out += char((v >> 8) & 0xff);
+    if (pad < 1) out += char(v & 0xff);
+    if ((pad == 2 && (v & 0xffff) != 0) || (pad == 1 && (v & 0xff) != 0)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status Store::export_closure(const std::vector<hash::Digest>& roots,
+                             const std::vector<std::string>& refs, int fd) {
+  Impl& s = *impl_;
+  return s.read([&](MDB_txn* txn) -> Status {
+    std::vector<hash::Digest> start = roots;
+    std::vector<std::pair<std::string, hash::Digest>> named;
+    for (const auto& name : refs) {
+      if (!valid_ref_name(name)) return bad_ref(name);
+      auto target = s.ref_in(txn, name);
+      if (!target) return target.take_diagnostics();
+      if (!*target) {
+        return diag::error(codes::kStoreMissingObject, "ref " + name + " does not exist");
+      }
+      named.emplace_back(name, **target);
+      start.push_back(**target);
+    }
+    for (const auto& d : start) {
+      auto present = s.has_in(txn, d);
+      if (!present) return present.take_diagnostics();
+      if (!*present) return missing_object(d);
+    }
+    auto closure = s.closure_in(txn, std::move(start));
+    if (!closure) return closure.take_diagnostics();
+
+    std::string out;
+    const auto flush = [&](std::size_t above) -> Status {
+      if (out.size() <= above) return {};
+      auto w = io::write_all(fd, out);
+      out.clear();
+      return w;
+    };
+    for (const auto& d : *closure) {
+      auto bytes = s.get_in(txn, d);
+      if (!bytes) return bytes.take_diagnostics();
+      out += "{\"data_b64\":\"";
+      constexpr std::size_t kPiece = 3 * (std::size_t{1} << 18);  // a multiple of 3: no padding
+      for (std::size_t at = 0; at < bytes->size(); at += kPiece) {
+        b64_encode(bytes->substr(at, kPiece), out);
+        if (auto w = flush(kChunk); !w) return w;
+      }
+      out += "\",\"digest\":\"" + hash::to_hex(d) + "\",\"size\":" + std::to_string(bytes->size()) +
+             "}\n";
+      if (auto w = flush(kChunk); !w) return w;
+    }
+    std::sort(named.begin(), named.end());
+    named.erase(std::unique(named.begin(), named.end()), named.end());
+    for (const auto& [name, d] : named) {
+      out += "{\"digest\":\"" + hash::to_hex(d) + "\",\"ref\":";
+      json::write_string(name, out);
+      out += "}\n";
+    }
+    return flush(0);
+  });
+}
+
+namespace {
+
+// One parsed, verified line of an export stream.
+struct ImportLine {
+  std::int64_t line = 0;
+  hash::Digest digest{};
+  std::string ref;    // a ref line when non-empty
+  std::string bytes;  // an object line's data
+};
+
+diag::Diagnostic bad_line(std::int64_t line, const std::string& what) {
+  return diag::error(codes::kStoreBadExport,
+                     "export stream line " + std::to_string(line) + ": " + what, {}, line);
+}
+
+Result<ImportLine> parse_import_line(std::string_view text, std::int64_t line) {
+  json::ReadLimits limits;
+  limits.max_bytes = std::max(limits.max_bytes, text.size());
+  limits.max_string_bytes = std::max(limits.max_string_bytes, text.size());
+  auto parsed = json::parse(text, limits);
+  if (!parsed) {
+    const auto& d = parsed.diagnostics().front();
+    auto out = bad_line(line, "not strict JSON: " + d.message);
+    out.column = d.column;
+    return out;
+  }
+  const json::Value& v = parsed.value();
+  if (!v.is_object()) return bad_line(line, "not a JSON object");
+  ImportLine out;
+  out.line = line;
+  const json::Value* digest = v.find("digest");
+  if (digest == nullptr || !digest->is_string() ||
+      !hash::from_hex(digest->as_string(), out.digest)) {
+    return bad_line(line, "\"digest\" must be 64 lowercase hex digits");
+  }
+  if (const json::Value* ref = v.find("ref")) {
+    if (v.as_object().size() != 2) return bad_line(line, "a ref line has exactly digest and ref");
+    if (!ref->is_string() || !valid_ref_name(ref->as_string())) {
+      auto d = bad_ref(ref->is_string() ? ref->as_string() : std::string());
+      d.line = line;
+      return d;
+    }
+    out.ref = ref->as_string();
+    return out;
+  }
+  const json::Value* data = v.find("data_b64");
+  const json::Value* size = v.find("size");
+  if (v.as_object().size() != 3 || data == nullptr || size == nullptr) {
+    return bad_line(line, "an object line has exactly data_b64, digest and size");
+  }
+  const auto n = size->is_number() ? size->as_exact_int() : std::nullopt;
+  if (!n || *n < 0) return bad_line(line, "\"size\" must be a non-negative integer");
+  if (!data->is_string() || !b64_decode(data->as_string(), out.bytes)) {
+    return bad_line(line, "\"data_b64\" is not padded standard base64");
+  }
+  if (out.bytes.size() != static_cast<std::uint64_t>(*n)) {
+    return bad_line(line, "\"data_b64\" holds " + std::to_string(out.bytes.size()) +
+                              " bytes, \"size\" says " + std::to_string(*n));
+  }
+  const hash::Digest actual = hash::sha256(out.bytes);
+  if (actual != out.digest) {
+    return diag::error(codes::kStoreDigestMismatch,
+                       "export stream line " + std::to_string(line) + ": the data hashes to " +
+                           hash::to_hex(actual) + ", not to " + hash::to_hex(out.digest),
+                       {}, line);
+  }
+  return out;
+}
+
+// The export stream's source: a path, or stdin for "-".
+struct ImportInput {
+  std::string name;  // for messages
+  Fd owned;          // closed on the way out; stdin is not
+  int fd = STDIN_FILENO;
+};
+
+Result<ImportInput> open_import(std::string_view path) {
+  ImportInput in;
+  in.name = path == "-" ? "<stdin>" : std::string(path);
+  if (path == "-") return in;
+  in.owned.reset(::open(in.name.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.owned.valid()) {
+    return diag::error(codes::kMissing, "cannot open " + in.name + ": " + std::strerror(errno));
+  }
+  in.fd = in.owned.get();
+  return in;
+}
+
+// Calls on_line(text, number) for every '\n'-terminated line of the input and for a last line
+// without one, until a call fails.
+Status for_each_line(const ImportInput& in,
+                     const std::function<Status(std::string_view, std::int64_t)>& on_line) {
+  std::string partial;
+  std::int64_t line = 0;
+  std::unique_ptr<char[]> buf(new char[kChunk]);
+  for (;;) {
+    const std::int64_t got = io::read_some(in.fd, buf.get(), kChunk);
+    if (got < 0) {
+      return diag::error(codes::kMissing,
+                         "cannot read " + in.name + ": " + std::strerror(static_cast<int>(-got)));
+    }
+    if (got == 0) break;
+    std::string_view chunk(buf.get(), static_cast<std::size_t>(got));
+    while (!chunk.empty()) {
+      const std::size_t nl = chunk.find('\n');
+      if (nl == std::string_view::npos) {
+        partial.append(chunk);
+        break;
+      }
+      ++line;
+      Status st;
+      if (partial.empty()) {
+        st = on_line(chunk.substr(0, nl), line);
+      } else {
+        partial.append(chunk.substr(0, nl));
+        st = on_line(partial, line);
+        partial.clear();
+      }
+      if (!st) return st;
+      chunk.remove_prefix(nl + 1);
+    }
+  }
+  if (!partial.empty()) return on_line(partial, ++line);  // a last line without '\n'
+  return {};
+}
+
+}  // namespace
+
+Result<std::uint64_t> Store::import_stream(std::string_view path) {
+  Impl& s = *impl_;
+  if (s.mode == Mode::ReadOnly) return s.read_only();
+  Result<ImportInput> input = open_import(path);
+  if (!input) return input.take_diagnostics();
+
+  std::uint64_t added = 0;
+  std::vector<ImportLine> pending;  // verified object lines not yet committed
+  std::size_t pending_bytes = 0;
+  // Commits the pending objects in one write transaction.
+  const auto flush = [&]() -> Status {
+    if (pending.empty()) return {};
+    if (auto room = s.ensure_room(pending_bytes + pending.size() * 64); !room) return room;
+    auto n = s.write([&](MDB_txn* txn) -> Result<std::uint64_t> {
+      std::uint64_t fresh = 0;  // counted per attempt: a retried transaction starts over
+      for (const auto& obj : pending) {
+        auto put = s.put_in(txn, obj.digest, obj.bytes);
+        if (!put) return put.take_diagnostics();
+        fresh += *put ? 1 : 0;
+      }
+      return fresh;
+    });
+    if (!n) return n.take_diagnostics();
+    added += *n;
+    pending.clear();
+    pending_bytes = 0;
+    return {};
+  };
+  // A ref line applies after the objects before it; a bad line keeps the verified ones before it.
+  const auto take_line = [&](std::string_view text, std::int64_t line) -> Status {
+    auto parsed = parse_import_line(text, line);
+    if (!parsed) {
+      auto ds = parsed.take_diagnostics();
+      if (auto f = flush(); !f) return f;
+      return ds;
+    }
+    if (!parsed->ref.empty()) {
+      if (auto f = flush(); !f) return f;
+      auto set = set_ref(parsed->ref, parsed->digest);
+      if (set) return {};
+      auto ds = set.take_diagnostics();
+      for (auto& d : ds) d.line = line;
+      return ds;
+    }
+    pending_bytes += parsed->bytes.size();
+    pending.push_back(std::move(parsed.value()));
+    if (pending.size() >= kImportBatchObjects || pending_bytes >= kImportBatchBytes) return flush();
+    return {};
+  };
+
+  if (Status read = for_each_line(*input, take_line); !read) return read.take_diagnostics();
+  if (auto f = flush(); !f) return f.take_diagnostics();
+  return added;
+}
+
+}  // namespace mf::store

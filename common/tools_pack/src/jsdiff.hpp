@@ -1,0 +1,39 @@
+// A port of jsdiff's diffLines (its Myers search in its exact shape, so that the diff texts equal
+// Pi's) and the two texts Pi makes from one line diff: the numbered display diff
+// (generateDiffString) and the unified patch (createTwoFilesPatch).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edit_core.hpp"
+
+namespace mf::tools::jsdiff {
+
+enum class Op : std::uint8_t { Common, Added, Removed };
+
+struct Part {
+  Op op;
+  std::span<const std::string_view> lines;  // tokens, each with its "\n" where it has one
+};
+
+// jsdiff's diffLines result. The parts view the token vectors, which move with the object.
+struct LineDiff {
+  std::vector<std::string_view> old_tokens;
+  std::vector<std::string_view> new_tokens;
+  std::vector<Part> parts;
+  std::size_t old_line_count = 0;  // text.split("\n").length, for the number width
+  std::size_t new_line_count = 0;
+};
+
+LineDiff diff_lines(std::string_view old_text, std::string_view new_text);
+// Pi's generateDiffString over a line diff: `context` lines around each change.
+DisplayDiff display_diff(const LineDiff& d, std::size_t context);
+// createTwoFilesPatch(path, path, ...) over a line diff, with file headers only.
+std::string unified_patch(std::string_view path, const LineDiff& d, std::size_t context);
+
+}  // namespace mf::tools::jsdiff

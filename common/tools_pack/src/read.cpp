@@ -1,0 +1,252 @@
+// Pi's read tool over a confined workspace: every file is reached through Workspace::open_at, so
+// the kernel keeps each call beneath the root; the texts the model sees are Pi's own, with Node's
+// error strings where Pi lets a filesystem error through.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <utf8proc.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "args.hpp"
+#include "file_tools.hpp"
+#include "mf/io/file.hpp"
+#include "mf/text/utf8.hpp"
+#include "mf/tools/pack.hpp"
+
+namespace mf::tools {
+using io::Fd;
+
+namespace {
+
+// JavaScript's ToIntegerOrInfinity followed by Array.prototype.slice's clamping to [0, length].
+std::size_t slice_index(double d, std::size_t length) {
+  if (std::isnan(d)) return 0;
+  d = std::trunc(d);
+  if (d < 0) d = std::max(0.0, static_cast<double>(length) + d);
+  return d >= static_cast<double>(length) ? length : static_cast<std::size_t>(d);
+}
+
+// String.prototype.split("\n"): "" gives one empty piece, a trailing "\n" one more.
+std::vector<std::string_view> split_all(std::string_view text) {
+  std::vector<std::string_view> pieces;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) {
+      pieces.push_back(text.substr(start));
+      return pieces;
+    }
+    pieces.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::uint32_t big_endian32(std::string_view s, std::size_t at) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(s[at + i]);
+  return v;
+}
+
+// Pi sends these four formats to the model as images; this port has no image blocks, so read
+// refuses them instead of dumping binary as text. The rules follow Pi's sniffing of the first
+// 4100 bytes: JPEG-LS (FF D8 FF F7) and animated PNG (acTL before IDAT) are not images to Pi and
+// read as text here too.
+bool looks_like_supported_image(std::string_view bytes) {
+  const std::string_view head = bytes.substr(0, 4100);
+  if (starts_with(head, "\xFF\xD8\xFF")) {
+    return !(head.size() > 3 && static_cast<unsigned char>(head[3]) == 0xF7);
+  }
+  if (starts_with(head, "\x89PNG\r\n\x1A\n")) {
+    if (head.size() < 16 || head.substr(12, 4) != "IHDR") return false;
+    std::size_t at = 8;
+    while (at + 8 <= head.size()) {
+      const std::uint32_t length = big_endian32(head, at);
+      const std::string_view type = head.substr(at + 4, 4);
+      if (type == "acTL") return false;
+      if (type == "IDAT" || type == "IEND") break;
+      if (length > head.size()) break;
+      at += 12 + length;
+    }
+    return true;
+  }
+  if (starts_with(head, "GIF")) return true;
+  return starts_with(head, "RIFF") && head.size() >= 12 && head.substr(8, 4) == "WEBP";
+}
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+}
+
+// " AM." / " PM." (any case) with U+202F before the marker, as macOS names screenshots.
+std::string am_pm_variant(std::string_view path) {
+  std::string out;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == ' ' && i + 3 < path.size() && path[i + 3] == '.') {
+      const char a = static_cast<char>(std::tolower(static_cast<unsigned char>(path[i + 1])));
+      const char m = static_cast<char>(std::tolower(static_cast<unsigned char>(path[i + 2])));
+      if ((a == 'a' || a == 'p') && m == 'm') {
+        out += "\u202F";
+        continue;
+      }
+    }
+    out.push_back(path[i]);
+  }
+  return out;
+}
+
+std::string nfd(std::string_view s) {
+  utf8proc_uint8_t* out = nullptr;
+  const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),
+                              static_cast<utf8proc_ssize_t>(s.size()), &out,
+                              static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE));
+  if (n < 0) return std::string(s);
+  std::string result(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));
+  std::free(out);
+  return result;
+}
+
+// Pi's resolveReadPath: when the path is missing, the spellings macOS gives screenshot names.
+std::string read_path_variant(const Workspace& ws, const std::string& relative) {
+  auto exists = [&](const std::string& candidate) {
+    Fd fd(ws.open_at(candidate, O_PATH));
+    return fd.get() >= 0;
+  };
+  if (exists(relative)) return relative;
+  const std::string am_pm = am_pm_variant(relative);
+  if (am_pm != relative && exists(am_pm)) return am_pm;
+  const std::string decomposed = nfd(relative);
+  if (decomposed != relative && exists(decomposed)) return decomposed;
+  std::string curly = relative;
+  replace_all(curly, "'", "\u2019");
+  if (curly != relative && exists(curly)) return curly;
+  std::string decomposed_curly = decomposed;
+  replace_all(decomposed_curly, "'", "\u2019");
+  if (decomposed_curly != relative && exists(decomposed_curly)) return decomposed_curly;
+  return relative;
+}
+
+ToolResult read_text(std::string_view text, const std::string& path, std::optional<double> offset,
+                     std::optional<double> limit) {
+  const auto all_lines = split_all(text);
+  const double total = static_cast<double>(all_lines.size());
+  // `offset ? max(0, offset - 1) : 0`: 0 and a missing offset both mean the first line.
+  const double given = offset.value_or(0);
+  const double start = given != 0 ? std::max(0.0, given - 1) : 0.0;
+  const double start_display = start + 1;
+  if (start >= total) {
+    return ToolResult::error("Offset " + js_number(offset.value_or(0)) +
+                             " is beyond end of file (" + js_number(total) + " lines total)");
+  }
+  auto join = [&](std::size_t from, std::size_t to) {
+    if (from >= to) return std::string();
+    const char* begin = all_lines[from].data();
+    const char* end = all_lines[to - 1].data() + all_lines[to - 1].size();
+    return std::string(begin, static_cast<std::size_t>(end - begin));
+  };
+  const std::size_t first = slice_index(start, all_lines.size());
+  std::string selected;
+  std::optional<double> user_limited;
+  if (limit) {
+    const double end = std::min(start + *limit, total);
+    selected = join(first, slice_index(end, all_lines.size()));
+    user_limited = end - start;
+  } else {
+    selected = join(first, all_lines.size());
+  }
+
+  Truncation t = truncate_head(selected);
+  ToolResult r;
+  if (t.first_line_exceeds_limit) {
+    const std::string size = format_size(all_lines[std::min(first, all_lines.size() - 1)].size());
+    r.text = "[Line " + js_number(start_display) + " is " + size + ", exceeds " +
+             format_size(kMaxBytes) + " limit. Use bash: sed -n '" + js_number(start_display) +
+             "p' " + path + " | head -c " + std::to_string(kMaxBytes) + "]";
+    r.details = json::Object{{"truncation", to_json(t)}};
+  } else if (t.truncated) {
+    const double end_display = start_display + static_cast<double>(t.output_lines) - 1;
+    r.text = t.content + "\n\n[Showing lines " + js_number(start_display) + "-" +
+             js_number(end_display) + " of " + js_number(total);
+    if (t.truncated_by == "lines") {
+      r.text += ". Use offset=" + js_number(end_display + 1) + " to continue.]";
+    } else {
+      r.text += " (" + format_size(kMaxBytes) +
+                " limit). Use offset=" + js_number(end_display + 1) + " to continue.]";
+    }
+    r.details = json::Object{{"truncation", to_json(t)}};
+  } else if (user_limited && start + *user_limited < total) {
+    const double remaining = total - (start + *user_limited);
+    r.text = t.content + "\n\n[" + js_number(remaining) +
+             " more lines in file. Use offset=" + js_number(start + *user_limited + 1) +
+             " to continue.]";
+  } else {
+    r.text = std::move(t.content);
+  }
+  return r;
+}
+
+}  // namespace
+
+ToolResult run_read(const json::Value& args, const CallContext& ctx) {
+  if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
+  const std::string* path = string_arg(args, "path");
+  if (path == nullptr || !ctx.workspace) return ToolResult::error("read needs a string path");
+  auto resolved = ctx.workspace->resolve(*path);
+  if (!resolved) return ToolResult::error(resolved.diagnostics().front().message);
+  const Workspace& ws = *ctx.workspace;
+  const std::string absolute = ws.absolute(*resolved);
+  const std::string relative = read_path_variant(ws, *resolved);
+
+  // Learn the type through O_PATH first: opening a FIFO or a device for reading could block.
+  Fd probe(ws.open_at(relative, O_PATH));
+  if (probe.get() < 0) {
+    if (probe.get() == -EXDEV) return ToolResult::error(escape_message(*path));
+    return ToolResult::error(node_error(-probe.get(), "access", absolute));
+  }
+  struct stat st {};
+  if (::fstat(probe.get(), &st) != 0) return ToolResult::error(node_error(errno, "stat", absolute));
+  if (S_ISDIR(st.st_mode)) return ToolResult::error(node_error(EISDIR, "read"));
+  if (!S_ISREG(st.st_mode)) return ToolResult::error("Not a regular file: " + *path);
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxToolFileBytes) {
+    return ToolResult::error(too_large_message("read", *path, std::to_string(st.st_size)));
+  }
+  Fd fd(ws.open_at(relative, O_RDONLY | O_NONBLOCK | O_NOCTTY));
+  if (fd.get() < 0) {
+    if (fd.get() == -EXDEV) return ToolResult::error(escape_message(*path));
+    return ToolResult::error(node_error(-fd.get(), "access", absolute));
+  }
+  struct stat again {};
+  if (::fstat(fd.get(), &again) != 0 || !S_ISREG(again.st_mode)) {
+    return ToolResult::error("Not a regular file: " + *path);
+  }
+  std::string bytes;
+  bytes.reserve(std::min(static_cast<std::size_t>(again.st_size), kMaxToolFileBytes) + 1);
+  if (const int err = io::read_all(fd.get(), bytes, kMaxToolFileBytes); err != 0) {
+    return ToolResult::error(node_error(-err, "read"));
+  }
+  if (bytes.size() > kMaxToolFileBytes) {
+    return ToolResult::error(too_large_message("read", *path, "more than"));
+  }
+  if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
+  if (looks_like_supported_image(bytes)) {
+    return ToolResult::error("Image files are not supported by this tool: " + *path);
+  }
+  const std::string text =
+      text::valid_utf8(bytes) ? std::move(bytes) : text::decode_utf8_lossy(bytes);
+  return read_text(text, *path, number_arg(args, "offset"), number_arg(args, "limit"));
+}
+
+}  // namespace mf::tools
