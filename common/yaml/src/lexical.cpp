@@ -196,7 +196,10 @@ std::optional<LexError> prepass(std::string& s) {
     if (!plain_continues) {
       if (c == '"' || c == '\'') {
         const std::size_t end = skip_quoted(s, i);
-        if (end == npos) return std::nullopt;  // the decoder reports it where it is read
+        if (end == npos) {
+          return syntax(
+              i, std::string(c == '"' ? "double" : "single") + "-quoted scalar is not terminated");
+        }
         i = end;
         last = Last::Other;
         continue;

@@ -4,8 +4,8 @@
 //     misreads without changing any offset (a lone CR line break becomes LF; tabs on a line of
 //     only white space become spaces outside block scalars) and refuses what yaml-cpp wrongly
 //     accepts: characters YAML does not allow raw, a comment not separated from the token before
-//     it, an empty flow entry, a block sequence entry inside a flow collection, a block scalar
-//     header with anything but a comment after it.
+//     it, an unterminated quoted scalar, an empty flow entry, a block sequence entry inside a flow
+//     collection, a block scalar header with anything but a comment after it.
 //   - decode_quoted() / decode_block(): the value of a quoted or block scalar, read from the text
 //     at the offset yaml-cpp reports for it, with the folding, chomping and indentation rules of
 //     YAML 1.2 (chapters 7 and 8), replacing yaml-cpp's value.
@@ -33,8 +33,7 @@ struct LexError {
 std::optional<LexError> check_characters(std::string_view text);
 
 // Normalises `text` in place (same length, so every offset still points at the same character)
-// and refuses what the lexical rules above forbid. Stops quietly where its view of the text ends
-// (an unterminated quoted scalar): what follows is yaml-cpp's and the decoders' to refuse.
+// and refuses what the lexical rules above forbid, and a quoted scalar that never closes.
 std::optional<LexError> prepass(std::string& text);
 
 // A quoted scalar starting at `pos` (its quote). `min_indent` is the number of spaces every
