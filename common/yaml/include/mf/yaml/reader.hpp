@@ -8,7 +8,7 @@
 // "on", the number 777), never the YAML 1.1 readings.
 //
 // Every rejection is one diagnostic with an RFC 6901 pointer and a 1-based line and column (lines
-// count '\n', columns count code points; a leading BOM is not counted):
+// count '\n' and a lone CR, columns count code points; a leading BOM is not counted):
 //   MF-S003  text over max_bytes
 //   MF-S004  invalid UTF-8 in the raw text or produced by an escape
 //   MF-S006  duplicate mapping key (decoded keys compared: `a` and "a" are the same key)
@@ -18,8 +18,9 @@
 //   MF-S010  depth, node count, scalar size, number lexeme length, or an integer whose magnitude
 //            exceeds 2^53 (it parses, but a double cannot hold it exactly, and silently rounding
 //            an id or a budget is worse than refusing it)
-//   MF-S011  syntax error, empty stream, .inf/.nan or a number out of the double range, C0 control
-//            character other than tab/LF/CR (raw or escaped)
+//   MF-S011  syntax error (YAML 1.2's, also where yaml-cpp is lenient: docs/formats/harness.md),
+//            empty stream, .inf/.nan or a number out of the double range, C0 control character
+//            other than tab/LF/CR (raw or escaped), raw DEL, C1 control other than NEL, U+FFFE/FFFF
 //   MF-S012  parse_object: the top level is not a mapping
 // Errors about a key point at the mapping that holds it (the key never becomes a member), except a
 // duplicate key, which points at the member it repeats, as in the JSON reader.
