@@ -317,6 +317,67 @@ TEST_F(StoreTest, FullMapGrowsInsteadOfFailing) {
   EXPECT_EQ(report->checked, put.size() + 9);
 }
 
+// LMDB maps data.mdb and trusts it: what it cannot check, the store does (docs/store.md).
+TEST_F(StoreTest, ATruncatedDataFileIsNamedBeforeItIsMapped) {
+  Digest large{};
+  {
+    auto store = open();
+    ASSERT_TRUE(store);
+    large = *store->put(pseudo_random(300000, 7));
+  }
+  const fs::path data = fs::path(dir_) / "data.mdb";
+  fs::resize_file(data, fs::file_size(data) / 2);
+  for (Mode mode : {Mode::ReadOnly, Mode::ReadWrite}) {
+    auto s = Store::open(dir_, mode);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(code_of(s), codes::kStoreCorrupt);
+    EXPECT_NE(s.diagnostics().front().message.find("truncated"), std::string::npos);
+  }
+  // LMDB's magic, but meta pages that make no sense (page size, roots, last page).
+  std::string bogus(16384, '\x5a');
+  bogus.replace(16, 4, std::string("\xde\xc0\xef\xbe", 4));
+  write_file(data, bogus);
+  EXPECT_EQ(code_of(Store::open(dir_, Mode::ReadOnly)), codes::kStoreCorrupt);
+}
+
+// A file cut short while it is mapped (another process truncating it): the read faults inside the
+// map, and the process ends with MF-K003 and exit 3 rather than by SIGBUS.
+TEST_F(StoreTest, AFaultInsideTheMapExitsThreeWithADiagnostic) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string value = pseudo_random(300000, 11);
+  Digest large{};
+  {
+    auto store = open();
+    ASSERT_TRUE(store);
+    large = *store->put(value);
+  }
+  const fs::path data = fs::path(dir_) / "data.mdb";
+  EXPECT_EXIT(
+      {
+        auto store = Store::open(dir_, Mode::ReadOnly);
+        if (!store.ok()) std::_Exit(10);
+        ::truncate(data.c_str(), 8192);
+        auto got = (*store)->get(large);
+        std::_Exit(got.ok() ? 11 : 12);
+      },
+      testing::ExitedWithCode(3), "MF-K003.*map faulted");
+}
+
+#if !defined(__SANITIZE_ADDRESS__)
+// A fault anywhere else is not the store's: it keeps its usual outcome.
+TEST_F(StoreTest, AFaultOutsideTheMapIsNotTakenForCorruption) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ASSERT_TRUE(open());
+  EXPECT_EXIT(
+      {
+        auto store = Store::open(dir_, Mode::ReadOnly);
+        if (!store.ok()) std::_Exit(10);
+        std::raise(SIGBUS);
+      },
+      testing::KilledBySignal(SIGBUS), "");
+}
+#endif
+
 TEST_F(StoreTest, CorruptValueIsAnErrorNeverData) {
   const std::string marker = "CORRUPT-ME:";
   const std::string victim = marker + std::string(5000, 'q');

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 
+#include "integrity.hpp"
 #include "mf/diag/codes.hpp"
 
 namespace mf::store {
@@ -72,6 +73,7 @@ std::set<std::pair<dev_t, ino_t>>& open_dirs() {
 }  // namespace
 
 Store::Impl::~Impl() {
+  detail::unwatch_map(watch_slot);
   if (env != nullptr) mdb_env_close(env);
   if (registered) {
     const std::lock_guard lock(open_dirs_mutex());
@@ -88,13 +90,18 @@ diag::Diagnostic Store::Impl::read_only() const {
   return diag::error(codes::kStoreLmdb, "store " + dir + " is open read-only");
 }
 
-int Store::Impl::begin(unsigned flags, MDB_txn** txn) const {
+int Store::Impl::begin(unsigned flags, MDB_txn** txn) {
   for (int attempt = 0;; ++attempt) {
     const int rc = mdb_txn_begin(env, nullptr, flags, txn);
     if (rc != MDB_MAP_RESIZED || attempt >= detail::kMaxRetries) return rc;
     const int rs = mdb_env_set_mapsize(env, 0);
     if (rs != 0) return rs;
+    watch_map();
   }
+}
+
+void Store::Impl::watch_map() {
+  watch_slot = detail::watch_map(watch_slot, dir + "/data.mdb");
 }
 
 std::uint64_t Store::Impl::map_size() const {
@@ -106,6 +113,7 @@ std::uint64_t Store::Impl::map_size() const {
 Status Store::Impl::set_map_size(std::uint64_t bytes) {
   const int rc = mdb_env_set_mapsize(env, static_cast<std::size_t>(bytes));
   if (rc != 0) return lmdb_error(rc, "cannot resize the map of " + dir);
+  watch_map();
   return {};
 }
 
@@ -276,12 +284,20 @@ Status Store::Impl::open_env(bool have_data, const OpenOptions& options) {
     mdb_env_set_mapsize(env, static_cast<std::size_t>(options.initial_map_bytes));
   }
   const unsigned flags = MDB_NOTLS | (mode == Mode::ReadOnly ? MDB_RDONLY : 0u);
+  if (have_data) {
+    if (Status s = detail::check_data_file(dir + "/data.mdb"); !s) {
+      mdb_env_close(env);
+      env = nullptr;
+      return s;
+    }
+  }
   rc = mdb_env_open(env, dir.c_str(), flags, 0644);
   if (rc != 0) {
     mdb_env_close(env);
     env = nullptr;
     return lmdb_error(rc, "cannot open the store at " + dir);
   }
+  watch_map();
   int dead = 0;
   mdb_reader_check(env, &dead);  // free reader slots of killed processes
   if (mode == Mode::ReadWrite && map_size() < options.initial_map_bytes) {

@@ -65,6 +65,7 @@ struct Store::Impl {
   bool registered = false;
   MDB_txn* batch_txn = nullptr;  // the write transaction of an active batch()
   bool map_full = false;         // an LMDB call reported MDB_MAP_FULL: grow and run again
+  int watch_slot = -1;           // the map's slot in integrity.hpp's fault watch
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -83,8 +84,10 @@ struct Store::Impl {
   diag::Diagnostic read_only() const;
 
   // mdb_txn_begin, adopting a map another process has grown.
-  int begin(unsigned flags, MDB_txn** txn) const;
+  int begin(unsigned flags, MDB_txn** txn);
   std::uint64_t map_size() const;
+  // Registers the current map with the fault watch (after every open, growth and adoption).
+  void watch_map();
   Status set_map_size(std::uint64_t bytes);
   Status grow() { return set_map_size(map_size() * 2); }
   // Grows the map ahead of a large write so that it is not retried (and its input re-read) once per
