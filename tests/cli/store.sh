@@ -321,4 +321,22 @@ mkdir "$tmp/cwd"
 (cd "$tmp/cwd" && "$mf" put "$tmp/text" >/dev/null) || fail "put into the default store"
 [[ -f $tmp/cwd/.mf/store/data.mdb ]] || fail "the default store is not ./.mf/store"
 
+# --- memory does not grow with the object ----------------------------------------------------------
+# A 300 MB object put from a file and from a pipe, then got: peak RSS stays far below its size
+# (values are filled and read through the map chunk by chunk; a pipe is spooled to disk first).
+if [[ -x /usr/bin/time ]]; then
+  head -c $((300 * 1024 * 1024)) /dev/zero | tr '\0' 'm' >"$tmp/huge"
+  peak() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
+  limit=$((96 * 1024))  # KiB
+  kb=$(peak "$mf" --store "$tmp/m1" put "$tmp/huge")
+  ((kb < limit)) || fail "put FILE of 300 MB peaked at $kb KiB"
+  kb=$(peak sh -c "cat '$tmp/huge' | '$mf' --store '$tmp/m2' put -")
+  ((kb < limit)) || fail "put - of 300 MB peaked at $kb KiB"
+  big_digest=$(sha "$tmp/huge")
+  kb=$(peak "$mf" --store "$tmp/m1" get "$big_digest")
+  ((kb < limit)) || fail "get of 300 MB peaked at $kb KiB"
+  "$mf" --store "$tmp/m2" get "$big_digest" | cmp -s - "$tmp/huge" || fail "the piped object differs"
+  rm -f "$tmp/huge"
+fi
+
 echo "store: ok"

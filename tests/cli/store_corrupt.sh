@@ -21,7 +21,16 @@ small=$(head -1 "$tmp/digests")
 large=$(tail -1 "$tmp/digests")
 "$mf" --store "$s" ref set keep/small "$small"
 "$mf" --store "$s" ref set keep/large "$large"
-size=$(stat -c %s "$s/data.mdb")
+# The used part of the file (a writer extends it to the map's size): the newest meta page's last
+# page, plus one, times the page size.
+size=$(python3 - "$s/data.mdb" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read(8192)
+metas = [struct.unpack_from("<QQ", data, at + 136) for at in (0, 4096)]
+last_page, _ = max(metas, key=lambda m: m[1])
+print((last_page + 1) * 4096)
+PY
+)
 page=4096
 pages=$((size / page))
 

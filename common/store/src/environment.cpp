@@ -2,7 +2,9 @@
 // writes of objects and refs, batches and statistics.
 #include "environment.hpp"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -38,6 +40,13 @@ std::string printable(std::string_view s) {
   }
   if (s.size() > 300) out += "...";
   return out;
+}
+
+void release(const void* p, std::size_t n) {
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + n) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 diag::Diagnostic lmdb_error(int rc, std::string_view what) {
@@ -169,7 +178,13 @@ Result<std::string_view> Store::Impl::get_in(MDB_txn* txn, const hash::Digest& d
   if (rc == MDB_NOTFOUND) return detail::missing_object(digest);
   if (rc != 0) return fail(rc, "cannot read object " + hash::to_hex(digest));
   const std::string_view bytes = view_of(val);
-  if (hash::sha256(bytes) != digest) {
+  hash::Sha256 h;
+  for (std::size_t at = 0; at < bytes.size(); at += detail::kChunk) {
+    const auto part = bytes.substr(at, detail::kChunk);
+    h.update(part);
+    if (bytes.size() > detail::kChunk) detail::release(part.data(), part.size());
+  }
+  if (h.finish() != digest) {
     return diag::error(codes::kStoreCorrupt, "object " + hash::to_hex(digest) + " is corrupt");
   }
   return bytes;
@@ -283,7 +298,9 @@ Status Store::Impl::open_env(bool have_data, const OpenOptions& options) {
   if (!have_data && options.initial_map_bytes > 0) {
     mdb_env_set_mapsize(env, static_cast<std::size_t>(options.initial_map_bytes));
   }
-  const unsigned flags = MDB_NOTLS | (mode == Mode::ReadOnly ? MDB_RDONLY : 0u);
+  // A writer writes values straight into the map (MDB_WRITEMAP), so filling a large one can release
+  // its pages as it goes instead of holding a private copy until the commit.
+  const unsigned flags = MDB_NOTLS | (mode == Mode::ReadOnly ? MDB_RDONLY : MDB_WRITEMAP);
   if (have_data) {
     if (Status s = detail::check_data_file(dir + "/data.mdb"); !s) {
       mdb_env_close(env);

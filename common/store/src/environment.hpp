@@ -47,6 +47,11 @@ inline bool digest_of(const MDB_val& v, hash::Digest& out) {
   return true;
 }
 
+// Drops the pages wholly inside [p, p + n) of the map from this process's memory (MADV_DONTNEED).
+// The map is a shared file mapping (written through with MDB_WRITEMAP), so the bytes stay in the
+// page cache and the file: this bounds the resident size of reading or filling a large value.
+void release(const void* p, std::size_t n);
+
 // Names from users go into messages; keep messages printable ASCII (and valid UTF-8 in JSON).
 std::string printable(std::string_view s);
 diag::Diagnostic lmdb_error(int rc, std::string_view what);

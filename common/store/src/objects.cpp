@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -36,12 +37,6 @@ constexpr std::uint64_t kProgressEvery = 1000;  // verify() progress callback pe
 
 diag::Diagnostic read_failed(const std::string& name, int err) {
   return diag::error(codes::kMissing, "cannot read " + name + ": " + std::strerror(err));
-}
-
-Result<std::string> read_all(int fd, const std::string& name) {
-  std::string out;
-  if (const int err = io::read_all(fd, out); err != 0) return read_failed(name, -err);
-  return out;
 }
 
 // Reads up to `size` bytes at `offset`; returns how many were read (fewer only at end of file).
@@ -88,13 +83,37 @@ Status Store::put_verified(const hash::Digest& digest, std::string_view bytes) {
   return impl_->store_bytes(digest, bytes);
 }
 
+namespace {
+
+// Copies a stream (stdin, a pipe, a device) into an unlinked temporary file in the store's
+// directory, so that it can be read twice like a regular file without being held in memory.
+Result<Fd> spool(int in, const std::string& name, const std::string& dir) {
+  Fd tmp(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+  if (tmp.get() < 0) {
+    return diag::error(codes::kStoreLmdb,
+                       "cannot spool " + name + " in " + dir + ": " + std::strerror(errno));
+  }
+  std::unique_ptr<char[]> buf(new char[kChunk]);
+  for (;;) {
+    const std::int64_t n = io::read_some(in, buf.get(), kChunk);
+    if (n < 0) return read_failed(name, static_cast<int>(-n));
+    if (n == 0) break;
+    if (Status w = io::write_all(tmp.get(), {buf.get(), static_cast<std::size_t>(n)}); !w) {
+      return w.take_diagnostics();
+    }
+  }
+  return tmp;
+}
+
+}  // namespace
+
 Result<hash::Digest> Store::put_file(const std::string& path) {
   Impl& s = *impl_;
   if (s.mode == Mode::ReadOnly) return s.read_only();
   if (path == "-") {
-    auto bytes = read_all(STDIN_FILENO, "<stdin>");
-    if (!bytes) return bytes.take_diagnostics();
-    return put(*bytes);
+    auto spooled = spool(STDIN_FILENO, "<stdin>", s.dir);
+    if (!spooled) return spooled.take_diagnostics();
+    return put_fd(spooled->get(), "<stdin>");
   }
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
@@ -105,18 +124,24 @@ Result<hash::Digest> Store::put_file(const std::string& path) {
     return diag::error(codes::kNotRegularFile, path + " is not a regular file");
   }
   if (!S_ISREG(st.st_mode)) {  // a pipe or device: one read only
-    auto bytes = read_all(fd.get(), path);
-    if (!bytes) return bytes.take_diagnostics();
-    return put(*bytes);
+    auto spooled = spool(fd.get(), path, s.dir);
+    if (!spooled) return spooled.take_diagnostics();
+    return put_fd(spooled->get(), path);
   }
+  return put_fd(fd.get(), path);
+}
 
-  // Pass 1: hash, streaming.
+// A regular file (or a spool) in two passes, neither holding it: hash it streaming, then read it
+// chunk by chunk straight into the space LMDB reserves for the value in the map, releasing each
+// chunk once it is written and checking that what was stored is what was hashed.
+Result<hash::Digest> Store::put_fd(int fd, const std::string& name) {
+  Impl& s = *impl_;
   hash::Sha256 first;
   std::uint64_t size = 0;
   {
     std::unique_ptr<char[]> buf(new char[kChunk]);
     for (;;) {
-      auto n = pread_full(fd.get(), buf.get(), kChunk, static_cast<off_t>(size), path);
+      auto n = pread_full(fd, buf.get(), kChunk, static_cast<off_t>(size), name);
       if (!n) return n.take_diagnostics();
       if (*n == 0) break;
       first.update(buf.get(), *n);
@@ -124,16 +149,17 @@ Result<hash::Digest> Store::put_file(const std::string& path) {
     }
   }
   const hash::Digest digest = first.finish();
-  if (detail::put_file_between_passes) detail::put_file_between_passes(path);
+  if (detail::put_file_between_passes) detail::put_file_between_passes(name);
   if (s.batch_txn == nullptr) {
     auto present = has(digest);
     if (!present) return present.take_diagnostics();
     if (*present) return digest;
     if (auto room = s.ensure_room(size); !room) return room.take_diagnostics();
   }
-
-  // Pass 2: read the file straight into the space LMDB reserves for the value, and check that
-  // what was stored is what was hashed.
+  const auto changed = [&] {
+    return diag::error(codes::kStoreInputChanged,
+                       name + " changed while it was being stored; nothing was stored");
+  };
   auto stored = s.write([&](MDB_txn* txn) -> Status {
     MDB_val key = val_of(digest);
     MDB_val val{static_cast<std::size_t>(size), nullptr};
@@ -141,15 +167,19 @@ Result<hash::Digest> Store::put_file(const std::string& path) {
     if (rc == MDB_KEYEXIST) return {};
     if (rc != 0) return s.fail(rc, "cannot store object " + hash::to_hex(digest));
     char* dst = static_cast<char*>(val.mv_data);
-    auto n = pread_full(fd.get(), dst, static_cast<std::size_t>(size), 0, path);
-    if (!n) return n.take_diagnostics();
-    char extra = 0;
-    auto more = pread_full(fd.get(), &extra, 1, static_cast<off_t>(size), path);
-    if (!more) return more.take_diagnostics();
-    if (*n != size || *more != 0 || hash::sha256({dst, static_cast<std::size_t>(size)}) != digest) {
-      return diag::error(codes::kStoreInputChanged,
-                         path + " changed while it was being stored; nothing was stored");
+    hash::Sha256 second;
+    for (std::uint64_t at = 0; at < size; at += kChunk) {
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, size - at));
+      auto n = pread_full(fd, dst + at, want, static_cast<off_t>(at), name);
+      if (!n) return n.take_diagnostics();
+      if (*n != want) return changed();
+      second.update(dst + at, want);
+      if (size > kChunk) detail::release(dst + at, want);
     }
+    char extra = 0;
+    auto more = pread_full(fd, &extra, 1, static_cast<off_t>(size), name);
+    if (!more) return more.take_diagnostics();
+    if (*more != 0 || second.finish() != digest) return changed();
     return {};
   });
   if (!stored) return stored.take_diagnostics();
@@ -170,7 +200,12 @@ Status Store::get_to_fd(const hash::Digest& digest, int fd) {
   return s.read([&](MDB_txn* txn) -> Status {
     auto bytes = s.get_in(txn, digest);  // verified before the first byte is written
     if (!bytes) return bytes.take_diagnostics();
-    return io::write_all(fd, *bytes);
+    for (std::size_t at = 0; at < bytes->size(); at += kChunk) {
+      const auto part = bytes->substr(at, kChunk);
+      if (Status w = io::write_all(fd, part); !w) return w;
+      if (bytes->size() > kChunk) detail::release(part.data(), part.size());
+    }
+    return {};
   });
 }
 
