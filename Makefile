@@ -29,7 +29,8 @@ test-asan: deps
 	cmake -S . -B build-asan -DMF_WERROR=ON -DMF_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug \
 	      -DMF_SANITIZE=address,undefined $(CMAKE_ARGS)
 	cmake --build build-asan -j $(JOBS)
-	ctest --test-dir build-asan -j $(JOBS) --output-on-failure
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	  ctest --test-dir build-asan -j $(JOBS) --output-on-failure
 
 # libFuzzer on the strict reader for MF_FUZZ_SECONDS (default 60).
 fuzz: deps
