@@ -81,6 +81,24 @@ done
 [[ $(ls -A "$tmp" | sort | tr '\n' ' ') == "err out outside ws " ]] ||
   fail "the temporary directory now holds: $(ls -A "$tmp")"
 
+# --- hard links, trailing slashes, artifacts: the other ways to reach outside -------------------------
+mkdir -p "$tmp/hl" "$tmp/art"
+printf 'outside\n' >"$tmp/hl/target.txt"
+ln "$tmp/hl/target.txt" "$ws/hard.txt"  # an outside file hard-linked into the workspace
+run 0 tool write '{"path":"hard.txt","content":"pwned\n"}'
+run 0 tool edit '{"path":"hard.txt","edits":[{"oldText":"pwned","newText":"pwned again"}]}'
+[[ $(cat "$tmp/hl/target.txt") == outside ]] || fail "write/edit through a hard link changed the outside file"
+[[ $(cat "$ws/hard.txt") == "pwned again" ]] || fail "hard.txt: $(cat "$ws/hard.txt")"
+rm "$ws/hard.txt"
+run 1 tool write '{"path":"newdir/","content":"x"}'
+[[ ! -e $ws/newdir ]] || fail "write newdir/ created $(stat -c %F "$ws/newdir")"
+jq -e '.trace.side_effect_certainty == "not_attempted"' "$tmp/out" >/dev/null ||
+  fail "refused write: $(jq -c .trace "$tmp/out")"
+ln -s "$tmp/hl/target.txt" "$tmp/art/leak"
+run 1 tool read_artifact '{"artifact_id":"leak"}' --artifacts "$tmp/art"
+[[ $(text) == "Artifact leak leads out of the artifact directory" ]] || fail "read_artifact: $(text)"
+rm -r "$tmp/hl" "$tmp/art"
+
 # --- the tools ---------------------------------------------------------------------------------------
 run 0 tool write '{"path":"sub/b.txt","content":"one\ntwo\n"}'
 jq -e '.is_error == false and .trace.side_effect_certainty == "confirmed_complete"' "$tmp/out" \

@@ -545,6 +545,30 @@ TEST_F(ToolsEditFiles, KeepsCrlfBomAndMode) {
             fs::perms::owner_read | fs::perms::owner_write | fs::perms::owner_exec);
 }
 
+// The attack: a file outside the workspace hard-linked into it. The edit replaces the name in the
+// workspace (a new file with the old one's mode, renamed over it), never the shared inode.
+TEST_F(ToolsEditFiles, EditThroughAHardLinkNeverChangesTheOtherName) {
+  const fs::path outside = base_ / "outside" / "secret.txt";
+  fs::permissions(outside, fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_read);
+  fs::create_hard_link(outside, root_ / "linked.txt");
+  auto r = edit(R"({"path":"linked.txt","edits":[{"oldText":"secret","newText":"leaked"}]})");
+  ASSERT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(slurp(outside), "secret\n");
+  EXPECT_EQ(slurp(root_ / "linked.txt"), "leaked\n");
+  EXPECT_EQ(fs::hard_link_count(outside), 1u);
+  EXPECT_EQ(fs::status(root_ / "linked.txt").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_read);
+  // No temporary file is left beside it.
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(root_)) entries += e.path().filename() != "" ? 1 : 0;
+  EXPECT_EQ(entries, 1u);
+  // Edits of the replaced name serialize on the same lock key as before: a second edit sees the
+  // first one's bytes.
+  r = edit(R"({"path":"linked.txt","edits":[{"oldText":"leaked","newText":"again"}]})");
+  ASSERT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(slurp(root_ / "linked.txt"), "again\n");
+}
+
 TEST_F(ToolsEditFiles, InvalidUtf8BecomesReplacementCharacters) {
   // Pi decodes the file as UTF-8 before matching, so stray bytes come back as U+FFFD.
   write(root_ / "bin.txt",

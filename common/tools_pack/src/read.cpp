@@ -219,6 +219,7 @@ ToolResult run_read(const json::Value& args, const CallContext& ctx) {
   struct stat st {};
   if (::fstat(probe.get(), &st) != 0) return ToolResult::error(node_error(errno, "stat", absolute));
   if (S_ISDIR(st.st_mode)) return ToolResult::error(node_error(EISDIR, "read"));
+  if (names_directory(*path)) return ToolResult::error(node_error(ENOTDIR, "access", absolute));
   if (!S_ISREG(st.st_mode)) return ToolResult::error("Not a regular file: " + *path);
   if (static_cast<std::uint64_t>(st.st_size) > kMaxToolFileBytes) {
     return ToolResult::error(too_large_message("read", *path, std::to_string(st.st_size)));
