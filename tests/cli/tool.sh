@@ -135,6 +135,14 @@ text | grep -q 'Command exited with code 3' || fail "bash exit 3: $(text)"
 run 0 tool bash '{"command":"pwd"}'
 [[ $(text) == "$(cd "$ws" && pwd -P)" ]] || fail "bash does not run in the workspace: $(text)"
 
+# The full-output log keeps its tail within --bash-log-max and says so.
+run 0 tool bash '{"command":"seq 1 300000"}' --bash-log-max 100000
+log=$(jq -r '.details.fullOutputPath' "$tmp/out")
+jq -e '.details.fullOutputCapped == true and .details.fullOutputMaxBytes == 100000' "$tmp/out" \
+  >/dev/null || fail "capped log: $(jq -c .details "$tmp/out")"
+[[ $(stat -c %s "$log") == 100000 && $(tail -n 1 "$log") == 300000 ]] || fail "log $log: $(stat -c %s "$log")"
+rm -f "$log"
+
 # --- where the arguments come from ---------------------------------------------------------------------
 printf '{"path":"a.txt"}' >"$tmp/args.json"
 run 0 tool read "@$tmp/args.json"
@@ -171,6 +179,7 @@ usage "$mfrun" tool --workspace "$ws" --args '{}'
 usage "$mfrun" tool read --args '{}'
 usage "$mfrun" tool read --workspace "$ws"
 usage "$mfrun" tool read extra --workspace "$ws" --args '{}'
+usage tool bash '{"command":"true"}' --bash-log-max 0
 
 # A capability the tool needs but was not granted: denied before entry, exit 1.
 run 1 tool read '{"path":"a.txt"}' --capabilities terminal.intent

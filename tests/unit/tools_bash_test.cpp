@@ -340,6 +340,7 @@ TEST_F(ToolsBash, MissingWorkingDirectoryIsReported) {
   ASSERT_TRUE(fs::remove(root_));
   const ToolResult r = bash("echo hi");
   EXPECT_TRUE(r.is_error);
+  EXPECT_TRUE(r.untouched);  // nothing ran: the record says not_attempted
   EXPECT_EQ(r.text, "Working directory does not exist: " + ctx_.workspace->root() +
                         "\nCannot execute bash commands.");
 }
@@ -347,6 +348,38 @@ TEST_F(ToolsBash, MissingWorkingDirectoryIsReported) {
 TEST_F(ToolsBash, NoLogFileUnlessTruncated) {
   EXPECT_TRUE(bash("seq 2000").details.is_null());
   EXPECT_TRUE(fs::is_empty(logs_));
+}
+
+// The full-output log keeps the tail within its cap and says it was cut.
+TEST_F(ToolsBash, FullOutputLogKeepsItsLastBytesWithinTheCap) {
+  ctx_.bash_log_max_bytes = 1u << 20;
+  const ToolResult r = bash("seq 1 2000000");
+  ASSERT_FALSE(r.is_error) << r.text.substr(0, 200);
+  const std::string log = log_path_of(r);
+  ASSERT_FALSE(log.empty());
+  const std::string all = expected_seq(2000000);
+  EXPECT_EQ(slurp(log), all.substr(all.size() - (1u << 20)));
+  EXPECT_EQ(*r.details.find("fullOutputCapped"), json::Value(true));
+  EXPECT_EQ(*r.details.find("fullOutputMaxBytes"), json::Value(std::uint64_t{1} << 20));
+  EXPECT_NE(r.text.find("Full output: " + log + " (its last 1.0MB only)]"), std::string::npos);
+  // Under the cap nothing is said.
+  const ToolResult small = bash("seq 3000");
+  EXPECT_EQ(small.details.find("fullOutputCapped"), nullptr);
+  EXPECT_EQ(slurp(log_path_of(small)), expected_seq(3000));
+}
+
+// The attack: `yes` until the timeout. The log never holds more than twice the cap while it runs,
+// and the cap once the call is over.
+TEST_F(ToolsBash, EndlessOutputCannotFillTheDisk) {
+  ctx_.bash_log_max_bytes = 256u << 10;
+  const ToolResult r = bash("yes", 1);
+  EXPECT_NE(r.text.find("Command timed out after 1 seconds"), std::string::npos);
+  std::size_t logs = 0;
+  for (const auto& e : fs::directory_iterator(logs_)) {
+    ++logs;
+    EXPECT_LE(fs::file_size(e.path()), 256u << 10) << e.path();
+  }
+  EXPECT_EQ(logs, 1u);
 }
 
 TEST_F(ToolsBash, UnwritableLogDirectoryIsSaidInsteadOfAPath) {

@@ -65,6 +65,8 @@ class Workspace {
   std::string root_;
 };
 
+inline constexpr std::size_t kDefaultBashLogMaxBytes = 8u << 20;
+
 // Everything a tool needs besides its arguments.
 struct CallContext {
   std::shared_ptr<const Workspace> workspace;
@@ -72,7 +74,9 @@ struct CallContext {
       nullptr;  // set -> stop as soon as possible ("Operation aborted")
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::string temp_dir = "/tmp";  // where bash keeps the full log of truncated output
-  bool sandbox = false;           // bash under bubblewrap (no network, read-only outside root)
+  // bash's full-output log keeps the last this many bytes (and says so when it had to cut).
+  std::size_t bash_log_max_bytes = kDefaultBashLogMaxBytes;
+  bool sandbox = false;  // bash under bubblewrap (no network, read-only outside root)
 
   bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };
