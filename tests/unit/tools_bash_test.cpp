@@ -321,6 +321,65 @@ TEST_F(ToolsBash, CancellationKillsTheWholeTree) {
   EXPECT_FALSE(any_alive(pids, 500ms));
 }
 
+// Every way a command can leave a process behind without the sandbox: a background job, a
+// `setsid` child in its own session, and a daemon whose parent exits at once (double fork, new
+// session). Each writes its pid to `pids`.
+const std::string kLeftBehind =
+    "sleep 100 & echo $! >> pids; "
+    "setsid sleep 100 & echo $! >> pids; "
+    "sh -c 'setsid sleep 100 >/dev/null 2>&1 & echo $! >> pids'; "
+    "(sh -c 'sleep 100 <&- >&- 2>&- & echo $! >> pids' &); sleep 0.1; ";
+
+std::vector<pid_t> pids_in(const fs::path& file) {
+  std::vector<pid_t> pids;
+  std::istringstream in(slurp(file));
+  for (pid_t p; in >> p;) pids.push_back(p);
+  return pids;
+}
+
+// No process outlives its call, however it ends. Checked at once, with no settling time: when
+// run_bash returns, every one of them is dead and reaped. CI runs this as root.
+TEST_F(ToolsBash, NothingOutlivesANormalExit) {
+  const auto t0 = Clock::now();
+  const ToolResult r = bash(kLeftBehind + "echo done");
+  EXPECT_LT(ms_since(t0), 2000);
+  EXPECT_FALSE(r.is_error) << r.text;
+  const auto pids = pids_in(fs::path(root_) / "pids");
+  ASSERT_EQ(pids.size(), 4u) << slurp(fs::path(root_) / "pids");
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << p;
+}
+
+TEST_F(ToolsBash, NothingOutlivesATimeout) {
+  const ToolResult r = bash(kLeftBehind + "sleep 100", 0.5);
+  EXPECT_EQ(r.text, "Command timed out after 0.5 seconds");
+  const auto pids = pids_in(fs::path(root_) / "pids");
+  ASSERT_EQ(pids.size(), 4u);
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << p;
+}
+
+TEST_F(ToolsBash, NothingOutlivesACancellation) {
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(500ms);
+    cancel_ = true;
+  });
+  const ToolResult r = bash(kLeftBehind + "sleep 100");
+  canceller.join();
+  EXPECT_EQ(r.text, "Command aborted");
+  const auto pids = pids_in(fs::path(root_) / "pids");
+  ASSERT_EQ(pids.size(), 4u);
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << p;
+}
+
+// A daemon that keeps forking while it is being killed is still gone at the end.
+TEST_F(ToolsBash, AForkingDaemonIsKilledToo) {
+  const ToolResult r =
+      bash("setsid sh -c 'while :; do sleep 100 & echo $! >> pids; sleep 0.01; done' & sleep 0.3");
+  EXPECT_FALSE(r.is_error) << r.text;
+  const auto pids = pids_in(fs::path(root_) / "pids");
+  ASSERT_GT(pids.size(), 3u);
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << p;
+}
+
 TEST_F(ToolsBash, DescriptorDeadlineAlsoKillsTheTree) {
   ctx_.deadline = Clock::now() + 300ms;
   const auto t0 = Clock::now();
