@@ -21,6 +21,7 @@ struct Opts {
   cli::Text task, model, trace, output, trace_content, durability, run_id, store, mac_key_env;
   cli::Flag fixed_clock, check_evidence;
   cli::Text workspace, args, capabilities, sandbox, artifacts;
+  cli::Number bash_log_max;
 };
 
 std::vector<std::string> split_commas(const std::string& list) {
@@ -46,6 +47,9 @@ int run_tool(cli::Context& ctx, const Opts& o, const std::vector<std::string>& a
   if (ctx.given(o.capabilities)) command.capabilities = split_commas(ctx.get(o.capabilities));
   command.sandbox = ctx.get(o.sandbox, "none") == "bwrap";
   command.artifact_dir = ctx.get(o.artifacts);
+  if (ctx.given(o.bash_log_max)) {
+    command.bash_log_max_bytes = static_cast<std::size_t>(ctx.get(o.bash_log_max, 0));
+  }
   command.fixed_clock = ctx.fixed_clock(o.fixed_clock);
   command.cancel = &cli::cancellation_flag();
   auto result = mf::tools::run_tool_command(command);
@@ -182,6 +186,12 @@ int main(int argc, char** argv) {
                          {"none", "bwrap"}}),
       .artifacts = d.text({"artifacts", "tool: where read_artifact/write_artifact keep artifacts",
                            "DIR", tool_cmd}),
+      .bash_log_max = d.number({"bash-log-max",
+                                "tool: bash's full-output log keeps its last BYTES (default 8 MiB)",
+                                "BYTES",
+                                tool_cmd,
+                                {},
+                                1}),
   };
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return run(ctx, o); });
 }

@@ -81,6 +81,24 @@ done
 [[ $(ls -A "$tmp" | sort | tr '\n' ' ') == "err out outside ws " ]] ||
   fail "the temporary directory now holds: $(ls -A "$tmp")"
 
+# --- hard links, trailing slashes, artifacts: the other ways to reach outside -------------------------
+mkdir -p "$tmp/hl" "$tmp/art"
+printf 'outside\n' >"$tmp/hl/target.txt"
+ln "$tmp/hl/target.txt" "$ws/hard.txt"  # an outside file hard-linked into the workspace
+run 0 tool write '{"path":"hard.txt","content":"pwned\n"}'
+run 0 tool edit '{"path":"hard.txt","edits":[{"oldText":"pwned","newText":"pwned again"}]}'
+[[ $(cat "$tmp/hl/target.txt") == outside ]] || fail "write/edit through a hard link changed the outside file"
+[[ $(cat "$ws/hard.txt") == "pwned again" ]] || fail "hard.txt: $(cat "$ws/hard.txt")"
+rm "$ws/hard.txt"
+run 1 tool write '{"path":"newdir/","content":"x"}'
+[[ ! -e $ws/newdir ]] || fail "write newdir/ created $(stat -c %F "$ws/newdir")"
+jq -e '.trace.side_effect_certainty == "not_attempted"' "$tmp/out" >/dev/null ||
+  fail "refused write: $(jq -c .trace "$tmp/out")"
+ln -s "$tmp/hl/target.txt" "$tmp/art/leak"
+run 1 tool read_artifact '{"artifact_id":"leak"}' --artifacts "$tmp/art"
+[[ $(text) == "Artifact leak leads out of the artifact directory" ]] || fail "read_artifact: $(text)"
+rm -r "$tmp/hl" "$tmp/art"
+
 # --- the tools ---------------------------------------------------------------------------------------
 run 0 tool write '{"path":"sub/b.txt","content":"one\ntwo\n"}'
 jq -e '.is_error == false and .trace.side_effect_certainty == "confirmed_complete"' "$tmp/out" \
@@ -116,6 +134,14 @@ jq -e '.is_error == true' "$tmp/out" >/dev/null || fail "bash exit 3: not an err
 text | grep -q 'Command exited with code 3' || fail "bash exit 3: $(text)"
 run 0 tool bash '{"command":"pwd"}'
 [[ $(text) == "$(cd "$ws" && pwd -P)" ]] || fail "bash does not run in the workspace: $(text)"
+
+# The full-output log keeps its tail within --bash-log-max and says so.
+run 0 tool bash '{"command":"seq 1 300000"}' --bash-log-max 100000
+log=$(jq -r '.details.fullOutputPath' "$tmp/out")
+jq -e '.details.fullOutputCapped == true and .details.fullOutputMaxBytes == 100000' "$tmp/out" \
+  >/dev/null || fail "capped log: $(jq -c .details "$tmp/out")"
+[[ $(stat -c %s "$log") == 100000 && $(tail -n 1 "$log") == 300000 ]] || fail "log $log: $(stat -c %s "$log")"
+rm -f "$log"
 
 # --- where the arguments come from ---------------------------------------------------------------------
 printf '{"path":"a.txt"}' >"$tmp/args.json"
@@ -153,6 +179,7 @@ usage "$mfrun" tool --workspace "$ws" --args '{}'
 usage "$mfrun" tool read --args '{}'
 usage "$mfrun" tool read --workspace "$ws"
 usage "$mfrun" tool read extra --workspace "$ws" --args '{}'
+usage tool bash '{"command":"true"}' --bash-log-max 0
 
 # A capability the tool needs but was not granted: denied before entry, exit 1.
 run 1 tool read '{"path":"a.txt"}' --capabilities terminal.intent

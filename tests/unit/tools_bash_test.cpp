@@ -321,6 +321,65 @@ TEST_F(ToolsBash, CancellationKillsTheWholeTree) {
   EXPECT_FALSE(any_alive(pids, 500ms));
 }
 
+// Every way a command can leave a process behind without the sandbox: a background job, a
+// `setsid` child in its own session, and a daemon whose parent exits at once (double fork, new
+// session). Each writes its pid to `pids`.
+const std::string kLeftBehind =
+    "sleep 100 & echo $! >> pids; "
+    "setsid sleep 100 & echo $! >> pids; "
+    "sh -c 'setsid sleep 100 >/dev/null 2>&1 & echo $! >> pids'; "
+    "(sh -c 'sleep 100 <&- >&- 2>&- & echo $! >> pids' &); sleep 0.1; ";
+
+std::vector<pid_t> pids_in(const fs::path& file) {
+  std::vector<pid_t> pids;
+  std::istringstream in(slurp(file));
+  for (pid_t p; in >> p;) pids.push_back(p);
+  return pids;
+}
+
+// No process outlives its call, however it ends. Checked at once, with no settling time: when
+// run_bash returns, every one of them is dead and reaped. CI runs this as root.
+TEST_F(ToolsBash, NothingOutlivesANormalExit) {
+  const auto t0 = Clock::now();
+  const ToolResult r = bash(kLeftBehind + "echo done");
+  EXPECT_LT(ms_since(t0), 2000);
+  EXPECT_FALSE(r.is_error) << r.text;
+  const auto pids = pids_in(fs::path(root_) / "pids");
+  ASSERT_EQ(pids.size(), 4u) << slurp(fs::path(root_) / "pids");
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << p;
+}
+
+TEST_F(ToolsBash, NothingOutlivesATimeout) {
+  const ToolResult r = bash(kLeftBehind + "sleep 100", 0.5);
+  EXPECT_EQ(r.text, "Command timed out after 0.5 seconds");
+  const auto pids = pids_in(fs::path(root_) / "pids");
+  ASSERT_EQ(pids.size(), 4u);
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << p;
+}
+
+TEST_F(ToolsBash, NothingOutlivesACancellation) {
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(500ms);
+    cancel_ = true;
+  });
+  const ToolResult r = bash(kLeftBehind + "sleep 100");
+  canceller.join();
+  EXPECT_EQ(r.text, "Command aborted");
+  const auto pids = pids_in(fs::path(root_) / "pids");
+  ASSERT_EQ(pids.size(), 4u);
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << p;
+}
+
+// A daemon that keeps forking while it is being killed is still gone at the end.
+TEST_F(ToolsBash, AForkingDaemonIsKilledToo) {
+  const ToolResult r =
+      bash("setsid sh -c 'while :; do sleep 100 & echo $! >> pids; sleep 0.01; done' & sleep 0.3");
+  EXPECT_FALSE(r.is_error) << r.text;
+  const auto pids = pids_in(fs::path(root_) / "pids");
+  ASSERT_GT(pids.size(), 3u);
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << p;
+}
+
 TEST_F(ToolsBash, DescriptorDeadlineAlsoKillsTheTree) {
   ctx_.deadline = Clock::now() + 300ms;
   const auto t0 = Clock::now();
@@ -340,6 +399,7 @@ TEST_F(ToolsBash, MissingWorkingDirectoryIsReported) {
   ASSERT_TRUE(fs::remove(root_));
   const ToolResult r = bash("echo hi");
   EXPECT_TRUE(r.is_error);
+  EXPECT_TRUE(r.untouched);  // nothing ran: the record says not_attempted
   EXPECT_EQ(r.text, "Working directory does not exist: " + ctx_.workspace->root() +
                         "\nCannot execute bash commands.");
 }
@@ -347,6 +407,38 @@ TEST_F(ToolsBash, MissingWorkingDirectoryIsReported) {
 TEST_F(ToolsBash, NoLogFileUnlessTruncated) {
   EXPECT_TRUE(bash("seq 2000").details.is_null());
   EXPECT_TRUE(fs::is_empty(logs_));
+}
+
+// The full-output log keeps the tail within its cap and says it was cut.
+TEST_F(ToolsBash, FullOutputLogKeepsItsLastBytesWithinTheCap) {
+  ctx_.bash_log_max_bytes = 1u << 20;
+  const ToolResult r = bash("seq 1 2000000");
+  ASSERT_FALSE(r.is_error) << r.text.substr(0, 200);
+  const std::string log = log_path_of(r);
+  ASSERT_FALSE(log.empty());
+  const std::string all = expected_seq(2000000);
+  EXPECT_EQ(slurp(log), all.substr(all.size() - (1u << 20)));
+  EXPECT_EQ(*r.details.find("fullOutputCapped"), json::Value(true));
+  EXPECT_EQ(*r.details.find("fullOutputMaxBytes"), json::Value(std::uint64_t{1} << 20));
+  EXPECT_NE(r.text.find("Full output: " + log + " (its last 1.0MB only)]"), std::string::npos);
+  // Under the cap nothing is said.
+  const ToolResult small = bash("seq 3000");
+  EXPECT_EQ(small.details.find("fullOutputCapped"), nullptr);
+  EXPECT_EQ(slurp(log_path_of(small)), expected_seq(3000));
+}
+
+// The attack: `yes` until the timeout. The log never holds more than twice the cap while it runs,
+// and the cap once the call is over.
+TEST_F(ToolsBash, EndlessOutputCannotFillTheDisk) {
+  ctx_.bash_log_max_bytes = 256u << 10;
+  const ToolResult r = bash("yes", 1);
+  EXPECT_NE(r.text.find("Command timed out after 1 seconds"), std::string::npos);
+  std::size_t logs = 0;
+  for (const auto& e : fs::directory_iterator(logs_)) {
+    ++logs;
+    EXPECT_LE(fs::file_size(e.path()), 256u << 10) << e.path();
+  }
+  EXPECT_EQ(logs, 1u);
 }
 
 TEST_F(ToolsBash, UnwritableLogDirectoryIsSaidInsteadOfAPath) {

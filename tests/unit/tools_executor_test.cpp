@@ -426,6 +426,57 @@ TEST_F(ToolsExecutor, ArtifactsNeedADirectoryAndAValidId) {
   EXPECT_EQ(e.result.text, "Artifact not found: missing");
 }
 
+// A link in the artifact directory is followed only to another artifact: one leading out is
+// refused, as the workspace refuses it, and nothing of the outside file reaches the model.
+TEST_F(ToolsExecutor, ReadArtifactStaysInTheArtifactDirectory) {
+  const fs::path dir = base_ / "artifacts";
+  fs::create_directories(dir);
+  { std::ofstream(base_ / "secret.txt") << "outside secret\n"; }
+  { std::ofstream(dir / "report") << "inside\n"; }
+  fs::create_symlink(base_ / "secret.txt", dir / "absolute");
+  fs::create_symlink("../secret.txt", dir / "relative");
+  fs::create_symlink("report", dir / "alias");
+  fs::create_directories(dir / "sub");
+  ToolExecutor ex = executor(catalog_bindings(), kAllCapabilities, dir.string());
+  for (const char* id : {"absolute", "relative"}) {
+    Execution e = call(ex, "read_artifact", Object{{"artifact_id", id}});
+    EXPECT_TRUE(e.result.is_error) << id;
+    EXPECT_EQ(e.result.text,
+              "Artifact " + std::string(id) + " leads out of the artifact directory");
+  }
+  Execution e = call(ex, "read_artifact", Object{{"artifact_id", "alias"}});
+  EXPECT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(e.result.text, "inside\n");
+  e = call(ex, "read_artifact", Object{{"artifact_id", "sub"}});
+  EXPECT_EQ(e.result.text, "Artifact sub is not a regular file");
+}
+
+// A writing tool that refuses before changing anything records not_attempted; completion_unknown
+// is for a failure that may have left part of a write behind.
+TEST_F(ToolsExecutor, RefusedWritesAreNotAttempted) {
+  put("f.txt", "hello\n");
+  fs::create_directories(root_ / "dir");
+  ToolExecutor ex = executor(catalog_bindings(), kAllCapabilities, (base_ / "none").string());
+  const std::vector<std::pair<std::string, Object>> refusals = {
+      {"write", Object{{"path", "../x"}, {"content", "x"}}},
+      {"write", Object{{"path", "newdir/"}, {"content", "x"}}},
+      {"write", Object{{"path", "dir"}, {"content", "x"}}},
+      {"edit", Object{{"path", "missing.txt"},
+                      {"edits", mf::json::Array{Object{{"oldText", "a"}, {"newText", "b"}}}}}},
+      {"edit", Object{{"path", "f.txt"},
+                      {"edits", mf::json::Array{Object{{"oldText", "absent"}, {"newText", "b"}}}}}},
+      {"write_artifact", Object{{"artifact_id", "../x"}, {"content", "x"}}},
+  };
+  for (const auto& [name, args] : refusals) {
+    Execution e = call(ex, name, Value(args));
+    EXPECT_TRUE(e.result.is_error) << name;
+    EXPECT_EQ(e.record.execution_status, "soft_failure") << name << ": " << e.result.text;
+    EXPECT_EQ(e.record.side_effect_certainty, "not_attempted") << name << ": " << e.result.text;
+  }
+  EXPECT_EQ(slurp("f.txt"), "hello\n");
+  EXPECT_FALSE(fs::exists(root_ / "newdir"));
+}
+
 TEST_F(ToolsExecutor, ToolWithoutImplementation) {
   auto doc = mf::json::parse_object(R"({"schema_version":"1.0","kind":"millforge_tool_catalog",
     "tools":[{"tool_id":"third.party.probe","version":2,"model_tool_name":"probe",

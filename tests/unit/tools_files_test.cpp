@@ -340,6 +340,67 @@ TEST_F(ToolsFiles, WriteRefusals) {
   EXPECT_TRUE(write_tool({{"path", "fifo"}, {"content", "x"}}).is_error);  // and no hang
 }
 
+// A trailing "/" names a directory (POSIX): write refuses it rather than creating a file by that
+// name, and read refuses a file named so.
+TEST_F(ToolsFiles, TrailingSlashNamesADirectory) {
+  auto r = write_tool({{"path", "newdir/"}, {"content", "x"}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(r.text,
+            "EISDIR: illegal operation on a directory, open '" + (root_ / "newdir").string() + "'");
+  EXPECT_FALSE(fs::exists(root_ / "newdir"));
+  r = write_tool({{"path", "a/b/."}, {"content", "x"}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_FALSE(fs::exists(root_ / "a"));
+  write(root_ / "f.txt", "text");
+  r = write_tool({{"path", "f.txt/"}, {"content", "x"}});
+  EXPECT_TRUE(r.is_error);
+  EXPECT_EQ(slurp(root_ / "f.txt"), "text");
+  r = read({{"path", "f.txt/"}});
+  EXPECT_EQ(r.text, "ENOTDIR: not a directory, access '" + (root_ / "f.txt").string() + "'");
+  fs::create_directories(root_ / "d");
+  EXPECT_EQ(read({{"path", "d/"}}).text, "EISDIR: illegal operation on a directory, read");
+}
+
+// The attack: a file outside the workspace hard-linked into it. A write must replace the name in
+// the workspace and leave the outside file's bytes (and the outside name) alone.
+TEST_F(ToolsFiles, WriteThroughAHardLinkNeverChangesTheOtherName) {
+  const fs::path outside = base_ / "outside" / "secret.txt";
+  fs::permissions(outside, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  fs::create_hard_link(outside, root_ / "linked.txt");
+  auto r = write_tool({{"path", "linked.txt"}, {"content", "overwritten"}});
+  ASSERT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(slurp(outside), "secret\n");
+  EXPECT_EQ(slurp(root_ / "linked.txt"), "overwritten");
+  EXPECT_EQ(fs::hard_link_count(outside), 1u);
+  EXPECT_EQ(fs::hard_link_count(root_ / "linked.txt"), 1u);
+  // The new file keeps the mode of the one it replaced.
+  EXPECT_EQ(fs::status(root_ / "linked.txt").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  // Through a link inside the root to a hard-linked file: the link stays, its target is replaced.
+  fs::create_hard_link(outside, root_ / "second.txt");
+  link("second.txt", "alias");
+  r = write_tool({{"path", "alias"}, {"content", "via alias"}});
+  ASSERT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(slurp(outside), "secret\n");
+  EXPECT_TRUE(fs::is_symlink(root_ / "alias"));
+  EXPECT_EQ(slurp(root_ / "second.txt"), "via alias");
+  // A file with one link is still written in place: same inode.
+  write(root_ / "single.txt", "one");
+  struct stat a {
+  }, b{};
+  ASSERT_EQ(::stat((root_ / "single.txt").c_str(), &a), 0);
+  ASSERT_FALSE(write_tool({{"path", "single.txt"}, {"content", "two"}}).is_error);
+  ASSERT_EQ(::stat((root_ / "single.txt").c_str(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino);
+  EXPECT_EQ(slurp(root_ / "single.txt"), "two");
+}
+
+// Reads follow a hard link: it is the file itself (see docs/tools.md).
+TEST_F(ToolsFiles, ReadThroughAHardLinkReadsTheFile) {
+  fs::create_hard_link(base_ / "outside" / "secret.txt", root_ / "linked.txt");
+  EXPECT_EQ(read({{"path", "linked.txt"}}).text, "secret\n");
+}
+
 TEST_F(ToolsFiles, WriteEscapes) {
   EXPECT_EQ(write_tool({{"path", "../outside/new.txt"}, {"content", "x"}}).text,
             "Path escapes the workspace: ../outside/new.txt");
@@ -439,6 +500,19 @@ TEST_F(ToolsFiles, LsDefaultLimitAndByteLimit) {
 
   r = ls({{"limit", 100}});
   EXPECT_EQ(r.details, Value(Object{{"entryLimitReached", 100}}));
+}
+
+// limit 0 or below would list nothing and call a full directory empty: refused.
+TEST_F(ToolsFiles, LsLimitMustBePositive) {
+  write(root_ / "a", "");
+  write(root_ / "b", "");
+  for (const auto& [limit, shown] :
+       std::vector<std::pair<double, std::string>>{{0.0, "0"}, {-1.0, "-1"}, {-0.5, "-0.5"}}) {
+    auto r = ls({{"limit", limit}});
+    EXPECT_TRUE(r.is_error) << limit;
+    EXPECT_EQ(r.text, "limit must be a positive number, got " + shown);
+  }
+  EXPECT_EQ(ls({{"limit", 0.5}}).text, "a\n\n[0.5 entries limit reached. Use limit=1 for more]");
 }
 
 TEST_F(ToolsFiles, LsRefusals) {

@@ -391,11 +391,11 @@ Status sync_directory(const Target& t) {
 }
 
 // `bytes`, when the caller has them, lets Refuse answer an identical existing file without writing.
-Status publish(const std::string& path, const Writer& write, Clobber clobber,
+Status publish(Result<Target> target, const Writer& write, Clobber clobber,
                std::optional<std::string_view> bytes) {
-  Result<Target> target = open_target(path);
   if (!target) return target.take_diagnostics();
   const Target& t = *target;
+  const std::string& path = t.path;
   if (clobber == Clobber::Refuse && bytes) {
     // Republishing the same content-addressed file is the common case: answer it without writing.
     // The final no-replace step still guards against a file that appears meanwhile.
@@ -420,7 +420,18 @@ Status publish(const std::string& path, const Writer& write, Clobber clobber,
 }  // namespace
 
 Status publish_atomic(const std::string& path, const Writer& write, Clobber clobber) {
-  return publish(path, write, clobber, std::nullopt);
+  return publish(open_target(path), write, clobber, std::nullopt);
+}
+
+Status publish_atomic_at(int dirfd, const std::string& name, const std::string& display,
+                         const Writer& write, Clobber clobber) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    return diag::error(codes::kBadOutputPath, "output path '" + display + "' does not name a file");
+  }
+  Fd dir(::fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
+  if (!dir.valid()) return write_failed(display, "dup of the output directory", errno);
+  return publish(Target{display, PathParts{".", name}, std::move(dir)}, write, clobber,
+                 std::nullopt);
 }
 
 Status publish_atomic(const std::string& path, std::string_view bytes, Clobber clobber) {
@@ -431,7 +442,7 @@ Status publish_atomic(const std::string& path, std::string_view bytes, Clobber c
     }
     return {};
   };
-  return publish(path, write, clobber, bytes);
+  return publish(open_target(path), write, clobber, bytes);
 }
 
 Status write_output(const std::string& path, std::string_view bytes) {

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "mf/diag/codes.hpp"
+#include "reaper.hpp"
 
 namespace mf::process {
 
@@ -107,12 +108,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kPollStep = std::chrono::milliseconds(50);
 constexpr auto kDrainGrace = std::chrono::milliseconds(100);
 
-void kill_group(pid_t pid, bool reaped) {
-  // A group whose members are all gone no longer exists, yet an unreaped leader may still be a
-  // zombie: then kill(pid) is harmless. Once reaped, its pid may belong to someone else.
-  if (::kill(-pid, SIGKILL) != 0 && !reaped) ::kill(pid, SIGKILL);
-}
-
+constexpr auto kReaperGrace = std::chrono::seconds(2);
 int poll_ms(Clock::duration d) {
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(d).count();
   return static_cast<int>(std::clamp<decltype(ms)>(ms, 0, kPollStep.count()));
@@ -126,9 +122,10 @@ diag::Diagnostic cannot_run(const std::string& program, const std::string& why) 
   return diag::error(diag::codes::kInternal, "cannot run " + program + ": " + why);
 }
 
-// Starts the command in its own process group, stdin at /dev/null, stdout and stderr on `pipe`.
-// Boost may throw; the caller catches.
-Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe) {
+// Starts the command under its reaper (reaper.hpp), which reports the command's wait status on
+// `status_fd`; the command in its own process group, stdin at /dev/null, stdout and stderr on
+// `pipe`. Boost may throw; the caller catches.
+Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe, int status_fd) {
   const std::string& program = command.argv.front();
   boost::filesystem::path exe = program;
   if (program.find('/') == std::string::npos) exe = bp::search_path(program);
@@ -141,8 +138,8 @@ Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe) {
   std::error_code ec;
   // The directory change is ours rather than bp::start_dir's, which ignores a failing chdir and
   // would run the command wherever we happen to be.
-  auto setup = [cwd](auto& exec) {
-    ::setpgid(0, 0);
+  auto setup = [cwd, status_fd](auto& exec) {
+    ::setpgid(0, 0);  // the reaper's own group, out of reach of the terminal's signals
     // Only stdin, stdout and stderr reach the command, as with Node's spawn: descriptors the
     // caller holds (stores, traces) must not leak into it, least of all into a sandbox.
     // Close-on-exec rather than closed, because Boost still reports exec errors through one.
@@ -154,6 +151,13 @@ Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe) {
       exec.set_error(std::error_code(errno, std::system_category()), "chdir failed");
       ::_exit(127);
     }
+    // From here on this is the reaper; only the command (its child) returns to be executed, in
+    // a process group of its own.
+    if (!reaper::fork_under_reaper(status_fd)) {
+      exec.set_error(std::error_code(errno, std::system_category()), "cannot start the reaper");
+      ::_exit(127);
+    }
+    ::setpgid(0, 0);
   };
   auto on_error = [&failed_pid](auto& exec, const std::error_code&) { failed_pid = exec.pid; };
   bp::child child(bp::exe = exe, bp::args = args, bp::std_in = bp::null,
@@ -163,9 +167,6 @@ Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe) {
     if (failed_pid > 0) ::waitpid(failed_pid, nullptr, 0);  // Boost leaves a failed fork unreaped
     return cannot_run(program, ec.message());
   }
-  // Also from this side: a kill issued before the child reached its own setpgid still finds the
-  // group. EACCES after the exec is harmless, the child has done it by then.
-  ::setpgid(child.id(), child.id());
   return child;
 }
 
@@ -184,52 +185,74 @@ bool drain(int source, const ShellCommand& command, Clock::time_point& last_outp
   }
 }
 
-// Watches the child until it has exited and its output is drained: kills the group on
-// cancellation or at the deadline, and stops draining kDrainGrace after the exit or the latest
-// chunk.
-ShellOutcome supervise(bp::child& child, int source, const ShellCommand& command) {
-  const pid_t pid = child.id();
-  ShellOutcome outcome;
-  bool exited = false;
-  bool killed = false;
-  bool eof = false;
-  std::error_code ec;
+// What the supervision has seen so far.
+struct Watch {
+  std::optional<int> status;  // the command's wait status, once its reaper reported the exit
+  bool stopped = false;       // the reaper was asked to kill everything
+  bool eof = false;           // the output pipe is closed: every writer is gone
   Clock::time_point last_output = Clock::now();
+};
+
+// Reads the command's wait status from its reaper; end of file without one (a reaper that died)
+// counts as an exit with an unknown status.
+void read_status(int status_fd, Watch& w) {
+  int status = -1;
+  std::int64_t n;
+  do {
+    n = ::read(status_fd, &status, sizeof status);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && errno == EAGAIN) return;
+  w.status = n == static_cast<std::int64_t>(sizeof status) ? status : -1;
+  w.last_output = Clock::now();  // the grace period runs from the exit or the latest chunk
+}
+
+// Watches the command until it has exited and its output is drained: asks the reaper to kill
+// everything on cancellation or at the deadline, and stops draining kDrainGrace after the exit or
+// the latest chunk (a background job that keeps printing is captured until then).
+ShellOutcome watch(pid_t reaper, int source, int status_fd, const ShellCommand& command, Watch& w) {
+  ShellOutcome outcome;
   while (true) {
     const auto now = Clock::now();
-    if (!killed) {
-      if (command.cancel != nullptr && command.cancel->load()) {
-        outcome.cancelled = true;
-      } else if (now >= command.deadline) {
-        outcome.timed_out = true;
-      }
+    if (!w.stopped && !w.status) {
+      outcome.cancelled = command.cancel != nullptr && command.cancel->load();
+      outcome.timed_out = !outcome.cancelled && now >= command.deadline;
       if (outcome.cancelled || outcome.timed_out) {
-        // Also while draining after the exit: background children may still be in the group.
-        kill_group(pid, exited);
-        killed = true;
+        ::kill(reaper, SIGTERM);  // not reaped before end_reaper: the pid is still the reaper's
+        w.stopped = true;
       }
     }
-    if (!exited && !child.running(ec)) {
-      exited = true;
-      last_output = now;  // the grace period runs from the exit or the latest chunk
-    }
-    if (exited && (eof || now - last_output >= kDrainGrace)) break;
-
-    if (eof) {  // the pipe is closed but the leader is not reaped yet: it is about to be
-      ::poll(nullptr, 0, 1);
-      continue;
-    }
+    if (w.status && (w.eof || now - w.last_output >= kDrainGrace)) return outcome;
     Clock::duration wait = kPollStep;
-    if (exited) wait = std::min<Clock::duration>(wait, last_output + kDrainGrace - now);
-    if (!killed && command.deadline != Clock::time_point::max()) {
+    if (w.status) wait = std::min<Clock::duration>(wait, w.last_output + kDrainGrace - now);
+    if (!w.stopped && command.deadline != Clock::time_point::max()) {
       wait = std::min<Clock::duration>(wait, command.deadline - now);
     }
-    pollfd p{source, POLLIN, 0};
-    if (::poll(&p, 1, poll_ms(wait)) <= 0) continue;
-    eof = drain(source, command, last_output);
+    pollfd p[2] = {{w.eof ? -1 : source, POLLIN, 0}, {w.status ? -1 : status_fd, POLLIN, 0}};
+    if (::poll(p, 2, poll_ms(wait)) <= 0) continue;
+    if (p[1].revents != 0) read_status(status_fd, w);
+    if (p[0].revents != 0) w.eof = drain(source, command, w.last_output);
   }
-  const int status = child.native_exit_code();
-  if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
+}
+
+// Ends the call: the reaper kills whatever the command left behind and exits; one that has not
+// gone kReaperGrace later is killed itself. Once reaped, its pid may belong to someone else, so it
+// is signalled only before.
+void end_reaper(bp::child& reaper, Watch& w) {
+  std::error_code ec;
+  if (!w.stopped && reaper.running(ec)) ::kill(reaper.id(), SIGTERM);
+  const auto until = Clock::now() + kReaperGrace;
+  while (reaper.running(ec) && Clock::now() < until) ::poll(nullptr, 0, 2);
+  if (reaper.running(ec)) {
+    ::kill(reaper.id(), SIGKILL);
+    reaper.wait(ec);
+  }
+}
+
+ShellOutcome supervise(bp::child& reaper, int source, int status_fd, const ShellCommand& command) {
+  Watch w;
+  ShellOutcome outcome = watch(reaper.id(), source, status_fd, command, w);
+  end_reaper(reaper, w);
+  if (w.status && WIFEXITED(*w.status)) outcome.exit_code = WEXITSTATUS(*w.status);
   return outcome;
 }
 
@@ -246,15 +269,23 @@ Result<ShellOutcome> run_shell(const ShellCommand& command) {
   const int source = pipe.native_source();
   ::fcntl(source, F_SETFL, ::fcntl(source, F_GETFL) | O_NONBLOCK);
 
-  pid_t pid = -1;
+  // The reaper's report of the command's exit; our copy of the write end closes after the launch.
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return cannot_run(program, std::strerror(errno));
+  }
+  struct Owned {
+    int fd;
+    void close() { fd = fd >= 0 ? (::close(fd), -1) : -1; }
+    ~Owned() { close(); }
+  } status_source{status_pipe[0]}, status_sink{status_pipe[1]};
   try {
-    Result<bp::child> child = launch(command, pipe);
+    Result<bp::child> child = launch(command, pipe, status_sink.fd);
+    status_sink.close();
     if (!child) return child.take_diagnostics();
-    pid = child->id();
-    return supervise(*child, source, command);
+    return supervise(*child, source, status_source.fd, command);
   } catch (const std::exception& e) {
-    if (pid > 0) kill_group(pid, true);  // the child's destructor has reaped it by now
-    return cannot_run(program, e.what());
+    return cannot_run(program, e.what());  // the child's destructor has killed the reaper
   }
 }
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -16,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "mf/diag/codes.hpp"
+#include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/process/process.hpp"
 #include "mf/text/utf8.hpp"
@@ -42,14 +45,15 @@ std::string random_hex16() {
   return hex;
 }
 
-// Pi's output accumulator: totals over everything, a bounded tail in memory, and every raw byte in
-// a log file from the moment the output passes either limit (until then memory holds it all).
+// Pi's output accumulator: totals over everything, a bounded tail in memory, and the raw bytes in
+// a log file from the moment the output passes either limit (until then memory holds it all). The
+// log keeps the last `log_max` bytes: once it holds twice that, its tail is moved to the front, so
+// the disk used stays under 2 * log_max however much the command writes, at one extra copy of
+// each byte at most; seal() cuts it to exactly log_max at the end.
 class OutputAccumulator {
  public:
-  explicit OutputAccumulator(std::string temp_dir) : temp_dir_(std::move(temp_dir)) {}
-  ~OutputAccumulator() {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  OutputAccumulator(std::string temp_dir, std::size_t log_max)
+      : temp_dir_(std::move(temp_dir)), log_max_(std::max<std::size_t>(log_max, 1)) {}
   OutputAccumulator(const OutputAccumulator&) = delete;
   OutputAccumulator& operator=(const OutputAccumulator&) = delete;
 
@@ -82,22 +86,27 @@ class OutputAccumulator {
   std::size_t last_line_bytes() const { return current_line_ > 0 ? current_line_ : previous_line_; }
   const std::string& tail() const { return tail_; }
 
-  // Makes sure the full output is on disk (decoding can push a short raw output over a limit).
-  void ensure_spilled() {
+  // Makes sure the full output is on disk (decoding can push a short raw output over a limit),
+  // cut to its last log_max bytes.
+  void seal() {
     if (!spill_attempted_) spill();
+    if (log_bytes_ > log_max_) keep_tail();
   }
   const std::string& log_path() const { return path_; }  // empty when the log could not be kept
   const std::string& log_error() const { return error_; }
+  // Whether the log lost its beginning to the cap; it then holds the last log_max() bytes.
+  bool log_capped() const { return capped_; }
+  std::size_t log_max() const { return log_max_; }
 
  private:
   void spill() {
     spill_attempted_ = true;
-    for (int attempt = 0; attempt < 8 && fd_ < 0; ++attempt) {
+    for (int attempt = 0; attempt < 8 && !fd_.valid(); ++attempt) {
       path_ = temp_dir_ + "/pi-bash-" + random_hex16() + ".log";
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-      if (fd_ < 0 && errno != EEXIST) break;
+      fd_.reset(::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+      if (!fd_.valid() && errno != EEXIST) break;
     }
-    if (fd_ < 0) {
+    if (!fd_.valid()) {
       error_ = std::string(std::strerror(errno)) + " (" + temp_dir_ + ")";
       path_.clear();
       return;
@@ -106,30 +115,54 @@ class OutputAccumulator {
   }
 
   void write_log(std::string_view bytes) {
-    while (fd_ >= 0 && !bytes.empty()) {
-      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        // A log missing part of the output would be worse than none: drop it and say why.
-        error_ = std::strerror(n < 0 ? errno : EIO);
-        ::close(fd_);
-        fd_ = -1;
-        ::unlink(path_.c_str());
-        path_.clear();
-        return;
+    if (!fd_.valid()) return;
+    if (Status s = io::write_all(fd_.get(), bytes); !s) return drop_log(s);
+    log_bytes_ += bytes.size();
+    if (log_bytes_ >= 2 * log_max_) keep_tail();
+  }
+
+  // Moves the log's last log_max bytes to its start and cuts it there. The two ranges never
+  // overlap: this runs only once the log holds more than log_max.
+  void keep_tail() {
+    std::string buffer(std::min<std::size_t>(log_max_, 1u << 20), '\0');
+    const std::uint64_t from = log_bytes_ - log_max_;
+    for (std::size_t done = 0; done < log_max_;) {
+      const std::size_t want = std::min(buffer.size(), log_max_ - done);
+      const std::int64_t n = io::pread_all(fd_.get(), buffer.data(), want, from + done);
+      if (n != static_cast<std::int64_t>(want) ||
+          ::pwrite(fd_.get(), buffer.data(), want, static_cast<off_t>(done)) !=
+              static_cast<ssize_t>(want)) {
+        return drop_log(diag::error(diag::codes::kWriteFailed, std::strerror(n < 0 ? -n : EIO)));
       }
-      bytes.remove_prefix(std::size_t(n));
+      done += want;
     }
+    if (::ftruncate(fd_.get(), static_cast<off_t>(log_max_)) != 0 ||
+        ::lseek(fd_.get(), static_cast<off_t>(log_max_), SEEK_SET) < 0) {
+      return drop_log(diag::error(diag::codes::kWriteFailed, std::strerror(errno)));
+    }
+    log_bytes_ = log_max_;
+    capped_ = true;
+  }
+
+  // A log missing part of what it claims to hold would be worse than none: drop it and say why.
+  void drop_log(const Status& why) {
+    error_ = why.diagnostics().front().message;
+    fd_.reset();
+    ::unlink(path_.c_str());
+    path_.clear();
   }
 
   std::string temp_dir_;
+  std::size_t log_max_;
   std::string tail_;
   std::size_t total_bytes_ = 0;
   std::size_t newlines_ = 0;
   std::size_t current_line_ = 0;   // bytes after the last '\n'
   std::size_t previous_line_ = 0;  // bytes of the line the last '\n' ended
   bool spill_attempted_ = false;
-  int fd_ = -1;
+  io::Fd fd_;
+  std::uint64_t log_bytes_ = 0;
+  bool capped_ = false;
   std::string path_;
   std::string error_;
 };
@@ -227,9 +260,11 @@ const std::optional<std::string>& sandbox_problem() {
 }
 
 std::string notice(const Truncation& t, const OutputAccumulator& acc) {
-  const std::string where = acc.log_path().empty()
-                                ? "Full output could not be saved: " + acc.log_error()
-                                : "Full output: " + acc.log_path();
+  std::string where = acc.log_path().empty() ? "Full output could not be saved: " + acc.log_error()
+                                             : "Full output: " + acc.log_path();
+  if (acc.log_capped() && !acc.log_path().empty()) {
+    where += " (its last " + format_size(acc.log_max()) + " only)";
+  }
   const std::size_t end = t.total_lines;
   if (t.last_line_partial) {
     return "\n\n[Showing last " + format_size(t.output_bytes) + " of line " + std::to_string(end) +
@@ -302,6 +337,10 @@ ToolResult bash_result(const process::ShellOutcome& outcome, std::string output,
   if (t.truncated) {
     json::Object details{{"truncation", to_json(t)}};
     if (!acc.log_path().empty()) details.push_back({"fullOutputPath", acc.log_path()});
+    if (acc.log_capped() && !acc.log_path().empty()) {
+      details.push_back({"fullOutputCapped", true});
+      details.push_back({"fullOutputMaxBytes", static_cast<std::uint64_t>(acc.log_max())});
+    }
     result.details = std::move(details);
   }
   return result;
@@ -311,37 +350,39 @@ ToolResult bash_result(const process::ShellOutcome& outcome, std::string output,
 
 ToolResult run_bash(const json::Value& args, const CallContext& ctx) {
   const json::Value* command = args.find("command");
-  if (command == nullptr || !command->is_string()) return ToolResult::error("command is required");
+  // Until the shell starts, nothing has been run: those errors are refusals.
+  if (command == nullptr || !command->is_string())
+    return ToolResult::refusal("command is required");
   const json::Value* timeout_arg = args.find("timeout");
   const double timeout =
       timeout_arg != nullptr && timeout_arg->is_number() ? timeout_arg->as_number() : 0.0;
-  if (ctx.cancelled()) return ToolResult::error("Command aborted");
+  if (ctx.cancelled()) return ToolResult::refusal("Command aborted");
 
   const std::string& root = ctx.workspace->root();
   struct stat st {};
   if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return ToolResult::error("Working directory does not exist: " + root +
-                             "\nCannot execute bash commands.");
+    return ToolResult::refusal("Working directory does not exist: " + root +
+                               "\nCannot execute bash commands.");
   }
   std::string refusal;
   std::optional<process::ShellCommand> shell = shell_command(command->as_string(), ctx, &refusal);
-  if (!shell) return ToolResult::error(refusal);
+  if (!shell) return ToolResult::refusal(refusal);
 
   const auto started = Clock::now();
   // Whichever comes first kills the tree: the call's own timeout or the descriptor's deadline.
   const Clock::time_point own = own_deadline(timeout, started);
   shell->deadline = std::min(own, ctx.deadline);
-  OutputAccumulator acc(ctx.temp_dir);
+  OutputAccumulator acc(ctx.temp_dir, ctx.bash_log_max_bytes);
   shell->on_output = [&acc](std::string_view chunk) { acc.add(chunk); };
   auto outcome = process::run_shell(*shell);
-  if (!outcome) return ToolResult::error(outcome.diagnostics().front().message);
+  if (!outcome) return ToolResult::refusal(outcome.diagnostics().front().message);
 
   Truncation t = truncate_tail(text::decode_utf8_lossy(acc.tail()));
   t.total_lines = acc.total_lines();
   t.total_bytes = acc.total_bytes();
   std::string output = t.content;
   if (t.truncated) {
-    acc.ensure_spilled();
+    acc.seal();
     if (output.empty()) output = "(no output)";
     output += notice(t, acc);
   }

@@ -35,6 +35,7 @@ Result<json::Value> run_tool_command(const ToolCommand& command) {
   context.workspace = std::move(*workspace);
   context.cancel = command.cancel;
   context.sandbox = command.sandbox;
+  if (command.bash_log_max_bytes) context.bash_log_max_bytes = *command.bash_log_max_bytes;
   ToolExecutor executor({binding_from_descriptor(*tool)}, std::move(context), std::move(options));
   Execution e = executor.call({"call-1", tool->model_tool_name, std::move(*args)});
   json::Value out = to_json(e.result);

@@ -374,6 +374,7 @@ Result<Fd> open_for_edit(const Workspace& ws, const std::string& relative,
   struct stat st {};
   if (::fstat(probe.get(), &st) != 0) return refuse(could_not_edit(path, errno));
   if (S_ISDIR(st.st_mode)) return refuse(node_error(EISDIR, "read"));
+  if (names_directory(path)) return refuse(could_not_edit(path, ENOTDIR));
   if (!S_ISREG(st.st_mode)) return refuse("Not a regular file: " + path);
   if (static_cast<std::uint64_t>(st.st_size) > kMaxToolFileBytes) {
     return refuse(too_large_message("edit", path, std::to_string(st.st_size)));
@@ -400,22 +401,6 @@ Result<std::string> read_for_edit(int fd, const std::string& path) {
   return text::decode_utf8_lossy(bytes);
 }
 
-// In place, as Pi's writeFile does: the file keeps its inode, mode and links.
-Status write_in_place(int fd, const std::string& content) {
-  if (::ftruncate(fd, 0) != 0) return refuse(node_error(errno, "write"));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n =
-        ::pwrite(fd, content.data() + done, content.size() - done, static_cast<off_t>(done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return refuse(node_error(errno, "write"));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return {};
-}
-
 ToolResult edited(const EditRequest& request, const EditOutcome& outcome) {
   json::Object details{{"diff", outcome.diff}, {"patch", outcome.patch}};
   if (outcome.first_changed_line) {
@@ -428,14 +413,15 @@ ToolResult edited(const EditRequest& request, const EditOutcome& outcome) {
           std::move(details)};
 }
 
+// Every refusal comes before the file is written: it is left as it was.
 ToolResult refused(const diag::Diagnostics& ds) {
-  return ToolResult::error(ds.front().message);
+  return ToolResult::refusal(ds.front().message);
 }
 
 }  // namespace
 
 ToolResult run_edit(const json::Value& args, const CallContext& ctx) {
-  const ToolResult aborted = ToolResult::error(std::string(kAborted));
+  const ToolResult aborted = ToolResult::refusal(std::string(kAborted));
   if (ctx.cancelled()) return aborted;
   Result<EditRequest> request = read_request(args, ctx);
   if (!request) return refused(request.diagnostics());
@@ -455,8 +441,10 @@ ToolResult run_edit(const json::Value& args, const CallContext& ctx) {
   auto outcome = apply_edits(*text, request->edits, path);
   if (!outcome) return refused(outcome.diagnostics());
   if (ctx.cancelled()) return aborted;
-  if (Status s = write_in_place(fd->get(), outcome->content); !s) return refused(s.diagnostics());
-  if (ctx.cancelled()) return aborted;
+  if (auto error = store_content(ws, fd->get(), outcome->content)) {
+    return ToolResult::error(*error);
+  }
+  if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
   return edited(*request, *outcome);
 }
 

@@ -282,6 +282,8 @@ void ToolExecutor::settle(const Binding& b, const ToolCall& call, const Value& a
     rec.side_effect_certainty = SideEffectCertainty::ConfirmedAbsent;
   } else if (!result.is_error) {
     rec.side_effect_certainty = SideEffectCertainty::ConfirmedComplete;
+  } else if (result.untouched) {
+    rec.side_effect_certainty = SideEffectCertainty::NotAttempted;
   } else {
     rec.side_effect_certainty = writes(b.tool.side_effect_class)
                                     ? SideEffectCertainty::CompletionUnknown

@@ -1,6 +1,5 @@
 // Pi's file mutation queue: one registry of per-file mutexes, keyed by canonical path.
 #include <fcntl.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include <map>
@@ -55,12 +54,7 @@ FileLock::~FileLock() {
 std::string file_lock_key(const Workspace& ws, const std::string& relative) {
   Fd probe(ws.open_at(relative, O_PATH));
   if (probe.get() >= 0) {
-    char target[PATH_MAX];
-    const std::string link = "/proc/self/fd/" + std::to_string(probe.get());
-    const ssize_t n = ::readlink(link.c_str(), target, sizeof target);
-    if (n > 0 && static_cast<std::size_t>(n) < sizeof target) {
-      return std::string(target, static_cast<std::size_t>(n));
-    }
+    if (auto path = descriptor_path(probe.get())) return *path;
   }
   return ws.absolute(relative);
 }

@@ -1,9 +1,10 @@
 // What Pi's file tools (read, write, edit, ls, grep, find) share: Node's error texts and the
 // messages and limits of their refusals (node_errors.cpp), and the per-file lock of the writers
-// (file_lock.cpp).
+// (file_lock.cpp), and how writes reach the disk (file_content.cpp).
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,5 +44,21 @@ class FileLock {
 };
 // The lock key for `relative` beneath the workspace (see FileLock).
 std::string file_lock_key(const Workspace& ws, const std::string& relative);
+
+// The absolute path a descriptor was opened as (links resolved), from /proc/self/fd.
+std::optional<std::string> descriptor_path(int fd);
+
+// Puts `content` in the regular file open for writing as `fd`: in place when it has one link (its
+// inode, owner and mode stay); when it has others, a new file with its mode and owner is renamed
+// over the name it was opened as, so no other name of it changes. Defined in file_content.cpp.
+// nullopt, or the error text.
+std::optional<std::string> store_content(const Workspace& ws, int fd, std::string_view content);
+
+// A path that ends in "/" (or "/.") names a directory, as POSIX reads it: write refuses it with
+// EISDIR, read and edit with ENOTDIR when it names a file.
+inline bool names_directory(std::string_view user_path) {
+  return user_path.size() > 1 &&
+         (user_path.back() == '/' || user_path.substr(user_path.size() - 2) == "/.");
+}
 
 }  // namespace mf::tools

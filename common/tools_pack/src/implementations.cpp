@@ -1,5 +1,8 @@
 #include "implementations.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -40,24 +43,37 @@ bool valid_artifact_id(std::string_view s) {
 // The artifact's path, or the error result that refuses the call.
 std::pair<std::string, std::optional<ToolResult>> artifact_path(const Invocation& call) {
   if (call.artifact_dir.empty()) {
-    return {{}, ToolResult::error("No artifact directory is configured for this run")};
+    return {{}, ToolResult::refusal("No artifact directory is configured for this run")};
   }
   const std::string id = call.args.find("artifact_id")->as_string();
   if (!valid_artifact_id(id)) {
     return {{},
-            ToolResult::error("Invalid artifact id \"" + id +
+            ToolResult::refusal("Invalid artifact id \"" + id +
                               "\": use lowercase letters, digits and _")};
   }
   return {call.artifact_dir + "/" + id, std::nullopt};
 }
 
+// Read beneath the artifact directory, held open as the workspace is: a link leading out of it is
+// refused rather than followed, as write_artifact never writes through one.
 ToolResult read_artifact(const Invocation& call) {
-  auto [path, refused] = artifact_path(call);
-  if (refused) return std::move(*refused);
-  auto text = io::read_input(path);
-  if (!text)
-    return ToolResult::error("Artifact not found: " + call.args.find("artifact_id")->as_string());
-  return ToolResult{false, std::move(*text), {}};
+  if (auto refused = artifact_path(call).second) return std::move(*refused);
+  const std::string& id = call.args.find("artifact_id")->as_string();
+  const ToolResult missing = ToolResult::error("Artifact not found: " + id);
+  auto dir = Workspace::open(call.artifact_dir);
+  if (!dir) return missing;
+  io::Fd fd((*dir)->open_at(id, O_RDONLY | O_NONBLOCK | O_NOCTTY));
+  if (fd.get() == -EXDEV) {
+    return ToolResult::error("Artifact " + id + " leads out of the artifact directory");
+  }
+  struct stat st {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) return missing;
+  if (!S_ISREG(st.st_mode)) return ToolResult::error("Artifact " + id + " is not a regular file");
+  std::string text;
+  if (io::read_all(fd.get(), text, kMaxToolFileBytes) != 0) return missing;
+  if (text.size() > kMaxToolFileBytes)
+    return ToolResult::error(too_large_message("read", id, "more than"));
+  return ToolResult{false, std::move(text), {}};
 }
 
 ToolResult write_artifact(const Invocation& call) {

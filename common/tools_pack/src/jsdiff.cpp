@@ -1,22 +1,43 @@
 #include "jsdiff.hpp"
 
 #include <algorithm>
-#include <functional>
+#include <climits>
 #include <optional>
 
 namespace mf::tools::jsdiff {
 namespace {
 
-std::vector<std::string_view> tokenize_lines(std::string_view text) {
-  std::vector<std::string_view> tokens;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t nl = text.find('\n', start);
-    const std::size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
-    tokens.push_back(text.substr(start, end - start));
-    start = end;
+// --- Lines by offset: a token is a line with its "\n" where it has one ---
+
+// The end of the token starting at `at` (< text.size()).
+std::size_t token_end(std::string_view text, std::size_t at) {
+  const std::size_t nl = text.find('\n', at);
+  return nl == std::string_view::npos ? text.size() : nl + 1;
+}
+
+// The start of the token ending at `end` (> 0).
+std::size_t token_start(std::string_view text, std::size_t end) {
+  const std::size_t nl = end < 2 ? std::string_view::npos : text.rfind('\n', end - 2);
+  return nl == std::string_view::npos ? 0 : nl + 1;
+}
+
+std::size_t token_count(std::string_view text) {
+  const auto newlines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  return newlines + (!text.empty() && text.back() != '\n' ? 1 : 0);
+}
+
+// Whether the tokens starting at offsets a (of `old_text`) and b (of `new_text`) are equal;
+// advances both past them when they are.
+bool same_token(std::string_view old_text, std::size_t& a, std::string_view new_text,
+                std::size_t& b) {
+  const std::size_t a_end = token_end(old_text, a);
+  const std::size_t b_end = token_end(new_text, b);
+  if (a_end - a != b_end - b || old_text.compare(a, a_end - a, new_text, b, b_end - b) != 0) {
+    return false;
   }
-  return tokens;
+  a = a_end;
+  b = b_end;
+  return true;
 }
 
 struct Run {
@@ -24,41 +45,61 @@ struct Run {
   std::size_t count;
 };
 
-// A line with its hash, so that unequal lines almost always differ at the first comparison.
-struct Token {
-  std::string_view text;
-  std::size_t hash;
-  bool operator==(const Token& o) const { return hash == o.hash && text == o.text; }
+struct Node {  // 12 bytes: the pool is the search's memory
+  std::uint32_t count;
+  Op op;
+  std::int32_t previous;
 };
 
-std::vector<Token> hashed(const std::vector<std::string_view>& lines) {
-  std::vector<Token> out;
-  out.reserve(lines.size());
-  for (auto line : lines) out.push_back({line, std::hash<std::string_view>{}(line)});
-  return out;
-}
+// A furthest-reaching path: its last old token, its last node, and where the next old and new
+// tokens start.
+struct Path {
+  long old_pos = -1;
+  int last = -1;
+  bool valid = false;
+  std::size_t old_off = 0;
+  std::size_t new_off = 0;
+};
+
+// The furthest-reaching path per diagonal k = old_pos - new_pos, for k in [min_k, max_k]. Round e
+// of the search touches k in [-e-1, e+1] only, so the slots are allocated as it widens: memory
+// grows with the edit distance rather than with the number of lines.
+class Diagonals {
+ public:
+  Diagonals(long min_k, long max_k) : min_k_(min_k), max_k_(max_k) {}
+  // Makes [-reach, reach] addressable; slots move, so only between rounds.
+  void widen(long reach) {
+    if (reach <= half_) return;
+    const long half = std::max(reach, 2 * half_ + 1);
+    std::vector<Path> grown(static_cast<std::size_t>(2 * half + 1));
+    for (long k = -half_; k <= half_; ++k) {
+      grown[static_cast<std::size_t>(k + half)] = slots_[static_cast<std::size_t>(k + half_)];
+    }
+    slots_ = std::move(grown);
+    half_ = half;
+  }
+  Path* at(long k) {
+    if (k < min_k_ || k > max_k_ || k < -half_ || k > half_) return nullptr;
+    return &slots_[static_cast<std::size_t>(k + half_)];
+  }
+
+ private:
+  long min_k_;
+  long max_k_;
+  long half_ = -1;
+  std::vector<Path> slots_;
+};
 
 // jsdiff's Myers search (base.js), kept in its exact shape -- the furthest-reaching path per
 // diagonal, its choice between an insertion and a deletion, its pruning at the graph's edges --
 // because another equally short edit script would give a different diff text than Pi's. Costs
 // O((N+M)·D); past a budget (a rewrite of most of a large file) it gives up and the caller falls
 // back to one replaced block between the common head and tail.
-std::optional<std::vector<Run>> jsdiff_myers(const std::vector<Token>& old_ids,
-                                             const std::vector<Token>& new_ids) {
+std::optional<std::vector<Run>> jsdiff_myers(std::string_view old_text, std::string_view new_text) {
   constexpr std::size_t kMaxNodes = 2'000'000;
   constexpr std::uint64_t kMaxSteps = 400'000'000;
-  struct Node {  // 12 bytes: the pool is the search's memory
-    std::uint32_t count;
-    Op op;
-    std::int32_t previous;
-  };
-  struct Path {
-    long old_pos = -1;
-    int last = -1;
-    bool valid = false;
-  };
-  const long old_len = static_cast<long>(old_ids.size());
-  const long new_len = static_cast<long>(new_ids.size());
+  const auto old_len = static_cast<long>(token_count(old_text));
+  const auto new_len = static_cast<long>(token_count(new_text));
   std::vector<Node> nodes;
   // Reserved once (address space only, touched as used) so growth never copies the pool.
   nodes.reserve(kMaxNodes + 4);
@@ -69,8 +110,7 @@ std::optional<std::vector<Run>> jsdiff_myers(const std::vector<Token>& old_ids,
     long new_pos = old_pos - k;
     std::size_t common = 0;
     while (new_pos + 1 < new_len && old_pos + 1 < old_len &&
-           old_ids[static_cast<std::size_t>(old_pos + 1)] ==
-               new_ids[static_cast<std::size_t>(new_pos + 1)]) {
+           same_token(old_text, path.old_off, new_text, path.new_off)) {
       ++new_pos;
       ++old_pos;
       ++common;
@@ -84,7 +124,12 @@ std::optional<std::vector<Run>> jsdiff_myers(const std::vector<Token>& old_ids,
     return new_pos;
   };
   auto add_to_path = [&](const Path& path, Op op, long old_pos_inc) {
-    Path next{path.old_pos + old_pos_inc, -1, true};
+    Path next{path.old_pos + old_pos_inc, -1, true, path.old_off, path.new_off};
+    if (op == Op::Removed) {
+      next.old_off = token_end(old_text, path.old_off);
+    } else {
+      next.new_off = token_end(new_text, path.new_off);
+    }
     if (path.last >= 0 && nodes[static_cast<std::size_t>(path.last)].op == op) {
       const Node& last = nodes[static_cast<std::size_t>(path.last)];
       nodes.push_back({last.count + 1, op, last.previous});
@@ -104,41 +149,38 @@ std::optional<std::vector<Run>> jsdiff_myers(const std::vector<Token>& old_ids,
     return runs;
   };
 
-  Path seed{-1, -1, true};
+  Path seed{-1, -1, true, 0, 0};
   long new_pos = extract_common(seed, 0);
   if (seed.old_pos + 1 >= old_len && new_pos + 1 >= new_len) return build(seed.last);
 
-  // best[offset + k] is the furthest-reaching path on diagonal k = old_pos - new_pos.
-  const long offset = new_len + 1;
-  std::vector<Path> best(static_cast<std::size_t>(old_len + new_len + 3));
-  auto slot = [&](long k) -> Path* {
-    const long at = offset + k;
-    if (at < 0 || at >= static_cast<long>(best.size())) return nullptr;
-    return &best[static_cast<std::size_t>(at)];
-  };
-  *slot(0) = seed;
+  Diagonals best(-(new_len + 1), old_len + 1);
+  best.widen(1);
+  *best.at(0) = seed;
   long min_diagonal = LONG_MIN / 4;
   long max_diagonal = LONG_MAX / 4;
   if (seed.old_pos + 1 >= old_len) max_diagonal = -1;
   if (new_pos + 1 >= new_len) min_diagonal = 1;
 
   for (long edit_length = 1; edit_length <= old_len + new_len; ++edit_length) {
+    // Every round adds a node, so a longer search is past the budget anyway.
+    if (static_cast<std::size_t>(edit_length) > kMaxNodes) return std::nullopt;
+    best.widen(edit_length + 1);
     for (long k = std::max(min_diagonal, -edit_length); k <= std::min(max_diagonal, edit_length);
          k += 2) {
       Path remove_path;
       Path add_path;
-      if (Path* s = slot(k - 1); s != nullptr && s->valid) {
+      if (Path* s = best.at(k - 1); s != nullptr && s->valid) {
         remove_path = *s;
         s->valid = false;  // nobody else reads it again
       }
-      if (Path* s = slot(k + 1); s != nullptr) add_path = *s;
+      if (Path* s = best.at(k + 1); s != nullptr) add_path = *s;
       bool can_add = false;
       if (add_path.valid) {
         const long add_new_pos = add_path.old_pos - k;
         can_add = add_new_pos >= 0 && add_new_pos < new_len;
       }
       const bool can_remove = remove_path.valid && remove_path.old_pos + 1 < old_len;
-      Path* here = slot(k);
+      Path* here = best.at(k);
       if (!can_add && !can_remove) {
         if (here != nullptr) here->valid = false;
         continue;
@@ -161,21 +203,56 @@ std::optional<std::vector<Run>> jsdiff_myers(const std::vector<Token>& old_ids,
 }
 
 // The common head, everything between removed then added, the common tail.
-std::vector<Run> head_tail_diff(const std::vector<Token>& old_ids,
-                                const std::vector<Token>& new_ids) {
+std::vector<Run> head_tail_diff(std::string_view old_text, std::string_view new_text) {
+  const std::size_t old_len = token_count(old_text);
+  const std::size_t new_len = token_count(new_text);
   std::size_t head = 0;
-  while (head < old_ids.size() && head < new_ids.size() && old_ids[head] == new_ids[head]) ++head;
+  for (std::size_t a = 0, b = 0;
+       head < old_len && head < new_len && same_token(old_text, a, new_text, b);) {
+    ++head;
+  }
   std::size_t tail = 0;
-  while (tail < old_ids.size() - head && tail < new_ids.size() - head &&
-         old_ids[old_ids.size() - 1 - tail] == new_ids[new_ids.size() - 1 - tail]) {
-    ++tail;
+  for (std::size_t a = old_text.size(), b = new_text.size();
+       tail < old_len - head && tail < new_len - head; ++tail) {
+    const std::size_t a_start = token_start(old_text, a);
+    const std::size_t b_start = token_start(new_text, b);
+    if (old_text.substr(a_start, a - a_start) != new_text.substr(b_start, b - b_start)) break;
+    a = a_start;
+    b = b_start;
   }
   std::vector<Run> runs;
   if (head > 0) runs.push_back({Op::Common, head});
-  if (old_ids.size() - head - tail > 0) runs.push_back({Op::Removed, old_ids.size() - head - tail});
-  if (new_ids.size() - head - tail > 0) runs.push_back({Op::Added, new_ids.size() - head - tail});
+  if (old_len - head - tail > 0) runs.push_back({Op::Removed, old_len - head - tail});
+  if (new_len - head - tail > 0) runs.push_back({Op::Added, new_len - head - tail});
   if (tail > 0) runs.push_back({Op::Common, tail});
   return runs;
+}
+
+// The first `n` tokens of a part.
+std::vector<std::string_view> first_tokens(const Part& part, std::size_t n) {
+  std::vector<std::string_view> out;
+  for (std::size_t at = 0; out.size() < std::min(n, part.count);) {
+    const std::size_t end = token_end(part.text, at);
+    out.push_back(part.text.substr(at, end - at));
+    at = end;
+  }
+  return out;
+}
+
+// The last `n` tokens of a part, in order.
+std::vector<std::string_view> last_tokens(const Part& part, std::size_t n) {
+  std::vector<std::string_view> out;
+  for (std::size_t end = part.text.size(); out.size() < std::min(n, part.count);) {
+    const std::size_t start = token_start(part.text, end);
+    out.push_back(part.text.substr(start, end - start));
+    end = start;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string_view> all_tokens(const Part& part) {
+  return first_tokens(part, part.count);
 }
 
 std::string_view without_newline(std::string_view line) {
@@ -191,29 +268,27 @@ std::string pad_start(std::string s, std::size_t width) {
 
 LineDiff diff_lines(std::string_view old_text, std::string_view new_text) {
   LineDiff d;
-  d.old_tokens = tokenize_lines(old_text);
-  d.new_tokens = tokenize_lines(new_text);
   d.old_line_count =
       static_cast<std::size_t>(std::count(old_text.begin(), old_text.end(), '\n')) + 1;
   d.new_line_count =
       static_cast<std::size_t>(std::count(new_text.begin(), new_text.end(), '\n')) + 1;
-  const auto old_ids = hashed(d.old_tokens);
-  const auto new_ids = hashed(d.new_tokens);
-  auto runs = jsdiff_myers(old_ids, new_ids);
-  if (!runs) runs = head_tail_diff(old_ids, new_ids);
+  auto runs = jsdiff_myers(old_text, new_text);
+  if (!runs) runs = head_tail_diff(old_text, new_text);
 
-  std::size_t old_pos = 0;
-  std::size_t new_pos = 0;
-  const std::span<const std::string_view> old_span(d.old_tokens);
-  const std::span<const std::string_view> new_span(d.new_tokens);
+  // Each run's tokens, taken in order from its text.
+  auto take = [](std::string_view text, std::size_t& at, std::size_t count) {
+    const std::size_t start = at;
+    for (std::size_t i = 0; i < count; ++i) at = token_end(text, at);
+    return text.substr(start, at - start);
+  };
+  std::size_t old_at = 0;
+  std::size_t new_at = 0;
   for (const Run& run : *runs) {
     if (run.op == Op::Removed) {
-      d.parts.push_back({run.op, old_span.subspan(old_pos, run.count)});
-      old_pos += run.count;
+      d.parts.push_back({run.op, take(old_text, old_at, run.count), run.count});
     } else {
-      d.parts.push_back({run.op, new_span.subspan(new_pos, run.count)});
-      new_pos += run.count;
-      if (run.op == Op::Common) old_pos += run.count;
+      d.parts.push_back({run.op, take(new_text, new_at, run.count), run.count});
+      if (run.op == Op::Common) take(old_text, old_at, run.count);
     }
   }
   return d;
@@ -237,10 +312,10 @@ DisplayDiff display_diff(const LineDiff& d, std::size_t context) {
   };
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const Part& part = parts[i];
-    const auto& raw = part.lines;
+    const std::size_t size = part.count;
     if (part.op != Op::Common) {
       if (!result.first_changed_line) result.first_changed_line = new_line;
-      for (auto line : raw) {
+      for (auto line : all_tokens(part)) {
         if (part.op == Op::Added) {
           out.push_back("+" + pad_start(std::to_string(new_line), width) + " " +
                         std::string(without_newline(line)));
@@ -257,35 +332,35 @@ DisplayDiff display_diff(const LineDiff& d, std::size_t context) {
     const bool leading_change = last_was_change;
     const bool trailing_change = i + 1 < parts.size() && parts[i + 1].op != Op::Common;
     if (leading_change && trailing_change) {
-      if (raw.size() <= context * 2) {
-        for (auto line : raw) context_line(line);
+      if (size <= context * 2) {
+        for (auto line : all_tokens(part)) context_line(line);
       } else {
-        for (std::size_t j = 0; j < context; ++j) context_line(raw[j]);
+        for (auto line : first_tokens(part, context)) context_line(line);
         out.push_back(skipped);
-        const std::size_t gap = raw.size() - 2 * context;
+        const std::size_t gap = size - 2 * context;
         old_line += gap;
         new_line += gap;
-        for (std::size_t j = raw.size() - context; j < raw.size(); ++j) context_line(raw[j]);
+        for (auto line : last_tokens(part, context)) context_line(line);
       }
     } else if (leading_change) {
-      const std::size_t shown = std::min(context, raw.size());
-      for (std::size_t j = 0; j < shown; ++j) context_line(raw[j]);
-      if (raw.size() > shown) {
+      const std::size_t shown = std::min(context, size);
+      for (auto line : first_tokens(part, shown)) context_line(line);
+      if (size > shown) {
         out.push_back(skipped);
-        old_line += raw.size() - shown;
-        new_line += raw.size() - shown;
+        old_line += size - shown;
+        new_line += size - shown;
       }
     } else if (trailing_change) {
-      const std::size_t skip = raw.size() > context ? raw.size() - context : 0;
+      const std::size_t skip = size > context ? size - context : 0;
       if (skip > 0) {
         out.push_back(skipped);
         old_line += skip;
         new_line += skip;
       }
-      for (std::size_t j = skip; j < raw.size(); ++j) context_line(raw[j]);
+      for (auto line : last_tokens(part, size - skip)) context_line(line);
     } else {
-      old_line += raw.size();
-      new_line += raw.size();
+      old_line += size;
+      new_line += size;
     }
     last_was_change = false;
   }
@@ -298,7 +373,7 @@ DisplayDiff display_diff(const LineDiff& d, std::size_t context) {
 
 std::string unified_patch(std::string_view path, const LineDiff& d, std::size_t context) {
   std::vector<Part> parts = d.parts;
-  parts.push_back({Op::Common, {}});  // jsdiff's empty sentinel closes the last hunk
+  parts.push_back({Op::Common, {}, 0});  // jsdiff's empty sentinel closes the last hunk
   struct Hunk {
     std::size_t old_start;
     std::size_t old_lines;
@@ -321,37 +396,34 @@ std::string unified_patch(std::string_view path, const LineDiff& d, std::size_t 
         new_range_start = new_line;
         if (i > 0) {
           range.clear();
-          const auto& previous = parts[i - 1].lines;
-          const std::size_t take = std::min(context, previous.size());
-          for (std::size_t j = previous.size() - take; j < previous.size(); ++j) {
-            range.push_back(prefixed(' ', previous[j]));
-          }
-          old_range_start -= take;
-          new_range_start -= take;
+          const auto previous = last_tokens(parts[i - 1], context);
+          for (auto line : previous) range.push_back(prefixed(' ', line));
+          old_range_start -= previous.size();
+          new_range_start -= previous.size();
         }
       }
-      for (auto line : current.lines) {
+      for (auto line : all_tokens(current)) {
         range.push_back(prefixed(current.op == Op::Added ? '+' : '-', line));
       }
-      (current.op == Op::Added ? new_line : old_line) += current.lines.size();
+      (current.op == Op::Added ? new_line : old_line) += current.count;
       continue;
     }
-    const auto& lines = current.lines;
     if (old_range_start != 0) {
-      if (lines.size() <= context * 2 && i + 2 < parts.size()) {
-        for (auto line : lines) range.push_back(prefixed(' ', line));
+      if (current.count <= context * 2 && i + 2 < parts.size()) {
+        for (auto line : all_tokens(current)) range.push_back(prefixed(' ', line));
       } else {
-        const std::size_t size = std::min(lines.size(), context);
-        for (std::size_t j = 0; j < size; ++j) range.push_back(prefixed(' ', lines[j]));
-        hunks.push_back({old_range_start, old_line - old_range_start + size, new_range_start,
-                         new_line - new_range_start + size, std::move(range)});
+        const auto shown = first_tokens(current, context);
+        for (auto line : shown) range.push_back(prefixed(' ', line));
+        hunks.push_back({old_range_start, old_line - old_range_start + shown.size(),
+                         new_range_start, new_line - new_range_start + shown.size(),
+                         std::move(range)});
         range.clear();
         old_range_start = 0;
         new_range_start = 0;
       }
     }
-    old_line += lines.size();
-    new_line += lines.size();
+    old_line += current.count;
+    new_line += current.count;
   }
 
   std::string out = "--- " + std::string(path) + "\n+++ " + std::string(path) + "\n";

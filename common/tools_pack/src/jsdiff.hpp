@@ -1,11 +1,11 @@
 // A port of jsdiff's diffLines (its Myers search in its exact shape, so that the diff texts equal
-// Pi's) and the two texts Pi makes from one line diff: the numbered display diff
+// Pi's; it walks the texts by offset, so its memory grows with the edit distance, not with the
+// number of lines) and the two texts Pi makes from one line diff: the numbered display diff
 // (generateDiffString) and the unified patch (createTwoFilesPatch).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,15 +16,16 @@ namespace mf::tools::jsdiff {
 
 enum class Op : std::uint8_t { Common, Added, Removed };
 
+// A run of lines: `text` holds `count` tokens, each with its "\n" where it has one. No list of
+// lines is kept anywhere: a file of newlines would need one entry per byte.
 struct Part {
   Op op;
-  std::span<const std::string_view> lines;  // tokens, each with its "\n" where it has one
+  std::string_view text;
+  std::size_t count = 0;
 };
 
-// jsdiff's diffLines result. The parts view the token vectors, which move with the object.
+// jsdiff's diffLines result. The parts view the two texts given to diff_lines.
 struct LineDiff {
-  std::vector<std::string_view> old_tokens;
-  std::vector<std::string_view> new_tokens;
   std::vector<Part> parts;
   std::size_t old_line_count = 0;  // text.split("\n").length, for the number width
   std::size_t new_line_count = 0;

@@ -134,6 +134,9 @@ ToolResult run_ls(const json::Value& args, const CallContext& ctx) {
   const std::string& relative = *resolved;
   const std::string absolute = ws.absolute(relative);
   const double limit = number_arg(args, "limit").value_or(kDefaultLsLimit);
+  // Pi would list nothing and call a full directory empty.
+  if (!(limit > 0))
+    return ToolResult::error("limit must be a positive number, got " + js_number(limit));
 
   Fd probe(ws.open_at(relative, O_PATH));
   if (probe.get() == -EXDEV) return ToolResult::error(escape_message(path));

@@ -34,20 +34,24 @@ std::size_t slice_index(double d, std::size_t length) {
   return d >= static_cast<double>(length) ? length : static_cast<std::size_t>(d);
 }
 
-// String.prototype.split("\n"): "" gives one empty piece, a trailing "\n" one more.
-std::vector<std::string_view> split_all(std::string_view text) {
-  std::vector<std::string_view> pieces;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t nl = text.find('\n', start);
-    if (nl == std::string_view::npos) {
-      pieces.push_back(text.substr(start));
-      return pieces;
-    }
-    pieces.push_back(text.substr(start, nl - start));
-    start = nl + 1;
+// The pieces of String.prototype.split("\n") ("" gives one empty piece, a trailing "\n" one more),
+// found by offset rather than kept in a list: a file of newlines would need 16 bytes per byte.
+struct Pieces {
+  std::string_view text;
+  std::size_t count() const {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
   }
-}
+  // The offset of the piece `n` pieces after the one starting at `at` (n < count() from there).
+  std::size_t advance(std::size_t at, std::size_t n) const {
+    for (std::size_t i = 0; i < n; ++i) at = text.find('\n', at) + 1;
+    return at;
+  }
+  // The offset where the piece starting at `start` ends (its "\n" or the end of the text).
+  std::size_t end_from(std::size_t start) const {
+    const std::size_t nl = text.find('\n', start);
+    return nl == std::string_view::npos ? text.size() : nl;
+  }
+};
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -141,8 +145,9 @@ std::string read_path_variant(const Workspace& ws, const std::string& relative) 
 
 ToolResult read_text(std::string_view text, const std::string& path, std::optional<double> offset,
                      std::optional<double> limit) {
-  const auto all_lines = split_all(text);
-  const double total = static_cast<double>(all_lines.size());
+  const Pieces pieces{text};
+  const std::size_t count = pieces.count();
+  const double total = static_cast<double>(count);
   // `offset ? max(0, offset - 1) : 0`: 0 and a missing offset both mean the first line.
   const double given = offset.value_or(0);
   const double start = given != 0 ? std::max(0.0, given - 1) : 0.0;
@@ -151,27 +156,29 @@ ToolResult read_text(std::string_view text, const std::string& path, std::option
     return ToolResult::error("Offset " + js_number(offset.value_or(0)) +
                              " is beyond end of file (" + js_number(total) + " lines total)");
   }
-  auto join = [&](std::size_t from, std::size_t to) {
-    if (from >= to) return std::string();
-    const char* begin = all_lines[from].data();
-    const char* end = all_lines[to - 1].data() + all_lines[to - 1].size();
-    return std::string(begin, static_cast<std::size_t>(end - begin));
+  const std::size_t first = slice_index(start, count);
+  const std::size_t from = pieces.advance(0, first);
+  // Pieces [first, to) joined by "\n": the text from the first one's start to the last one's end.
+  auto join_to = [&](std::size_t to) {
+    if (first >= to) return std::string_view();
+    const std::size_t last = pieces.advance(from, to - 1 - first);
+    return text.substr(from, pieces.end_from(last) - from);
   };
-  const std::size_t first = slice_index(start, all_lines.size());
-  std::string selected;
+  std::string_view selected;
   std::optional<double> user_limited;
   if (limit) {
     const double end = std::min(start + *limit, total);
-    selected = join(first, slice_index(end, all_lines.size()));
+    selected = join_to(slice_index(end, count));
     user_limited = end - start;
   } else {
-    selected = join(first, all_lines.size());
+    selected = text.substr(from);
   }
 
   Truncation t = truncate_head(selected);
   ToolResult r;
   if (t.first_line_exceeds_limit) {
-    const std::string size = format_size(all_lines[std::min(first, all_lines.size() - 1)].size());
+    const std::size_t line = pieces.advance(0, std::min(first, count - 1));
+    const std::string size = format_size(pieces.end_from(line) - line);
     r.text = "[Line " + js_number(start_display) + " is " + size + ", exceeds " +
              format_size(kMaxBytes) + " limit. Use bash: sed -n '" + js_number(start_display) +
              "p' " + path + " | head -c " + std::to_string(kMaxBytes) + "]";
@@ -219,6 +226,7 @@ ToolResult run_read(const json::Value& args, const CallContext& ctx) {
   struct stat st {};
   if (::fstat(probe.get(), &st) != 0) return ToolResult::error(node_error(errno, "stat", absolute));
   if (S_ISDIR(st.st_mode)) return ToolResult::error(node_error(EISDIR, "read"));
+  if (names_directory(*path)) return ToolResult::error(node_error(ENOTDIR, "access", absolute));
   if (!S_ISREG(st.st_mode)) return ToolResult::error("Not a regular file: " + *path);
   if (static_cast<std::uint64_t>(st.st_size) > kMaxToolFileBytes) {
     return ToolResult::error(too_large_message("read", *path, std::to_string(st.st_size)));

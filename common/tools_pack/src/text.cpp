@@ -1,7 +1,6 @@
 // Pi's truncate.ts in C++: whole-line truncation from the head or the tail within a line and a
 // byte budget, sizes formatted as Pi prints them, and JavaScript string lengths.
 #include <algorithm>
-#include <vector>
 
 #include "mf/text/utf8.hpp"
 #include "mf/tools/pack.hpp"
@@ -9,30 +8,11 @@
 namespace mf::tools {
 namespace {
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  if (text.empty()) return lines;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t nl = text.find('\n', start);
-    if (nl == std::string_view::npos) {
-      lines.push_back(text.substr(start));
-      break;
-    }
-    lines.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-    if (start == text.size()) break;  // a trailing "\n" does not start another line
-  }
-  return lines;
-}
-
-std::string join(const std::vector<std::string_view>& lines) {
-  std::string out;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (i > 0) out.push_back('\n');
-    out.append(lines[i]);
-  }
-  return out;
+// Lines as Pi counts them are the pieces of `body` split at "\n", where body is the text without
+// one trailing "\n" (which does not start another line); "" has none. Nothing here keeps a list
+// of the lines: a file of newlines would need 16 bytes of it per byte of text.
+std::string_view body_of(std::string_view text) {
+  return !text.empty() && text.back() == '\n' ? text.substr(0, text.size() - 1) : text;
 }
 
 Truncation unchanged(std::string_view text, std::size_t lines, std::size_t max_lines,
@@ -46,75 +26,88 @@ Truncation unchanged(std::string_view text, std::size_t lines, std::size_t max_l
   return t;
 }
 
+// The truncated result's frame: totals, flags and limits, no content yet.
+Truncation cut(std::string_view text, std::size_t lines, std::size_t max_lines,
+               std::size_t max_bytes) {
+  Truncation t = unchanged("", lines, max_lines, max_bytes);
+  t.total_bytes = text.size();
+  t.truncated = true;
+  t.truncated_by = "lines";
+  return t;
+}
+
 }  // namespace
 
 std::size_t count_lines(std::string_view text) {
-  return split_lines(text).size();
+  if (text.empty()) return 0;
+  const std::string_view body = body_of(text);
+  return static_cast<std::size_t>(std::count(body.begin(), body.end(), '\n')) + 1;
 }
 
 Truncation truncate_head(std::string_view text, std::size_t max_lines, std::size_t max_bytes) {
-  const auto lines = split_lines(text);
-  if (lines.size() <= max_lines && text.size() <= max_bytes) {
-    return unchanged(text, lines.size(), max_lines, max_bytes);
+  const std::size_t lines = count_lines(text);
+  if (lines <= max_lines && text.size() <= max_bytes) {
+    return unchanged(text, lines, max_lines, max_bytes);
   }
-  Truncation t = unchanged("", lines.size(), max_lines, max_bytes);
-  t.total_bytes = text.size();
-  t.truncated = true;
-  if (!lines.empty() && lines[0].size() > max_bytes) {
+  Truncation t = cut(text, lines, max_lines, max_bytes);
+  const std::string_view body = body_of(text);
+  // The kept lines joined by "\n" are a prefix of the body: only its length is counted.
+  if (lines > 0 && std::min(body.find('\n'), body.size()) > max_bytes) {
     t.truncated_by = "bytes";
     t.first_line_exceeds_limit = true;
     t.output_lines = 0;
     return t;
   }
-  std::vector<std::string_view> kept;
   std::size_t bytes = 0;
-  t.truncated_by = "lines";
-  for (std::size_t i = 0; i < lines.size() && i < max_lines; ++i) {
-    const std::size_t cost = lines[i].size() + (i > 0 ? 1 : 0);
+  std::size_t kept = 0;
+  for (std::size_t start = 0; kept < lines && kept < max_lines; ++kept) {
+    const std::size_t nl = body.find('\n', start);
+    const std::size_t end = nl == std::string_view::npos ? body.size() : nl;
+    const std::size_t cost = end - start + (kept > 0 ? 1 : 0);
     if (bytes + cost > max_bytes) {
       t.truncated_by = "bytes";
       break;
     }
-    kept.push_back(lines[i]);
     bytes += cost;
+    start = end + 1;
   }
-  t.content = join(kept);
-  t.output_lines = kept.size();
+  t.content = std::string(body.substr(0, bytes));
+  t.output_lines = kept;
   t.output_bytes = t.content.size();
   return t;
 }
 
 Truncation truncate_tail(std::string_view text, std::size_t max_lines, std::size_t max_bytes) {
-  const auto lines = split_lines(text);
-  if (lines.size() <= max_lines && text.size() <= max_bytes) {
-    return unchanged(text, lines.size(), max_lines, max_bytes);
+  const std::size_t lines = count_lines(text);
+  if (lines <= max_lines && text.size() <= max_bytes) {
+    return unchanged(text, lines, max_lines, max_bytes);
   }
-  Truncation t = unchanged("", lines.size(), max_lines, max_bytes);
-  t.total_bytes = text.size();
-  t.truncated = true;
-  t.truncated_by = "lines";
-  std::vector<std::string_view> kept;
+  Truncation t = cut(text, lines, max_lines, max_bytes);
+  const std::string_view body = body_of(text);
+  // The kept lines joined by "\n" are a suffix of the body, starting at `from`.
+  std::size_t from = body.size();
   std::size_t bytes = 0;
-  for (std::size_t n = 0; n < lines.size() && n < max_lines; ++n) {
-    const std::string_view line = lines[lines.size() - 1 - n];
-    const std::size_t cost = line.size() + (n > 0 ? 1 : 0);
+  std::size_t kept = 0;
+  for (std::size_t end = body.size(); kept < lines && kept < max_lines; ++kept) {
+    const std::size_t nl = end == 0 ? std::string_view::npos : body.rfind('\n', end - 1);
+    const std::size_t start = nl == std::string_view::npos ? 0 : nl + 1;
+    const std::size_t cost = end - start + (kept > 0 ? 1 : 0);
     if (bytes + cost > max_bytes) {
       t.truncated_by = "bytes";
-      if (kept.empty()) {  // the last line alone is too long: keep its end, on a UTF-8 boundary
-        std::size_t from = line.size() - max_bytes;
-        while (from < line.size() && (static_cast<unsigned char>(line[from]) & 0xC0) == 0x80)
-          ++from;
-        kept.push_back(line.substr(from));
+      if (kept == 0) {  // the last line alone is too long: keep its end, on a UTF-8 boundary
+        from = end - max_bytes;
+        while (from < end && (static_cast<unsigned char>(body[from]) & 0xC0) == 0x80) ++from;
         t.last_line_partial = true;
+        kept = 1;
       }
       break;
     }
-    kept.push_back(line);
     bytes += cost;
+    from = start;
+    end = start == 0 ? 0 : start - 1;
   }
-  std::reverse(kept.begin(), kept.end());
-  t.content = join(kept);
-  t.output_lines = kept.size();
+  t.content = std::string(body.substr(from));
+  t.output_lines = kept;
   t.output_bytes = t.content.size();
   return t;
 }

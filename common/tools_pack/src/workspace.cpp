@@ -7,8 +7,8 @@
 #include <cstdlib>
 
 #include "mf/diag/codes.hpp"
-#include "mf/json/canonical.hpp"
 #include "mf/fs/beneath.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/tools/pack.hpp"
 
 namespace mf::tools {
@@ -115,6 +115,7 @@ int Workspace::open_at(std::string_view relative, int flags, int mode) const {
 }
 
 int Workspace::make_directories(std::string_view relative) const {
+  int made_count = 0;
   std::size_t start = 0;
   while (start < relative.size()) {
     std::size_t slash = relative.find('/', start);
@@ -136,12 +137,13 @@ int Workspace::make_directories(std::string_view relative) const {
       const int err = errno;
       ::close(pfd);
       if (made != 0 && err != EEXIST) return -err;
+      if (made == 0) ++made_count;
     } else {
       return dir;
     }
     start = slash + 1;
   }
-  return 0;
+  return made_count;
 }
 
 std::string Workspace::absolute(std::string_view relative) const {

@@ -70,6 +70,10 @@ using Writer = std::function<Status(int fd)>;
 // to compare only when a file appeared at the target name meanwhile.
 Status publish_atomic(const std::string& path, const Writer& write,
                       Clobber clobber = Clobber::Refuse);
+// The same for the entry `name` of the open directory `dirfd` (for callers that reach directories
+// by descriptor, such as a confined workspace); `display` names the file in diagnostics.
+Status publish_atomic_at(int dirfd, const std::string& name, const std::string& display,
+                         const Writer& write, Clobber clobber = Clobber::Refuse);
 // The same for bytes in hand; Refuse answers an identical existing file without writing.
 Status publish_atomic(const std::string& path, std::string_view bytes,
                       Clobber clobber = Clobber::Refuse);

@@ -31,9 +31,10 @@ struct Completed {
 // Runs the command to completion (or kills it at the timeout). Fails only when it cannot start.
 Result<Completed> run(const Command& command);
 
-// A child run the way a shell tool needs it: in its own process group (so the whole tree can be
-// killed), stdin at /dev/null, stdout and stderr through one pipe (one stream in arrival order),
-// output handed over as it arrives.
+// A child run the way a shell tool needs it: under a reaper of its own (a child subreaper that
+// every process the command leaves behind is reparented to, and that kills them all when the
+// command ends), in its own process group, stdin at /dev/null, stdout and stderr through one pipe
+// (one stream in arrival order), output handed over as it arrives.
 struct ShellCommand {
   std::vector<std::string> argv;  // argv[0]: a path, or a name looked up on PATH
   std::string cwd;                // empty: the caller's working directory
@@ -49,9 +50,10 @@ struct ShellOutcome {
   bool cancelled = false;        // *cancel became true and the group was killed
 };
 
-// Runs the command until it exits; SIGKILLs its process group at the deadline or on cancellation.
-// After the exit, output is drained until EOF or until 100 ms pass without any, so a background
-// grandchild that keeps the pipe open cannot hold the call. Fails only when the child cannot start.
+// Runs the command until it exits; at the deadline or on cancellation its reaper SIGKILLs it.
+// Either way, when run_shell returns no process the command started is left: background jobs,
+// `setsid` children and double-forked daemons are killed with it. Output written until then is
+// drained. Fails only when the child cannot start.
 Result<ShellOutcome> run_shell(const ShellCommand& command);
 
 // The directory holding the running executable (where the sibling mf-* binaries are).

@@ -18,6 +18,7 @@ struct ToolCommand {
   std::string args;       // JSON text, or @FILE (@- = stdin)
   std::optional<std::vector<std::string>> capabilities;  // default: what the tool needs
   bool sandbox = false;                                  // bash under bubblewrap
+  std::optional<std::size_t> bash_log_max_bytes;         // default: kDefaultBashLogMaxBytes
   std::string artifact_dir;
   bool fixed_clock = false;
   const std::atomic<bool>* cancel = nullptr;

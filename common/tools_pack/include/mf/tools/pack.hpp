@@ -21,8 +21,12 @@ struct ToolResult {
   bool is_error = false;
   std::string text;
   json::Value details;  // null = none (Pi's `details: undefined`)
+  // An error returned before the tool changed anything (a refusal): the record of a writing tool
+  // then says `not_attempted` rather than `completion_unknown`.
+  bool untouched = false;
 
   static ToolResult error(std::string message) { return {true, std::move(message), {}}; }
+  static ToolResult refusal(std::string message) { return {true, std::move(message), {}, true}; }
 };
 
 // {"content":[{"text":…,"type":"text"}],"details":…,"is_error":…}
@@ -50,7 +54,7 @@ class Workspace {
   // open(2) beneath the root (symlinks never lead out). Returns a descriptor or -errno (EXDEV for
   // an escape).
   int open_at(std::string_view relative, int flags, int mode = 0644) const;
-  // mkdir -p beneath the root; 0 or -errno.
+  // mkdir -p beneath the root; the number of directories it made, or -errno.
   int make_directories(std::string_view relative) const;
   // The absolute path of a root-relative path, for messages.
   std::string absolute(std::string_view relative) const;
@@ -61,6 +65,8 @@ class Workspace {
   std::string root_;
 };
 
+inline constexpr std::size_t kDefaultBashLogMaxBytes = 8u << 20;
+
 // Everything a tool needs besides its arguments.
 struct CallContext {
   std::shared_ptr<const Workspace> workspace;
@@ -68,7 +74,9 @@ struct CallContext {
       nullptr;  // set -> stop as soon as possible ("Operation aborted")
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::string temp_dir = "/tmp";  // where bash keeps the full log of truncated output
-  bool sandbox = false;           // bash under bubblewrap (no network, read-only outside root)
+  // bash's full-output log keeps the last this many bytes (and says so when it had to cut).
+  std::size_t bash_log_max_bytes = kDefaultBashLogMaxBytes;
+  bool sandbox = false;  // bash under bubblewrap (no network, read-only outside root)
 
   bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };
