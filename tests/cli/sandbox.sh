@@ -47,6 +47,20 @@ grep -q '^marker$' <<<"$out" && fail "unmounting /tmp exposed the host's /tmp: $
 grep -q '^pid1=bwrap$' <<<"$out" || fail "the sandbox sees a PID 1 other than its own: $out"
 grep -q '^done$' <<<"$out" || fail "the attack script did not run to its end: $out"
 
+# A seccomp filter is installed, and it refuses what the namespace and the dropped capabilities
+# would allow: ptrace(PTRACE_TRACEME) succeeds for any process outside (checked unsandboxed first)
+# and is refused inside.
+status=$(sandboxed 'grep -E "^Seccomp(_filters)?:" /proc/self/status')
+grep -q '^Seccomp:[[:space:]]*2$' <<<"$status" || fail "no seccomp filter in the sandbox: $status"
+traceme='python3 -c "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); rc = libc.ptrace(0, 0, 0, 0); print(\"ptrace\", rc, os.strerror(ctypes.get_errno()) if rc else \"allowed\")"'
+out=$("$mfrun" tool bash --workspace "$ws" --args "$(jq -cn --arg c "$traceme" '{command: $c}')" |
+      jq -r '.content[0].text')
+grep -q '^ptrace 0 allowed' <<<"$out" || fail "PTRACE_TRACEME fails even without the sandbox: $out"
+out=$(sandboxed "$traceme")
+grep -q '^ptrace -1 Operation not permitted' <<<"$out" || fail "the filter let ptrace through: $out"
+out=$(sandboxed 'unshare -n true 2>&1; echo "rc=$?"')
+grep -q 'rc=1' <<<"$out" || fail "unshare was not refused: $out"
+
 # Nested user namespaces are refused, so no capability can be regained inside.
 out=$(sandboxed 'unshare -U true 2>&1 && echo nested-ok')
 grep -q nested-ok <<<"$out" && fail "a nested user namespace could be created: $out"

@@ -138,7 +138,8 @@ Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe, int status
   std::error_code ec;
   // The directory change is ours rather than bp::start_dir's, which ignores a failing chdir and
   // would run the command wherever we happen to be.
-  auto setup = [cwd, status_fd](auto& exec) {
+  const std::vector<int> inherit = command.inherit_fds;
+  auto setup = [cwd, status_fd, &inherit](auto& exec) {
     ::setpgid(0, 0);  // the reaper's own group, out of reach of the terminal's signals
     // Only stdin, stdout and stderr reach the command, as with Node's spawn: descriptors the
     // caller holds (stores, traces) must not leak into it, least of all into a sandbox.
@@ -147,6 +148,7 @@ Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe, int status
       const long max_fd = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
       for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     }
+    for (const int fd : inherit) ::fcntl(fd, F_SETFD, 0);
     if (cwd != nullptr && ::chdir(cwd) != 0) {
       exec.set_error(std::error_code(errno, std::system_category()), "chdir failed");
       ::_exit(127);

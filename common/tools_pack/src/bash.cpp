@@ -23,6 +23,7 @@
 #include "mf/process/process.hpp"
 #include "mf/text/utf8.hpp"
 #include "mf/tools/pack.hpp"
+#include "seccomp.hpp"
 
 namespace mf::tools {
 namespace {
@@ -203,9 +204,12 @@ std::string shell_path() {
 // new session (no TIOCSTI into a terminal). The command runs as an unprivileged user (65534) in a
 // new user namespace with every capability dropped and nested user namespaces refused, so the
 // sandbox holds for any caller, root included: nothing inside can remount or unmount what bwrap
-// set up (docs/tools.md). bwrap always sets no_new_privs, so setuid programs gain nothing.
-std::vector<std::string> bwrap_prefix(const std::string& bwrap) {
+// set up (docs/tools.md). bwrap always sets no_new_privs, so setuid programs gain nothing, and
+// installs the seccomp filter read from `filter` (seccomp.hpp) before the command runs.
+std::vector<std::string> bwrap_prefix(const std::string& bwrap, const io::Fd& filter) {
   return {bwrap,
+          "--seccomp",
+          std::to_string(filter.get()),
           "--ro-bind",
           "/",
           "/",
@@ -238,8 +242,12 @@ const std::optional<std::string>& sandbox_problem() {
   static const std::optional<std::string> problem = []() -> std::optional<std::string> {
     const std::string bwrap = find_on_path("bwrap");
     if (bwrap.empty()) return "bwrap (bubblewrap) is not installed";
+    auto filter = seccomp_filter_fd();
+    if (!filter) return filter.diagnostics().front().message;
+    const io::Fd filter_fd(*filter);
     process::ShellCommand probe;
-    probe.argv = bwrap_prefix(bwrap);
+    probe.argv = bwrap_prefix(bwrap, filter_fd);
+    probe.inherit_fds = {filter_fd.get()};
     probe.argv.push_back("true");
     probe.deadline = Clock::now() + std::chrono::seconds(10);
     std::string output;
@@ -277,10 +285,12 @@ std::string notice(const Truncation& t, const OutputAccumulator& acc) {
   return range + ". " + where + "]";
 }
 
-// The command line: bash -c, behind bwrap when the call is sandboxed; nullopt with `refusal` when
-// the sandbox cannot be had.
+// The command line: bash -c, behind bwrap when the call is sandboxed (with its seccomp filter in
+// *filter, to keep open until the command has started); nullopt with `refusal` when the sandbox
+// cannot be had.
 std::optional<process::ShellCommand> shell_command(const std::string& command,
-                                                   const CallContext& ctx, std::string* refusal) {
+                                                   const CallContext& ctx, std::string* refusal,
+                                                   io::Fd* filter) {
   const std::string& root = ctx.workspace->root();
   process::ShellCommand shell;
   if (ctx.sandbox) {
@@ -288,7 +298,14 @@ std::optional<process::ShellCommand> shell_command(const std::string& command,
       *refusal = "Sandbox unavailable: " + *problem;
       return std::nullopt;
     }
-    shell.argv = bwrap_prefix(find_on_path("bwrap"));
+    auto fd = seccomp_filter_fd();
+    if (!fd) {
+      *refusal = "Sandbox unavailable: " + fd.diagnostics().front().message;
+      return std::nullopt;
+    }
+    *filter = io::Fd(*fd);
+    shell.argv = bwrap_prefix(find_on_path("bwrap"), *filter);
+    shell.inherit_fds = {filter->get()};
     // After --tmpfs /tmp, so a workspace under /tmp is still the real directory.
     for (const char* arg : {"--bind", root.c_str(), root.c_str(), "--chdir", root.c_str(), "--"}) {
       shell.argv.emplace_back(arg);
@@ -365,7 +382,9 @@ ToolResult run_bash(const json::Value& args, const CallContext& ctx) {
                                "\nCannot execute bash commands.");
   }
   std::string refusal;
-  std::optional<process::ShellCommand> shell = shell_command(command->as_string(), ctx, &refusal);
+  io::Fd filter;
+  std::optional<process::ShellCommand> shell =
+      shell_command(command->as_string(), ctx, &refusal, &filter);
   if (!shell) return ToolResult::refusal(refusal);
 
   const auto started = Clock::now();

@@ -42,6 +42,9 @@ struct ShellCommand {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* cancel = nullptr;              // polled at least every 50 ms
   std::function<void(std::string_view chunk)> on_output;  // never called after run_shell returns
+  // Descriptors the command inherits under their numbers (a sandbox's seccomp filter); every
+  // other one but stdin, stdout and stderr is closed for it.
+  std::vector<int> inherit_fds{};
 };
 
 struct ShellOutcome {
