@@ -336,7 +336,57 @@ if [[ -x /usr/bin/time ]]; then
   kb=$(peak "$mf" --store "$tmp/m1" get "$big_digest")
   ((kb < limit)) || fail "get of 300 MB peaked at $kb KiB"
   "$mf" --store "$tmp/m2" get "$big_digest" | cmp -s - "$tmp/huge" || fail "the piped object differs"
-  rm -f "$tmp/huge"
+  # Export and import: the object's line (400 MB of base64) is decoded as it arrives.
+  "$mf" --store "$tmp/m1" ref set keep/huge "$big_digest"
+  kb=$(peak "$mf" --store "$tmp/m1" export --ref keep/huge -o "$tmp/huge.jsonl")
+  ((kb < limit)) || fail "export of 300 MB peaked at $kb KiB"
+  kb=$(peak "$mf" --store "$tmp/m3" import "$tmp/huge.jsonl")
+  ((kb < limit)) || fail "import of 300 MB peaked at $kb KiB"
+  "$mf" --store "$tmp/m3" get "$big_digest" | cmp -s - "$tmp/huge" || fail "the imported object differs"
+  [[ $("$mf" --store "$tmp/m3" ref get keep/huge) == "$big_digest" ]] || fail "the ref after a streamed line"
+  rm -f "$tmp/huge" "$tmp/huge.jsonl"
 fi
+
+# --- a streamed object line (over 8 MiB) is as strict as a line read whole -------------------------
+head -c $((12 * 1024 * 1024)) /dev/urandom >"$tmp/twelve"
+twelve=$("$mf" --store "$tmp/t1" put "$tmp/twelve")
+"$mf" --store "$tmp/t1" export "$twelve" -o "$tmp/twelve.jsonl"
+# tamper KIND: a damaged copy of the stream in $tmp/bad.jsonl.
+tamper() {
+  python3 - "$tmp/twelve.jsonl" "$tmp/bad.jsonl" "$1" <<'PY'
+import sys
+line = open(sys.argv[1], "rb").read()
+kind = sys.argv[3]
+head, tail = line.rsplit(b'","digest":', 1)
+if kind == "digest":
+    tail = tail.replace(tail[1:3], b"00" if tail[1:3] != b"00" else b"11", 1)
+elif kind == "size":
+    tail = tail.replace(b'"size":', b'"size":1', 1)
+elif kind == "char":
+    head = head[:5_000_000] + b"*" + head[5_000_001:]
+elif kind == "padding":
+    head = head[:5_000_000] + b"=" + head[5_000_001:]
+elif kind == "tail":
+    tail = tail.replace(b'"size":', b'"size" :', 1)
+elif kind == "extra":
+    tail = tail.replace(b"}\n", b',"x":1}\n', 1)
+elif kind == "unterminated":
+    head, tail = head[:9_000_000], b""
+open(sys.argv[2], "wb").write(head + (b'","digest":' + tail if tail else b""))
+PY
+}
+for kind in digest size char padding tail extra unterminated; do
+  tamper "$kind"
+  rm -rf "$tmp/t2"
+  code=MF-K008
+  [[ $kind == digest ]] && code=MF-K002
+  run 2 "$mf" --store "$tmp/t2" import "$tmp/bad.jsonl"
+  expect_err "$code" "a streamed line with a bad $kind"
+  expect_err "line 1" "a streamed line with a bad $kind"
+  [[ $(count_objects "$tmp/t2" 2>/dev/null || echo 0) -eq 0 ]] || fail "a bad $kind stored something"
+done
+run 0 "$mf" --store "$tmp/t2" import "$tmp/twelve.jsonl"
+[[ $(out) == '{"added":1}' ]] || fail "the streamed import: $(out)"
+"$mf" --store "$tmp/t2" get "$twelve" | cmp -s - "$tmp/twelve" || fail "the streamed object differs"
 
 echo "store: ok"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "environment.hpp"
@@ -124,7 +125,9 @@ Status Store::export_closure(const std::vector<hash::Digest>& roots,
       out += "{\"data_b64\":\"";
       constexpr std::size_t kPiece = 3 * (std::size_t{1} << 18);  // a multiple of 3: no padding
       for (std::size_t at = 0; at < bytes->size(); at += kPiece) {
-        b64_encode(bytes->substr(at, kPiece), out);
+        const auto piece = bytes->substr(at, kPiece);
+        b64_encode(piece, out);
+        if (bytes->size() > kPiece) detail::release(piece.data(), piece.size());
         if (auto w = flush(kChunk); !w) return w;
       }
       out += "\",\"digest\":\"" + hash::to_hex(d) + "\",\"size\":" + std::to_string(bytes->size()) +
@@ -211,6 +214,93 @@ Result<ImportLine> parse_import_line(std::string_view text, std::int64_t line) {
   return out;
 }
 
+// An object line longer than kStreamAbove in the export's own (canonical) form is decoded as it
+// arrives instead of held: its base64 into an unlinked spool file and a hash, its short tail
+// (digest and size) checked at the end of the line. Other lines are read whole.
+constexpr std::string_view kObjectPrefix = "{\"data_b64\":\"";
+constexpr std::size_t kStreamAbove = std::size_t{8} << 20;
+constexpr std::size_t kMaxTail = 128;  // ","digest":"<64 hex>","size":<digits>}
+
+class StreamedObject {
+ public:
+  StreamedObject(Fd spool, std::int64_t line) : spool_(std::move(spool)), line_(line) {}
+
+  // The line's bytes after kObjectPrefix, in pieces, without its '\n'.
+  Status feed(std::string_view piece) {
+    if (!in_tail_) {
+      const auto quote = piece.find('"');
+      pending_.append(piece.substr(0, quote));
+      if (pending_.size() >= 2 * kChunk) {
+        // Whole quads that cannot be the last: no padding in them.
+        const std::size_t n = (pending_.size() - 4) / 4 * 4;
+        if (auto s = decode(std::string_view(pending_).substr(0, n), false); !s) return s;
+        pending_.erase(0, n);
+      }
+      if (quote == std::string_view::npos) return {};
+      in_tail_ = true;
+      piece.remove_prefix(quote);
+    }
+    tail_.append(piece);
+    if (tail_.size() > kMaxTail)
+      return bad_line(line_, "an object line has exactly data_b64, digest and size");
+    return {};
+  }
+
+  // The end of the line: the last quads, then the tail against what was decoded. Returns the
+  // digest, and leaves the bytes in spool() for put_fd.
+  Result<hash::Digest> finish() {
+    if (!in_tail_) return bad_line(line_, "not strict JSON: the data_b64 string does not end");
+    if (auto s = decode(pending_, true); !s) return s.take_diagnostics();
+    const std::string members = "{" + tail_.substr(std::min<std::size_t>(tail_.size(), 2));
+    auto parsed = json::parse(members);
+    const json::Value* digest = parsed ? parsed->find("digest") : nullptr;
+    const json::Value* size = parsed ? parsed->find("size") : nullptr;
+    hash::Digest claimed{};
+    if (tail_.rfind("\",", 0) != 0 || !parsed || !parsed->is_object() ||
+        parsed->as_object().size() != 2 || digest == nullptr || !digest->is_string() ||
+        !hash::from_hex(digest->as_string(), claimed) || size == nullptr ||
+        json::canonical(*parsed) != members) {
+      return bad_line(line_, "a line over " + std::to_string(kStreamAbove >> 20) +
+                                 " MiB must be an object line in the export's canonical form");
+    }
+    const auto n = size->is_number() ? size->as_exact_int() : std::nullopt;
+    if (!n || static_cast<std::uint64_t>(*n) != size_) {
+      return bad_line(line_, "\"data_b64\" holds " + std::to_string(size_) +
+                                 " bytes, \"size\" says " + json::canonical(*size));
+    }
+    const hash::Digest actual = hash_.finish();
+    if (actual != claimed) {
+      return diag::error(codes::kStoreDigestMismatch,
+                         "export stream line " + std::to_string(line_) + ": the data hashes to " +
+                             hash::to_hex(actual) + ", not to " + hash::to_hex(claimed),
+                         {}, line_);
+    }
+    return claimed;
+  }
+
+  int spool() const { return spool_.get(); }
+  std::int64_t line() const { return line_; }
+
+ private:
+  Status decode(std::string_view quads, bool last) {
+    if ((!last && quads.find('=') != std::string_view::npos) || !b64_decode(quads, bytes_)) {
+      return bad_line(line_, "\"data_b64\" is not padded standard base64");
+    }
+    hash_.update(bytes_);
+    size_ += bytes_.size();
+    return io::write_all(spool_.get(), bytes_);
+  }
+
+  Fd spool_;
+  std::int64_t line_;
+  hash::Sha256 hash_;
+  std::string pending_;  // base64 not decoded yet
+  std::string bytes_;    // scratch for decoded bytes
+  std::string tail_;     // from the closing quote on
+  bool in_tail_ = false;
+  std::uint64_t size_ = 0;
+};
+
 // The export stream's source: a path, or stdin for "-".
 struct ImportInput {
   std::string name;  // for messages
@@ -230,13 +320,46 @@ Result<ImportInput> open_import(std::string_view path) {
   return in;
 }
 
-// Calls on_line(text, number) for every '\n'-terminated line of the input and for a last line
-// without one, until a call fails.
-Status for_each_line(const ImportInput& in,
-                     const std::function<Status(std::string_view, std::int64_t)>& on_line) {
+// What import does with the lines of the stream.
+struct LineSink {
+  // A line read whole (every '\n'-terminated line, and a last line without one).
+  std::function<Status(std::string_view text, std::int64_t line)> line;
+  // A line that has grown past kStreamAbove and starts with kObjectPrefix: streamed instead.
+  std::function<Result<std::unique_ptr<StreamedObject>>(std::int64_t line)> start_object;
+  std::function<Status(StreamedObject&)> end_object;
+};
+
+// Reads the stream in chunks and hands each line to the sink, until a call fails.
+Status for_each_line(const ImportInput& in, const LineSink& sink) {
   std::string partial;
+  std::unique_ptr<StreamedObject> streamed;
   std::int64_t line = 0;
   std::unique_ptr<char[]> buf(new char[kChunk]);
+  // Bytes of the current line, not its end: held, or streamed once it is long enough.
+  const auto take = [&](std::string_view bytes) -> Status {
+    if (streamed) return streamed->feed(bytes);
+    partial.append(bytes);
+    if (partial.size() <= kStreamAbove || partial.rfind(kObjectPrefix, 0) != 0) return {};
+    auto started = sink.start_object(line + 1);
+    if (!started) return started.take_diagnostics();
+    streamed = std::move(started.value());
+    const Status fed = streamed->feed(std::string_view(partial).substr(kObjectPrefix.size()));
+    partial.clear();
+    partial.shrink_to_fit();
+    return fed;
+  };
+  // The end of the current line.
+  const auto end = [&]() -> Status {
+    ++line;
+    if (!streamed) {
+      Status st = sink.line(partial, line);
+      partial.clear();
+      return st;
+    }
+    Status st = sink.end_object(*streamed);
+    streamed.reset();
+    return st;
+  };
   for (;;) {
     const std::int64_t got = io::read_some(in.fd, buf.get(), kChunk);
     if (got < 0) {
@@ -247,24 +370,13 @@ Status for_each_line(const ImportInput& in,
     std::string_view chunk(buf.get(), static_cast<std::size_t>(got));
     while (!chunk.empty()) {
       const std::size_t nl = chunk.find('\n');
-      if (nl == std::string_view::npos) {
-        partial.append(chunk);
-        break;
-      }
-      ++line;
-      Status st;
-      if (partial.empty()) {
-        st = on_line(chunk.substr(0, nl), line);
-      } else {
-        partial.append(chunk.substr(0, nl));
-        st = on_line(partial, line);
-        partial.clear();
-      }
-      if (!st) return st;
+      if (Status st = take(chunk.substr(0, nl)); !st) return st;
+      if (nl == std::string_view::npos) break;
+      if (Status st = end(); !st) return st;
       chunk.remove_prefix(nl + 1);
     }
   }
-  if (!partial.empty()) return on_line(partial, ++line);  // a last line without '\n'
+  if (!partial.empty() || streamed) return end();  // a last line without '\n'
   return {};
 }
 
@@ -320,7 +432,31 @@ Result<std::uint64_t> Store::import_stream(std::string_view path) {
     return {};
   };
 
-  if (Status read = for_each_line(*input, take_line); !read) return read.take_diagnostics();
+  LineSink sink;
+  sink.line = take_line;
+  sink.start_object = [&](std::int64_t line) -> Result<std::unique_ptr<StreamedObject>> {
+    Fd spool(::open(s.dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    if (!spool.valid()) {
+      return diag::error(codes::kStoreLmdb, "cannot spool line " + std::to_string(line) + " in " +
+                                                s.dir + ": " + std::strerror(errno));
+    }
+    return std::make_unique<StreamedObject>(std::move(spool), line);
+  };
+  sink.end_object = [&](StreamedObject& obj) -> Status {
+    auto digest = obj.finish();
+    if (auto f = flush(); !f) return f;  // the verified lines before it come first
+    if (!digest) return digest.take_diagnostics();
+    auto present = has(*digest);
+    if (!present) return present.take_diagnostics();
+    auto put = put_fd(obj.spool(), "export stream line " + std::to_string(obj.line()));
+    if (!put) return put.take_diagnostics();
+    added += *present ? 0 : 1;
+    return {};
+  };
+  if (Status read = for_each_line(*input, sink); !read) {
+    if (auto f = flush(); !f) return f.take_diagnostics();  // keep the verified lines before it
+    return read.take_diagnostics();
+  }
   if (auto f = flush(); !f) return f.take_diagnostics();
   return added;
 }

@@ -20,7 +20,7 @@ bool is_hex_lower(char c) {
 }
 
 // Cheap pre-filter before a JSON parse: a mention needs 64 hex digits in a row, or an escape that
-// could spell them.
+// could spell them. A large value's pages are released from memory as the scan passes them.
 bool might_mention_digest(std::string_view bytes) {
   std::size_t run = 0;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
@@ -30,6 +30,9 @@ bool might_mention_digest(std::string_view bytes) {
     } else {
       run = 0;
       if (c == '\\' && i + 1 < bytes.size() && bytes[i + 1] == 'u') return true;
+    }
+    if ((i + 1) % detail::kChunk == 0 && bytes.size() > detail::kChunk) {
+      detail::release(bytes.data() + i + 1 - detail::kChunk, detail::kChunk);
     }
   }
   return false;
