@@ -18,9 +18,12 @@
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/schema/schema.hpp"
+#include "suite.hpp"
 
 namespace mf::schema {
 namespace {
+
+using namespace mf::conformance;
 
 namespace fs = std::filesystem;
 using json::Value;
@@ -35,13 +38,9 @@ bool suite_present() {
   return fs::is_directory(suite_dir());
 }
 
-#define MF_REQUIRE_SUITE()                                                             \
-  do {                                                                                 \
-    if (!suite_present())                                                              \
-      GTEST_SKIP() << "JSON-Schema-Test-Suite not found at " << suite_dir().string()   \
-                   << " (expected ../shared/conformance/JSON-Schema-Test-Suite/tests/" \
-                      "draft2020-12); skipped";                                        \
-  } while (0)
+#define MF_REQUIRE_SUITE()                                   \
+  MF_REQUIRE_SUITE_AT(suite_dir(), "JSON-Schema-Test-Suite", \
+                      "expected ../shared/conformance/JSON-Schema-Test-Suite/tests/draft2020-12")
 
 struct Skipped {
   const char* file;

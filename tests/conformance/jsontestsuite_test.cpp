@@ -14,9 +14,12 @@
 #include <vector>
 
 #include "mf/json/reader.hpp"
+#include "suite.hpp"
 
 namespace mf::json {
 namespace {
+
+using namespace mf::conformance;
 
 namespace fs = std::filesystem;
 
@@ -29,12 +32,9 @@ bool suite_present() {
   return fs::is_directory(suite_dir());
 }
 
-#define MF_REQUIRE_SUITE()                                                                     \
-  do {                                                                                         \
-    if (!suite_present())                                                                      \
-      GTEST_SKIP() << "JSONTestSuite not found at " << suite_dir().string()                    \
-                   << " (expected ../shared/conformance/JSONTestSuite/test_parsing); skipped"; \
-  } while (0)
+#define MF_REQUIRE_SUITE()                          \
+  MF_REQUIRE_SUITE_AT(suite_dir(), "JSONTestSuite", \
+                      "expected ../shared/conformance/JSONTestSuite/test_parsing")
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -91,8 +91,6 @@ std::vector<Case> cases() {
   }
   return out;
 }
-
-constexpr const char* kAccept = "accept";
 
 struct Pinned {
   const char* outcome;  // kAccept or the expected diagnostic code
@@ -154,30 +152,6 @@ const std::set<std::string>& rejected_y() {
   static const std::set<std::string> files = {"y_object_duplicated_key.json",
                                               "y_object_duplicated_key_and_value.json"};
   return files;
-}
-
-std::string outcome(const Result<Value>& r) {
-  if (r.ok()) return kAccept;
-  return r.diagnostics().empty() ? std::string("reject without a diagnostic")
-                                 : r.diagnostics().front().code;
-}
-
-std::string describe(const Result<Value>& r) {
-  if (r.ok() || r.diagnostics().empty()) return outcome(r);
-  const auto& d = r.diagnostics().front();
-  return d.code + " at " + std::to_string(d.line) + ":" + std::to_string(d.column) + " [" +
-         d.pointer + "] " + d.message;
-}
-
-// A rejection must carry exactly one well-formed diagnostic.
-void expect_good_diagnostic(const Result<Value>& r) {
-  ASSERT_EQ(r.diagnostics().size(), 1u);
-  const auto& d = r.diagnostics().front();
-  EXPECT_TRUE(d.code.starts_with("MF-S")) << d.code;
-  EXPECT_FALSE(d.message.empty());
-  EXPECT_GE(d.line, 1);
-  EXPECT_GE(d.column, 1);
-  EXPECT_TRUE(d.pointer.empty() || d.pointer.front() == '/') << d.pointer;
 }
 
 class JsonTestSuite : public ::testing::TestWithParam<Case> {};

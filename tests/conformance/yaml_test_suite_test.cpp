@@ -20,9 +20,12 @@
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/yaml/reader.hpp"
+#include "suite.hpp"
 
 namespace mf::yaml {
 namespace {
+
+using namespace mf::conformance;
 
 namespace fs = std::filesystem;
 using json::Value;
@@ -36,12 +39,9 @@ bool suite_present() {
   return fs::is_directory(suite_dir());
 }
 
-#define MF_REQUIRE_SUITE()                                                              \
-  do {                                                                                  \
-    if (!suite_present())                                                               \
-      GTEST_SKIP() << "YAML test suite not found at " << suite_dir().string()           \
-                   << " (scripts/fetch-yaml-test-suite.sh installs it there); skipped"; \
-  } while (0)
+#define MF_REQUIRE_SUITE()                            \
+  MF_REQUIRE_SUITE_AT(suite_dir(), "YAML test suite", \
+                      "scripts/fetch-yaml-test-suite.sh installs it there")
 
 std::optional<std::string> read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -200,31 +200,6 @@ const std::map<std::string, Expected>& limitations() {
       {"W4TN", {"MF-S011", "a top-level block scalar whose content starts in column 0"}},
   };
   return table;
-}
-
-std::string outcome(const Result<Value>& r) {
-  if (r.ok()) return "accept";
-  return r.diagnostics().empty() ? std::string("reject without a diagnostic")
-                                 : r.diagnostics().front().code;
-}
-
-std::string describe(const Result<Value>& r) {
-  if (r.ok()) return "accepted as " + json::canonical(*r);
-  if (r.diagnostics().empty()) return outcome(r);
-  const auto& d = r.diagnostics().front();
-  return d.code + " at " + std::to_string(d.line) + ":" + std::to_string(d.column) + " [" +
-         d.pointer + "] " + d.message;
-}
-
-// A refusal carries exactly one well-formed diagnostic.
-void expect_good_diagnostic(const Result<Value>& r) {
-  ASSERT_EQ(r.diagnostics().size(), 1u);
-  const auto& d = r.diagnostics().front();
-  EXPECT_TRUE(d.code.starts_with("MF-S")) << d.code;
-  EXPECT_FALSE(d.message.empty());
-  EXPECT_GE(d.line, 1);
-  EXPECT_GE(d.column, 1);
-  EXPECT_TRUE(d.pointer.empty() || d.pointer.front() == '/') << d.pointer;
 }
 
 class YamlTestSuite : public ::testing::TestWithParam<Case> {};
