@@ -48,6 +48,14 @@ done
 rc=0; "$bin/mf-run" --task $f/task-valid.json --model scripted:/nonexistent.json \
   --trace "$tmp/never.jsonl" 2>/dev/null || rc=$?
 [ $rc -eq 2 ] && [ ! -e "$tmp/never.jsonl" ] || fail "missing script: exit $rc"
+# An invalid responses file is named in its diagnostics, not the task file.
+printf '{"steps":[{"bogus":1}]}\n' >"$tmp/bad-responses.json"
+rc=0; "$bin/mf-run" --task $f/task-valid.json --model "scripted:$tmp/bad-responses.json" \
+  --trace "$tmp/never.jsonl" 2>"$tmp/err" || rc=$?
+[ $rc -eq 2 ] || fail "invalid script: exit $rc"
+grep -q "^mf-run: $tmp/bad-responses.json: error MF-S02" "$tmp/err" ||
+  fail "the responses file's error does not name it: $(cat "$tmp/err")"
+! grep -q "task-valid.json" "$tmp/err" || fail "the responses file's error names the task"
 rc=0; "$bin/mf-run" --task $f/task-valid.json --model openai:x.json --trace "$tmp/never.jsonl" \
   2>/dev/null || rc=$?
 [ $rc -eq 2 ] || fail "unsupported model: exit $rc"

@@ -14,6 +14,7 @@ Diagnostic error(std::string code, std::string message, std::string pointer, std
 }
 
 std::string render_text(const Diagnostic& d, std::string_view source) {
+  if (!d.source.empty()) source = d.source;
   std::string out;
   if (!source.empty()) {
     out.append(redact_secrets(source));

@@ -87,7 +87,11 @@ Result<std::unique_ptr<Model>> open_model(const std::string& spec) {
     Result<std::string> bytes = io::read_input(path, 16u << 20);
     if (!bytes) return bytes.take_diagnostics();
     auto model = ScriptedModel::parse(*bytes);
-    if (!model) return model.take_diagnostics();
+    if (!model) {
+      auto ds = model.take_diagnostics();
+      for (auto& d : ds) d.source = path;  // about the responses file, not the task
+      return ds;
+    }
     return std::unique_ptr<Model>(std::move(*model));
   }
   return diag::error(diag::codes::kUsage,

@@ -20,6 +20,9 @@ struct Diagnostic {
   std::string pointer;    // RFC 6901 pointer into the input; empty = whole document
   std::int64_t line = 0;  // 1-based; 0 = not applicable
   std::int64_t column = 0;
+  // The input the diagnostic is about, when it is not the one the caller reports on (a task run
+  // reports on the task file; a scripted model's errors are about its responses file).
+  std::string source{};
 
   bool operator==(const Diagnostic&) const = default;
 };
@@ -29,7 +32,8 @@ using Diagnostics = std::vector<Diagnostic>;
 Diagnostic error(std::string code, std::string message, std::string pointer = {},
                  std::int64_t line = 0, std::int64_t column = 0);
 
-// One line for a human on stderr: "SOURCE:LINE:COLUMN: error MF-S006: message [at /pointer]".
+// One line for a human on stderr: "SOURCE:LINE:COLUMN: error MF-S006: message [at /pointer]";
+// SOURCE is d.source when set, else `source`.
 std::string render_text(const Diagnostic& d, std::string_view source = {});
 
 }  // namespace mf::diag
