@@ -49,7 +49,7 @@ std::pair<std::string, std::optional<ToolResult>> artifact_path(const Invocation
   if (!valid_artifact_id(id)) {
     return {{},
             ToolResult::refusal("Invalid artifact id \"" + id +
-                              "\": use lowercase letters, digits and _")};
+                                "\": use lowercase letters, digits and _")};
   }
   return {call.artifact_dir + "/" + id, std::nullopt};
 }
