@@ -2,12 +2,14 @@
 // writes of objects and refs, batches and statistics.
 #include "environment.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -47,6 +49,20 @@ void release(const void* p, std::size_t n) {
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + n) / page * page;
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+Result<io::Fd> spool_file(const std::string& dir) {
+  io::Fd fd(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+  if (!fd.valid() && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    std::string name = dir + "/.spool-XXXXXX";
+    fd = io::Fd(::mkostemp(name.data(), O_CLOEXEC));
+    if (fd.valid()) ::unlink(name.c_str());
+  }
+  if (!fd.valid()) {
+    return diag::error(codes::kStoreLmdb,
+                       "cannot create a spool file in " + dir + ": " + std::strerror(errno));
+  }
+  return fd;
 }
 
 diag::Diagnostic lmdb_error(int rc, std::string_view what) {

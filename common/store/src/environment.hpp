@@ -23,6 +23,7 @@
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/hash/sha256.hpp"
+#include "mf/io/file.hpp"
 #include "mf/store/store.hpp"
 
 namespace mf::store {
@@ -51,6 +52,10 @@ inline bool digest_of(const MDB_val& v, hash::Digest& out) {
 // The map is a shared file mapping (written through with MDB_WRITEMAP), so the bytes stay in the
 // page cache and the file: this bounds the resident size of reading or filling a large value.
 void release(const void* p, std::size_t n);
+
+// A new file with no name in `dir`, read-write, for spooling an input that cannot be read twice:
+// O_TMPFILE, or where the filesystem has none, a mkstemp file unlinked at once.
+Result<io::Fd> spool_file(const std::string& dir);
 
 // Names from users go into messages; keep messages printable ASCII (and valid UTF-8 in JSON).
 std::string printable(std::string_view s);

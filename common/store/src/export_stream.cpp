@@ -435,12 +435,9 @@ Result<std::uint64_t> Store::import_stream(std::string_view path) {
   LineSink sink;
   sink.line = take_line;
   sink.start_object = [&](std::int64_t line) -> Result<std::unique_ptr<StreamedObject>> {
-    Fd spool(::open(s.dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
-    if (!spool.valid()) {
-      return diag::error(codes::kStoreLmdb, "cannot spool line " + std::to_string(line) + " in " +
-                                                s.dir + ": " + std::strerror(errno));
-    }
-    return std::make_unique<StreamedObject>(std::move(spool), line);
+    auto spool = detail::spool_file(s.dir);
+    if (!spool) return spool.take_diagnostics();
+    return std::make_unique<StreamedObject>(std::move(spool.value()), line);
   };
   sink.end_object = [&](StreamedObject& obj) -> Status {
     auto digest = obj.finish();

@@ -88,11 +88,9 @@ namespace {
 // Copies a stream (stdin, a pipe, a device) into an unlinked temporary file in the store's
 // directory, so that it can be read twice like a regular file without being held in memory.
 Result<Fd> spool(int in, const std::string& name, const std::string& dir) {
-  Fd tmp(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
-  if (tmp.get() < 0) {
-    return diag::error(codes::kStoreLmdb,
-                       "cannot spool " + name + " in " + dir + ": " + std::strerror(errno));
-  }
+  auto file = detail::spool_file(dir);
+  if (!file) return file.take_diagnostics();
+  Fd tmp = std::move(file.value());
   std::unique_ptr<char[]> buf(new char[kChunk]);
   for (;;) {
     const std::int64_t n = io::read_some(in, buf.get(), kChunk);
