@@ -195,11 +195,10 @@ Result<std::string_view> Store::Impl::get_in(MDB_txn* txn, const hash::Digest& d
   if (rc != 0) return fail(rc, "cannot read object " + hash::to_hex(digest));
   const std::string_view bytes = view_of(val);
   hash::Sha256 h;
-  for (std::size_t at = 0; at < bytes.size(); at += detail::kChunk) {
-    const auto part = bytes.substr(at, detail::kChunk);
-    h.update(part);
-    if (bytes.size() > detail::kChunk) detail::release(part.data(), part.size());
-  }
+  (void)detail::for_each_piece(bytes, detail::kChunk, [&](std::string_view piece) -> Status {
+    h.update(piece);
+    return {};
+  });
   if (h.finish() != digest) {
     return diag::error(codes::kStoreCorrupt, "object " + hash::to_hex(digest) + " is corrupt");
   }

@@ -53,6 +53,18 @@ inline bool digest_of(const MDB_val& v, hash::Digest& out) {
 // page cache and the file: this bounds the resident size of reading or filling a large value.
 void release(const void* p, std::size_t n);
 
+// Calls fn(piece) for `bytes` (a value in the map) in pieces of `size`, releasing each piece once
+// fn is done with it when the value spans more than one; stops at the first failure fn returns.
+template <class F>
+Status for_each_piece(std::string_view bytes, std::size_t size, F&& fn) {
+  for (std::size_t at = 0; at < bytes.size(); at += size) {
+    const std::string_view piece = bytes.substr(at, size);
+    if (Status s = fn(piece); !s) return s;
+    if (bytes.size() > size) release(piece.data(), piece.size());
+  }
+  return {};
+}
+
 // A new file with no name in `dir`, read-write, for spooling an input that cannot be read twice:
 // O_TMPFILE, or where the filesystem has none, a mkstemp file unlinked at once.
 Result<io::Fd> spool_file(const std::string& dir);

@@ -124,11 +124,13 @@ Status Store::export_closure(const std::vector<hash::Digest>& roots,
       if (!bytes) return bytes.take_diagnostics();
       out += "{\"data_b64\":\"";
       constexpr std::size_t kPiece = 3 * (std::size_t{1} << 18);  // a multiple of 3: no padding
-      for (std::size_t at = 0; at < bytes->size(); at += kPiece) {
-        const auto piece = bytes->substr(at, kPiece);
-        b64_encode(piece, out);
-        if (bytes->size() > kPiece) detail::release(piece.data(), piece.size());
-        if (auto w = flush(kChunk); !w) return w;
+      if (Status w = detail::for_each_piece(*bytes, kPiece,
+                                            [&](std::string_view piece) {
+                                              b64_encode(piece, out);
+                                              return flush(kChunk);
+                                            });
+          !w) {
+        return w;
       }
       out += "\",\"digest\":\"" + hash::to_hex(d) + "\",\"size\":" + std::to_string(bytes->size()) +
              "}\n";

@@ -198,12 +198,8 @@ Status Store::get_to_fd(const hash::Digest& digest, int fd) {
   return s.read([&](MDB_txn* txn) -> Status {
     auto bytes = s.get_in(txn, digest);  // verified before the first byte is written
     if (!bytes) return bytes.take_diagnostics();
-    for (std::size_t at = 0; at < bytes->size(); at += kChunk) {
-      const auto part = bytes->substr(at, kChunk);
-      if (Status w = io::write_all(fd, part); !w) return w;
-      if (bytes->size() > kChunk) detail::release(part.data(), part.size());
-    }
-    return {};
+    return detail::for_each_piece(*bytes, kChunk,
+                                  [&](std::string_view piece) { return io::write_all(fd, piece); });
   });
 }
 

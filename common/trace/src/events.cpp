@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "mf/hash/sha256.hpp"
+
 namespace mf::trace {
 namespace {
 
@@ -84,14 +86,14 @@ const std::array<EventRule, kEventTypes.size()> kRules = {{
       {"output", Kind::Any, true},
       {"model_calls", Kind::Natural, true},
       {"repairs", Kind::Natural, true},
-      {"hmac_sha256", Kind::Digest, false}}},
+      {kMacMember, Kind::Digest, false}}},
     {"run_failed",
      {{"terminal", Kind::Name, true},
       {"model_calls", Kind::Natural, true},
       {"repairs", Kind::Natural, true},
       {"violations", Kind::Violations, false},
       {"error", Kind::Text, false},
-      {"hmac_sha256", Kind::Digest, false}}},
+      {kMacMember, Kind::Digest, false}}},
 }};
 
 bool is_digest(const std::string& s) {
@@ -188,6 +190,10 @@ std::optional<std::string> check_values(std::string_view event, const json::Valu
 }
 
 }  // namespace
+
+std::string terminal_mac(std::string_view key, std::string_view unsigned_line) {
+  return hash::to_hex(hash::hmac_sha256(key, unsigned_line));
+}
 
 bool is_known_event(std::string_view event) {
   return std::find(kEventTypes.begin(), kEventTypes.end(), event) != kEventTypes.end();

@@ -251,8 +251,7 @@ bool Verifier::check_mac(const json::Value& event_object) {
   auto& members = unsigned_line.as_object();
   members.erase(std::find_if(members.begin(), members.end(),
                              [](const json::Member& m) { return m.key == kMacMember; }));
-  const std::string expected =
-      hash::to_hex(hash::hmac_sha256(options_.mac_key, json::canonical(unsigned_line)));
+  const std::string expected = terminal_mac(options_.mac_key, json::canonical(unsigned_line));
   if (!hash::equal_constant_time(expected, mac->as_string())) {
     fail(codes::kTraceMacMismatch, "hmac_sha256 does not match under the given key");
     return false;
@@ -262,10 +261,8 @@ bool Verifier::check_mac(const json::Value& event_object) {
 }
 
 bool Verifier::check_consistent(const std::string& event, const json::Value& event_object) {
-  const auto number = [&](std::string_view key) {
-    const auto* v = event_object.find(key);
-    return v != nullptr && v->is_number() ? v->as_exact_int() : std::nullopt;
-  };
+  // Every member read here was checked by check_payload to be an integer >= 0 (or absent).
+  const auto number = [&](std::string_view key) { return natural(event_object, key); };
   const auto inconsistent = [&](const std::string& what) {
     fail(codes::kTraceInconsistent, event + " " + what);
     return false;
@@ -388,13 +385,10 @@ bool Verifier::check_and_count(const std::string& event, const json::Value& even
     ++summary_.violations_by_kind[event];
   } else if (event == "run_started") {
     task_mode_ = event_object.find("mode")->as_string() == "task";
-    const auto* budget = event_object.find("budget");
-    const auto limit = [&](std::string_view key) {
-      const auto* v = budget->find(key);
-      return v != nullptr && v->is_number() ? v->as_exact_int().value_or(-1) : -1;
-    };
-    max_model_calls_ = limit("max_model_calls");
-    max_repairs_ = limit("max_repairs");
+    // A limit that is missing or not a count makes every step out of budget (-1).
+    const json::Value& budget = *event_object.find("budget");
+    max_model_calls_ = natural(budget, "max_model_calls").value_or(-1);
+    max_repairs_ = natural(budget, "max_repairs").value_or(-1);
   } else if (is_terminal_event(event)) {
     terminated_ = true;
     summary_.terminal = event_object.find("terminal")->as_string();

@@ -149,7 +149,7 @@ Status Writer::emit(std::string_view event, json::Value payload) {
   if (is_terminal_event(event) && !options_.mac_key.empty()) {
     // The MAC covers the terminal line without it, which names the previous line's digest: the
     // whole chain.
-    line.set(kMacMember, hash::to_hex(hash::hmac_sha256(options_.mac_key, text)));
+    line.set(kMacMember, terminal_mac(options_.mac_key, text));
     text = json::canonical(line);
   }
   prev_ = hash::sha256_hex(text);

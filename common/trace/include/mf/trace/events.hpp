@@ -25,6 +25,10 @@ inline constexpr std::array<std::string_view, 14> kEventTypes = {
 inline constexpr std::array<std::string_view, 6> kEnvelope = {"v",     "run_id", "seq",
                                                               "event", "t_ms",   "prev"};
 inline constexpr std::string_view kMacMember = "hmac_sha256";
+// The value of kMacMember: lowercase hex HMAC-SHA256 under `key` of the terminal line's canonical
+// form without it (docs/formats/trace.md, "Tamper evidence"). One definition for writer and
+// verifier.
+std::string terminal_mac(std::string_view key, std::string_view unsigned_line);
 inline constexpr std::int64_t kFormatVersion = 2;
 
 bool is_known_event(std::string_view event);
