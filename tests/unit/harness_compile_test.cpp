@@ -633,11 +633,11 @@ struct Pinned {
 
 constexpr Pinned kPinned[] = {
     {"golden", "e9fe066a89b4074f116ae719f17b2285276abb035959bb9836f40060e3389038",
-     "f511fdc7304d8e62e623b53b8f0700aeaa82d545863884fdc2f3791b433c5238"},
+     "f1e1347f70c744f3f68eb2f707b2845445e221fe1e70c7e4efaf2b44b4d89ff9"},
     {"simple-success", "3c67ac25b8ba12c1cfe38be306c2537663f71a9ce1ac1d279370dde852f34129",
-     "e4d07b24cb512e2d8b6c6f585cb8fa219bbfcb9548f619d0d452574908f0cc0b"},
+     "a150a92bf1fe7be8d3bb1c597fcdd0e4d1a17d641b823b5ed030fc2d038dba74"},
     {"blocked-artifact", "81d2d1bc651a4da8863f1ec0155d80afd0d6bfb1c14c0912ef4cc91f51538c7c",
-     "c4217df4f8d0e7a051f5ae9477a4b68a0075e25b953b57e7013fc9ef2d6505fa"},
+     "8beb85708d7877bc8545323776cae4a860ff120a9f22c4b16148a278f9764eed"},
 };
 
 TEST(HarnessCompileGolden, ValidFixturesCompileToPinnedDigests) {

@@ -5,13 +5,51 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/json/reader.hpp"
 
 namespace mf::model {
 
+namespace {
+
+// [{"id"?, "name", "arguments": object | raw JSON text}]; an object is sent as its canonical text.
+std::vector<ToolCallRequest> read_tool_calls(json::FieldReader& r, const json::Value& calls) {
+  std::vector<ToolCallRequest> out;
+  const json::Array& items = calls.as_array();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    std::string pointer = r.pointer_of("tool_calls");
+    json::append_index(pointer, i);
+    json::FieldReader c(items[i], pointer);
+    ToolCallRequest call;
+    call.id = c.string("id", false).value_or("");
+    call.name = c.string("name").value_or("");
+    if (const json::Value* args = items[i].find("arguments")) {
+      if (args->is_string()) {
+        call.arguments = args->as_string();
+      } else {
+        call.arguments = json::canonical(*args);
+      }
+    } else {
+      call.arguments = "{}";
+    }
+    c.reject_unknown({"id", "name", "arguments"});
+    for (auto& d : c.take()) r.add(std::move(d));
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ScriptedModel>> ScriptedModel::parse(std::string_view bytes) {
+  auto steps = parse_steps(bytes);
+  if (!steps) return steps.take_diagnostics();
+  return std::make_unique<ScriptedModel>(std::move(*steps));
+}
+
+Result<std::deque<ScriptedStep>> ScriptedModel::parse_steps(std::string_view bytes) {
   Result<json::Value> doc = json::parse_object(bytes);
   if (!doc) return doc.take_diagnostics();
   json::FieldReader top(*doc, "");
@@ -30,6 +68,11 @@ Result<std::unique_ptr<ScriptedModel>> ScriptedModel::parse(std::string_view byt
       if (has_failure) {
         step.failure = true;
         step.content = r.string("failure").value_or("");
+      } else if (items[i].find("tool_calls") != nullptr) {
+        step.content = r.string("content", false).value_or("");
+        if (const json::Value* calls = r.array("tool_calls")) {
+          step.tool_calls = read_tool_calls(r, *calls);
+        }
       } else {
         step.content = r.string("content").value_or("");
       }
@@ -41,17 +84,19 @@ Result<std::unique_ptr<ScriptedModel>> ScriptedModel::parse(std::string_view byt
         }
         step.delay_ms = *delay;
       }
-      if (has_failure && items[i].find("content") != nullptr) {
-        r.add(diag::error(diag::codes::kSchema, "a step is either a response or a failure",
-                          r.pointer_of("content")));
+      for (const char* key : {"content", "tool_calls"}) {
+        if (has_failure && items[i].find(key) != nullptr) {
+          r.add(diag::error(diag::codes::kSchema, "a step is either a response or a failure",
+                            r.pointer_of(key)));
+        }
       }
-      r.reject_unknown({"content", "failure", "usage", "delay_ms"});
+      r.reject_unknown({"content", "tool_calls", "failure", "usage", "delay_ms"});
       for (auto& d : r.take()) problems.push_back(std::move(d));
       queue.push_back(std::move(step));
     }
   }
   if (!problems.empty()) return problems;
-  return std::make_unique<ScriptedModel>(std::move(queue));
+  return queue;
 }
 
 Reply ScriptedModel::infer(const Request&, const std::atomic<bool>& cancel) {
@@ -76,6 +121,7 @@ Reply ScriptedModel::infer(const Request&, const std::atomic<bool>& cancel) {
   } else {
     reply.ok = true;
     reply.content = std::move(step.content);
+    reply.tool_calls = std::move(step.tool_calls);
   }
   return reply;
 }

@@ -32,16 +32,16 @@ model::Request make_request(const Task& task, std::int64_t call,
   for (const auto& f : task.contract.required_fields) fields.push_back(f);
   contract.set("required_fields", std::move(fields));
   contract.set("reject_unknown_fields", task.contract.reject_unknown_fields);
-  r.messages.push_back(
-      {"system", task.objective +
+  r.messages.push_back(model::Message::text(
+      "system", task.objective +
                      "\nAnswer with one JSON object and nothing else. Output contract: " +
                      json::canonical(contract) + ". At most " +
-                     std::to_string(task.budget.max_output_bytes) + " bytes."});
-  r.messages.push_back({"user", json::canonical(task.input)});
+                     std::to_string(task.budget.max_output_bytes) + " bytes."));
+  r.messages.push_back(model::Message::text("user", json::canonical(task.input)));
   if (violations != nullptr) {
-    r.messages.push_back({"user", "Your previous answer violated the output contract: " +
+    r.messages.push_back(model::Message::text("user", "Your previous answer violated the output contract: " +
                                       json::canonical(to_json(*violations)) +
-                                      ". Return a corrected JSON object."});
+                                      ". Return a corrected JSON object."));
   }
   return r;
 }

@@ -65,10 +65,11 @@ Verdict verdict(bool allowed) {
 
 // After the call: the output schema, then redaction, then the bounds of the output policy.
 void bound_output(const ToolDescriptor& tool, const std::string& name, ToolResult& result) {
-  // The tool's own output is content + details; is_error is the boundary's verdict.
-  Value shape = to_json(result);
-  shape = json::Object{{"content", *shape.find("content")}, {"details", *shape.find("details")}};
-  if (auto violations = schema::validate(tool.output_schema, shape); !violations.empty()) {
+  // The output schema describes a successful call's structured result (details); an error result
+  // keeps its own message.
+  if (auto violations = result.is_error ? std::vector<schema::Violation>{}
+                                        : schema::validate(tool.output_schema, result.details);
+      !violations.empty()) {
     result =
         ToolResult::error("Tool " + quoted(name) + " returned output that fails its schema: " +
                           violations.front().instance_pointer + " " + violations.front().message);
@@ -145,6 +146,13 @@ Result<std::vector<Binding>> bindings_from_plan(const json::Value& plan) {
     Binding b;
     b.tool = catalog->descriptors().begin()->second;
     b.node_id = n.find("node_id")->as_string();
+    for (const Value& a : n.find("produced_artifact_ids")->as_array()) {
+      b.produces.push_back(a.as_string());
+    }
+    if (const Value* t = n.find("terminal_result"); t != nullptr && t->is_string()) {
+      b.terminal_result = t->as_string();
+    }
+    b.required = n.find("required")->as_bool();
     for (const Value& p : n.find("prerequisites")->as_array()) {
       PrerequisiteRule rule{p.find("node_id")->as_string(), {}};
       for (const Value& m : p.find("argument_matches")->as_array()) {
@@ -160,7 +168,9 @@ Result<std::vector<Binding>> bindings_from_plan(const json::Value& plan) {
 }
 
 Binding binding_from_descriptor(const ToolDescriptor& d) {
-  return Binding{d, {}, {}};
+  Binding b;
+  b.tool = d;
+  return b;
 }
 
 json::Value to_json(const ToolTraceRecord& r) {
@@ -350,7 +360,7 @@ Execution ToolExecutor::call(const ToolCall& call) {
   if (ctx.cancelled()) return deny("Operation aborted", ExecutionStatus::Cancelled);
   if (started >= context_.deadline) return deny("Operation aborted", ExecutionStatus::TimedOut);
   ToolResult result = impl != nullptr
-                          ? impl->run(Invocation{args, ctx, options_.artifact_dir})
+                          ? impl->run(Invocation{args, ctx, options_.artifact_dir, b, options_.request})
                           : ToolResult::error("No implementation is available for " + b.tool.ref() +
                                               " (" + b.tool.implementation_id + ")");
   bound_output(b.tool, call.name, result);

@@ -10,6 +10,7 @@
 
 #include "edit_core.hpp"
 #include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
 
 namespace mf::tools {
 namespace {
@@ -22,15 +23,23 @@ ToolResult pack_tool(const Invocation& call) {
   return Run(call.args, call.ctx);
 }
 
+// A terminal control records the intent; the run loop decides whether to accept it. The terminal
+// result is the node's; arguments that name one must name the same.
 ToolResult record_terminal(const Invocation& call) {
   const Value* terminal = call.args.find("terminal_result");
   const Value* summary = call.args.find("summary");
-  if (terminal == nullptr || !terminal->is_string()) {
-    return ToolResult::error("Terminal controls need a terminal_result");
+  std::string result = call.binding.terminal_result;
+  if (terminal != nullptr && terminal->is_string()) {
+    if (!result.empty() && terminal->as_string() != result) {
+      return ToolResult::refusal("Tool " + call.binding.tool.model_tool_name + " submits " +
+                                 result + ", not " + terminal->as_string());
+    }
+    result = terminal->as_string();
   }
+  if (result.empty()) return ToolResult::refusal("Terminal controls need a terminal_result");
   return ToolResult{
-      false, "Terminal intent recorded: " + terminal->as_string(),
-      json::Object{{"terminal_result", *terminal}, {"summary", summary ? *summary : Value("")}}};
+      false, "Terminal intent recorded: " + result,
+      json::Object{{"terminal_result", result}, {"summary", summary ? *summary : Value("")}}};
 }
 
 bool valid_artifact_id(std::string_view s) {
@@ -41,11 +50,11 @@ bool valid_artifact_id(std::string_view s) {
 }
 
 // The artifact's path, or the error result that refuses the call.
-std::pair<std::string, std::optional<ToolResult>> artifact_path(const Invocation& call) {
+std::pair<std::string, std::optional<ToolResult>> artifact_path(const Invocation& call,
+                                                                const std::string& id) {
   if (call.artifact_dir.empty()) {
     return {{}, ToolResult::refusal("No artifact directory is configured for this run")};
   }
-  const std::string id = call.args.find("artifact_id")->as_string();
   if (!valid_artifact_id(id)) {
     return {{},
             ToolResult::refusal("Invalid artifact id \"" + id +
@@ -57,8 +66,8 @@ std::pair<std::string, std::optional<ToolResult>> artifact_path(const Invocation
 // Read beneath the artifact directory, held open as the workspace is: a link leading out of it is
 // refused rather than followed, as write_artifact never writes through one.
 ToolResult read_artifact(const Invocation& call) {
-  if (auto refused = artifact_path(call).second) return std::move(*refused);
   const std::string& id = call.args.find("artifact_id")->as_string();
+  if (auto refused = artifact_path(call, id).second) return std::move(*refused);
   const ToolResult missing = ToolResult::error("Artifact not found: " + id);
   auto dir = Workspace::open(call.artifact_dir);
   if (!dir) return missing;
@@ -77,16 +86,29 @@ ToolResult read_artifact(const Invocation& call) {
 }
 
 ToolResult write_artifact(const Invocation& call) {
-  auto [path, refused] = artifact_path(call);
-  if (refused) return std::move(*refused);
   const std::string& id = call.args.find("artifact_id")->as_string();
   const std::string& content = call.args.find("content")->as_string();
-  if (Status s = io::publish_atomic(path, content, io::Clobber::Replace); !s) {
-    return ToolResult::error("Could not write artifact " + id + ": " +
-                             s.diagnostics().front().message);
-  }
+  if (auto failed = write_artifact_file(call, id, content)) return std::move(*failed);
   return ToolResult{
       false, "Wrote artifact " + id + " (" + std::to_string(content.size()) + " bytes)", {}};
+}
+
+// Records the call's arguments, as canonical JSON, as every artifact its node produces: a tool
+// whose work is the structured record it is given (a report, a verdict, a draft).
+ToolResult produce_artifacts(const Invocation& call) {
+  if (call.binding.produces.empty()) {
+    return ToolResult::refusal("Tool " + call.binding.tool.model_tool_name +
+                               " produces no artifact in this plan");
+  }
+  const std::string content = json::canonical_file(call.args);
+  std::string ids;
+  for (const auto& id : call.binding.produces) {
+    if (auto failed = write_artifact_file(call, id, content)) return std::move(*failed);
+    ids += (ids.empty() ? "" : ", ") + id;
+  }
+  std::string summary =
+      "Wrote artifact " + ids + " (" + std::to_string(content.size()) + " bytes)";
+  return ToolResult{false, summary, json::Object{{"status", "success"}, {"summary", summary}}};
 }
 
 constexpr std::array kImplementations = {
@@ -100,10 +122,22 @@ constexpr std::array kImplementations = {
     Implementation{"impl.builtin.pi_compat.bash.v1", nullptr, pack_tool<run_bash>},
     Implementation{"impl.builtin.artifact.read.v1", nullptr, read_artifact},
     Implementation{"impl.builtin.artifact.write.v1", nullptr, write_artifact},
+    Implementation{"impl.builtin.artifact.produce.v1", nullptr, produce_artifacts},
 };
 constexpr Implementation kTerminal{{}, nullptr, record_terminal};
 
 }  // namespace
+
+std::optional<ToolResult> write_artifact_file(const Invocation& call, const std::string& id,
+                                              const std::string& content) {
+  auto [path, refused] = artifact_path(call, id);
+  if (refused) return std::move(*refused);
+  if (Status s = io::publish_atomic(path, content, io::Clobber::Replace); !s) {
+    return ToolResult::error("Could not write artifact " + id + ": " +
+                             s.diagnostics().front().message);
+  }
+  return std::nullopt;
+}
 
 const Implementation* implementation_for(const ToolDescriptor& tool) {
   const auto it =

@@ -4,21 +4,26 @@
 // knows no tool by name.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "mf/json/value.hpp"
 #include "mf/tools/catalog.hpp"
+#include "mf/tools/executor.hpp"
 #include "mf/tools/pack.hpp"
 
 namespace mf::tools {
 
-// What a run gets: the validated arguments, the call's context (workspace, deadline, cancel), and
-// where the run's artifacts live (empty = none configured).
+// What a run gets: the validated arguments, the call's context (workspace, deadline, cancel),
+// where the run's artifacts live (empty = none configured), the binding it runs through (its node's
+// produced artifacts and terminal result) and the run's request.
 struct Invocation {
   const json::Value& args;
   const CallContext& ctx;
   const std::string& artifact_dir;
+  const Binding& binding;
+  const json::Value& request;
 };
 
 struct Implementation {
@@ -30,5 +35,10 @@ struct Implementation {
 // The implementation of `tool`: the entry for its implementation_id, else, for any tool of the
 // terminal class, the terminal recorder; null when there is none.
 const Implementation* implementation_for(const ToolDescriptor& tool);
+
+// Writes `content` as artifact `id` beneath the call's artifact directory (atomically, never through
+// a link); the error result when the id is invalid or no directory is configured.
+std::optional<ToolResult> write_artifact_file(const Invocation& call, const std::string& id,
+                                              const std::string& content);
 
 }  // namespace mf::tools

@@ -13,21 +13,49 @@
 
 namespace mf::model {
 
+// One tool call as the model emitted it. `arguments` is the raw JSON text the model wrote: it may
+// be malformed, or not an object, and the run loop decides what that costs.
+struct ToolCallRequest {
+  std::string id;  // the model's call id; empty when it gave none (the loop assigns one)
+  std::string name;
+  std::string arguments;
+};
+
+// A tool as the model sees it (its schema is the plan node's closed input schema).
+struct ToolSchema {
+  std::string name;
+  std::string description;
+  json::Value input_schema;
+};
+
 struct Message {
-  std::string role;  // system | user | assistant
+  std::string role;  // system | user | assistant | tool
   std::string content;
+  std::vector<ToolCallRequest> tool_calls;  // assistant: the calls it made
+  std::string tool_call_id;                 // tool: the call this result answers
+  std::string tool_name;                    // tool: the tool that answered
+  bool is_error = false;                    // tool: the call failed or was refused
+
+  static Message text(std::string role, std::string content) {
+    Message m;
+    m.role = std::move(role);
+    m.content = std::move(content);
+    return m;
+  }
 };
 
 struct Request {
   std::int64_t call = 0;  // 1-based model call number within the run
   std::vector<Message> messages;
+  std::vector<ToolSchema> tools;  // empty in task mode
 };
 
 struct Reply {
   bool ok = false;
-  std::string content;  // assistant content when ok
-  json::Value usage;    // provider-reported usage (object) or null
-  std::string error;    // provider failure when !ok
+  std::string content;                      // assistant text when ok (may be empty)
+  std::vector<ToolCallRequest> tool_calls;  // native tool calls when ok
+  json::Value usage;                        // provider-reported usage (object) or null
+  std::string error;                        // provider failure when !ok
 };
 
 class Model {

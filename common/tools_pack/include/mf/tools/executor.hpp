@@ -30,6 +30,9 @@ struct Binding {
   ToolDescriptor tool;
   std::string node_id;  // empty for a catalog binding
   std::vector<PrerequisiteRule> prerequisites;
+  std::vector<std::string> produces;  // the node's produced_artifact_ids
+  std::string terminal_result;        // the node's terminal result; empty unless terminal
+  bool required = false;              // the node must succeed before any terminal is accepted
 };
 
 // The bindings of a plan that the plan loader accepted (mf::harness::load_plan).
@@ -103,6 +106,7 @@ struct Execution {
 struct ExecutorOptions {
   std::vector<std::string> granted_capabilities;
   std::string artifact_dir;  // where read_artifact/write_artifact keep artifacts; empty = none
+  json::Value request;       // the run's request (instruction, context) for the request.* tools
   bool fixed_clock = false;  // durations recorded as 0 (deterministic traces)
 };
 

@@ -1,0 +1,55 @@
+// Context compaction (docs/compaction.md): forge's tiered strategy, deterministic and without a
+// model call. The run loop keeps the conversation as entries that know what they are; when the
+// estimated size crosses a phase threshold of the plan's context budget, older entries are
+// shortened or dropped in three escalating phases. The system prompt, the user's input, tool calls
+// and the recent window are never dropped.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "mf/model/model.hpp"
+
+namespace mf::runtime {
+
+enum class EntryKind : std::uint8_t {
+  SystemPrompt,
+  UserInput,
+  ToolCall,      // an assistant message carrying tool calls
+  ToolResult,    // a tool message answering one call
+  Nudge,         // a guardrail's correction (user message, or tool error result)
+  TextResponse,  // assistant text that was not a tool call
+};
+
+struct Entry {
+  model::Message message;
+  EntryKind kind = EntryKind::UserInput;
+  std::int64_t iteration = 0;  // the model call (1-based) the entry belongs to; 0 = before any
+};
+
+struct ContextPolicy {
+  std::int64_t budget_tokens = 8192;
+  std::int64_t keep_recent_iterations = 2;
+  std::array<double, 3> phase_thresholds = {0.6, 0.75, 0.9};
+};
+
+// A deterministic size estimate (docs/compaction.md) of what the entries put in a request.
+std::int64_t estimate_tokens(const std::vector<Entry>& history);
+
+struct Compaction {
+  int phase = 0;  // 0 = nothing done; else the highest phase applied (1..3)
+  std::int64_t tokens_before = 0;
+  std::int64_t tokens_after = 0;
+  std::int64_t entries_before = 0;
+  std::int64_t entries_after = 0;
+};
+
+// Compacts `history` in place before the request of model call `next_iteration`, applying phases
+// in order until the estimate is under the first threshold or phase 3 has run. Every remaining
+// tool call keeps exactly one answer (a dropped result leaves a short placeholder), so the history
+// stays a well-formed conversation.
+Compaction compact(std::vector<Entry>& history, const ContextPolicy& policy,
+                   std::int64_t next_iteration);
+
+}  // namespace mf::runtime
