@@ -177,7 +177,7 @@ TEST(EvalGrade, EveryFailedCheckIsAnEntry) {
   e.model_calls = 1;
   e.repairs = 0;
   e.output = {{"evidence", "x"}, {"a/b", json::Object{{"k", 1}, {"j", 2}}}};
-  runtime::RunOutcome failed{"invalid_output", json::Value(), 2, 1};
+  runtime::RunOutcome failed{"invalid_output", json::Value(), 2, 1, 0, {}};
   EXPECT_EQ(json::canonical(grade(e, failed)),
             R"([{"actual":"invalid_output","check":"terminal","expected":"completed"},)"
             R"({"actual":2,"check":"model_calls","expected":1},)"
@@ -188,7 +188,7 @@ TEST(EvalGrade, EveryFailedCheckIsAnEntry) {
   json::Value output;
   output.set("evidence", "x");
   output.set("a/b", json::Object{{"j", 2}, {"k", 1}});
-  runtime::RunOutcome ok{"completed", output, 1, 0};
+  runtime::RunOutcome ok{"completed", output, 1, 0, 0, {}};
   EXPECT_TRUE(grade(e, ok).empty());
 }
 

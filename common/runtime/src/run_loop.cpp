@@ -1,127 +1,76 @@
 #include "mf/runtime/run_loop.hpp"
 
+#include "loop.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
 
 namespace mf::runtime {
 
+namespace detail {
 namespace {
-
-std::string_view content_mode(TraceContent c) {
-  switch (c) {
-    case TraceContent::Digest:
-      return "digest";
-    case TraceContent::Inline:
-      return "inline";
-    case TraceContent::None:
-      return "none";
-    case TraceContent::Store:
-      return "store";
-  }
-  return "digest";
-}
-
-// The first request states the objective, the contract and the input; a repair request adds the
-// exact violations of the previous answer.
-model::Request make_request(const Task& task, std::int64_t call,
-                            const std::vector<Violation>* violations) {
-  model::Request r;
-  r.call = call;
-  json::Value contract;
-  json::Array fields;
-  for (const auto& f : task.contract.required_fields) fields.push_back(f);
-  contract.set("required_fields", std::move(fields));
-  contract.set("reject_unknown_fields", task.contract.reject_unknown_fields);
-  r.messages.push_back(model::Message::text(
-      "system", task.objective +
-                     "\nAnswer with one JSON object and nothing else. Output contract: " +
-                     json::canonical(contract) + ". At most " +
-                     std::to_string(task.budget.max_output_bytes) + " bytes."));
-  r.messages.push_back(model::Message::text("user", json::canonical(task.input)));
-  if (violations != nullptr) {
-    r.messages.push_back(model::Message::text("user", "Your previous answer violated the output contract: " +
-                                      json::canonical(to_json(*violations)) +
-                                      ". Return a corrected JSON object."));
-  }
-  return r;
-}
 
 class Loop {
  public:
-  Loop(const Task& task, model::Model& model, trace::Writer& trace, const RunOptions& options)
-      : task_(task), model_(model), trace_(trace), options_(options) {}
+  Loop(Turns& turns, RunOutcome& outcome, model::Model& model, trace::Writer& trace,
+       const RunOptions& options)
+      : turns_(turns), outcome_(outcome), model_(model), trace_(trace), options_(options) {}
 
   Result<RunOutcome> run() {
-    if (Status s = emit_started(); !s) return s.take_diagnostics();
-    std::vector<Violation> feedback;
+    json::Value started = turns_.started();
+    started.set("model", model_.name());
+    started.set("durability", options_.durability);
+    started.set("trace_content", content_mode(options_.trace_content));
+    if (Status s = trace_.emit("run_started", std::move(started)); !s) return s.take_diagnostics();
     for (;;) {
-      if (cancelled()) return finish("cancelled");
+      if (auto stop = interrupted()) return finish({*stop, {}, {}});
       // The budget is a promise checked before each call, never inferred afterwards.
-      if (outcome_.model_calls >= task_.budget.max_model_calls) return budget_exhausted();
+      if (auto spent = turns_.spent(outcome_.model_calls)) return budget_exhausted(*spent);
       const std::int64_t call = ++outcome_.model_calls;
-      Result<model::Reply> reply = ask(call, feedback);
-      if (!reply) return reply.take_diagnostics();
-      if (cancelled()) return finish("cancelled");
-      // Provider failures are never retried by the repair loop.
-      if (!reply->ok) return model_failed(call, reply->error);
-      if (Status s = record_response(call, reply->content, reply->usage); !s) {
+      json::Value requested;
+      model::Request request = turns_.request(call, requested);
+      requested.set("call", call);
+      if (Status s = trace_.emit("model_requested", std::move(requested)); !s) {
         return s.take_diagnostics();
       }
-      Verdict verdict = verify_output(task_, reply->content, options_.semantic);
-      if (verdict.violations.empty()) {
-        // The result, the trace, the store and every report carry the same output: with
-        // secret-looking runs redacted, as everything that leaves a process.
-        outcome_.output = std::move(verdict.output);
-        json::redact_secrets(outcome_.output);
-        return finish("completed");
-      }
-      const bool can_repair = outcome_.repairs < task_.budget.max_repairs;
-      if (Status s = emit_verification_failed(call, verdict.violations, can_repair); !s) {
-        return s.take_diagnostics();
-      }
-      if (!can_repair) {
-        violations_ = std::move(verdict.violations);
-        return finish("invalid_output");
-      }
-      ++outcome_.repairs;
-      feedback = std::move(verdict.violations);
+      static const std::atomic<bool> kNever{false};
+      model::Reply reply = model_.infer(request, options_.cancel ? *options_.cancel : kNever);
+      if (auto stop = interrupted()) return finish({*stop, {}, {}});
+      // Provider failures are never retried by the repair or guardrail budgets.
+      if (!reply.ok) return model_failed(call, reply.error);
+      if (Status s = record_response(call, reply); !s) return s.take_diagnostics();
+      Result<std::optional<Ending>> ending = turns_.decide(call, reply);
+      if (!ending) return ending.take_diagnostics();
+      if (*ending) return finish(std::move(**ending));
     }
   }
 
  private:
-  Status emit_started() {
-    json::Value started;
-    started.set("mode", "task");
-    started.set("task_id", task_.id);
-    started.set("task_sha256", task_.sha256);
-    started.set("model", model_.name());
-    started.set("budget", budget_to_json(task_.budget));
-    started.set("durability", options_.durability);
-    started.set("trace_content", content_mode(options_.trace_content));
-    return trace_.emit("run_started", std::move(started));
-  }
-
-  Result<RunOutcome> budget_exhausted() {
-    json::Value b;
-    b.set("budget", "max_model_calls");
-    b.set("limit", task_.budget.max_model_calls);
-    if (Status s = trace_.emit("budget_exhausted", std::move(b)); !s) return s.take_diagnostics();
-    return finish("budget_exhausted");
-  }
-
-  // Records the request, then asks the model: the first call, or a repair carrying `feedback`.
-  Result<model::Reply> ask(std::int64_t call, const std::vector<Violation>& feedback) {
-    const bool repair = !feedback.empty();
-    json::Value requested;
-    requested.set("call", call);
-    requested.set("kind", repair ? "repair" : "initial");
-    if (repair) requested.set("violations", to_json(feedback));
-    if (Status s = trace_.emit("model_requested", std::move(requested)); !s) {
-      return s.take_diagnostics();
+  static std::string_view content_mode(TraceContent c) {
+    switch (c) {
+      case TraceContent::Digest:
+        return "digest";
+      case TraceContent::Inline:
+        return "inline";
+      case TraceContent::None:
+        return "none";
+      case TraceContent::Store:
+        return "store";
     }
-    static const std::atomic<bool> kNever{false};
-    return model_.infer(make_request(task_, call, repair ? &feedback : nullptr),
-                        options_.cancel ? *options_.cancel : kNever);
+    return "digest";
+  }
+
+  std::optional<std::string> interrupted() const {
+    if (options_.cancel != nullptr && options_.cancel->load()) return "cancelled";
+    if (std::chrono::steady_clock::now() >= options_.deadline) return "timed_out";
+    return std::nullopt;
+  }
+
+  Result<RunOutcome> budget_exhausted(const std::pair<std::string, std::int64_t>& spent) {
+    json::Value b;
+    b.set("budget", spent.first);
+    b.set("limit", spent.second);
+    if (Status s = trace_.emit("budget_exhausted", std::move(b)); !s) return s.take_diagnostics();
+    return finish({"budget_exhausted", {}, {}});
   }
 
   Result<RunOutcome> model_failed(std::int64_t call, const std::string& error) {
@@ -129,48 +78,50 @@ class Loop {
     failed.set("call", call);
     failed.set("error", error);
     if (Status s = trace_.emit("model_failed", std::move(failed)); !s) return s.take_diagnostics();
-    error_ = error;
-    return finish("model_failed");
+    return finish({"model_failed", {}, error});
   }
 
-  // The response as the trace-content mode says: kept in the store, digested, inline or not at all.
-  Status record_response(std::int64_t call, const std::string& content, const json::Value& usage) {
-    if (options_.trace_content == TraceContent::Store && options_.keep_content) {
-      if (Status s = options_.keep_content(call, content); !s) return s;
+  // The reply as the trace-content mode says: kept in the store, digested, inline or not at all.
+  // Tool calls are recorded beside the content (inline: the calls themselves; otherwise their
+  // digest), so a digest names everything the model said.
+  Status record_response(std::int64_t call, const model::Reply& reply) {
+    const TraceContent mode = options_.trace_content;
+    if (mode == TraceContent::Store && options_.keep_content) {
+      if (Status s = options_.keep_content(call, reply.content); !s) return s;
     }
     json::Value responded;
     responded.set("call", call);
-    responded.set("content_bytes", static_cast<std::int64_t>(content.size()));
-    if (options_.trace_content != TraceContent::None) {
-      responded.set("content_sha256", hash::sha256_hex(content));
+    responded.set("content_bytes", static_cast<std::int64_t>(reply.content.size()));
+    if (mode != TraceContent::None) responded.set("content_sha256", hash::sha256_hex(reply.content));
+    if (mode == TraceContent::Inline) responded.set("content", reply.content);
+    if (!reply.tool_calls.empty()) {
+      json::Array calls;
+      for (const auto& c : reply.tool_calls) {
+        calls.push_back(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+      }
+      responded.set("tool_call_count", static_cast<std::int64_t>(calls.size()));
+      if (mode != TraceContent::None) {
+        responded.set("tool_calls_sha256", json::canonical_digest(json::Value(calls)));
+      }
+      if (mode == TraceContent::Inline) responded.set("tool_calls", std::move(calls));
     }
-    if (options_.trace_content == TraceContent::Inline) responded.set("content", content);
-    if (!usage.is_null()) responded.set("usage", usage);
+    if (!reply.usage.is_null()) responded.set("usage", reply.usage);
     return trace_.emit("model_responded", std::move(responded));
   }
 
-  Status emit_verification_failed(std::int64_t call, const std::vector<Violation>& violations,
-                                  bool can_repair) {
-    json::Value vf;
-    vf.set("call", call);
-    vf.set("violations", to_json(violations));
-    vf.set("repairs_remaining", task_.budget.max_repairs - outcome_.repairs - (can_repair ? 1 : 0));
-    return trace_.emit("verification_failed", std::move(vf));
-  }
-
-  bool cancelled() const { return options_.cancel != nullptr && options_.cancel->load(); }
-
-  Result<RunOutcome> finish(std::string terminal) {
-    outcome_.terminal = std::move(terminal);
+  Result<RunOutcome> finish(Ending ending) {
+    outcome_.terminal = std::move(ending.terminal);
+    if (!outcome_.completed() && outcome_.error.empty()) outcome_.error = ending.error;
     json::Value end;
     end.set("terminal", outcome_.terminal);
     end.set("model_calls", outcome_.model_calls);
     end.set("repairs", outcome_.repairs);
+    if (outcome_.tool_calls > 0) end.set("tool_calls", outcome_.tool_calls);
     if (outcome_.completed()) {
       end.set("output", outcome_.output);
     } else {
-      if (!violations_.empty()) end.set("violations", to_json(violations_));
-      if (!error_.empty()) end.set("error", error_);
+      if (!ending.violations.empty()) end.set("violations", to_json(ending.violations));
+      if (!outcome_.error.empty()) end.set("error", outcome_.error);
     }
     const char* event = outcome_.completed() ? "run_completed" : "run_failed";
     if (Status s = trace_.emit(event, std::move(end)); !s) return s.take_diagnostics();
@@ -178,20 +129,115 @@ class Loop {
     return outcome_;
   }
 
-  const Task& task_;
+  Turns& turns_;
+  RunOutcome& outcome_;
   model::Model& model_;
   trace::Writer& trace_;
   const RunOptions& options_;
-  RunOutcome outcome_;
-  std::vector<Violation> violations_;
-  std::string error_;
+};
+
+}  // namespace
+
+Result<RunOutcome> run_loop(Turns& turns, RunOutcome& outcome, model::Model& model,
+                            trace::Writer& trace, const RunOptions& options) {
+  return Loop(turns, outcome, model, trace, options).run();
+}
+
+}  // namespace detail
+
+namespace {
+
+// Task mode: the final answer is the assistant content, checked by the output contract; a
+// violation is repaired while the budget allows, with the exact violations in the next request.
+class TaskTurns final : public detail::Turns {
+ public:
+  TaskTurns(const Task& task, trace::Writer& trace, RunOutcome& outcome, const RunOptions& options)
+      : task_(task), trace_(trace), outcome_(outcome), options_(options) {}
+
+  json::Value started() const override {
+    json::Value started;
+    started.set("mode", "task");
+    started.set("task_id", task_.id);
+    started.set("task_sha256", task_.sha256);
+    started.set("budget", budget_to_json(task_.budget));
+    return started;
+  }
+
+  std::optional<std::pair<std::string, std::int64_t>> spent(std::int64_t calls) const override {
+    if (calls >= task_.budget.max_model_calls) {
+      return std::make_pair(std::string("max_model_calls"), task_.budget.max_model_calls);
+    }
+    return std::nullopt;
+  }
+
+  // The first request states the objective, the contract and the input; a repair request adds the
+  // exact violations of the previous answer.
+  model::Request request(std::int64_t call, json::Value& requested) override {
+    const bool repair = !feedback_.empty();
+    requested.set("kind", repair ? "repair" : "initial");
+    if (repair) requested.set("violations", to_json(feedback_));
+    model::Request r;
+    r.call = call;
+    json::Value contract;
+    json::Array fields;
+    for (const auto& f : task_.contract.required_fields) fields.push_back(f);
+    contract.set("required_fields", std::move(fields));
+    contract.set("reject_unknown_fields", task_.contract.reject_unknown_fields);
+    r.messages.push_back(model::Message::text(
+        "system", task_.objective +
+                      "\nAnswer with one JSON object and nothing else. Output contract: " +
+                      json::canonical(contract) + ". At most " +
+                      std::to_string(task_.budget.max_output_bytes) + " bytes."));
+    r.messages.push_back(model::Message::text("user", json::canonical(task_.input)));
+    if (repair) {
+      r.messages.push_back(model::Message::text(
+          "user", "Your previous answer violated the output contract: " +
+                      json::canonical(to_json(feedback_)) + ". Return a corrected JSON object."));
+    }
+    return r;
+  }
+
+  Result<std::optional<detail::Ending>> decide(std::int64_t call, model::Reply& reply) override {
+    Verdict verdict = verify_output(task_, reply.content, options_.semantic);
+    if (verdict.violations.empty()) {
+      // The result, the trace, the store and every report carry the same output: with
+      // secret-looking runs redacted, as everything that leaves a process.
+      outcome_.output = std::move(verdict.output);
+      json::redact_secrets(outcome_.output);
+      return std::optional<detail::Ending>(detail::Ending{"completed", {}, {}});
+    }
+    const bool can_repair = outcome_.repairs < task_.budget.max_repairs;
+    json::Value vf;
+    vf.set("call", call);
+    vf.set("violations", to_json(verdict.violations));
+    vf.set("repairs_remaining", task_.budget.max_repairs - outcome_.repairs - (can_repair ? 1 : 0));
+    if (Status s = trace_.emit("verification_failed", std::move(vf)); !s) {
+      return s.take_diagnostics();
+    }
+    if (!can_repair) {
+      return std::optional<detail::Ending>(
+          detail::Ending{"invalid_output", std::move(verdict.violations), {}});
+    }
+    ++outcome_.repairs;
+    feedback_ = std::move(verdict.violations);
+    return std::optional<detail::Ending>();
+  }
+
+ private:
+  const Task& task_;
+  trace::Writer& trace_;
+  RunOutcome& outcome_;
+  const RunOptions& options_;
+  std::vector<Violation> feedback_;
 };
 
 }  // namespace
 
 Result<RunOutcome> run_task(const Task& task, model::Model& model, trace::Writer& trace,
                             const RunOptions& options) {
-  return Loop(task, model, trace, options).run();
+  RunOutcome outcome;
+  TaskTurns turns(task, trace, outcome, options);
+  return detail::run_loop(turns, outcome, model, trace, options);
 }
 
 }  // namespace mf::runtime

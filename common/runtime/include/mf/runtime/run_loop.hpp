@@ -1,10 +1,12 @@
-// The one run loop (docs/formats/task.md, docs/architecture.md). Task mode is a plan with no tools
-// whose final answer is the assistant content checked by the output contract; harness mode will add
-// tool turns to this same loop. It sequences model calls, verification and bounded targeted repair,
-// enforces the budget before every call, and records every decision in the trace.
+// The one run loop (docs/formats/task.md, docs/harness-run.md, docs/architecture.md). Task mode is a
+// plan with no tools whose final answer is the assistant content checked by the output contract;
+// harness mode (plan_run.hpp) runs tool turns through the same loop. It sequences model calls,
+// enforces cancellation, the deadline and the budget before every call, and records every decision
+// in the trace.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -28,16 +30,21 @@ struct RunOptions {
   std::string durability = "event";           // recorded in run_started
   SemanticCheck semantic;                     // optional semantic layer of the verifier
   const std::atomic<bool>* cancel = nullptr;  // SIGINT/SIGTERM flag; polled between steps
+  // The run ends timed_out when a step would start after this.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // With TraceContent::Store: keeps one raw response (call number, bytes) before it is recorded.
   std::function<Status(std::int64_t call, std::string_view content)> keep_content;
 };
 
-// completed | invalid_output | model_failed | budget_exhausted | cancelled
+// completed | invalid_output | model_failed | budget_exhausted | cancelled | timed_out, and in
+// harness mode tool_failed | terminal_rejected (docs/formats/trace.md, "Terminal states").
 struct RunOutcome {
   std::string terminal;
-  json::Value output;  // the verified output when completed
+  json::Value output;  // the verified output (task) or the accepted terminal (harness)
   std::int64_t model_calls = 0;
   std::int64_t repairs = 0;
+  std::int64_t tool_calls = 0;  // harness mode: calls that entered the execution boundary
+  std::string error;            // why a failed run ended, when it says
   bool completed() const { return terminal == "completed"; }
 };
 
