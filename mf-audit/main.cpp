@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   };
   cli::Options d;
   const auto fixtures =
-      d.text({"fixtures", "fixtures directory (forge/, repository/; default: fixtures)", "DIR"});
+      d.text({"fixtures", "fixtures directory (forge/, harness/, repository/; default: fixtures)", "DIR"});
   const auto out = d.text(
       {"out", "where exit-report.json and the work files go (default: target/audit)", "DIR"});
   const auto expect =

@@ -1,10 +1,15 @@
-// mf-replay: verify and summarise a recorded trace (docs/formats/trace.md).
+// mf-replay: verify and summarise a recorded trace (docs/formats/trace.md); re-run a plan run from
+// its recorded replies (--strict) or fork a new run from one (--fork-at) (docs/replay.md).
 #include <unistd.h>
+
+#include <iostream>
 
 #include "mf/cli/cli.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/json/jsonl.hpp"
+#include "mf/runtime/replay.hpp"
 #include "mf/trace/verify.hpp"
 
 namespace cli = mf::cli;
@@ -13,13 +18,61 @@ namespace {
 
 struct Opts {
   cli::Text mac_key_env, expect_sha256;
+  cli::Flag strict;
+  cli::Number fork_at;
+  cli::Text plan, responses, trace, workspace, artifacts, run_id;
+  cli::Flag fixed_clock;
 };
 
-int verify(const cli::Context& ctx, const Opts& o) {
+// --strict and --fork-at: the loop again, from the recorded replies.
+int rerun(cli::Context& ctx, const Opts& o, const std::string& path) {
+  if (int rc = cli::require(ctx, {o.plan})) return rc;
+  namespace rt = mf::runtime;
+  rt::ReplayRequest from;
+  from.trace_path = path;
+  from.plan_path = ctx.get(o.plan);
+  from.workspace = ctx.get(o.workspace, ".");
+  from.artifact_dir = ctx.get(o.artifacts);
+  from.cancel = &cli::cancellation_flag();
+  const std::string source = path == "-" ? "<stdin>" : path;
+  if (ctx.get(o.strict)) {
+    if (ctx.given(o.fork_at)) return cli::usage_error(ctx.tool, "--strict or --fork-at, not both");
+    auto summary = rt::strict_replay(from);
+    if (!summary) return cli::report(ctx.tool, summary.diagnostics(), source);
+    mf::Status w = mf::io::write_output("-", mf::json::canonical_file(*summary));
+    if (!w) return cli::report(ctx.tool, w.diagnostics());
+    if (rt::identical(*summary)) return cli::kSuccess;
+    const auto& d = *summary->find("first_difference");
+    std::cerr << ctx.tool.name << ": replay diverges at seq " << mf::json::canonical(*d.find("seq"))
+              << ": expected " << mf::json::canonical(*d.find("expected")) << ", got "
+              << mf::json::canonical(*d.find("actual")) << " (member "
+              << mf::json::canonical(*d.find("member")) << ")\n";
+    return cli::kFailure;
+  }
+  if (int rc = cli::require(ctx, {o.responses, o.trace})) return rc;
+  rt::ForkRequest fork;
+  fork.from = from;
+  fork.fork_seq = ctx.get(o.fork_at, 0);
+  fork.model_spec = ctx.get(o.responses);
+  if (fork.model_spec.find(':') == std::string::npos) fork.model_spec = "scripted:" + fork.model_spec;
+  fork.trace_path = ctx.get(o.trace);
+  fork.run_id = ctx.get(o.run_id);
+  fork.fixed_clock = ctx.fixed_clock(o.fixed_clock);
+  if (fork.trace_path == "-") return cli::usage_error(ctx.tool, "--trace - : the result is stdout");
+  bool success = false;
+  auto result = rt::fork_run(fork, &success);
+  if (!result) return cli::report(ctx.tool, result.diagnostics(), source);
+  mf::Status w = mf::io::write_output("-", mf::json::canonical_file(*result));
+  if (!w) return cli::report(ctx.tool, w.diagnostics());
+  return success ? cli::kSuccess : cli::kFailure;
+}
+
+int verify(cli::Context& ctx, const Opts& o) {
   const auto args = ctx.positionals();
   if (args.size() > 1) return cli::usage_error(ctx.tool, "takes one TRACE (or '-')");
   const std::string path = args.empty() ? "-" : args[0];
   const std::string source = path == "-" ? "<stdin>" : path;
+  if (ctx.get(o.strict) || ctx.given(o.fork_at)) return rerun(ctx, o, path);
 
   mf::trace::VerifyOptions options;
   if (int rc = cli::secret_from_env(ctx, o.mac_key_env, options.mac_key)) return rc;
@@ -45,7 +98,10 @@ int main(int argc, char** argv) {
   const cli::Tool tool{
       .name = "mf-replay",
       .summary = "Read a trace, verify its integrity and summarise it, without a model.",
-      .usage = "mf-replay [options] TRACE|-",
+      .usage =
+          "mf-replay [options] TRACE|-\n"
+          "       mf-replay --strict --plan PLAN [--workspace DIR] TRACE\n"
+          "       mf-replay --fork-at SEQ --responses FILE --plan PLAN --trace NEW TRACE",
       .examples =
           {
               "mf-replay target/forge-valid.jsonl",
@@ -53,6 +109,9 @@ int main(int argc, char** argv) {
               "mf-replay run.jsonl | jq -r .status",
               "mf-replay --expect-sha256 \"$(mf-store --store s ref get run/r1/trace)\" run.jsonl",
               "MF_TRACE_KEY=... mf-replay --mac-key-env MF_TRACE_KEY run.jsonl",
+              "mf-replay --strict --plan plan.json --workspace fixtures/repository run.jsonl",
+              "mf-replay --fork-at 9 --responses alt.json --plan plan.json run.jsonl --trace "
+              "fork.jsonl",
           },
       .positional = "trace",
       .details =
@@ -66,7 +125,14 @@ int main(int argc, char** argv) {
           "whole trace. A trace cut short by a crash is 'incomplete', not 'corrupt'. On a\n"
           "violation the first offending line is named on stderr (MF-E0xx) and the summary is\n"
           "still printed; exit 1.\n"
-          "Exit 2 also covers a missing or unreadable TRACE (MF-S013, MF-S014).",
+          "Exit 2 also covers a missing or unreadable TRACE (MF-S013, MF-S014).\n"
+          "--strict re-runs a plan run (recorded with --trace-content inline) from its recorded\n"
+          "replies, executing the tools again in --workspace, and requires the same event\n"
+          "sequence (time, the chain and tool durations aside); it prints {status, events,\n"
+          "first_difference} and exits 1 naming the first differing event. --fork-at SEQ starts\n"
+          "a new run that reuses the replies recorded before event SEQ and asks the --responses\n"
+          "model after it; its trace (--trace, a new file) names parent_run_id and fork_seq, and\n"
+          "the original is never changed.",
   };
   cli::Options d;
   const Opts o{
@@ -75,6 +141,20 @@ int main(int argc, char** argv) {
                              "environment variable",
                              "NAME"}),
       .expect_sha256 = d.text({"expect-sha256", "the trace's bytes must have this SHA-256", "HEX"}),
+      .strict = d.flag({"strict", "re-run the plan run from its recorded replies; require the "
+                        "identical event sequence"}),
+      .fork_at = d.number({"fork-at", "start a new run that reuses the replies recorded before "
+                           "this event", "SEQ", {}, {}, 1}),
+      .plan = d.text({"plan", "--strict/--fork-at: the plan the run used", "FILE"}),
+      .responses = d.text({"responses", "--fork-at: the model after the fork (a scripted file, "
+                           "or a model spec)", "FILE|SPEC"}),
+      .trace = d.text({"trace", "--fork-at: where the new run's trace goes", "FILE"}),
+      .workspace = d.text({"workspace", "--strict/--fork-at: the tools' workspace (default: .)",
+                           "DIR"}),
+      .artifacts = d.text({"artifacts", "--strict/--fork-at: the artifact directory (default: a "
+                           "scratch one when the run had one)", "DIR"}),
+      .run_id = d.text({"run-id", "--fork-at: the new run's id", "ID"}),
+      .fixed_clock = d.flag({"fixed-clock", "--fork-at: every t_ms is 0 (also MF_FIXED_CLOCK=1)"}),
   };
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return verify(ctx, o); });
 }

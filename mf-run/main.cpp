@@ -1,5 +1,6 @@
-// mf-run: one task against a model, or one call of the tool pack; the trace and the result
-// (docs/formats/task.md, docs/tools.md).
+// mf-run: one task or one compiled plan against a model, one call of the tool pack, or the rescue
+// of tool calls from model text; the trace and the result (docs/formats/task.md,
+// docs/harness-run.md, docs/tools.md, docs/rescue.md).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,6 +9,8 @@
 #include "mf/cli/cli.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/runtime/plan_run.hpp"
+#include "mf/runtime/rescue.hpp"
 #include "mf/runtime/task_run.hpp"
 #include "mf/tools/command.hpp"
 
@@ -18,10 +21,13 @@ namespace {
 
 // The options, declared once; main() fills them in.
 struct Opts {
-  cli::Text task, model, trace, output, trace_content, durability, run_id, store, mac_key_env;
+  cli::Text task, plan, model, trace, output, trace_content, durability, run_id, store, mac_key_env;
   cli::Flag fixed_clock, check_evidence;
+  cli::Text request, guardrails;
+  cli::Number deadline_ms;
   cli::Text workspace, args, capabilities, sandbox, artifacts;
   cli::Number bash_log_max;
+  cli::Text tools;
 };
 
 std::vector<std::string> split_commas(const std::string& list) {
@@ -66,11 +72,74 @@ rt::TraceContent trace_content(const std::string& mode) {
   return rt::TraceContent::Digest;
 }
 
+// mf-run rescue --tools a,b: model text (one JSON string per line) in, rescued calls out.
+int run_rescue(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
+  if (args.size() != 1) return cli::usage_error(ctx.tool, "rescue takes no operands");
+  if (int rc = cli::require(ctx, {o.tools})) return rc;
+  mf::Status s = rt::rescue_lines(std::cin, std::cout, split_commas(ctx.get(o.tools)));
+  std::cout.flush();
+  return s ? cli::kSuccess : cli::report(ctx.tool, s.diagnostics(), "<stdin>");
+}
+
+// mf-run --plan: the guarded loop; the result document on stdout whatever the terminal. Exit 0 when
+// the run completed with a success disposition, 1 for any other ending.
+int run_plan(cli::Context& ctx, const Opts& o) {
+  if (int rc = cli::require(ctx, {o.model, o.trace})) return rc;
+  rt::PlanRunRequest request;
+  request.plan_path = ctx.get(o.plan);
+  request.model_spec = ctx.get(o.model);
+  request.trace_path = ctx.get(o.trace);
+  request.run_id = ctx.get(o.run_id);
+  request.fixed_clock = ctx.fixed_clock(o.fixed_clock);
+  const std::string output = ctx.get(o.output, "-");
+  if (request.trace_path == "-" && output == "-") {
+    return cli::usage_error(ctx.tool, "--trace - needs --output FILE for the result");
+  }
+  if (ctx.get(o.durability, "event") == "batch") request.durability = mf::trace::Durability::Batch;
+  request.trace_content = trace_content(ctx.get(o.trace_content, "digest"));
+  if (request.trace_content == rt::TraceContent::Store) {
+    return cli::usage_error(ctx.tool, "--trace-content store is not available with --plan");
+  }
+  if (ctx.given(o.store)) return cli::usage_error(ctx.tool, "--store is not available with --plan");
+  request.workspace = ctx.get(o.workspace, ".");
+  request.artifact_dir = ctx.get(o.artifacts);
+  request.request = ctx.get(o.request);
+  request.guardrails = *rt::parse_guardrails(ctx.get(o.guardrails, "full"));
+  if (ctx.given(o.capabilities)) request.capabilities = split_commas(ctx.get(o.capabilities));
+  request.sandbox = ctx.get(o.sandbox, "none") == "bwrap";
+  request.deadline_ms = ctx.get(o.deadline_ms, 0);
+  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, request.mac_key)) return rc;
+  request.cancel = &cli::cancellation_flag();
+  std::string run_id;
+  mf::Result<rt::RunOutcome> outcome = rt::run_plan_request(request, &run_id);
+  if (!outcome) return cli::report(ctx.tool, outcome.diagnostics(), request.plan_path);
+  mf::Status written =
+      mf::io::write_output(output, mf::json::canonical_file(rt::plan_result(*outcome, run_id)));
+  if (!written) return cli::report(ctx.tool, written.diagnostics());
+  const bool success = outcome->completed() &&
+                       outcome->output.find("disposition")->as_string() == "success";
+  if (!success && !ctx.quiet) {
+    std::cerr << ctx.tool.name << ": run ended " << outcome->terminal
+              << (outcome->completed()
+                      ? " (" + outcome->output.find("disposition")->as_string() + ")"
+                      : std::string())
+              << " after " << outcome->model_calls << " model call(s) and " << outcome->tool_calls
+              << " tool call(s); see the trace\n";
+  }
+  return success ? cli::kSuccess : cli::kFailure;
+}
+
 int run(cli::Context& ctx, const Opts& o) {
   if (const auto args = ctx.positionals(); !args.empty()) {
     if (args[0] == "tool") return run_tool(ctx, o, args);
-    return cli::usage_error(ctx.tool, "unknown command '" + args[0] + "' (only 'tool')");
+    if (args[0] == "rescue") return run_rescue(ctx, o, args);
+    return cli::usage_error(ctx.tool,
+                            "unknown command '" + args[0] + "' (commands: tool, rescue)");
   }
+  if (ctx.given(o.task) && ctx.given(o.plan)) {
+    return cli::usage_error(ctx.tool, "--task and --plan are two modes: give one");
+  }
+  if (ctx.given(o.plan)) return run_plan(ctx, o);
   if (int rc = cli::require(ctx, {o.task, o.model, o.trace})) return rc;
   rt::TaskRunRequest request;
   request.task_path = ctx.get(o.task);
@@ -113,12 +182,16 @@ int main(int argc, char** argv) {
   const cli::Tool tool{
       .name = "mf-run",
       .summary =
-          "Run one task against a model; emit the JSONL trace and print the verified result. "
-          "'mf-run tool' makes one call of the tool pack.",
+          "Run one task or one compiled plan against a model; emit the JSONL trace and print the "
+          "result. 'mf-run tool' makes one call of the tool pack; 'mf-run rescue' reads tool "
+          "calls out of model text.",
       .usage =
           "mf-run [options] --task FILE --model SPEC --trace FILE|-\n"
+          "       mf-run [options] --plan FILE|- --model SPEC --trace FILE|- [--workspace DIR] "
+          "[--artifacts DIR]\n"
           "       mf-run tool NAME --workspace DIR --args JSON|@FILE [--capabilities CAPS] "
-          "[--sandbox bwrap]",
+          "[--sandbox bwrap]\n"
+          "       mf-run rescue --tools NAME,...",
       .examples =
           {
               "mf-run --task fixtures/forge/task-valid.json --model "
@@ -129,23 +202,38 @@ int main(int argc, char** argv) {
               "--trace - --output result.json | mf-replay -",
               "MF_TRACE_KEY=... mf-run --task task.json --model scripted:r.json --trace t.jsonl "
               "--mac-key-env MF_TRACE_KEY",
+              "mf-compile fixtures/harness/golden.yaml --catalog fixtures/harness/catalog.json "
+              "--profiles fixtures/harness/profiles.json -o - > plan.json",
+              "mf-run --plan plan.json --model scripted:fixtures/harness/runs/golden-ok.json "
+              "--workspace fixtures/repository --artifacts out/ --trace run.jsonl | jq .terminal",
+              "mf-run --plan plan.json --model 'sim:fixtures/harness/runs/golden-ok.json?seed=7&"
+              "faults=0.3' --guardrails no_rescue --fixed-clock --run-id r1 --trace run.jsonl",
+              "echo '\"{\\\"name\\\": \\\"read\\\", \\\"arguments\\\": {}}\"' | mf-run rescue "
+              "--tools read,ls",
               "mf-run tool read --workspace . --args '{\"path\":\"README.md\",\"limit\":5}' | "
               "jq -r '.content[0].text'",
               "mf-run tool bash --workspace /tmp/ws --args '{\"command\":\"ls\"}' --sandbox bwrap",
           },
       .positional = "operands",
       .details =
-          "The verified output is printed to stdout as canonical JSON (or written to --output). A "
-          "run that ends in any other terminal state (invalid_output, model_failed, "
-          "budget_exhausted, cancelled) exits 1 with a complete trace. An invalid task or model "
-          "script is rejected (exit 2) before the trace is created.",
+          "Task mode prints the verified output to stdout as canonical JSON (or writes it to "
+          "--output); a run that ends in any other terminal state (invalid_output, model_failed, "
+          "budget_exhausted, cancelled) exits 1 with a complete trace. Plan mode prints the run's "
+          "result document (terminal, accepted terminal with its artifacts' digests, counts) "
+          "whatever the ending, and exits 0 only when the run completed with a success "
+          "disposition. An invalid task, plan, request or model script is rejected (exit 2) "
+          "before the trace is created. SIGINT/SIGTERM end a run cancelled with a complete "
+          "trace.",
   };
   cli::Options d;
-  const std::vector<std::string> task{""};  // task mode: no subcommand
+  const std::vector<std::string> task{""};  // task and plan mode: no subcommand
   const std::vector<std::string> tool_cmd{"tool"};
+  const std::vector<std::string> tool_or_run{"", "tool"};
   Opts o{
       .task = d.text({"task", "task file (task mode)", "FILE", task}),
-      .model = d.text({"model", "scripted:RESPONSES.json", "SPEC", task}),
+      .plan = d.text({"plan", "compiled plan (harness mode)", "FILE|-", task}),
+      .model = d.text({"model", "scripted:RESPONSES.json or sim:TRAJECTORY.json?seed=S&faults=R",
+                       "SPEC", task}),
       .trace = d.text({"trace", "where the JSONL trace goes", "FILE|-", task}),
       .output = d.text({"output", "where the result goes (default: stdout)", "FILE|-", task}),
       .trace_content = d.text({"trace-content",
@@ -172,26 +260,42 @@ int main(int argc, char** argv) {
                                 "semantic layer: `evidence` must be path:start-end inside "
                                 "input.repository",
                                 "", task}),
-      .workspace =
-          d.text({"workspace", "tool: the directory every path is confined to", "DIR", tool_cmd}),
+      .request = d.text({"request",
+                         "plan: the run's request {\"instruction\", \"context\"} (a file, or "
+                         "inline JSON)",
+                         "FILE|JSON", task}),
+      .guardrails = d.text({"guardrails",
+                            "plan: full (default), or switch one mechanism off for ablations",
+                            "PRESET",
+                            task,
+                            {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery",
+                             "no_compact", "bare"}}),
+      .deadline_ms = d.number({"deadline-ms", "plan: end the run timed_out after this long",
+                               "MS", task, {}, 1}),
+      .workspace = d.text({"workspace",
+                           "the directory every tool path is confined to (plan default: .)", "DIR",
+                           tool_or_run}),
       .args = d.text({"args", "tool: the arguments", "JSON|@FILE", tool_cmd}),
-      .capabilities =
-          d.text({"capabilities", "tool: granted capabilities (default: those the tool needs)",
-                  "CAP,...", tool_cmd}),
+      .capabilities = d.text({"capabilities",
+                              "granted capabilities (default: those the tool or plan needs)",
+                              "CAP,...", tool_or_run}),
       .sandbox = d.text({"sandbox",
-                         "tool: run bash under bubblewrap (no network, read-only outside the "
+                         "run bash under bubblewrap (no network, read-only outside the "
                          "workspace)",
                          "none|bwrap",
-                         tool_cmd,
+                         tool_or_run,
                          {"none", "bwrap"}}),
-      .artifacts = d.text({"artifacts", "tool: where read_artifact/write_artifact keep artifacts",
-                           "DIR", tool_cmd}),
+      .artifacts = d.text({"artifacts", "where artifact tools keep artifacts (plan: and where "
+                           "terminal acceptance finds them)",
+                           "DIR", tool_or_run}),
       .bash_log_max = d.number({"bash-log-max",
                                 "tool: bash's full-output log keeps its last BYTES (default 8 MiB)",
                                 "BYTES",
                                 tool_cmd,
                                 {},
                                 1}),
+      .tools = d.text({"tools", "rescue: the tool names a call may name", "NAME,...",
+                       {"rescue"}}),
   };
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return run(ctx, o); });
 }

@@ -94,8 +94,13 @@ class Auditor {
     }
     if (Status s = scoped_tool(tool); !s) return s.take_diagnostics();
     if (Status s = evaluation_gate(gate); !s) return s.take_diagnostics();
+    Receipt compiled("compiled_harness");
+    Receipt guarded("guarded_tool_run");
+    const std::string plan_path = (work_ / "golden.plan.json").string();
+    if (Status s = compiled_harness(plan_path, compiled); !s) return s.take_diagnostics();
+    if (Status s = guarded_tool_run(plan_path, guarded); !s) return s.take_diagnostics();
 
-    std::vector<Receipt> receipts = {typed, repair, replay, tool, gate};
+    std::vector<Receipt> receipts = {typed, repair, replay, tool, gate, compiled, guarded};
     if (!req_.store_dir.empty()) {
       Receipt store("content_addressed_store");
       if (Status s = store_round_trip(trace_path, trace_sha, store); !s)
@@ -220,6 +225,109 @@ class Auditor {
     if (!compare) return compare.take_diagnostics();
     gate.check(compare->exit_code == 0,
                "mf-eval compare exited " + std::to_string(compare->exit_code));
+    return {};
+  }
+
+  // 6. The golden harness compiles from YAML and from JSON to the same bytes, the plan verifies, and
+  //    a plan changed by one byte is refused.
+  Status compiled_harness(const std::string& plan_path, Receipt& r) {
+    const fs::path h = fixtures_ / "harness";
+    const std::vector<std::string> inputs = {"--catalog", (h / "catalog.json").string(),
+                                             "--profiles", (h / "profiles.json").string(), "-o",
+                                             "-"};
+    std::string plans[2];
+    const char* sources[2] = {"golden.yaml", "golden.json"};
+    for (int i = 0; i < 2; ++i) {
+      std::vector<std::string> args = {(h / sources[i]).string()};
+      args.insert(args.end(), inputs.begin(), inputs.end());
+      Result<Ran> ran = exec("mf-compile", args);
+      if (!ran) return ran.take_diagnostics();
+      r.check(ran->exit_code == 0, std::string("mf-compile ") + sources[i] + " exited " +
+                                       std::to_string(ran->exit_code));
+      plans[i] = std::move(ran->out);
+    }
+    r.check(!plans[0].empty() && plans[0] == plans[1],
+            "the YAML and JSON sources compiled to different plans");
+    if (Status s = io::publish_atomic(plan_path, plans[0], io::Clobber::Replace); !s) return s;
+    Result<json::Value> plan = json::parse_object(plans[0]);
+    if (r.check(plan.ok(), "the plan is not strict JSON")) {
+      r.evidence("compiled_sha256", string_at(*plan, "compiled_sha256"));
+    }
+    Result<Ran> verified = exec("mf-compile", {"verify", plan_path});
+    if (!verified) return verified.take_diagnostics();
+    r.check(verified->exit_code == 0, "mf-compile verify exited " +
+                                          std::to_string(verified->exit_code));
+    std::string tampered = plans[0];
+    const std::size_t at = tampered.find("Declare the stage");
+    if (r.check(at != std::string::npos, "the plan lacks the golden descriptions")) {
+      tampered[at] = 'd';
+      const std::string tampered_path = (work_ / "tampered.plan.json").string();
+      if (Status s = io::publish_atomic(tampered_path, tampered, io::Clobber::Replace); !s) {
+        return s;
+      }
+      Result<Ran> refused = exec("mf-compile", {"verify", tampered_path});
+      if (!refused) return refused.take_diagnostics();
+      r.check(refused->exit_code == 2 && refused->err.find("MF-L004") != std::string::npos,
+              "a tampered plan was not refused with MF-L004");
+    }
+    return {};
+  }
+
+  // 7. The golden plan runs against a scripted model that makes a premature terminal call, skips a
+  //    prerequisite, names an unknown tool and writes a call as text: every correction is answered,
+  //    the tools really run, the terminal is accepted with its artifacts' digests, the trace
+  //    verifies, and a strict replay re-makes every decision identically.
+  Status guarded_tool_run(const std::string& plan_path, Receipt& r) {
+    const fs::path artifacts = work_ / "artifacts";
+    std::error_code ec;
+    fs::remove_all(artifacts, ec);
+    fs::create_directories(artifacts, ec);
+    const std::string trace_path = (work_ / "guarded.jsonl").string();
+    const std::string workspace = (fixtures_ / "repository").string();
+    Result<Ran> ran = exec(
+        "mf-run",
+        {"--plan", plan_path, "--model",
+         "scripted:" + (fixtures_ / "harness" / "runs" / "golden-recover.json").string(),
+         "--workspace", workspace, "--artifacts", artifacts.string(), "--trace-content", "inline",
+         "--run-id", "audit-guarded", "--fixed-clock", "--trace", trace_path});
+    if (!ran) return ran.take_diagnostics();
+    r.check(ran->exit_code == 0, "mf-run --plan exited " + std::to_string(ran->exit_code));
+    Result<json::Value> result = json::parse_object(ran->out);
+    if (r.check(result.ok(), "mf-run --plan printed no strict JSON object")) {
+      r.check(string_at(*result, "terminal") == "completed", "the guarded run did not complete");
+      const json::Value* accepted = result->find("result");
+      const json::Value* listed = accepted ? accepted->find("artifacts") : nullptr;
+      if (r.check(listed != nullptr && listed->is_array() && !listed->as_array().empty(),
+                  "the accepted terminal lists no artifacts")) {
+        for (const json::Value& a : listed->as_array()) {
+          const std::string id = string_at(a, "artifact_id");
+          Result<std::string> bytes = io::read_input((artifacts / id).string(), 1u << 20);
+          r.check(bytes.ok() && hash::sha256_hex(*bytes) == string_at(a, "sha256"),
+                  "artifact " + id + " is not the bytes the result names");
+        }
+      }
+      r.evidence("result_sha256", json::canonical_digest(*result));
+    }
+    Result<std::string> trace = io::read_input(trace_path, 64u << 20);
+    if (r.check(trace.ok(), "no trace was written")) {
+      r.evidence("trace_sha256", hash::sha256_hex(*trace));
+      for (const char* kind : {"premature_terminal", "prerequisite", "unknown_tool", "rescue"}) {
+        r.check(trace->find(std::string("\"kind\":\"") + kind + "\"") != std::string::npos,
+                std::string("the trace shows no ") + kind + " correction");
+      }
+    }
+    Result<Ran> replayed = exec("mf-replay", {trace_path});
+    if (!replayed) return replayed.take_diagnostics();
+    r.check(replayed->exit_code == 0, "mf-replay exited " + std::to_string(replayed->exit_code));
+    Result<Ran> strict = exec("mf-replay", {"--strict", "--plan", plan_path, "--workspace",
+                                            workspace, trace_path});
+    if (!strict) return strict.take_diagnostics();
+    r.check(strict->exit_code == 0, "strict replay exited " + std::to_string(strict->exit_code));
+    Result<json::Value> summary = json::parse_object(strict->out);
+    if (r.check(summary.ok(), "strict replay printed no summary")) {
+      r.check(string_at(*summary, "status") == "identical", "strict replay diverged");
+      r.evidence("strict_replay_sha256", json::canonical_digest(*summary));
+    }
     return {};
   }
 

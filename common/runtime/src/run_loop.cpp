@@ -27,13 +27,14 @@ class Loop {
       if (auto spent = turns_.spent(outcome_.model_calls)) return budget_exhausted(*spent);
       const std::int64_t call = ++outcome_.model_calls;
       json::Value requested;
-      model::Request request = turns_.request(call, requested);
+      Result<model::Request> request = turns_.request(call, requested);
+      if (!request) return request.take_diagnostics();
       requested.set("call", call);
       if (Status s = trace_.emit("model_requested", std::move(requested)); !s) {
         return s.take_diagnostics();
       }
       static const std::atomic<bool> kNever{false};
-      model::Reply reply = model_.infer(request, options_.cancel ? *options_.cancel : kNever);
+      model::Reply reply = model_.infer(*request, options_.cancel ? *options_.cancel : kNever);
       if (auto stop = interrupted()) return finish({*stop, {}, {}});
       // Provider failures are never retried by the repair or guardrail budgets.
       if (!reply.ok) return model_failed(call, reply.error);
@@ -172,7 +173,7 @@ class TaskTurns final : public detail::Turns {
 
   // The first request states the objective, the contract and the input; a repair request adds the
   // exact violations of the previous answer.
-  model::Request request(std::int64_t call, json::Value& requested) override {
+  Result<model::Request> request(std::int64_t call, json::Value& requested) override {
     const bool repair = !feedback_.empty();
     requested.set("kind", repair ? "repair" : "initial");
     if (repair) requested.set("violations", to_json(feedback_));

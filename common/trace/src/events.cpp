@@ -8,8 +8,9 @@
 namespace mf::trace {
 namespace {
 
-constexpr std::array<std::string_view, 5> kTerminalStates = {
-    "completed", "invalid_output", "model_failed", "budget_exhausted", "cancelled"};
+constexpr std::array<std::string_view, 8> kTerminalStates = {
+    "completed", "invalid_output", "model_failed", "budget_exhausted",
+    "cancelled", "timed_out",      "tool_failed",  "terminal_rejected"};
 
 // What a member's value must be.
 enum class Kind : std::uint8_t {
@@ -22,6 +23,8 @@ enum class Kind : std::uint8_t {
   Flag,        // true or false
   Object,      // a JSON object
   Violations,  // [{path, code, message[, layer]}], all strings, code non-empty
+  Names,       // an array of non-empty strings
+  Calls,       // [{id, name, arguments}], all strings, id and name non-empty
 };
 
 struct Member {
@@ -42,8 +45,15 @@ const std::array<EventRule, kEventTypes.size()> kRules = {{
       {"task_id", Kind::Name, false},
       {"plan_sha256", Kind::Digest, false},
       {"task_sha256", Kind::Digest, false},
+      {"harness_id", Kind::Name, false},
       {"model", Kind::Name, true},
       {"budget", Kind::Object, true},
+      {"guardrails", Kind::Name, false},
+      {"capabilities", Kind::Names, false},
+      {"request", Kind::Object, false},
+      {"artifacts", Kind::Flag, false},
+      {"parent_run_id", Kind::Name, false},
+      {"fork_seq", Kind::Natural, false},
       {"durability", Kind::Name, true},
       {"trace_content", Kind::Name, true}}},
     {"model_requested",
@@ -57,6 +67,9 @@ const std::array<EventRule, kEventTypes.size()> kRules = {{
       {"content", Kind::Text, false},
       {"content_redacted", Kind::Flag, false},
       {"content_ref", Kind::Digest, false},
+      {"tool_call_count", Kind::Positive, false},
+      {"tool_calls_sha256", Kind::Digest, false},
+      {"tool_calls", Kind::Calls, false},
       {"usage", Kind::Object, false}}},
     {"model_failed", {{"call", Kind::Positive, true}, {"error", Kind::Text, true}}},
     {"verification_failed",
@@ -64,33 +77,51 @@ const std::array<EventRule, kEventTypes.size()> kRules = {{
       {"violations", Kind::Violations, true},
       {"repairs_remaining", Kind::Natural, true}}},
     {"guardrail_violation",
-     {{"kind", Kind::Name, true}, {"message", Kind::Text, false}, {"budget", Kind::Object, false}}},
+     {{"kind", Kind::Name, true},
+      {"call", Kind::Positive, false},
+      {"message", Kind::Text, false},
+      {"budget", Kind::Object, false}}},
+    {"nudge_sent",
+     {{"kind", Kind::Name, true}, {"channel", Kind::Name, true}, {"message", Kind::Text, true}}},
     {"projection_compiled",
      {{"fingerprint", Kind::Digest, true}, {"active_units", Kind::Any, false}}},
     {"tool_called",
-     {{"call_id", Kind::Name, true}, {"tool", Kind::Name, true}, {"arguments", Kind::Any, false}}},
+     {{"call_id", Kind::Name, true},
+      {"tool", Kind::Name, true},
+      {"input_sha256", Kind::Digest, false},
+      {"arguments", Kind::Any, false}}},
     {"tool_completed",
      {{"call_id", Kind::Name, true},
       {"ok", Kind::Flag, true},
       {"result_bytes", Kind::Natural, false},
-      {"result_sha256", Kind::Digest, false}}},
+      {"result_sha256", Kind::Digest, false},
+      {"record", Kind::Object, false}}},
     {"tool_denied",
-     {{"call_id", Kind::Text, false}, {"tool", Kind::Text, true}, {"reason", Kind::Text, true}}},
+     {{"call_id", Kind::Text, false},
+      {"tool", Kind::Text, true},
+      {"reason", Kind::Text, true},
+      {"record", Kind::Object, false}}},
     {"context_compacted",
-     {{"dropped", Kind::Any, false},
-      {"bytes_before", Kind::Natural, false},
-      {"bytes_after", Kind::Natural, false}}},
+     {{"phase", Kind::Positive, true},
+      {"tokens_before", Kind::Natural, true},
+      {"tokens_after", Kind::Natural, true},
+      {"entries_before", Kind::Natural, true},
+      {"entries_after", Kind::Natural, true},
+      {"digest_before", Kind::Digest, true},
+      {"digest_after", Kind::Digest, true}}},
     {"budget_exhausted", {{"budget", Kind::Name, true}, {"limit", Kind::Natural, true}}},
     {"run_completed",
      {{"terminal", Kind::Name, true},
       {"output", Kind::Any, true},
       {"model_calls", Kind::Natural, true},
       {"repairs", Kind::Natural, true},
+      {"tool_calls", Kind::Natural, false},
       {kMacMember, Kind::Digest, false}}},
     {"run_failed",
      {{"terminal", Kind::Name, true},
       {"model_calls", Kind::Natural, true},
       {"repairs", Kind::Natural, true},
+      {"tool_calls", Kind::Natural, false},
       {"violations", Kind::Violations, false},
       {"error", Kind::Text, false},
       {kMacMember, Kind::Digest, false}}},
@@ -114,6 +145,24 @@ bool is_violations(const json::Value& v) {
     return item.as_object().size() == members && path != nullptr && path->is_string() &&
            code != nullptr && code->is_string() && !code->as_string().empty() &&
            message != nullptr && message->is_string() && (layer == nullptr || layer->is_string());
+  });
+}
+
+bool is_names(const json::Value& v) {
+  return v.is_array() && std::all_of(v.as_array().begin(), v.as_array().end(), [](const auto& i) {
+           return i.is_string() && !i.as_string().empty();
+         });
+}
+
+bool is_calls(const json::Value& v) {
+  if (!v.is_array()) return false;
+  return std::all_of(v.as_array().begin(), v.as_array().end(), [](const json::Value& item) {
+    if (!item.is_object() || item.as_object().size() != 3) return false;
+    const auto* id = item.find("id");
+    const auto* name = item.find("name");
+    const auto* args = item.find("arguments");
+    return id != nullptr && id->is_string() && !id->as_string().empty() && name != nullptr &&
+           name->is_string() && !name->as_string().empty() && args != nullptr && args->is_string();
   });
 }
 
@@ -144,6 +193,12 @@ std::optional<std::string_view> kind_error(Kind kind, const json::Value& v) {
     case Kind::Violations:
       if (is_violations(v)) return std::nullopt;
       return "an array of {path, code, message} objects of strings";
+    case Kind::Names:
+      if (is_names(v)) return std::nullopt;
+      return "an array of non-empty strings";
+    case Kind::Calls:
+      if (is_calls(v)) return std::nullopt;
+      return "an array of {id, name, arguments} objects of strings";
   }
   return "of an unknown kind";
 }
@@ -170,19 +225,29 @@ std::optional<std::string> check_values(std::string_view event, const json::Valu
       return "\"trace_content\" must be digest, inline, none or store";
     }
   } else if (event == "model_requested") {
-    if (text("kind") != "initial" && text("kind") != "repair") {
-      return "model_requested needs \"kind\" of \"initial\" or \"repair\"";
+    if (text("kind") != "initial" && text("kind") != "repair" && text("kind") != "turn") {
+      return "model_requested needs \"kind\" of \"initial\", \"repair\" or \"turn\"";
     }
     if ((text("kind") == "repair") != (object.find("violations") != nullptr)) {
       return "\"violations\" is present exactly on a repair request";
+    }
+  } else if (event == "model_responded") {
+    const auto* count = object.find("tool_call_count");
+    const auto* calls = object.find("tool_calls");
+    if ((calls != nullptr || object.find("tool_calls_sha256") != nullptr) && count == nullptr) {
+      return "tool calls are recorded with their \"tool_call_count\"";
+    }
+    if (calls != nullptr && count != nullptr &&
+        count->as_exact_int() != static_cast<std::int64_t>(calls->as_array().size())) {
+      return "\"tool_call_count\" is not the number of \"tool_calls\"";
     }
   } else if (event == "run_completed") {
     if (text("terminal") != "completed") return "run_completed needs \"terminal\":\"completed\"";
   } else if (event == "run_failed") {
     const auto state = text("terminal");
     if (state == "completed" || !is_terminal_state(state)) {
-      return "run_failed needs \"terminal\" of invalid_output, model_failed, budget_exhausted or "
-             "cancelled, not \"" +
+      return "run_failed needs a failed terminal state (invalid_output, model_failed, "
+             "budget_exhausted, cancelled, timed_out, tool_failed, terminal_rejected), not \"" +
              std::string(state) + "\"";
     }
   }

@@ -292,6 +292,16 @@ bool Verifier::check_consistent(const std::string& event, const json::Value& eve
     }
   }
   if (is_terminal_event(event) &&
+      number("tool_calls").value_or(0) != summary_.tool_calls) {
+    return inconsistent("counts " + std::to_string(number("tool_calls").value_or(0)) +
+                        " tool call(s); the trace has " + std::to_string(summary_.tool_calls));
+  }
+  if (event == "model_requested" && !task_mode_ && max_model_calls_ >= 0 &&
+      summary_.model_calls >= max_model_calls_) {
+    return inconsistent("exceeds the plan's max_iterations of " +
+                        std::to_string(max_model_calls_));
+  }
+  if (is_terminal_event(event) &&
       (*number("model_calls") != summary_.model_calls || *number("repairs") != summary_.repairs)) {
     return inconsistent("counts " + std::to_string(*number("model_calls")) + " call(s) and " +
                         std::to_string(*number("repairs")) + " repair(s); the trace has " +
@@ -382,12 +392,18 @@ bool Verifier::check_and_count(const std::string& event, const json::Value& even
   } else if (event == "guardrail_violation") {
     ++summary_.violations_by_kind[*string_member(event_object, "kind")];
   } else if (event == "tool_denied") {
+    // A denial answers the open call of the same id (refused at the boundary), or stands alone (a
+    // batch refused before it).
+    if (const auto* id = event_object.find("call_id"); id != nullptr) {
+      open_calls_.erase(id->as_string());
+    }
     ++summary_.violations_by_kind[event];
   } else if (event == "run_started") {
     task_mode_ = event_object.find("mode")->as_string() == "task";
     // A limit that is missing or not a count makes every step out of budget (-1).
     const json::Value& budget = *event_object.find("budget");
-    max_model_calls_ = natural(budget, "max_model_calls").value_or(-1);
+    max_model_calls_ =
+        natural(budget, task_mode_ ? "max_model_calls" : "max_iterations").value_or(-1);
     max_repairs_ = natural(budget, "max_repairs").value_or(-1);
   } else if (is_terminal_event(event)) {
     terminated_ = true;

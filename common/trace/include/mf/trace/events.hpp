@@ -14,11 +14,11 @@
 namespace mf::trace {
 
 // Extend only by documenting in docs/formats/trace.md.
-inline constexpr std::array<std::string_view, 14> kEventTypes = {
+inline constexpr std::array<std::string_view, 15> kEventTypes = {
     "run_started",         "model_requested",     "model_responded",     "model_failed",
-    "verification_failed", "guardrail_violation", "projection_compiled", "tool_called",
-    "tool_completed",      "tool_denied",         "context_compacted",   "budget_exhausted",
-    "run_completed",       "run_failed"};
+    "verification_failed", "guardrail_violation", "nudge_sent",          "projection_compiled",
+    "tool_called",         "tool_completed",      "tool_denied",         "context_compacted",
+    "budget_exhausted",    "run_completed",       "run_failed"};
 
 // The envelope every line carries (`prev` on every line after the first), which no payload may
 // reuse; and the member the writer adds to the terminal event when the trace is keyed.
@@ -35,7 +35,8 @@ bool is_known_event(std::string_view event);
 bool is_envelope_member(std::string_view key);
 bool is_terminal_event(std::string_view event);  // run_completed, run_failed
 
-// completed, invalid_output, model_failed, budget_exhausted, cancelled.
+// completed, invalid_output, model_failed, budget_exhausted, cancelled, timed_out, tool_failed,
+// terminal_rejected.
 bool is_terminal_state(std::string_view state);
 
 // Checks the payload members of one event (the whole event object, envelope included) against the

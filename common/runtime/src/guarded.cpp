@@ -1,0 +1,557 @@
+// Harness mode's turns: forge's guardrails between the model and the execution boundary
+// (docs/harness-run.md has every rule, message and budget).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "loop.hpp"
+#include "mf/hash/sha256.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/runtime/compaction.hpp"
+#include "mf/runtime/plan_run.hpp"
+#include "mf/runtime/rescue.hpp"
+
+namespace mf::runtime {
+
+namespace {
+
+using json::Value;
+
+constexpr std::string_view kGuardrailNames[] = {"full",        "no_rescue",  "no_nudge", "no_steps",
+                                                "no_recovery", "no_compact", "bare"};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+// forge's disposition of a terminal result: BLOCKED and *_BLOCKED block, REJECTED and *_REJECTED
+// reject, anything else is success.
+std::string disposition(const std::string& result) {
+  const auto ends = [&](std::string_view suffix) {
+    return result == suffix.substr(1) ||
+           (result.size() > suffix.size() &&
+            result.compare(result.size() - suffix.size(), suffix.size(), suffix) == 0);
+  };
+  if (ends("_BLOCKED")) return "blocked";
+  if (ends("_REJECTED")) return "rejected";
+  return "success";
+}
+
+// One budget of consecutive corrections: `limit` corrections are answered; the next one ends the
+// run (forge's "exhausted when the count exceeds the limit").
+struct Counter {
+  std::string name;
+  std::int64_t limit = 0;
+  std::int64_t used = 0;
+  bool spend() { return ++used > limit; }
+  Value to_json() const { return json::Object{{"name", name}, {"used", used}, {"limit", limit}}; }
+};
+
+class GuardedTurns final : public detail::Turns {
+ public:
+  GuardedTurns(const Value& plan, tools::ToolExecutor& executor, trace::Writer& trace,
+               RunOutcome& outcome, const RunOptions& options, const PlanRunOptions& plan_options)
+      : plan_(plan),
+        executor_(executor),
+        trace_(trace),
+        outcome_(outcome),
+        options_(options),
+        opts_(plan_options) {
+    const Guardrails g = opts_.guardrails;
+    const bool bare = g == Guardrails::Bare;
+    rescue_ = !bare && g != Guardrails::NoRescue;
+    nudge_ = !bare && g != Guardrails::NoNudge;
+    steps_ = !bare && g != Guardrails::NoSteps;
+    compact_ = !bare && g != Guardrails::NoCompact;
+    const Value& b = *plan_.find("budgets");
+    const auto limit = [&](const char* key) { return *b.find(key)->as_exact_int(); };
+    max_iterations_ = limit("max_iterations");
+    retries_ = {"max_validation_retries", nudge_ ? limit("max_validation_retries") : 0};
+    tool_errors_ = {"max_tool_errors",
+                    bare || g == Guardrails::NoRecovery ? 0 : limit("max_tool_errors")};
+    prereq_ = {"max_prerequisite_violations", limit("max_prerequisite_violations")};
+    premature_ = {"max_premature_terminal_attempts", limit("max_premature_terminal_attempts")};
+    const Value& c = *plan_.find("context_policy");
+    context_.budget_tokens = *c.find("budget_tokens")->as_exact_int();
+    context_.keep_recent_iterations = *c.find("keep_recent_iterations")->as_exact_int();
+    for (std::size_t i = 0; i < 3; ++i) {
+      context_.phase_thresholds[i] = c.find("phase_thresholds")->as_array()[i].as_number();
+    }
+    for (const auto& b : executor_.bindings()) {
+      names_.push_back(b.tool.model_tool_name);
+      tools_.push_back({b.tool.model_tool_name, b.tool.description, b.tool.input_schema});
+    }
+    seed_history();
+  }
+
+  Value started() const override {
+    Value started;
+    started.set("mode", "plan");
+    started.set("plan_sha256", plan_.find("compiled_sha256")->as_string());
+    started.set("harness_id", plan_.find("harness_id")->as_string());
+    started.set("budget", *plan_.find("budgets"));
+    started.set("guardrails", name(opts_.guardrails));
+    json::Array caps;
+    for (const auto& c : opts_.capabilities) caps.push_back(c);
+    started.set("capabilities", std::move(caps));
+    if (!opts_.request.is_null()) started.set("request", opts_.request);
+    started.set("artifacts", !opts_.artifact_dir.empty());
+    if (opts_.parent) {
+      started.set("parent_run_id", opts_.parent->run_id);
+      started.set("fork_seq", opts_.parent->fork_seq);
+    }
+    return started;
+  }
+
+  std::optional<std::pair<std::string, std::int64_t>> spent(std::int64_t calls) const override {
+    if (calls >= max_iterations_) return std::make_pair(std::string("max_iterations"), max_iterations_);
+    return std::nullopt;
+  }
+
+  Result<model::Request> request(std::int64_t call, Value& requested) override {
+    requested.set("kind", call == 1 ? "initial" : "turn");
+    if (compact_) {
+      if (Status s = compact(call); !s) return s.take_diagnostics();
+    }
+    model::Request r;
+    r.call = call;
+    r.messages.reserve(history_.size());
+    for (const auto& e : history_) r.messages.push_back(e.message);
+    r.tools = tools_;
+    return r;
+  }
+
+  Result<std::optional<detail::Ending>> decide(std::int64_t call, model::Reply& reply) override {
+    call_ = call;
+    std::vector<model::ToolCallRequest> calls = std::move(reply.tool_calls);
+    if (calls.empty() && rescue_) {
+      if (auto rescued = rescue_tool_calls(reply.content, names_)) {
+        for (auto& c : rescued->calls) {
+          calls.push_back({"", std::move(c.name), json::canonical(c.arguments)});
+        }
+        if (Status s = violation("rescue", "read " + std::to_string(calls.size()) +
+                                               " tool call(s) from text (" + rescued->format + ")",
+                                 nullptr);
+            !s) {
+          return s.take_diagnostics();
+        }
+      }
+    }
+    if (calls.empty()) return text_reply(reply.content);
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      if (calls[i].id.empty()) {
+        calls[i].id = "call-" + std::to_string(call) + "-" + std::to_string(i + 1);
+      }
+    }
+    // Names first: there is no point reading the arguments of a tool that does not exist.
+    for (const auto& c : calls) {
+      if (std::find(names_.begin(), names_.end(), c.name) == names_.end()) {
+        return correct(calls, "unknown_tool",
+                       "[UnknownTool] There is no tool named '" + c.name +
+                           "'. The tools are: " + join(names_) + ". Call one of them.",
+                       retries_, nudge_);
+      }
+    }
+    std::vector<Value> args;
+    for (const auto& c : calls) {
+      auto parsed = json::parse(c.arguments);
+      if (!parsed || !parsed->is_object()) {
+        std::string got = c.arguments.substr(0, 120);
+        return correct(calls, "malformed_arguments",
+                       "[ToolArgValidationError] The arguments of '" + c.name +
+                           "' must be one JSON object; got " + json::canonical(Value(got)) +
+                           ". Send the call again with an object ({} when it takes none).",
+                       tool_errors_, true);
+      }
+      args.push_back(std::move(*parsed));
+    }
+    retries_.used = 0;  // a well-formed batch of known tools
+    if (steps_) {
+      if (auto ending = enforce_steps(calls, args)) return std::move(*ending);
+    }
+    return execute(calls, args);
+  }
+
+ private:
+  const tools::Binding* binding(const std::string& model_name) const {
+    for (const auto& b : executor_.bindings()) {
+      if (b.tool.model_tool_name == model_name) return &b;
+    }
+    return nullptr;
+  }
+
+  void seed_history() {
+    const Value& prompt = *plan_.find("prompt_policy");
+    push(runtime::EntryKind::SystemPrompt, "system", prompt.find("system_instructions")->as_string());
+    std::string user;
+    if (const Value* i = opts_.request.find("instruction"); i != nullptr && i->is_string()) {
+      user = i->as_string();
+    } else {
+      user = "Carry out this stage with the tools provided, then call a terminal tool.";
+    }
+    if (prompt.find("include_request_context")->as_bool()) {
+      if (const Value* ctx = opts_.request.find("context"); ctx != nullptr) {
+        user += "\n\nRequest context: " + json::canonical(*ctx);
+      }
+    }
+    push(runtime::EntryKind::UserInput, "user", std::move(user));
+  }
+
+  void push(EntryKind kind, std::string role, std::string content) {
+    Entry e;
+    e.kind = kind;
+    e.iteration = kind == EntryKind::SystemPrompt || kind == EntryKind::UserInput ? 0 : call_;
+    e.message = model::Message::text(std::move(role), std::move(content));
+    history_.push_back(std::move(e));
+  }
+
+  void push_calls(const std::vector<model::ToolCallRequest>& calls) {
+    push(EntryKind::ToolCall, "assistant", "");
+    history_.back().message.tool_calls = calls;
+  }
+
+  void push_result(EntryKind kind, const model::ToolCallRequest& c, std::string text,
+                   bool is_error) {
+    push(kind, "tool", std::move(text));
+    history_.back().message.tool_call_id = c.id;
+    history_.back().message.tool_name = c.name;
+    history_.back().message.is_error = is_error;
+  }
+
+  Status compact(std::int64_t call) {
+    const std::int64_t before = estimate_tokens(history_);
+    if (before < static_cast<std::int64_t>(context_.phase_thresholds[0] *
+                                           static_cast<double>(context_.budget_tokens))) {
+      return {};
+    }
+    const std::string digest_before = history_digest();
+    Compaction c = runtime::compact(history_, context_, call);
+    if (c.phase == 0) return {};
+    Value e;
+    e.set("phase", c.phase);
+    e.set("tokens_before", c.tokens_before);
+    e.set("tokens_after", c.tokens_after);
+    e.set("entries_before", c.entries_before);
+    e.set("entries_after", c.entries_after);
+    e.set("digest_before", digest_before);
+    e.set("digest_after", history_digest());
+    return trace_.emit("context_compacted", std::move(e));
+  }
+
+  // SHA-256 of the history as the model would see it (role, content, calls, answers).
+  std::string history_digest() const {
+    hash::Sha256 h;
+    for (const auto& e : history_) {
+      const auto& m = e.message;
+      json::Array calls;
+      for (const auto& c : m.tool_calls) {
+        calls.push_back(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+      }
+      const Value line = json::Object{{"role", m.role},
+                                      {"content", m.content},
+                                      {"tool_calls", std::move(calls)},
+                                      {"tool_call_id", m.tool_call_id},
+                                      {"is_error", m.is_error}};
+      h.update(json::canonical(line));
+      h.update("\n");
+    }
+    return hash::to_hex(h.finish());
+  }
+
+  Status violation(std::string_view kind, const std::string& message, const Counter* budget) {
+    Value v;
+    v.set("kind", kind);
+    v.set("call", call_);
+    v.set("message", message);
+    if (budget != nullptr) v.set("budget", budget->to_json());
+    return trace_.emit("guardrail_violation", std::move(v));
+  }
+
+  Status nudge_sent(std::string_view kind, std::string_view channel, const std::string& message) {
+    Value n;
+    n.set("kind", kind);
+    n.set("channel", channel);
+    n.set("message", message);
+    return trace_.emit("nudge_sent", std::move(n));
+  }
+
+  Result<std::optional<detail::Ending>> exhausted(const Counter& c, const std::string& why) {
+    Value b;
+    b.set("budget", c.name);
+    b.set("limit", c.limit);
+    if (Status s = trace_.emit("budget_exhausted", std::move(b)); !s) return s.take_diagnostics();
+    return std::optional<detail::Ending>(detail::Ending{"budget_exhausted", {}, why});
+  }
+
+  // A bare text reply: forge's retry nudge, as a user message, on the validation budget.
+  Result<std::optional<detail::Ending>> text_reply(const std::string& content) {
+    const std::string message = "Your reply was not a tool call. Answer with a call of one of: " +
+                                join(names_) + ".";
+    const bool over = retries_.spend();
+    if (Status s = violation("text_response", message, &retries_); !s) return s.take_diagnostics();
+    if (over) return exhausted(retries_, "the model answered with text instead of a tool call");
+    push(EntryKind::TextResponse, "assistant", content);
+    push(EntryKind::Nudge, "user", message);
+    if (Status s = nudge_sent("text_response", "user", message); !s) return s.take_diagnostics();
+    return std::optional<detail::Ending>();
+  }
+
+  // A batch refused before the boundary: every call gets the correction as its tool result (the
+  // channel models are trained to read), and the correction spends `budget`.
+  Result<std::optional<detail::Ending>> correct(const std::vector<model::ToolCallRequest>& calls,
+                                                std::string_view kind, const std::string& message,
+                                                Counter& budget, bool answer) {
+    const bool over = budget.spend();
+    if (Status s = violation(kind, message, &budget); !s) return s.take_diagnostics();
+    for (const auto& c : calls) {
+      Value d;
+      d.set("call_id", c.id);
+      d.set("tool", c.name);
+      d.set("reason", kind);
+      if (Status s = trace_.emit("tool_denied", std::move(d)); !s) return s.take_diagnostics();
+    }
+    if (over || !answer) return exhausted(budget, message);
+    push_calls(calls);
+    for (const auto& c : calls) push_result(EntryKind::Nudge, c, message, true);
+    if (Status s = nudge_sent(kind, "tool", message); !s) return s.take_diagnostics();
+    return std::optional<detail::Ending>();
+  }
+
+  std::vector<std::string> pending_required() const {
+    std::vector<std::string> out;
+    for (const auto& b : executor_.bindings()) {
+      if (b.required && succeeded_.count(b.node_id) == 0) out.push_back(b.tool.model_tool_name);
+    }
+    return out;
+  }
+
+  // The first prerequisite of `b` that no earlier success meets (with its argument matches).
+  std::optional<std::string> unmet_prerequisite(const tools::Binding& b, const Value& args) const {
+    for (const auto& rule : b.prerequisites) {
+      const auto done = succeeded_.find(rule.node_id);
+      const bool met =
+          done != succeeded_.end() &&
+          std::any_of(done->second.begin(), done->second.end(), [&](const Value& prior) {
+            return std::all_of(rule.matches.begin(), rule.matches.end(), [&](const auto& m) {
+              const Value* a = prior.find(m.first);
+              const Value* c = args.find(m.second);
+              return a != nullptr && c != nullptr && *a == *c;
+            });
+          });
+      if (met) continue;
+      std::string prior = rule.node_id;
+      for (const auto& x : executor_.bindings()) {
+        if (x.node_id == rule.node_id) prior = x.tool.model_tool_name;
+      }
+      std::string matching;
+      for (const auto& m : rule.matches) matching += (matching.empty() ? "" : ", ") + m.second;
+      return "[PrerequisiteError] '" + b.tool.model_tool_name +
+             "' cannot be called yet: it needs a successful call of '" + prior + "' first" +
+             (matching.empty() ? std::string()
+                               : " with the same " + matching + " (" + prior + "'s " +
+                                     rule.matches.front().first + ")") +
+             ". Call '" + prior + "' now.";
+    }
+    return std::nullopt;
+  }
+
+  // Step enforcement before anything runs: a terminal while required nodes pend (escalating
+  // tiers), then prerequisites (any violation blocks the whole batch).
+  std::optional<Result<std::optional<detail::Ending>>> enforce_steps(
+      const std::vector<model::ToolCallRequest>& calls, const std::vector<Value>& args) {
+    const auto pending = pending_required();
+    for (const auto& c : calls) {
+      const tools::Binding* b = binding(c.name);
+      if (b->terminal_result.empty() || pending.empty()) continue;
+      const std::int64_t tier = std::min<std::int64_t>(premature_.used + 1, 3);
+      const std::string steps = join(pending);
+      std::string message;
+      if (tier == 1) {
+        message = "[StepEnforcementError] '" + c.name +
+                  "' cannot be called yet: these required steps have not succeeded: " + steps +
+                  ". Call one of them now.";
+      } else if (tier == 2) {
+        message = "[StepEnforcementError] Call one of these tools now: " + steps + ".";
+      } else {
+        message = "[StepEnforcementError] STOP. Do not call '" + c.name +
+                  "'. Your next reply must be a call of one of: " + steps + ".";
+      }
+      return correct(calls, "premature_terminal", message, premature_, true);
+    }
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      if (auto unmet = unmet_prerequisite(*binding(calls[i].name), args[i])) {
+        return correct(calls, "prerequisite", *unmet, prereq_, true);
+      }
+    }
+    return std::nullopt;
+  }
+
+  Result<std::optional<detail::Ending>> execute(const std::vector<model::ToolCallRequest>& calls,
+                                                std::vector<Value>& args) {
+    push_calls(calls);
+    bool batch_error = false;
+    std::string fatal;
+    const tools::Binding* terminal = nullptr;
+    Value terminal_details;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      const auto& c = calls[i];
+      Value called;
+      called.set("call_id", c.id);
+      called.set("tool", c.name);
+      called.set("input_sha256", json::canonical_digest(args[i]));
+      if (options_.trace_content == TraceContent::Inline) called.set("arguments", args[i]);
+      if (Status s = trace_.emit("tool_called", std::move(called)); !s) return s.take_diagnostics();
+      tools::Execution e = executor_.call({c.id, c.name, args[i]});
+      ++outcome_.tool_calls;
+      const Value record = tools::to_json(e.record);
+      Value done;
+      done.set("call_id", c.id);
+      done.set("record", record);
+      if (e.record.denied) {
+        done.set("tool", c.name);
+        done.set("reason", e.record.summary);
+      } else {
+        done.set("ok", !e.result.is_error);
+        done.set("result_bytes", static_cast<std::int64_t>(e.result.text.size()));
+        done.set("result_sha256", e.record.output_sha256);
+      }
+      if (Status s = trace_.emit(e.record.denied ? "tool_denied" : "tool_completed", std::move(done));
+          !s) {
+        return s.take_diagnostics();
+      }
+      if (e.result.is_error) {
+        batch_error = true;
+        push_result(EntryKind::ToolResult, c, "[ToolError] " + e.result.text, true);
+        // A refusal the model cannot correct (a capability, a cancellation) ends the run.
+        if (!e.record.retryable && fatal.empty()) fatal = e.result.text;
+        continue;
+      }
+      push_result(EntryKind::ToolResult, c, e.result.text, false);
+      const tools::Binding& b = *e.record.binding;
+      succeeded_[b.node_id].push_back(std::move(args[i]));
+      for (const auto& a : b.produces) produced_.insert(a);
+      if (!b.terminal_result.empty() && terminal == nullptr) {
+        terminal = &b;
+        terminal_details = e.result.details;
+      }
+    }
+    if (!fatal.empty()) {
+      return std::optional<detail::Ending>(detail::Ending{"tool_failed", {}, fatal});
+    }
+    if (batch_error) {
+      const bool over = tool_errors_.spend();
+      const std::string message = "a call of the batch returned an error";
+      if (Status s = violation("tool_error", message, &tool_errors_); !s) {
+        return s.take_diagnostics();
+      }
+      if (over) return exhausted(tool_errors_, "tool errors: " + message);
+    } else {
+      // A clean batch resets the consecutive counters.
+      tool_errors_.used = premature_.used = prereq_.used = 0;
+    }
+    if (terminal != nullptr) return accept(*terminal, terminal_details);
+    return std::optional<detail::Ending>();
+  }
+
+  // Terminal acceptance against the run's own history: the model claiming success is not success.
+  Result<std::optional<detail::Ending>> accept(const tools::Binding& b, const Value& details) {
+    std::string refused;
+    const auto pending = pending_required();
+    const Value* mapped = plan_.find("terminal_result_map")->find(b.node_id);
+    const Value* claimed = details.find("terminal_result");
+    if (!pending.empty()) {
+      refused = "required steps have not succeeded: " + join(pending);
+    } else if (mapped == nullptr || !mapped->is_string() || mapped->as_string() != b.terminal_result ||
+               claimed == nullptr || !claimed->is_string() ||
+               claimed->as_string() != b.terminal_result) {
+      refused = "the terminal result does not match the plan's terminal map for " + b.node_id;
+    }
+    json::Array artifacts;
+    if (refused.empty()) {
+      for (const auto& rule : plan_.find("artifact_policy")->find("required_by_terminal")->as_array()) {
+        if (rule.find("terminal_result")->as_string() != b.terminal_result) continue;
+        for (const auto& id : rule.find("artifact_ids")->as_array()) {
+          if (auto a = artifact(id.as_string())) {
+            artifacts.push_back(std::move(*a));
+          } else {
+            refused = "terminal-required artifact '" + id.as_string() + "' was not produced";
+            break;
+          }
+        }
+      }
+    }
+    if (!refused.empty()) {
+      const std::string message = "terminal intent " + b.terminal_result + " rejected: " + refused;
+      if (Status s = violation("terminal_rejected", message, nullptr); !s) {
+        return s.take_diagnostics();
+      }
+      return std::optional<detail::Ending>(detail::Ending{"terminal_rejected", {}, message});
+    }
+    const Value* summary = details.find("summary");
+    outcome_.output = json::Object{
+        {"node_id", b.node_id},
+        {"terminal_result", b.terminal_result},
+        {"disposition", disposition(b.terminal_result)},
+        {"summary", summary != nullptr ? *summary : Value("")},
+        {"artifacts", std::move(artifacts)},
+    };
+    json::redact_secrets(outcome_.output);
+    return std::optional<detail::Ending>(detail::Ending{"completed", {}, {}});
+  }
+
+  // A produced artifact as the terminal lists it: with its digest when an artifact directory holds
+  // it; nothing when no successful call produced it (or its file is missing).
+  std::optional<Value> artifact(const std::string& id) const {
+    if (produced_.count(id) == 0) return std::nullopt;
+    if (opts_.artifact_dir.empty()) return Value(json::Object{{"artifact_id", id}});
+    auto bytes = io::read_input(opts_.artifact_dir + "/" + id, 64u << 20);
+    if (!bytes) return std::nullopt;
+    return Value(json::Object{{"artifact_id", id},
+                              {"sha256", hash::sha256_hex(*bytes)},
+                              {"bytes", static_cast<std::int64_t>(bytes->size())}});
+  }
+
+  const Value& plan_;
+  tools::ToolExecutor& executor_;
+  trace::Writer& trace_;
+  RunOutcome& outcome_;
+  const RunOptions& options_;
+  const PlanRunOptions& opts_;
+  bool rescue_ = true, nudge_ = true, steps_ = true, compact_ = true;
+  std::int64_t max_iterations_ = 0;
+  Counter retries_, tool_errors_, prereq_, premature_;
+  ContextPolicy context_;
+  std::vector<std::string> names_;
+  std::vector<model::ToolSchema> tools_;
+  std::vector<Entry> history_;
+  std::int64_t call_ = 0;
+  std::map<std::string, std::vector<Value>> succeeded_;  // node id -> arguments of its successes
+  std::set<std::string> produced_;
+};
+
+}  // namespace
+
+std::string_view name(Guardrails g) {
+  return kGuardrailNames[static_cast<std::size_t>(g)];
+}
+
+std::optional<Guardrails> parse_guardrails(std::string_view n) {
+  for (std::size_t i = 0; i < std::size(kGuardrailNames); ++i) {
+    if (kGuardrailNames[i] == n) return static_cast<Guardrails>(i);
+  }
+  return std::nullopt;
+}
+
+Result<RunOutcome> run_plan(const json::Value& plan, tools::ToolExecutor& executor,
+                            model::Model& model, trace::Writer& trace, const RunOptions& options,
+                            const PlanRunOptions& plan_options) {
+  RunOutcome outcome;
+  GuardedTurns turns(plan, executor, trace, outcome, options, plan_options);
+  return detail::run_loop(turns, outcome, model, trace, options);
+}
+
+}  // namespace mf::runtime

@@ -1,0 +1,134 @@
+#include <sys/stat.h>
+
+#include "mf/diag/codes.hpp"
+#include "mf/harness/plan.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/fields.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/runtime/plan_run.hpp"
+#include "mf/runtime/task_run.hpp"
+
+namespace mf::runtime {
+
+namespace {
+
+// {"instruction"?: string, "context"?: object}, from a file or inline.
+Result<json::Value> read_request(const std::string& spec) {
+  if (spec.empty()) return json::Value();
+  Result<std::string> text = spec;
+  const bool inline_json = spec.front() == '{';
+  if (!inline_json) text = io::read_input(spec, 1u << 20);
+  if (!text) return text.take_diagnostics();
+  auto doc = json::parse_object(*text);
+  if (doc) {
+    json::FieldReader r(*doc, "");
+    r.string("instruction", false);
+    r.object("context", false);
+    r.reject_unknown({"instruction", "context"});
+    if (auto problems = r.take(); !problems.empty()) doc = std::move(problems);
+  }
+  if (!doc) {
+    auto ds = doc.take_diagnostics();
+    for (auto& d : ds) d.source = inline_json ? "--request" : spec;
+    return ds;
+  }
+  return doc;
+}
+
+Status require_directory(const std::string& path, const char* what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return diag::error(diag::codes::kUsage,
+                       std::string(what) + " \"" + path + "\" is not a directory");
+  }
+  return {};
+}
+
+}  // namespace
+
+json::Value plan_result(const RunOutcome& outcome, const std::string& run_id) {
+  json::Value r;
+  r.set("run_id", run_id);
+  r.set("terminal", outcome.terminal);
+  r.set("model_calls", outcome.model_calls);
+  r.set("tool_calls", outcome.tool_calls);
+  if (outcome.completed()) {
+    r.set("result", outcome.output);
+  } else {
+    r.set("error", outcome.error);
+  }
+  return r;
+}
+
+Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id) {
+  Result<std::string> bytes = io::read_input(request.plan_path, 16u << 20);
+  if (!bytes) return bytes.take_diagnostics();
+  Result<json::Value> plan = harness::load_plan(*bytes);
+  if (!plan) {
+    auto ds = plan.take_diagnostics();
+    for (auto& d : ds) d.source = request.plan_path;
+    return ds;
+  }
+  Result<std::vector<tools::Binding>> bindings = tools::bindings_from_plan(*plan);
+  if (!bindings) return bindings.take_diagnostics();
+  Result<json::Value> req = read_request(request.request);
+  if (!req) return req.take_diagnostics();
+  std::unique_ptr<model::Model> model = std::move(request.model);
+  if (!model) {
+    auto opened = model::open_model(request.model_spec);
+    if (!opened) return opened.take_diagnostics();
+    model = std::move(*opened);
+  }
+  auto workspace = tools::Workspace::open(request.workspace);
+  if (!workspace) return workspace.take_diagnostics();
+  if (!request.artifact_dir.empty()) {
+    if (Status s = require_directory(request.artifact_dir, "--artifacts"); !s) {
+      return s.take_diagnostics();
+    }
+  }
+
+  PlanRunOptions po;
+  po.guardrails = request.guardrails;
+  po.request = std::move(*req);
+  po.artifact_dir = request.artifact_dir;
+  po.parent = request.parent;
+  if (request.capabilities) {
+    po.capabilities = *request.capabilities;
+  } else {
+    for (const auto& c : plan->find("required_capabilities")->as_array()) {
+      po.capabilities.push_back(c.as_string());
+    }
+  }
+  RunOptions options;
+  options.trace_content = request.trace_content;
+  options.durability = request.durability == trace::Durability::Event ? "event" : "batch";
+  options.cancel = request.cancel;
+  tools::CallContext context;
+  context.workspace = std::move(*workspace);
+  context.cancel = request.cancel;
+  context.sandbox = request.sandbox;
+  if (request.deadline_ms > 0) {
+    options.deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(request.deadline_ms);
+    context.deadline = options.deadline;
+  }
+  tools::ExecutorOptions eo;
+  eo.granted_capabilities = po.capabilities;
+  eo.artifact_dir = request.artifact_dir;
+  eo.fixed_clock = request.fixed_clock;
+  eo.request = po.request;
+  tools::ToolExecutor executor(std::move(*bindings), std::move(context), std::move(eo));
+
+  trace::WriterOptions wo;
+  wo.run_id = request.run_id.empty() ? new_run_id() : request.run_id;
+  wo.fixed_clock = request.fixed_clock;
+  wo.durability = request.durability;
+  wo.mac_key = request.mac_key;
+  if (run_id != nullptr) *run_id = wo.run_id;
+  auto writer = request.trace_sink != nullptr ? trace::Writer::open_memory(request.trace_sink, wo)
+                                              : trace::Writer::open(request.trace_path, wo);
+  if (!writer) return writer.take_diagnostics();
+  return run_plan(*plan, executor, *model, **writer, options, po);
+}
+
+}  // namespace mf::runtime

@@ -1,0 +1,299 @@
+#include "mf/runtime/replay.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+
+#include "mf/diag/codes.hpp"
+#include "mf/harness/plan.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/runtime/plan_run.hpp"
+#include "mf/trace/verify.hpp"
+
+namespace mf::runtime {
+
+namespace {
+
+using json::Value;
+
+// Answers from the replies a trace recorded, in call order; then from `next`, if any.
+class RecordedModel final : public model::Model {
+ public:
+  RecordedModel(std::deque<model::Reply> replies, std::unique_ptr<model::Model> next)
+      : replies_(std::move(replies)), next_(std::move(next)) {}
+
+  model::Reply infer(const model::Request& request, const std::atomic<bool>& cancel) override {
+    if (!replies_.empty()) {
+      model::Reply r = std::move(replies_.front());
+      replies_.pop_front();
+      return r;
+    }
+    if (next_) return next_->infer(request, cancel);
+    model::Reply r;
+    r.error = "the recorded run has no reply for call " + std::to_string(request.call);
+    return r;
+  }
+  std::string name() const override { return next_ ? next_->name() : "recorded"; }
+
+ private:
+  std::deque<model::Reply> replies_;
+  std::unique_ptr<model::Model> next_;
+};
+
+struct Recording {
+  std::vector<Value> events;  // every line, parsed
+  std::string bytes;
+};
+
+Result<Recording> read_recording(const std::string& path) {
+  Result<std::string> bytes = io::read_input(path, 1u << 30);
+  if (!bytes) return bytes.take_diagnostics();
+  Result<trace::Summary> summary = trace::verify(*bytes);
+  if (!summary) return summary.take_diagnostics();
+  if (summary->status != trace::Outcome::Ok) {
+    diag::Diagnostic d = *summary->first_error;
+    d.message = "the trace is " + std::string(trace::outcome_name(summary->status)) + ": " +
+                d.message;
+    return diag::Diagnostics{d};
+  }
+  Recording rec;
+  for (std::size_t start = 0; start < bytes->size();) {
+    const std::size_t end = bytes->find('\n', start);
+    auto line = json::parse(std::string_view(*bytes).substr(start, end - start));
+    if (!line) return line.take_diagnostics();
+    rec.events.push_back(std::move(*line));
+    start = end + 1;
+  }
+  const Value& started = rec.events.front();
+  if (started.find("mode")->as_string() != "plan") {
+    return diag::error(diag::codes::kUsage, "replay re-runs plan runs; this trace is a " +
+                                                started.find("mode")->as_string() + " run");
+  }
+  rec.bytes = std::move(*bytes);
+  return rec;
+}
+
+// The replies of the events before `before_seq`, as the model gave them.
+Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int64_t before_seq) {
+  std::deque<model::Reply> out;
+  for (const Value& e : rec.events) {
+    if (*e.find("seq")->as_exact_int() >= before_seq) break;
+    const std::string& event = e.find("event")->as_string();
+    if (event == "model_failed") {
+      model::Reply r;
+      r.error = e.find("error")->as_string();
+      out.push_back(std::move(r));
+      continue;
+    }
+    if (event != "model_responded") continue;
+    const Value* content = e.find("content");
+    const Value* count = e.find("tool_call_count");
+    const bool missing = (content == nullptr && *e.find("content_bytes")->as_exact_int() > 0) ||
+                         (count != nullptr && e.find("tool_calls") == nullptr);
+    if (missing || e.find("content_redacted") != nullptr) {
+      return diag::error(diag::codes::kUsage,
+                         "call " + std::to_string(*e.find("call")->as_exact_int()) +
+                             "'s reply is not in the trace: replay needs a run recorded with "
+                             "--trace-content inline (and no redacted content)");
+    }
+    model::Reply r;
+    r.ok = true;
+    if (content != nullptr) r.content = content->as_string();
+    if (const Value* calls = e.find("tool_calls")) {
+      for (const Value& c : calls->as_array()) {
+        r.tool_calls.push_back({c.find("id")->as_string(), c.find("name")->as_string(),
+                                c.find("arguments")->as_string()});
+      }
+    }
+    if (const Value* usage = e.find("usage")) r.usage = *usage;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// A temporary directory removed when it goes out of scope.
+struct ScratchDir {
+  std::string path;
+  ~ScratchDir() {
+    if (!path.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  }
+};
+
+// The run request that repeats the recorded run's configuration.
+Result<PlanRunRequest> rerun(const ReplayRequest& from, const Recording& rec,
+                             std::deque<model::Reply> replies, std::unique_ptr<model::Model> next,
+                             ScratchDir& scratch) {
+  Result<std::string> plan_bytes = io::read_input(from.plan_path, 16u << 20);
+  if (!plan_bytes) return plan_bytes.take_diagnostics();
+  Result<Value> plan = harness::load_plan(*plan_bytes);
+  if (!plan) return plan.take_diagnostics();
+  const Value& started = rec.events.front();
+  const std::string& recorded = started.find("plan_sha256")->as_string();
+  if (plan->find("compiled_sha256")->as_string() != recorded) {
+    return diag::error(diag::codes::kUsage, "the trace was recorded from plan " + recorded +
+                                                ", not " +
+                                                plan->find("compiled_sha256")->as_string());
+  }
+  PlanRunRequest r;
+  r.plan_path = from.plan_path;
+  r.model = std::make_unique<RecordedModel>(std::move(replies), std::move(next));
+  r.workspace = from.workspace;
+  r.artifact_dir = from.artifact_dir;
+  const Value* artifacts = started.find("artifacts");
+  if (r.artifact_dir.empty() && artifacts != nullptr && artifacts->as_bool()) {
+    std::string templ = (std::filesystem::temp_directory_path() / "mf-replay-XXXXXX").string();
+    if (::mkdtemp(templ.data()) == nullptr) {
+      return diag::error(diag::codes::kInternal, "cannot create a scratch artifact directory");
+    }
+    scratch.path = r.artifact_dir = templ;
+  }
+  if (const Value* req = started.find("request")) r.request = json::canonical(*req);
+  if (const Value* g = started.find("guardrails")) {
+    r.guardrails = parse_guardrails(g->as_string()).value_or(Guardrails::Full);
+  }
+  if (const Value* caps = started.find("capabilities")) {
+    std::vector<std::string> granted;
+    for (const Value& c : caps->as_array()) granted.push_back(c.as_string());
+    r.capabilities = std::move(granted);
+  }
+  const std::string& content = started.find("trace_content")->as_string();
+  r.trace_content = content == "inline" ? TraceContent::Inline
+                    : content == "none" ? TraceContent::None
+                                        : TraceContent::Digest;
+  r.durability = started.find("durability")->as_string() == "batch" ? trace::Durability::Batch
+                                                                    : trace::Durability::Event;
+  r.cancel = from.cancel;
+  return r;
+}
+
+// An event without what differs between two honest runs of the same inputs: time, the chain that
+// covers it, the MAC over it, and tool durations.
+Value normalized(Value e) {
+  auto& members = e.as_object();
+  std::erase_if(members, [](const json::Member& m) {
+    return m.key == "t_ms" || m.key == "prev" || m.key == "hmac_sha256";
+  });
+  if (Value* record = e.find("record"); record != nullptr && record->is_object()) {
+    record->set("duration_ms", 0);
+  }
+  return e;
+}
+
+}  // namespace
+
+Result<json::Value> strict_replay(const ReplayRequest& request) {
+  Result<Recording> rec = read_recording(request.trace_path);
+  if (!rec) return rec.take_diagnostics();
+  auto replies = recorded_replies(*rec, INT64_MAX);
+  if (!replies) return replies.take_diagnostics();
+  ScratchDir scratch;
+  Result<PlanRunRequest> r = rerun(request, *rec, std::move(*replies), nullptr, scratch);
+  if (!r) return r.take_diagnostics();
+  const Value& started = rec->events.front();
+  r->run_id = started.find("run_id")->as_string();
+  if (const Value* parent = started.find("parent_run_id")) {
+    r->parent = Parent{parent->as_string(), *started.find("fork_seq")->as_exact_int()};
+  }
+  r->fixed_clock = true;
+  std::string lines;
+  r->trace_sink = &lines;
+  Result<RunOutcome> outcome = run_plan_request(*r);
+  if (!outcome) return outcome.take_diagnostics();
+
+  std::vector<Value> actual;
+  for (std::size_t start = 0; start < lines.size();) {
+    const std::size_t end = lines.find('\n', start);
+    actual.push_back(*json::parse(std::string_view(lines).substr(start, end - start)));
+    start = end + 1;
+  }
+  Value summary;
+  summary.set("events", static_cast<std::int64_t>(rec->events.size()));
+  Value difference;
+  const std::size_t n = std::max(actual.size(), rec->events.size());
+  for (std::size_t i = 0; i < n && difference.is_null(); ++i) {
+    const Value* want = i < rec->events.size() ? &rec->events[i] : nullptr;
+    const Value* got = i < actual.size() ? &actual[i] : nullptr;
+    const Value a = want ? normalized(*want) : Value();
+    const Value b = got ? normalized(*got) : Value();
+    if (want && got && json::canonical(a) == json::canonical(b)) continue;
+    std::string member;
+    if (want && got) {
+      for (const auto& m : a.as_object()) {
+        const Value* other = b.find(m.key);
+        if (other == nullptr || json::canonical(*other) != json::canonical(m.value)) {
+          member = m.key;
+          break;
+        }
+      }
+      if (member.empty()) {
+        for (const auto& m : b.as_object()) {
+          if (a.find(m.key) == nullptr) {
+            member = m.key;
+            break;
+          }
+        }
+      }
+    }
+    difference = json::Object{
+        {"seq", static_cast<std::int64_t>(i)},
+        {"expected", want ? Value(want->find("event")->as_string()) : Value()},
+        {"actual", got ? Value(got->find("event")->as_string()) : Value()},
+        {"member", member.empty() ? Value() : Value(member)},
+    };
+  }
+  summary.set("status", difference.is_null() ? "identical" : "diverged");
+  summary.set("first_difference", std::move(difference));
+  return summary;
+}
+
+bool identical(const json::Value& strict_summary) {
+  return strict_summary.find("status")->as_string() == "identical";
+}
+
+Result<json::Value> fork_run(const ForkRequest& request, bool* success) {
+  struct stat a {}, b {};
+  if (request.trace_path == request.from.trace_path ||
+      (::stat(request.trace_path.c_str(), &a) == 0 &&
+       ::stat(request.from.trace_path.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+       a.st_ino == b.st_ino)) {
+    return diag::error(diag::codes::kUsage,
+                       "the fork's --trace must be a new file: the original is never changed");
+  }
+  Result<Recording> rec = read_recording(request.from.trace_path);
+  if (!rec) return rec.take_diagnostics();
+  const auto events = static_cast<std::int64_t>(rec->events.size());
+  if (request.fork_seq < 1 || request.fork_seq >= events) {
+    return diag::error(diag::codes::kUsage, "--fork-at must name an event after run_started: 1.." +
+                                                std::to_string(events - 1));
+  }
+  auto replies = recorded_replies(*rec, request.fork_seq);
+  if (!replies) return replies.take_diagnostics();
+  auto next = model::open_model(request.model_spec);
+  if (!next) return next.take_diagnostics();
+  ScratchDir scratch;
+  Result<PlanRunRequest> r =
+      rerun(request.from, *rec, std::move(*replies), std::move(*next), scratch);
+  if (!r) return r.take_diagnostics();
+  r->trace_path = request.trace_path;
+  r->run_id = request.run_id;
+  r->fixed_clock = request.fixed_clock;
+  r->parent = Parent{rec->events.front().find("run_id")->as_string(), request.fork_seq};
+  std::string run_id;
+  Result<RunOutcome> outcome = run_plan_request(*r, &run_id);
+  if (!outcome) return outcome.take_diagnostics();
+  if (success != nullptr) {
+    *success = outcome->completed() &&
+               outcome->output.find("disposition")->as_string() == "success";
+  }
+  return plan_result(*outcome, run_id);
+}
+
+}  // namespace mf::runtime

@@ -1,0 +1,428 @@
+// The guarded loop of harness mode (docs/harness-run.md): one test per guardrail, budget, terminal
+// acceptance rule, preset, compaction and cancellation, over the golden plan with real tools (the
+// artifact producer writes into a temporary artifact directory).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+
+#include "mf/harness/plan.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/model/scripted.hpp"
+#include "mf/runtime/plan_run.hpp"
+#include "mf/trace/verify.hpp"
+#include "temp_dir.hpp"
+
+namespace mf::runtime {
+namespace {
+
+using json::Value;
+
+std::string fixture(const std::string& rel) {
+  std::ifstream in(std::string(MF_SOURCE_DIR) + "/fixtures/" + rel, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Value golden_plan() {
+  return harness::load_plan(fixture("harness/golden.compiled.json")).value();
+}
+
+// Tool-call steps as a scripted file: each step a list of (name, arguments) or raw text.
+std::string call(const std::string& name, const std::string& args) {
+  return R"({"tool_calls": [{"name": ")" + name + R"(", "arguments": )" + args + "}]}";
+}
+std::string text(const std::string& t) {
+  return R"({"content": )" + json::canonical(Value(t)) + "}";
+}
+std::string steps(const std::vector<std::string>& s) {
+  std::string out = R"({"steps": [)";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + s[i];
+  return out + "]}";
+}
+
+const std::string kCollect = call("collect_context", R"({"path": "src/lib.rs"})");
+const std::string kReport =
+    call("write_report", R"({"path": "src/lib.rs", "body": "One panic path."})");
+const std::string kFinish = call("finish_success", R"({"summary": "Report written."})");
+
+struct Run {
+  RunOutcome outcome;
+  std::vector<Value> events;
+  std::string trace;
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : events) out.push_back(e.find("event")->as_string());
+    return out;
+  }
+  std::vector<Value> of(const std::string& event) const {
+    std::vector<Value> out;
+    for (const auto& e : events) {
+      if (e.find("event")->as_string() == event) out.push_back(e);
+    }
+    return out;
+  }
+  std::vector<std::string> violations() const {
+    std::vector<std::string> out;
+    for (const auto& e : of("guardrail_violation")) out.push_back(e.find("kind")->as_string());
+    return out;
+  }
+  std::string last_error() const { return outcome.error; }
+};
+
+struct Setup {
+  Value plan = golden_plan();
+  Guardrails guardrails = Guardrails::Full;
+  bool artifacts = true;
+  std::optional<std::vector<std::string>> capabilities;
+  const std::atomic<bool>* cancel = nullptr;
+  TraceContent content = TraceContent::Inline;
+};
+
+Run run(const std::string& script, Setup setup = {}) {
+  test::TempDir ws("mf-guarded-ws"), art("mf-guarded-art");
+  std::filesystem::create_directories(ws.path() / "src");
+  test::write_file(ws.path() / "src" / "lib.rs", "fn parse() { x.unwrap() }\n");
+  auto model = model::ScriptedModel::parse(script);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.diagnostics().front().message);
+  auto bindings = tools::bindings_from_plan(setup.plan).value();
+  tools::CallContext ctx;
+  ctx.workspace = tools::Workspace::open(ws.path().string()).value();
+  ctx.cancel = setup.cancel;
+  PlanRunOptions po;
+  po.guardrails = setup.guardrails;
+  if (setup.artifacts) po.artifact_dir = art.path().string();
+  if (setup.capabilities) {
+    po.capabilities = *setup.capabilities;
+  } else {
+    for (const auto& c : setup.plan.find("required_capabilities")->as_array()) {
+      po.capabilities.push_back(c.as_string());
+    }
+  }
+  tools::ExecutorOptions eo;
+  eo.granted_capabilities = po.capabilities;
+  eo.artifact_dir = po.artifact_dir;
+  eo.fixed_clock = true;
+  tools::ToolExecutor executor(std::move(bindings), std::move(ctx), std::move(eo));
+  Run r;
+  trace::WriterOptions wo;
+  wo.run_id = "run-guarded";
+  wo.fixed_clock = true;
+  auto writer = trace::Writer::open_memory(&r.trace, wo).value();
+  RunOptions options;
+  options.trace_content = setup.content;
+  options.cancel = setup.cancel;
+  auto outcome = run_plan(setup.plan, executor, **model, *writer, options, po);
+  EXPECT_TRUE(outcome.ok());
+  r.outcome = *outcome;
+  for (std::size_t start = 0; start < r.trace.size();) {
+    const std::size_t end = r.trace.find('\n', start);
+    r.events.push_back(*json::parse(std::string_view(r.trace).substr(start, end - start)));
+    start = end + 1;
+  }
+  // Every trace the loop writes passes the verifier.
+  auto summary = trace::verify(r.trace).value();
+  EXPECT_EQ(summary.status, trace::Outcome::Ok)
+      << (summary.first_error ? summary.first_error->message : "");
+  return r;
+}
+
+TEST(GuardedLoop, HappyPathRunsToolsAndAcceptsTheTerminal) {
+  Run r = run(steps({kCollect, kReport, kFinish}));
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  EXPECT_EQ(r.outcome.model_calls, 3);
+  EXPECT_EQ(r.outcome.tool_calls, 3);
+  EXPECT_TRUE(r.violations().empty());
+  const Value& out = r.outcome.output;
+  EXPECT_EQ(out.find("node_id")->as_string(), "complete");
+  EXPECT_EQ(out.find("terminal_result")->as_string(), "BUILDER_COMPLETE");
+  EXPECT_EQ(out.find("disposition")->as_string(), "success");
+  const auto& artifacts = out.find("artifacts")->as_array();
+  ASSERT_EQ(artifacts.size(), 2u);
+  EXPECT_EQ(artifacts[0].find("artifact_id")->as_string(), "draft");
+  EXPECT_EQ(artifacts[1].find("artifact_id")->as_string(), "report");
+  EXPECT_EQ(artifacts[1].find("sha256")->as_string().size(), 64u);
+  EXPECT_EQ(r.of("tool_called").size(), 3u);
+  EXPECT_EQ(r.of("tool_completed").size(), 3u);
+  EXPECT_EQ(r.of("run_completed")[0].find("tool_calls")->as_exact_int(), 3);
+  // The second request carries the first call and its result.
+  EXPECT_EQ(r.of("model_requested")[1].find("kind")->as_string(), "turn");
+}
+
+TEST(GuardedLoop, SameInputsGiveTheSameTraceBytes) {
+  const std::string script = steps({text("hello"), kCollect, kReport, kFinish});
+  EXPECT_EQ(run(script).trace, run(script).trace);
+}
+
+TEST(GuardedLoop, TextReplyGetsAUserNudgeOnTheValidationBudget) {
+  Run r = run(steps({text("I am thinking."), kCollect, kReport, kFinish}));
+  ASSERT_EQ(r.outcome.terminal, "completed");
+  ASSERT_EQ(r.violations(), std::vector<std::string>{"text_response"});
+  const Value nudge = r.of("nudge_sent")[0];
+  EXPECT_EQ(nudge.find("channel")->as_string(), "user");
+  EXPECT_NE(nudge.find("message")->as_string().find("not a tool call"), std::string::npos);
+  const Value budget = *r.of("guardrail_violation")[0].find("budget");
+  EXPECT_EQ(budget.find("name")->as_string(), "max_validation_retries");
+  EXPECT_EQ(budget.find("used")->as_exact_int(), 1);
+}
+
+TEST(GuardedLoop, ValidationBudgetEndsTheRunAfterItsLimit) {
+  // max_validation_retries is 2: two nudges, and the third text reply ends the run.
+  Run r = run(steps({text("a"), text("b"), text("c"), kCollect}));
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(r.outcome.model_calls, 3);
+  EXPECT_EQ(r.of("nudge_sent").size(), 2u);
+  EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(), "max_validation_retries");
+}
+
+TEST(GuardedLoop, UnknownToolIsAnsweredOnTheToolChannel) {
+  Run r = run(steps({call("collect", "{}"), kCollect, kReport, kFinish}));
+  ASSERT_EQ(r.outcome.terminal, "completed");
+  EXPECT_EQ(r.violations(), std::vector<std::string>{"unknown_tool"});
+  EXPECT_EQ(r.of("nudge_sent")[0].find("channel")->as_string(), "tool");
+  const std::string message = r.of("nudge_sent")[0].find("message")->as_string();
+  EXPECT_NE(message.find("no tool named 'collect'"), std::string::npos);
+  EXPECT_NE(message.find("collect_context"), std::string::npos);
+  EXPECT_EQ(r.of("tool_denied")[0].find("reason")->as_string(), "unknown_tool");
+}
+
+TEST(GuardedLoop, MalformedArgumentsSpendTheToolErrorBudget) {
+  const std::string bad = call("collect_context", R"("{\"path\": ")");
+  const std::string list = call("collect_context", R"("[1, 2]")");
+  Run ok = run(steps({bad, kCollect, kReport, kFinish}));
+  ASSERT_EQ(ok.outcome.terminal, "completed");
+  EXPECT_EQ(ok.violations(), std::vector<std::string>{"malformed_arguments"});
+  EXPECT_EQ(ok.of("guardrail_violation")[0].find("budget")->find("name")->as_string(),
+            "max_tool_errors");
+  Run spent = run(steps({bad, list, bad, kCollect}));
+  EXPECT_EQ(spent.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(spent.of("budget_exhausted")[0].find("budget")->as_string(), "max_tool_errors");
+}
+
+TEST(GuardedLoop, PrematureTerminalEscalatesThroughThreeTiers) {
+  Value plan = golden_plan();
+  plan.find("budgets")->set("max_premature_terminal_attempts", 5);
+  plan.find("budgets")->set("max_iterations", 10);
+  Setup s;
+  s.plan = plan;
+  Run r = run(steps({kFinish, kFinish, kFinish, kFinish, kCollect, kReport, kFinish}), s);
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  const auto nudges = r.of("nudge_sent");
+  ASSERT_EQ(nudges.size(), 4u);
+  EXPECT_NE(nudges[0].find("message")->as_string().find("cannot be called yet"), std::string::npos);
+  EXPECT_NE(nudges[1].find("message")->as_string().find("Call one of these tools now"),
+            std::string::npos);
+  EXPECT_NE(nudges[2].find("message")->as_string().find("STOP."), std::string::npos);
+  EXPECT_NE(nudges[3].find("message")->as_string().find("STOP."), std::string::npos);
+  EXPECT_NE(nudges[0].find("message")->as_string().find("collect_context"), std::string::npos);
+}
+
+TEST(GuardedLoop, PrematureBudgetEndsTheRun) {
+  Run r = run(steps({kFinish, kFinish, kFinish, kCollect}));
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(),
+            "max_premature_terminal_attempts");
+}
+
+TEST(GuardedLoop, CleanBatchResetsTheConsecutiveCounters) {
+  Value plan = golden_plan();
+  plan.find("budgets")->set("max_iterations", 10);
+  Setup s;
+  s.plan = plan;
+  // Two prerequisite violations, a clean batch, two more: never three in a row (the limit is 2).
+  Run r = run(steps({kReport, kReport, kCollect, kFinish, kFinish, kReport, kFinish}), s);
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  const auto v = r.of("guardrail_violation");
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[1].find("budget")->find("used")->as_exact_int(), 2);
+  EXPECT_EQ(v[2].find("budget")->find("used")->as_exact_int(), 1);
+}
+
+TEST(GuardedLoop, PrerequisiteWithArgumentMatchBlocksTheWholeBatch) {
+  // write_report needs collect_context with the same path; the batch also carries a valid call.
+  const std::string batch =
+      R"({"tool_calls": [{"name": "collect_context", "arguments": {"path": "src/lib.rs"}},
+                         {"name": "write_report", "arguments": {"path": "other.rs", "body": "x"}}]})";
+  Run r = run(steps({kCollect, batch, kReport, kFinish}));
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  EXPECT_EQ(r.violations(), std::vector<std::string>{"prerequisite"});
+  const std::string message = r.of("nudge_sent")[0].find("message")->as_string();
+  EXPECT_NE(message.find("with the same path"), std::string::npos);
+  // Neither call of the blocked batch ran: only the three clean calls reached the boundary.
+  EXPECT_EQ(r.outcome.tool_calls, 3);
+  EXPECT_EQ(r.of("tool_denied").size(), 2u);
+}
+
+TEST(GuardedLoop, PrerequisiteBudgetEndsTheRun) {
+  Run r = run(steps({kReport, kReport, kReport, kCollect}));
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(),
+            "max_prerequisite_violations");
+}
+
+TEST(GuardedLoop, ToolErrorsAreFedBackAndBudgeted) {
+  Setup s;
+  s.artifacts = false;  // the producer refuses: no artifact directory
+  Run r = run(steps({kCollect, kCollect, kCollect, kCollect}), s);
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(), "max_tool_errors");
+  EXPECT_EQ(r.of("tool_completed")[0].find("ok")->as_bool(), false);
+  EXPECT_EQ(r.violations(), (std::vector<std::string>{"tool_error", "tool_error", "tool_error"}));
+}
+
+TEST(GuardedLoop, NoRecoveryEndsAtTheFirstToolError) {
+  Setup s;
+  s.artifacts = false;
+  s.guardrails = Guardrails::NoRecovery;
+  Run r = run(steps({kCollect, kCollect}), s);
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(r.outcome.model_calls, 1);
+}
+
+TEST(GuardedLoop, MissingCapabilityIsNotRetryable) {
+  Setup s;
+  s.capabilities = std::vector<std::string>{"workspace.read", "terminal.intent"};
+  Run r = run(steps({kCollect, kCollect}), s);
+  EXPECT_EQ(r.outcome.terminal, "tool_failed");
+  EXPECT_NE(r.outcome.error.find("artifact.write"), std::string::npos);
+  EXPECT_EQ(r.of("tool_denied").size(), 1u);
+}
+
+TEST(GuardedLoop, RescuedCallRunsAndIsRecorded) {
+  const std::string rescued =
+      text(R"(Sure. {"name": "collect_context", "arguments": {"path": "src/lib.rs"}})");
+  Run r = run(steps({rescued, kReport, kFinish}));
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  EXPECT_EQ(r.violations(), std::vector<std::string>{"rescue"});
+  EXPECT_EQ(r.of("tool_called")[0].find("call_id")->as_string(), "call-1-1");
+  Setup s;
+  s.guardrails = Guardrails::NoRescue;
+  Run off = run(steps({rescued, kCollect, kReport, kFinish}), s);
+  ASSERT_EQ(off.outcome.terminal, "completed");
+  EXPECT_EQ(off.violations(), std::vector<std::string>{"text_response"});
+}
+
+TEST(GuardedLoop, NoNudgeEndsAtTheFirstTextReply) {
+  Setup s;
+  s.guardrails = Guardrails::NoNudge;
+  Run r = run(steps({text("hello"), kCollect}), s);
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_TRUE(r.of("nudge_sent").empty());
+}
+
+TEST(GuardedLoop, TerminalAcceptanceChecksRequiredNodesAgainstHistory) {
+  // Without step enforcement and without prerequisites on the terminal, only acceptance stands
+  // between a premature terminal and a false completion.
+  Value plan = golden_plan();
+  for (auto& n : plan.find("nodes")->as_array()) {
+    if (n.find("node_id")->as_string() == "complete") n.set("prerequisites", json::Array{});
+  }
+  Setup s;
+  s.plan = plan;
+  s.guardrails = Guardrails::NoSteps;
+  Run r = run(steps({kFinish}), s);
+  EXPECT_EQ(r.outcome.terminal, "terminal_rejected");
+  EXPECT_NE(r.outcome.error.find("required steps have not succeeded: collect_context"),
+            std::string::npos);
+}
+
+TEST(GuardedLoop, TerminalAcceptanceRequiresTheTerminalArtifacts) {
+  Value plan = golden_plan();
+  for (auto& n : plan.find("nodes")->as_array()) {
+    if (n.find("node_id")->as_string() == "complete") n.set("prerequisites", json::Array{});
+  }
+  Setup s;
+  s.plan = plan;
+  Run r = run(steps({kCollect, kFinish}), s);
+  EXPECT_EQ(r.outcome.terminal, "terminal_rejected");
+  EXPECT_NE(r.outcome.error.find("artifact 'report' was not produced"), std::string::npos);
+}
+
+TEST(GuardedLoop, TerminalAcceptanceChecksTheTerminalMap) {
+  Value plan = golden_plan();
+  plan.find("terminal_result_map")->set("complete", "BLOCKED");
+  Setup s;
+  s.plan = plan;
+  Run r = run(steps({kCollect, kReport, kFinish}), s);
+  EXPECT_EQ(r.outcome.terminal, "terminal_rejected");
+  EXPECT_NE(r.outcome.error.find("terminal map"), std::string::npos);
+}
+
+TEST(GuardedLoop, BlockedTerminalIsACompletedRunWithBlockedDisposition) {
+  const std::string failure = call("write_failure_report", R"({"reason": "no access"})");
+  const std::string blocked = call("finish_blocked", R"({"summary": "blocked"})");
+  Run r = run(steps({kCollect, failure, blocked}));
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  EXPECT_EQ(r.outcome.output.find("disposition")->as_string(), "blocked");
+}
+
+TEST(GuardedLoop, IterationBudgetIsCheckedBeforeEveryCall) {
+  Run r = run(steps({text("a"), text("b"), kCollect, kCollect, kCollect, kCollect, kCollect}));
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(r.outcome.model_calls, 6);
+  EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(), "max_iterations");
+}
+
+TEST(GuardedLoop, CompactionIsTriggeredByTheContextPolicyAndRecorded) {
+  Value plan = golden_plan();
+  plan.find("context_policy")->set("budget_tokens", 256);
+  plan.find("budgets")->set("max_iterations", 40);
+  plan.find("budgets")->set("max_validation_retries", 40);
+  Setup s;
+  s.plan = plan;
+  std::vector<std::string> script;
+  for (int i = 0; i < 20; ++i) script.push_back(text(std::string(400, 'x')));
+  script.insert(script.end(), {kCollect, kReport, kFinish});
+  Run r = run(steps(script), s);
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  const auto compacted = r.of("context_compacted");
+  ASSERT_FALSE(compacted.empty());
+  EXPECT_LT(compacted[0].find("tokens_after")->as_exact_int(),
+            compacted[0].find("tokens_before")->as_exact_int());
+  EXPECT_NE(compacted[0].find("digest_before")->as_string(),
+            compacted[0].find("digest_after")->as_string());
+  s.guardrails = Guardrails::NoCompact;
+  EXPECT_TRUE(run(steps(script), s).of("context_compacted").empty());
+}
+
+TEST(GuardedLoop, CancellationEndsTheRunWithACompleteTrace) {
+  std::atomic<bool> cancel{true};
+  Setup s;
+  s.cancel = &cancel;
+  Run r = run(steps({kCollect}), s);
+  EXPECT_EQ(r.outcome.terminal, "cancelled");
+  EXPECT_EQ(r.names().back(), "run_failed");
+}
+
+TEST(GuardedLoop, ProviderFailureIsNotRetried) {
+  Run r = run(R"({"steps": [{"failure": "HTTP 503"}]})");
+  EXPECT_EQ(r.outcome.terminal, "model_failed");
+  EXPECT_EQ(r.outcome.error, "HTTP 503");
+}
+
+TEST(GuardedLoop, DigestModeRecordsNoContentOrArguments) {
+  Setup s;
+  s.content = TraceContent::Digest;
+  Run r = run(steps({kCollect, kReport, kFinish}), s);
+  for (const auto& e : r.of("model_responded")) {
+    EXPECT_EQ(e.find("tool_calls"), nullptr);
+    EXPECT_NE(e.find("tool_calls_sha256"), nullptr);
+  }
+  EXPECT_EQ(r.of("tool_called")[0].find("arguments"), nullptr);
+}
+
+TEST(GuardedLoop, PresetNamesRoundTrip) {
+  for (const char* n : {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery", "no_compact",
+                        "bare"}) {
+    auto g = parse_guardrails(n);
+    ASSERT_TRUE(g.has_value()) << n;
+    EXPECT_EQ(name(*g), n);
+  }
+  EXPECT_FALSE(parse_guardrails("everything").has_value());
+}
+
+}  // namespace
+}  // namespace mf::runtime
