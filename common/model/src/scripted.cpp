@@ -9,6 +9,7 @@
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/model/sim.hpp"
 
 namespace mf::model {
 
@@ -140,8 +141,11 @@ Result<std::unique_ptr<Model>> open_model(const std::string& spec) {
     }
     return std::unique_ptr<Model>(std::move(*model));
   }
+  constexpr std::string_view kSim = "sim:";
+  if (spec.rfind(kSim, 0) == 0) return open_sim(spec.substr(kSim.size()));
   return diag::error(diag::codes::kUsage,
-                     "unsupported model \"" + spec + "\" (built: scripted:FILE)");
+                     "unsupported model \"" + spec +
+                         "\" (built: scripted:FILE, sim:FILE?seed=S&faults=R[&kinds=a,b])");
 }
 
 }  // namespace mf::model
