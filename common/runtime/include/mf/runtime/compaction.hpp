@@ -34,21 +34,25 @@ struct ContextPolicy {
   std::array<double, 3> phase_thresholds = {0.6, 0.75, 0.9};
 };
 
-// A deterministic size estimate (docs/compaction.md) of what the entries put in a request.
+// A deterministic size estimate (docs/compaction.md) of what the entries put in a request; not
+// a tokenizer, so the budget is in these units.
 std::int64_t estimate_tokens(const std::vector<Entry>& history);
 
 struct Compaction {
-  int phase = 0;  // 0 = nothing done; else the highest phase applied (1..3)
+  // 0 = under the first threshold, nothing ran; else the highest phase that ran (1..3), which
+  // may have found nothing left to drop (compare the counts to know whether anything changed).
+  int phase = 0;
   std::int64_t tokens_before = 0;
   std::int64_t tokens_after = 0;
   std::int64_t entries_before = 0;
   std::int64_t entries_after = 0;
 };
 
-// Compacts `history` in place before the request of model call `next_iteration`, applying phases
-// in order until the estimate is under the first threshold or phase 3 has run. Every remaining
-// tool call keeps exactly one answer (a dropped result leaves a short placeholder), so the history
-// stays a well-formed conversation.
+// Compacts `history` in place before the request of model call `next_iteration`. Phase k runs
+// only after phase k-1 and only while the estimate is at or above phase_thresholds[k-1] x budget,
+// so a phase escalates only when the one before could not bring the size under the next
+// threshold. No tool message is ever removed (a dropped result leaves a short placeholder), so
+// every tool call keeps the answers it had and the history stays a well-formed conversation.
 Compaction compact(std::vector<Entry>& history, const ContextPolicy& policy,
                    std::int64_t next_iteration);
 
