@@ -1177,6 +1177,14 @@ TEST(CatalogLoader, BuiltinCatalogLoads) {
   }
   expected.push_back("builtin.artifact.read");
   expected.push_back("builtin.artifact.write");
+  // The tools of Millforge's builtin harnesses.
+  for (const char* t :
+       {"request.inspect", "request.read_requirements", "workspace.read_file",
+        "workspace.apply_patch", "shell.run_tests", "shell.run_static_check", "artifact.write_plan",
+        "artifact.write_patch_summary", "artifact.write_test_results", "artifact.write_verdict",
+        "terminal.submit"}) {
+    expected.push_back(std::string("builtin.") + t);
+  }
   for (const auto& id : expected) {
     const ToolDescriptor* d = c.find(id, 1);
     ASSERT_NE(d, nullptr) << id;

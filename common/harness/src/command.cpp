@@ -137,7 +137,11 @@ const json::Value& builtin_profiles_json() {
       {"profiles",
        json::Array{json::Object{{"profile_id", "profile.scripted"},
                                 {"backend", "scripted"},
-                                {"description", "a scripted model replaying recorded responses"}}}},
+                                {"description", "a scripted model replaying recorded responses"}},
+                   // The profile Millforge's builtin harnesses name (fixtures/harness/builtin/).
+                   json::Object{{"profile_id", "profile.standard"},
+                                {"backend", "scripted"},
+                                {"description", "the standard profile of the builtin harnesses"}}}},
   };
   return doc;
 }

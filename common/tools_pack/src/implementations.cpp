@@ -11,6 +11,7 @@
 #include "edit_core.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "millforge_builtins.hpp"
 
 namespace mf::tools {
 namespace {
@@ -21,32 +22,6 @@ using json::Value;
 template <ToolResult (*Run)(const Value&, const CallContext&)>
 ToolResult pack_tool(const Invocation& call) {
   return Run(call.args, call.ctx);
-}
-
-// A terminal control records the intent; the run loop decides whether to accept it. The terminal
-// result is the node's; arguments that name one must name the same.
-ToolResult record_terminal(const Invocation& call) {
-  const Value* terminal = call.args.find("terminal_result");
-  const Value* summary = call.args.find("summary");
-  std::string result = call.binding.terminal_result;
-  if (terminal != nullptr && terminal->is_string()) {
-    if (!result.empty() && terminal->as_string() != result) {
-      return ToolResult::refusal("Tool " + call.binding.tool.model_tool_name + " submits " +
-                                 result + ", not " + terminal->as_string());
-    }
-    result = terminal->as_string();
-  }
-  if (result.empty()) return ToolResult::refusal("Terminal controls need a terminal_result");
-  return ToolResult{
-      false, "Terminal intent recorded: " + result,
-      json::Object{{"terminal_result", result}, {"summary", summary ? *summary : Value("")}}};
-}
-
-bool valid_artifact_id(std::string_view s) {
-  if (s.empty() || s.size() > 64 || s[0] < 'a' || s[0] > 'z') return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
 }
 
 // The artifact's path, or the error result that refuses the call.
@@ -106,8 +81,7 @@ ToolResult produce_artifacts(const Invocation& call) {
     if (auto failed = write_artifact_file(call, id, content)) return std::move(*failed);
     ids += (ids.empty() ? "" : ", ") + id;
   }
-  std::string summary =
-      "Wrote artifact " + ids + " (" + std::to_string(content.size()) + " bytes)";
+  std::string summary = "Wrote artifact " + ids + " (" + std::to_string(content.size()) + " bytes)";
   return ToolResult{false, summary, json::Object{{"status", "success"}, {"summary", summary}}};
 }
 
@@ -123,10 +97,50 @@ constexpr std::array kImplementations = {
     Implementation{"impl.builtin.artifact.read.v1", nullptr, read_artifact},
     Implementation{"impl.builtin.artifact.write.v1", nullptr, write_artifact},
     Implementation{"impl.builtin.artifact.produce.v1", nullptr, produce_artifacts},
+    // Millforge's builtin harness tools (millforge_builtins.cpp).
+    Implementation{"impl.builtin.request.inspect.v1", nullptr, run_inspect_request},
+    Implementation{"impl.builtin.request.read_requirements.v1", nullptr, run_read_requirements},
+    Implementation{"impl.builtin.workspace.read_file.v1", nullptr, run_workspace_read_file},
+    Implementation{"impl.builtin.workspace.apply_patch.v1", nullptr, run_workspace_apply_patch},
+    Implementation{"impl.builtin.shell.run_tests.v1", nullptr, run_test_profile},
+    Implementation{"impl.builtin.shell.run_static_check.v1", nullptr, run_static_check_profile},
+    Implementation{"impl.builtin.artifact.write_plan.v1", nullptr, run_write_plan},
+    Implementation{"impl.builtin.artifact.write_patch_summary.v1", nullptr,
+                   run_write_patch_summary},
+    Implementation{"impl.builtin.artifact.write_test_results.v1", nullptr, run_write_test_results},
+    Implementation{"impl.builtin.artifact.write_verdict.v1", nullptr, run_write_verdict},
+    // A terminal control the recorder serves, with the status its output schema asks for.
+    Implementation{"impl.builtin.terminal.submit.v1", nullptr, run_submit_terminal},
 };
 constexpr Implementation kTerminal{{}, nullptr, record_terminal};
 
 }  // namespace
+
+// A terminal control records the intent; the run loop decides whether to accept it. The terminal
+// result is the node's; arguments that name one must name the same.
+ToolResult record_terminal(const Invocation& call) {
+  const Value* terminal = call.args.find("terminal_result");
+  const Value* summary = call.args.find("summary");
+  std::string result = call.binding.terminal_result;
+  if (terminal != nullptr && terminal->is_string()) {
+    if (!result.empty() && terminal->as_string() != result) {
+      return ToolResult::refusal("Tool " + call.binding.tool.model_tool_name + " submits " +
+                                 result + ", not " + terminal->as_string());
+    }
+    result = terminal->as_string();
+  }
+  if (result.empty()) return ToolResult::refusal("Terminal controls need a terminal_result");
+  return ToolResult{
+      false, "Terminal intent recorded: " + result,
+      json::Object{{"terminal_result", result}, {"summary", summary ? *summary : Value("")}}};
+}
+
+bool valid_artifact_id(std::string_view s) {
+  if (s.empty() || s.size() > 64 || s[0] < 'a' || s[0] > 'z') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
 
 std::optional<ToolResult> write_artifact_file(const Invocation& call, const std::string& id,
                                               const std::string& content) {

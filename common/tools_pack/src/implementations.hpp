@@ -36,8 +36,15 @@ struct Implementation {
 // terminal class, the terminal recorder; null when there is none.
 const Implementation* implementation_for(const ToolDescriptor& tool);
 
-// Writes `content` as artifact `id` beneath the call's artifact directory (atomically, never through
-// a link); the error result when the id is invalid or no directory is configured.
+// Whether `s` is an artifact id: [a-z][a-z0-9_]{0,63}, the file name it is kept under.
+bool valid_artifact_id(std::string_view s);
+
+// The terminal recorder: the intent of a terminal control, with the node's terminal result (an
+// argument naming another one is refused). Details {terminal_result, summary}.
+ToolResult record_terminal(const Invocation& call);
+
+// Writes `content` as artifact `id` beneath the call's artifact directory (atomically, never
+// through a link); the error result when the id is invalid or no directory is configured.
 std::optional<ToolResult> write_artifact_file(const Invocation& call, const std::string& id,
                                               const std::string& content);
 

@@ -1,6 +1,8 @@
 // The compiled-in catalog, written as a catalog document so it goes through the same loader (and
 // the same digests) as any third-party catalog. Parameter schemas and descriptions follow Pi 0.79's
-// coding tools (docs/tools.md).
+// coding tools; the builtin.request/workspace/shell/artifact/terminal tools after the two artifact
+// tools follow the facts of Millforge's built-in descriptors (docs/tools.md, "Millforge
+// built-ins").
 #include <cstdlib>
 #include <iostream>
 
@@ -150,6 +152,166 @@ constexpr const char* kBuiltinCatalog = R"json({
         "required": ["artifact_id", "content"]},
       "required_capabilities": ["artifact.write"],
       "side_effect_class": "artifact_write", "idempotency": "idempotent"
+    },
+    {
+      "tool_id": "builtin.request.inspect", "version": 1, "model_tool_name": "inspect_request",
+      "description": "Show the request this run works on: its instruction and its context object.",
+      "input_schema": {"type": "object", "properties": {}},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "instruction": {"type": "string"}, "context": {"type": "object", "additionalProperties": true}},
+        "required": ["status", "summary", "instruction", "context"]},
+      "required_capabilities": ["request.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.request.read_requirements", "version": 1, "model_tool_name": "read_request_requirements",
+      "description": "Read the requirements the request states (its context.requirements).",
+      "input_schema": {"type": "object", "properties": {}},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"}, "requirements": true},
+        "required": ["status", "summary", "requirements"]},
+      "required_capabilities": ["request.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.workspace.read_file", "version": 1, "model_tool_name": "read_workspace_file",
+      "description": "Read a text file of the workspace, up to max_bytes bytes (default 32768, at most 1048576).",
+      "input_schema": {"type": "object", "properties": {
+        "path": {"type": "string", "minLength": 1, "description": "The file, relative to the workspace root"},
+        "max_bytes": {"type": "integer", "minimum": 1, "maximum": 1048576, "description": "Read at most this many bytes"}},
+        "required": ["path"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "path": {"type": "string"}, "content": {"type": "string"},
+        "truncated": {"type": "boolean"}, "size": {"type": "integer", "minimum": 0}},
+        "required": ["status", "summary", "path", "content", "truncated", "size"]},
+      "required_capabilities": ["workspace.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.workspace.apply_patch", "version": 1, "model_tool_name": "apply_workspace_patch",
+      "description": "Apply a unified diff (---/+++ file headers, @@ hunks with context lines) to files of the workspace. Every hunk must apply, or nothing is written.",
+      "input_schema": {"type": "object", "properties": {
+        "patch": {"type": "string", "minLength": 1, "maxLength": 1048576, "description": "The unified diff; paths relative to the workspace root, a/ and b/ prefixes allowed"}},
+        "required": ["patch"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "changed_paths": {"type": "array", "items": {"type": "string"}},
+        "hunks": {"type": "integer", "minimum": 0}},
+        "required": ["status", "summary", "changed_paths", "hunks"]},
+      "required_capabilities": ["workspace.write"],
+      "side_effect_class": "workspace_write", "idempotency": "idempotent_with_key",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.shell.run_tests", "version": 1, "model_tool_name": "run_test_profile",
+      "description": "Run one of the test profiles the request defines (context.shell_profiles) in the workspace; success when it exits 0.",
+      "input_schema": {"type": "object", "properties": {
+        "profile": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The profile's name, a key of the request's context.shell_profiles"}},
+        "required": ["profile"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "profile": {"type": "string"}, "exit_code": {"type": ["integer", "null"]},
+        "output": {"type": "string"}, "truncated": {"type": "boolean"}},
+        "required": ["status", "summary", "profile", "exit_code", "output", "truncated"]},
+      "required_capabilities": ["process.test"],
+      "side_effect_class": "process_execution", "idempotency": "idempotent_with_key",
+      "timeout_ms": 1800000,
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.shell.run_static_check", "version": 1, "model_tool_name": "run_static_check_profile",
+      "description": "Run one of the static-check profiles the request defines (context.shell_profiles) in the workspace; success when it exits 0.",
+      "input_schema": {"type": "object", "properties": {
+        "profile": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The profile's name, a key of the request's context.shell_profiles"}},
+        "required": ["profile"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "profile": {"type": "string"}, "exit_code": {"type": ["integer", "null"]},
+        "output": {"type": "string"}, "truncated": {"type": "boolean"}},
+        "required": ["status", "summary", "profile", "exit_code", "output", "truncated"]},
+      "required_capabilities": ["process.static_check"],
+      "side_effect_class": "process_execution", "idempotency": "idempotent_with_key",
+      "timeout_ms": 1800000,
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.write_plan", "version": 1, "model_tool_name": "write_plan_artifact",
+      "description": "Write the plan artifact.",
+      "input_schema": {"type": "object", "properties": {
+        "plan": {"type": "string", "description": "The plan's full text"}},
+        "required": ["plan"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}},
+        "required": ["status", "summary", "artifact_id", "bytes"]},
+      "required_capabilities": ["artifact.write"],
+      "side_effect_class": "artifact_write", "idempotency": "idempotent_with_key",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.write_patch_summary", "version": 1, "model_tool_name": "write_patch_summary_artifact",
+      "description": "Write the patch_summary artifact.",
+      "input_schema": {"type": "object", "properties": {
+        "summary": {"type": "string", "description": "What the patch changes and why"}},
+        "required": ["summary"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}},
+        "required": ["status", "summary", "artifact_id", "bytes"]},
+      "required_capabilities": ["artifact.write"],
+      "side_effect_class": "artifact_write", "idempotency": "idempotent_with_key",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.write_test_results", "version": 1, "model_tool_name": "write_test_results_artifact",
+      "description": "Write the test_results artifact.",
+      "input_schema": {"type": "object", "properties": {
+        "results": {"type": "string", "description": "The test and check results"}},
+        "required": ["results"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}},
+        "required": ["status", "summary", "artifact_id", "bytes"]},
+      "required_capabilities": ["artifact.write"],
+      "side_effect_class": "artifact_write", "idempotency": "idempotent_with_key",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.write_verdict", "version": 1, "model_tool_name": "write_verdict_artifact",
+      "description": "Write a verdict artifact: the one this step produces, or the one artifact_id names.",
+      "input_schema": {"type": "object", "properties": {
+        "verdict": {"type": "string", "description": "The verdict's full text"},
+        "artifact_id": {"enum": ["checker_verdict", "arbiter_verdict"], "description": "Which verdict, when this step produces more than one"}},
+        "required": ["verdict"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}},
+        "required": ["status", "summary", "artifact_id", "bytes"]},
+      "required_capabilities": ["artifact.write"],
+      "side_effect_class": "artifact_write", "idempotency": "idempotent_with_key",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.terminal.submit", "version": 1, "model_tool_name": "submit_terminal_intent",
+      "description": "Finish this step: submit its terminal result with a summary, optionally naming the artifacts it leaves.",
+      "input_schema": {"type": "object", "properties": {
+        "terminal_result": {"type": "string", "minLength": 1, "description": "This step's terminal result"},
+        "summary": {"type": "string", "description": "What was done"},
+        "artifact_refs": {"type": "array", "items": {"type": "string"}, "description": "Ids of artifacts the result rests on; each must exist"}},
+        "required": ["terminal_result", "summary"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "terminal_result": {"type": "string"},
+        "artifact_refs": {"type": "array", "items": {"type": "string"}}},
+        "required": ["status", "summary", "terminal_result"]},
+      "required_capabilities": ["terminal.intent"],
+      "side_effect_class": "terminal", "idempotency": "non_idempotent", "timeout_ms": 30000,
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
     }
   ]
 })json";
