@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
               "mf-replay --fork-at 9 --responses alt.json --plan plan.json run.jsonl --trace "
               "fork.jsonl",
           },
-      .positional = "trace",
+      .positional = "operands",
       .details =
           "Streams the trace (TRACE or '-' for stdin; stdin when omitted) and checks every\n"
           "integrity rule of docs/formats/trace.md. Prints one canonical JSON summary line on\n"

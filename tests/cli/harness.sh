@@ -45,7 +45,9 @@ cmp -s "$tmp/ok.jsonl" "$tmp/ok2.jsonl" || fail "the same run gave different tra
 # A plan from stdin and the trace on stdout.
 stdin=$plan run 0 "$mfr" --plan - --model scripted:$runs/golden-ok.json "${common[@]}" \
   --trace - --output "$tmp/stdin.result"
-stdin=$tmp/out run 0 "$rep" -
+cp "$tmp/out" "$tmp/stdin.jsonl"
+stdin=$tmp/stdin.jsonl run 0 "$rep" -
+[[ $(jq -r .terminal "$tmp/stdin.result") == completed ]] || fail "plan from stdin did not complete"
 
 # --- recovery: every correction answered, run completes; summary counts them -------------------
 run 0 "$mfr" --plan "$plan" --model scripted:$runs/golden-recover.json "${common[@]}" \
@@ -59,11 +61,19 @@ done
 # --- strict replay: identical, then a changed workspace diverges -------------------------------
 run 0 "$rep" --strict --plan "$plan" --workspace "$ws" "$tmp/rec.jsonl"
 [[ $(jq -r .status "$tmp/out") == identical ]] || fail "strict replay not identical"
-cp "$ws/src/lib.rs" "$tmp/lib.rs.orig"
+# A run whose tool reads the workspace: replayed over other bytes, the read's result differs.
+run 0 "$mfc" $h/read-submit.yaml -o -
+cp "$tmp/out" "$tmp/rs.plan"
+run 0 "$mfr" --plan "$tmp/rs.plan" --model scripted:$runs/read-submit.json --workspace "$ws" \
+  --fixed-clock --trace-content inline --trace "$tmp/rs.jsonl"
+run 0 "$rep" --strict --plan "$tmp/rs.plan" --workspace "$ws" "$tmp/rs.jsonl"
 ws2=$tmp/ws2
-mkdir -p "$ws2"
-run 1 "$rep" --strict --plan "$plan" --workspace "$ws2" "$tmp/ok.jsonl"
+mkdir -p "$ws2/src"
+echo "fn other() {}" >"$ws2/src/lib.rs"
+run 1 "$rep" --strict --plan "$tmp/rs.plan" --workspace "$ws2" "$tmp/rs.jsonl"
 [[ $(jq -r .status "$tmp/out") == diverged ]] || fail "strict replay did not diverge"
+[[ $(jq -r .first_difference.actual "$tmp/out") == tool_completed ]] ||
+  fail "divergence not at the read: $(cat "$tmp/out")"
 grep -q "diverges at seq" "$tmp/err" || fail "divergence not named on stderr"
 # A digest-only trace cannot be replayed strictly; a plan that is not the recorded one is refused.
 run 0 "$mfr" --plan "$plan" --model scripted:$runs/golden-ok.json --workspace "$ws" \

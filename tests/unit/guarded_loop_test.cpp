@@ -49,7 +49,7 @@ const std::string kReport =
     call("write_report", R"({"path": "src/lib.rs", "body": "One panic path."})");
 const std::string kFinish = call("finish_success", R"({"summary": "Report written."})");
 
-struct Run {
+struct Ran {
   RunOutcome outcome;
   std::vector<Value> events;
   std::string trace;
@@ -73,7 +73,7 @@ struct Run {
   std::string last_error() const { return outcome.error; }
 };
 
-struct Setup {
+struct Config {
   Value plan = golden_plan();
   Guardrails guardrails = Guardrails::Full;
   bool artifacts = true;
@@ -82,7 +82,7 @@ struct Setup {
   TraceContent content = TraceContent::Inline;
 };
 
-Run run(const std::string& script, Setup setup = {}) {
+Ran run(const std::string& script, Config setup = {}) {
   test::TempDir ws("mf-guarded-ws"), art("mf-guarded-art");
   std::filesystem::create_directories(ws.path() / "src");
   test::write_file(ws.path() / "src" / "lib.rs", "fn parse() { x.unwrap() }\n");
@@ -107,7 +107,7 @@ Run run(const std::string& script, Setup setup = {}) {
   eo.artifact_dir = po.artifact_dir;
   eo.fixed_clock = true;
   tools::ToolExecutor executor(std::move(bindings), std::move(ctx), std::move(eo));
-  Run r;
+  Ran r;
   trace::WriterOptions wo;
   wo.run_id = "run-guarded";
   wo.fixed_clock = true;
@@ -116,7 +116,10 @@ Run run(const std::string& script, Setup setup = {}) {
   options.trace_content = setup.content;
   options.cancel = setup.cancel;
   auto outcome = run_plan(setup.plan, executor, **model, *writer, options, po);
-  EXPECT_TRUE(outcome.ok());
+  if (!outcome) {
+    ADD_FAILURE() << outcome.diagnostics().front().message;
+    return r;
+  }
   r.outcome = *outcome;
   for (std::size_t start = 0; start < r.trace.size();) {
     const std::size_t end = r.trace.find('\n', start);
@@ -131,7 +134,7 @@ Run run(const std::string& script, Setup setup = {}) {
 }
 
 TEST(GuardedLoop, HappyPathRunsToolsAndAcceptsTheTerminal) {
-  Run r = run(steps({kCollect, kReport, kFinish}));
+  Ran r = run(steps({kCollect, kReport, kFinish}));
   ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
   EXPECT_EQ(r.outcome.model_calls, 3);
   EXPECT_EQ(r.outcome.tool_calls, 3);
@@ -158,7 +161,7 @@ TEST(GuardedLoop, SameInputsGiveTheSameTraceBytes) {
 }
 
 TEST(GuardedLoop, TextReplyGetsAUserNudgeOnTheValidationBudget) {
-  Run r = run(steps({text("I am thinking."), kCollect, kReport, kFinish}));
+  Ran r = run(steps({text("I am thinking."), kCollect, kReport, kFinish}));
   ASSERT_EQ(r.outcome.terminal, "completed");
   ASSERT_EQ(r.violations(), std::vector<std::string>{"text_response"});
   const Value nudge = r.of("nudge_sent")[0];
@@ -171,7 +174,7 @@ TEST(GuardedLoop, TextReplyGetsAUserNudgeOnTheValidationBudget) {
 
 TEST(GuardedLoop, ValidationBudgetEndsTheRunAfterItsLimit) {
   // max_validation_retries is 2: two nudges, and the third text reply ends the run.
-  Run r = run(steps({text("a"), text("b"), text("c"), kCollect}));
+  Ran r = run(steps({text("a"), text("b"), text("c"), kCollect}));
   EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
   EXPECT_EQ(r.outcome.model_calls, 3);
   EXPECT_EQ(r.of("nudge_sent").size(), 2u);
@@ -179,7 +182,7 @@ TEST(GuardedLoop, ValidationBudgetEndsTheRunAfterItsLimit) {
 }
 
 TEST(GuardedLoop, UnknownToolIsAnsweredOnTheToolChannel) {
-  Run r = run(steps({call("collect", "{}"), kCollect, kReport, kFinish}));
+  Ran r = run(steps({call("collect", "{}"), kCollect, kReport, kFinish}));
   ASSERT_EQ(r.outcome.terminal, "completed");
   EXPECT_EQ(r.violations(), std::vector<std::string>{"unknown_tool"});
   EXPECT_EQ(r.of("nudge_sent")[0].find("channel")->as_string(), "tool");
@@ -192,12 +195,12 @@ TEST(GuardedLoop, UnknownToolIsAnsweredOnTheToolChannel) {
 TEST(GuardedLoop, MalformedArgumentsSpendTheToolErrorBudget) {
   const std::string bad = call("collect_context", R"("{\"path\": ")");
   const std::string list = call("collect_context", R"("[1, 2]")");
-  Run ok = run(steps({bad, kCollect, kReport, kFinish}));
+  Ran ok = run(steps({bad, kCollect, kReport, kFinish}));
   ASSERT_EQ(ok.outcome.terminal, "completed");
   EXPECT_EQ(ok.violations(), std::vector<std::string>{"malformed_arguments"});
   EXPECT_EQ(ok.of("guardrail_violation")[0].find("budget")->find("name")->as_string(),
             "max_tool_errors");
-  Run spent = run(steps({bad, list, bad, kCollect}));
+  Ran spent = run(steps({bad, list, bad, kCollect}));
   EXPECT_EQ(spent.outcome.terminal, "budget_exhausted");
   EXPECT_EQ(spent.of("budget_exhausted")[0].find("budget")->as_string(), "max_tool_errors");
 }
@@ -206,9 +209,9 @@ TEST(GuardedLoop, PrematureTerminalEscalatesThroughThreeTiers) {
   Value plan = golden_plan();
   plan.find("budgets")->set("max_premature_terminal_attempts", 5);
   plan.find("budgets")->set("max_iterations", 10);
-  Setup s;
+  Config s;
   s.plan = plan;
-  Run r = run(steps({kFinish, kFinish, kFinish, kFinish, kCollect, kReport, kFinish}), s);
+  Ran r = run(steps({kFinish, kFinish, kFinish, kFinish, kCollect, kReport, kFinish}), s);
   ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
   const auto nudges = r.of("nudge_sent");
   ASSERT_EQ(nudges.size(), 4u);
@@ -221,7 +224,7 @@ TEST(GuardedLoop, PrematureTerminalEscalatesThroughThreeTiers) {
 }
 
 TEST(GuardedLoop, PrematureBudgetEndsTheRun) {
-  Run r = run(steps({kFinish, kFinish, kFinish, kCollect}));
+  Ran r = run(steps({kFinish, kFinish, kFinish, kCollect}));
   EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
   EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(),
             "max_premature_terminal_attempts");
@@ -230,10 +233,10 @@ TEST(GuardedLoop, PrematureBudgetEndsTheRun) {
 TEST(GuardedLoop, CleanBatchResetsTheConsecutiveCounters) {
   Value plan = golden_plan();
   plan.find("budgets")->set("max_iterations", 10);
-  Setup s;
+  Config s;
   s.plan = plan;
   // Two prerequisite violations, a clean batch, two more: never three in a row (the limit is 2).
-  Run r = run(steps({kReport, kReport, kCollect, kFinish, kFinish, kReport, kFinish}), s);
+  Ran r = run(steps({kReport, kReport, kCollect, kFinish, kFinish, kReport, kFinish}), s);
   ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
   const auto v = r.of("guardrail_violation");
   ASSERT_EQ(v.size(), 4u);
@@ -246,7 +249,7 @@ TEST(GuardedLoop, PrerequisiteWithArgumentMatchBlocksTheWholeBatch) {
   const std::string batch =
       R"({"tool_calls": [{"name": "collect_context", "arguments": {"path": "src/lib.rs"}},
                          {"name": "write_report", "arguments": {"path": "other.rs", "body": "x"}}]})";
-  Run r = run(steps({kCollect, batch, kReport, kFinish}));
+  Ran r = run(steps({kCollect, batch, kReport, kFinish}));
   ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
   EXPECT_EQ(r.violations(), std::vector<std::string>{"prerequisite"});
   const std::string message = r.of("nudge_sent")[0].find("message")->as_string();
@@ -257,16 +260,16 @@ TEST(GuardedLoop, PrerequisiteWithArgumentMatchBlocksTheWholeBatch) {
 }
 
 TEST(GuardedLoop, PrerequisiteBudgetEndsTheRun) {
-  Run r = run(steps({kReport, kReport, kReport, kCollect}));
+  Ran r = run(steps({kReport, kReport, kReport, kCollect}));
   EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
   EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(),
             "max_prerequisite_violations");
 }
 
 TEST(GuardedLoop, ToolErrorsAreFedBackAndBudgeted) {
-  Setup s;
+  Config s;
   s.artifacts = false;  // the producer refuses: no artifact directory
-  Run r = run(steps({kCollect, kCollect, kCollect, kCollect}), s);
+  Ran r = run(steps({kCollect, kCollect, kCollect, kCollect}), s);
   EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
   EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(), "max_tool_errors");
   EXPECT_EQ(r.of("tool_completed")[0].find("ok")->as_bool(), false);
@@ -274,18 +277,18 @@ TEST(GuardedLoop, ToolErrorsAreFedBackAndBudgeted) {
 }
 
 TEST(GuardedLoop, NoRecoveryEndsAtTheFirstToolError) {
-  Setup s;
+  Config s;
   s.artifacts = false;
   s.guardrails = Guardrails::NoRecovery;
-  Run r = run(steps({kCollect, kCollect}), s);
+  Ran r = run(steps({kCollect, kCollect}), s);
   EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
   EXPECT_EQ(r.outcome.model_calls, 1);
 }
 
 TEST(GuardedLoop, MissingCapabilityIsNotRetryable) {
-  Setup s;
+  Config s;
   s.capabilities = std::vector<std::string>{"workspace.read", "terminal.intent"};
-  Run r = run(steps({kCollect, kCollect}), s);
+  Ran r = run(steps({kCollect, kCollect}), s);
   EXPECT_EQ(r.outcome.terminal, "tool_failed");
   EXPECT_NE(r.outcome.error.find("artifact.write"), std::string::npos);
   EXPECT_EQ(r.of("tool_denied").size(), 1u);
@@ -294,21 +297,21 @@ TEST(GuardedLoop, MissingCapabilityIsNotRetryable) {
 TEST(GuardedLoop, RescuedCallRunsAndIsRecorded) {
   const std::string rescued =
       text(R"(Sure. {"name": "collect_context", "arguments": {"path": "src/lib.rs"}})");
-  Run r = run(steps({rescued, kReport, kFinish}));
+  Ran r = run(steps({rescued, kReport, kFinish}));
   ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
   EXPECT_EQ(r.violations(), std::vector<std::string>{"rescue"});
   EXPECT_EQ(r.of("tool_called")[0].find("call_id")->as_string(), "call-1-1");
-  Setup s;
+  Config s;
   s.guardrails = Guardrails::NoRescue;
-  Run off = run(steps({rescued, kCollect, kReport, kFinish}), s);
+  Ran off = run(steps({rescued, kCollect, kReport, kFinish}), s);
   ASSERT_EQ(off.outcome.terminal, "completed");
   EXPECT_EQ(off.violations(), std::vector<std::string>{"text_response"});
 }
 
 TEST(GuardedLoop, NoNudgeEndsAtTheFirstTextReply) {
-  Setup s;
+  Config s;
   s.guardrails = Guardrails::NoNudge;
-  Run r = run(steps({text("hello"), kCollect}), s);
+  Ran r = run(steps({text("hello"), kCollect}), s);
   EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
   EXPECT_TRUE(r.of("nudge_sent").empty());
 }
@@ -320,10 +323,10 @@ TEST(GuardedLoop, TerminalAcceptanceChecksRequiredNodesAgainstHistory) {
   for (auto& n : plan.find("nodes")->as_array()) {
     if (n.find("node_id")->as_string() == "complete") n.set("prerequisites", json::Array{});
   }
-  Setup s;
+  Config s;
   s.plan = plan;
   s.guardrails = Guardrails::NoSteps;
-  Run r = run(steps({kFinish}), s);
+  Ran r = run(steps({kFinish}), s);
   EXPECT_EQ(r.outcome.terminal, "terminal_rejected");
   EXPECT_NE(r.outcome.error.find("required steps have not succeeded: collect_context"),
             std::string::npos);
@@ -334,9 +337,9 @@ TEST(GuardedLoop, TerminalAcceptanceRequiresTheTerminalArtifacts) {
   for (auto& n : plan.find("nodes")->as_array()) {
     if (n.find("node_id")->as_string() == "complete") n.set("prerequisites", json::Array{});
   }
-  Setup s;
+  Config s;
   s.plan = plan;
-  Run r = run(steps({kCollect, kFinish}), s);
+  Ran r = run(steps({kCollect, kFinish}), s);
   EXPECT_EQ(r.outcome.terminal, "terminal_rejected");
   EXPECT_NE(r.outcome.error.find("artifact 'report' was not produced"), std::string::npos);
 }
@@ -344,9 +347,9 @@ TEST(GuardedLoop, TerminalAcceptanceRequiresTheTerminalArtifacts) {
 TEST(GuardedLoop, TerminalAcceptanceChecksTheTerminalMap) {
   Value plan = golden_plan();
   plan.find("terminal_result_map")->set("complete", "BLOCKED");
-  Setup s;
+  Config s;
   s.plan = plan;
-  Run r = run(steps({kCollect, kReport, kFinish}), s);
+  Ran r = run(steps({kCollect, kReport, kFinish}), s);
   EXPECT_EQ(r.outcome.terminal, "terminal_rejected");
   EXPECT_NE(r.outcome.error.find("terminal map"), std::string::npos);
 }
@@ -354,13 +357,13 @@ TEST(GuardedLoop, TerminalAcceptanceChecksTheTerminalMap) {
 TEST(GuardedLoop, BlockedTerminalIsACompletedRunWithBlockedDisposition) {
   const std::string failure = call("write_failure_report", R"({"reason": "no access"})");
   const std::string blocked = call("finish_blocked", R"({"summary": "blocked"})");
-  Run r = run(steps({kCollect, failure, blocked}));
+  Ran r = run(steps({kCollect, failure, blocked}));
   ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
   EXPECT_EQ(r.outcome.output.find("disposition")->as_string(), "blocked");
 }
 
 TEST(GuardedLoop, IterationBudgetIsCheckedBeforeEveryCall) {
-  Run r = run(steps({text("a"), text("b"), kCollect, kCollect, kCollect, kCollect, kCollect}));
+  Ran r = run(steps({text("a"), text("b"), kCollect, kCollect, kCollect, kCollect, kCollect}));
   EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
   EXPECT_EQ(r.outcome.model_calls, 6);
   EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(), "max_iterations");
@@ -371,12 +374,12 @@ TEST(GuardedLoop, CompactionIsTriggeredByTheContextPolicyAndRecorded) {
   plan.find("context_policy")->set("budget_tokens", 256);
   plan.find("budgets")->set("max_iterations", 40);
   plan.find("budgets")->set("max_validation_retries", 40);
-  Setup s;
+  Config s;
   s.plan = plan;
   std::vector<std::string> script;
   for (int i = 0; i < 20; ++i) script.push_back(text(std::string(400, 'x')));
   script.insert(script.end(), {kCollect, kReport, kFinish});
-  Run r = run(steps(script), s);
+  Ran r = run(steps(script), s);
   ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
   const auto compacted = r.of("context_compacted");
   ASSERT_FALSE(compacted.empty());
@@ -390,23 +393,23 @@ TEST(GuardedLoop, CompactionIsTriggeredByTheContextPolicyAndRecorded) {
 
 TEST(GuardedLoop, CancellationEndsTheRunWithACompleteTrace) {
   std::atomic<bool> cancel{true};
-  Setup s;
+  Config s;
   s.cancel = &cancel;
-  Run r = run(steps({kCollect}), s);
+  Ran r = run(steps({kCollect}), s);
   EXPECT_EQ(r.outcome.terminal, "cancelled");
   EXPECT_EQ(r.names().back(), "run_failed");
 }
 
 TEST(GuardedLoop, ProviderFailureIsNotRetried) {
-  Run r = run(R"({"steps": [{"failure": "HTTP 503"}]})");
+  Ran r = run(R"({"steps": [{"failure": "HTTP 503"}]})");
   EXPECT_EQ(r.outcome.terminal, "model_failed");
   EXPECT_EQ(r.outcome.error, "HTTP 503");
 }
 
 TEST(GuardedLoop, DigestModeRecordsNoContentOrArguments) {
-  Setup s;
+  Config s;
   s.content = TraceContent::Digest;
-  Run r = run(steps({kCollect, kReport, kFinish}), s);
+  Ran r = run(steps({kCollect, kReport, kFinish}), s);
   for (const auto& e : r.of("model_responded")) {
     EXPECT_EQ(e.find("tool_calls"), nullptr);
     EXPECT_NE(e.find("tool_calls_sha256"), nullptr);

@@ -139,7 +139,8 @@ TEST(TraceVerify, CountsRepairsViolationsAndToolCalls) {
       ev(8, "tool_completed", R"({"call_id":"c1","ok":true})") +
       ev(9, "tool_denied", R"({"call_id":"c2","tool":"bash","reason":"capability"})") +
       ev(10, "guardrail_violation", R"({"kind":"rescue"})") +
-      ev(11, "run_failed", R"({"terminal":"invalid_output","model_calls":2,"repairs":1})");
+      ev(11, "run_failed",
+         R"({"terminal":"invalid_output","model_calls":2,"repairs":1,"tool_calls":1})");
   auto s = check(t);
   EXPECT_EQ(s.status, Outcome::Ok) << (s.first_error ? s.first_error->message : "");
   EXPECT_EQ(s.events, 12);

@@ -126,11 +126,12 @@ TEST(TraceWriter, NullPayloadAddsNothing) {
   std::string sink;
   auto w = memory_writer(&sink);
   ASSERT_TRUE(w->emit("run_started", started()).ok());
-  ASSERT_TRUE(w->emit("context_compacted", nullptr).ok());
-  EXPECT_EQ(sink.substr(sink.find('\n') + 1),
-            "{\"event\":\"context_compacted\",\"prev\":\"" +
-                mf::hash::sha256_hex(sink.substr(0, sink.find('\n'))) +
-                "\",\"run_id\":\"run-1\",\"seq\":1,\"t_ms\":0,\"v\":2}\n");
+  const std::size_t before = sink.size();
+  // A null payload is an empty one: an event that requires members is refused, not padded.
+  auto refused = w->emit("nudge_sent", nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.diagnostics().front().message.find("missing member"), std::string::npos);
+  EXPECT_EQ(sink.size(), before);
 }
 
 TEST(TraceWriter, RedactsSecretsAndMarksRedactedContent) {

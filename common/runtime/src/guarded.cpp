@@ -142,11 +142,7 @@ class GuardedTurns final : public detail::Turns {
       }
     }
     if (calls.empty()) return text_reply(reply.content);
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-      if (calls[i].id.empty()) {
-        calls[i].id = "call-" + std::to_string(call) + "-" + std::to_string(i + 1);
-      }
-    }
+    detail::name_calls(call, calls);
     // Names first: there is no point reading the arguments of a tool that does not exist.
     for (const auto& c : calls) {
       if (std::find(names_.begin(), names_.end(), c.name) == names_.end()) {
@@ -231,6 +227,8 @@ class GuardedTurns final : public detail::Turns {
     const std::string digest_before = history_digest();
     Compaction c = runtime::compact(history_, context_, call);
     if (c.phase == 0) return {};
+    std::string digest_after = history_digest();
+    if (digest_after == digest_before) return {};  // nothing outside the recent window to shorten
     Value e;
     e.set("phase", c.phase);
     e.set("tokens_before", c.tokens_before);
@@ -238,7 +236,7 @@ class GuardedTurns final : public detail::Turns {
     e.set("entries_before", c.entries_before);
     e.set("entries_after", c.entries_after);
     e.set("digest_before", digest_before);
-    e.set("digest_after", history_digest());
+    e.set("digest_after", std::move(digest_after));
     return trace_.emit("context_compacted", std::move(e));
   }
 

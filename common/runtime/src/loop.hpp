@@ -34,6 +34,10 @@ class Turns {
   virtual Result<std::optional<Ending>> decide(std::int64_t call, model::Reply& reply) = 0;
 };
 
+// Gives every call without an id "call-<model call>-<index>" (1-based), so each call the trace
+// records, native or rescued, has one.
+void name_calls(std::int64_t call, std::vector<model::ToolCallRequest>& calls);
+
 // Runs `turns` to a terminal state; `outcome` is the loop's record, which the turns may also fill
 // (repairs, tool calls, output). Fails only when the trace cannot be written.
 Result<RunOutcome> run_loop(Turns& turns, RunOutcome& outcome, model::Model& model,

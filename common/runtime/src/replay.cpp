@@ -24,8 +24,10 @@ using json::Value;
 // Answers from the replies a trace recorded, in call order; then from `next`, if any.
 class RecordedModel final : public model::Model {
  public:
-  RecordedModel(std::deque<model::Reply> replies, std::unique_ptr<model::Model> next)
-      : replies_(std::move(replies)), next_(std::move(next)) {}
+  // `name` is the recorded run's model (strict replay), or the next model's (a fork).
+  RecordedModel(std::deque<model::Reply> replies, std::unique_ptr<model::Model> next,
+                std::string name)
+      : replies_(std::move(replies)), next_(std::move(next)), name_(std::move(name)) {}
 
   model::Reply infer(const model::Request& request, const std::atomic<bool>& cancel) override {
     if (!replies_.empty()) {
@@ -38,11 +40,12 @@ class RecordedModel final : public model::Model {
     r.error = "the recorded run has no reply for call " + std::to_string(request.call);
     return r;
   }
-  std::string name() const override { return next_ ? next_->name() : "recorded"; }
+  std::string name() const override { return name_; }
 
  private:
   std::deque<model::Reply> replies_;
   std::unique_ptr<model::Model> next_;
+  std::string name_;
 };
 
 struct Recording {
@@ -144,7 +147,8 @@ Result<PlanRunRequest> rerun(const ReplayRequest& from, const Recording& rec,
   }
   PlanRunRequest r;
   r.plan_path = from.plan_path;
-  r.model = std::make_unique<RecordedModel>(std::move(replies), std::move(next));
+  std::string name = next ? next->name() : started.find("model")->as_string();
+  r.model = std::make_unique<RecordedModel>(std::move(replies), std::move(next), std::move(name));
   r.workspace = from.workspace;
   r.artifact_dir = from.artifact_dir;
   const Value* artifacts = started.find("artifacts");

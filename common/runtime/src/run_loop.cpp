@@ -7,6 +7,15 @@
 namespace mf::runtime {
 
 namespace detail {
+
+void name_calls(std::int64_t call, std::vector<model::ToolCallRequest>& calls) {
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].id.empty()) {
+      calls[i].id = "call-" + std::to_string(call) + "-" + std::to_string(i + 1);
+    }
+  }
+}
+
 namespace {
 
 class Loop {
@@ -38,6 +47,7 @@ class Loop {
       if (auto stop = interrupted()) return finish({*stop, {}, {}});
       // Provider failures are never retried by the repair or guardrail budgets.
       if (!reply.ok) return model_failed(call, reply.error);
+      name_calls(call, reply.tool_calls);
       if (Status s = record_response(call, reply); !s) return s.take_diagnostics();
       Result<std::optional<Ending>> ending = turns_.decide(call, reply);
       if (!ending) return ending.take_diagnostics();
