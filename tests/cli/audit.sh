@@ -6,12 +6,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # The report digest for the committed fixtures; any change to what the product does changes it.
-PINNED=244371a1d3349d4e10d86d8117f931d2b76edaab21bec899ff29be9013dd3720
+PINNED=5185663a8922a1f5f996f11e995802b6dd25b3c9d3d0dbd55a7a0a35cd0204d5
 
 "$bin/mf-audit" --fixtures fixtures --out "$tmp/a" >"$tmp/a.json" 2>"$tmp/a.table"
 cmp -s "$tmp/a.json" "$tmp/a/exit-report.json" || fail "stdout differs from exit-report.json"
-grep -q 'capability receipts *5 / 5' "$tmp/a.table" || fail "table: $(cat "$tmp/a.table")"
-jq -e '.passed and ([.receipts[] | select(.holds)] | length) == 5' "$tmp/a.json" >/dev/null ||
+grep -q 'capability receipts *7 / 7' "$tmp/a.table" || fail "table: $(cat "$tmp/a.table")"
+jq -e '.passed and ([.receipts[] | select(.holds)] | length) == 7' "$tmp/a.json" >/dev/null ||
   fail "receipts do not hold"
 digest=$(jq -r .report_sha256 "$tmp/a.json")
 [ "$digest" = "$PINNED" ] || fail "report digest $digest differs from the pinned $PINNED"
@@ -32,7 +32,7 @@ rc=0; "$bin/mf-audit" --fixtures fixtures --out "$tmp/c" -q --expect-sha256 "$wr
 fresh() {
   rm -rf "$tmp/$1"; mkdir -p "$tmp/$1/bin"
   cp -r fixtures "$tmp/$1/fixtures"
-  for t in mf-run mf-replay mf-eval mf-toolread mf-store; do ln -s "$bin/$t" "$tmp/$1/bin/$t"; done
+  for t in mf-compile mf-run mf-replay mf-eval mf-toolread mf-store; do ln -s "$bin/$t" "$tmp/$1/bin/$t"; done
 }
 attack() {
   local rc=0
@@ -71,9 +71,17 @@ fresh gate  # an expectation the product does not meet
 jq '(.cases[] | select(.id | test("provider")) | .expect.terminal) = "completed"' \
   fixtures/forge/eval-suite.json >"$tmp/gate/fixtures/forge/eval-suite.json"
 attack gate executable_evaluation_gate
-# With a store: a sixth receipt, the round trip through export and import, and the report kept.
+
+fresh compiled  # a JSON source that no longer says what its YAML twin says
+sed -i 's/second instruction/other instruction/' "$tmp/compiled/fixtures/harness/golden.json"
+attack compiled compiled_harness
+
+fresh guarded  # a conversation without a mistake proves nothing about the guardrails
+cp fixtures/harness/runs/golden-ok.json "$tmp/guarded/fixtures/harness/runs/golden-recover.json"
+attack guarded guarded_tool_run
+# With a store: one more receipt, the round trip through export and import, and the report kept.
 "$bin/mf-audit" --fixtures fixtures --out "$tmp/s" --store "$tmp/s/store" -q >"$tmp/s.json"
-jq -e '.passed and (.receipts | length) == 6 and .receipts[5].capability == "content_addressed_store"' \
+jq -e '.passed and (.receipts | length) == 8 and .receipts[7].capability == "content_addressed_store"' \
   "$tmp/s.json" >/dev/null || fail "store receipt"
 [ "$("$bin/mf-store" --store "$tmp/s/store" ref get audit/report)" = "$(sha256sum <"$tmp/s.json" | cut -d' ' -f1)" ] ||
   fail "report not kept under audit/report"

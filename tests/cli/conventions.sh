@@ -74,7 +74,7 @@ usage() {
 }
 usage "$MF_BIN/mf-compile" project --plan plan.json --query 'read the file'
 usage "$MF_BIN/mf-run" --plan plan.json --model scripted:r.json --trace -
-usage "$MF_BIN/mf-replay" --strict --plan plan.json trace.jsonl
+usage "$MF_BIN/mf-replay" --strict --fork-at 3 --plan plan.json trace.jsonl
 usage "$MF_BIN/mf-replay" --fork-at 3 trace.jsonl
 usage "$MF_BIN/mf-eval" merge --output out.json a.json b.json
 usage "$MF_BIN/mf-eval" run --suite s.json --output - --shard 1/2

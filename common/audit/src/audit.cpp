@@ -267,7 +267,7 @@ class Auditor {
       }
       Result<Ran> refused = exec("mf-compile", {"verify", tampered_path});
       if (!refused) return refused.take_diagnostics();
-      r.check(refused->exit_code == 2 && refused->err.find("MF-L004") != std::string::npos,
+      r.check(refused->exit_code == 1 && refused->err.find("MF-L004") != std::string::npos,
               "a tampered plan was not refused with MF-L004");
     }
     return {};
