@@ -25,8 +25,9 @@ struct Rescue {
   std::vector<RescuedCall> calls;
 };
 
-// The calls in `text` (after <think>…</think> is stripped), or nothing when no known tool call can
-// be read from it.
+// The calls in `text`, in text order, all of the first format (json/fenced_json, bracket,
+// qwen_xml, mistral) that yields any; reasoning blocks (<think>…</think>) are never read. Nothing
+// when no call of a known tool can be read, or when the text is over 1 MiB.
 std::optional<Rescue> rescue_tool_calls(std::string_view text,
                                         const std::vector<std::string>& known_tools);
 
@@ -34,8 +35,10 @@ std::optional<Rescue> rescue_tool_calls(std::string_view text,
 json::Value to_json(const Rescue& r);
 
 // `mf-run rescue`: each input line is one JSON string (model text); each output line is the
-// canonical JSON of its rescue, or null. A line that is not a JSON string is MF-S011 naming the
-// line; nothing is written for it or after it.
-Status rescue_lines(std::istream& in, std::ostream& out, const std::vector<std::string>& known_tools);
+// canonical JSON of its rescue, or null. A line that is not a JSON string fails with a diagnostic
+// naming the line (MF-S011, or the reader's own code such as MF-S004 when the line is not JSON at
+// all); nothing is written for it or after it.
+Status rescue_lines(std::istream& in, std::ostream& out,
+                    const std::vector<std::string>& known_tools);
 
 }  // namespace mf::runtime
