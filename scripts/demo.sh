@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The main job on the embedded default (scripted model): compile Millforge's golden harness, then the
-# Forge vertical slice end to end: run -> replay -> eval -> compare -> confined read -> exit audit,
-# composed only through files.
+# The main job on the embedded default (scripted model): compile Millforge's golden harness, run it
+# through the guarded loop with real tools and replay it strictly, then the Forge vertical slice end to
+# end: run -> replay -> eval -> compare -> confined read -> exit audit, composed only through files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${MF_BIN:-build/bin}
@@ -15,6 +15,19 @@ mkdir -p "$out/plans"
   --profiles fixtures/harness/profiles.json --out "$out/plans" | jq -c '{status, plan_file}'
 "$bin/mf-compile" fixtures/harness/golden.json --catalog fixtures/harness/catalog.json \
   --profiles fixtures/harness/profiles.json -o - | "$bin/mf-compile" verify - | jq -c .
+
+step "mf-run --plan: the golden harness, a model that makes every mistake the guardrails correct"
+"$bin/mf-compile" fixtures/harness/golden.yaml --catalog fixtures/harness/catalog.json \
+  --profiles fixtures/harness/profiles.json -o - >"$out/golden.plan.json"
+rm -rf "$out/artifacts" && mkdir -p "$out/artifacts"
+"$bin/mf-run" --plan "$out/golden.plan.json" \
+  --model scripted:fixtures/harness/runs/golden-recover.json --workspace fixtures/repository \
+  --artifacts "$out/artifacts" --trace-content inline --run-id demo-plan --fixed-clock \
+  --trace "$out/golden-run.jsonl" | jq -c '{terminal, result: .result.terminal_result, tool_calls}'
+jq -c 'select(.event == "guardrail_violation") | {kind, message}' "$out/golden-run.jsonl"
+"$bin/mf-replay" "$out/golden-run.jsonl" | jq -c '{status, terminal, tool_calls, violations_by_kind}'
+"$bin/mf-replay" --strict --plan "$out/golden.plan.json" --workspace fixtures/repository \
+  "$out/golden-run.jsonl"
 
 step "mf-run: valid first response (result on stdout, trace in $out/forge-valid.jsonl)"
 "$bin/mf-run" --task fixtures/forge/task-valid.json \
