@@ -128,6 +128,12 @@ wait $pid || rc=$?
 run 0 "$rep" "$tmp/cancel.jsonl"
 [[ $(jq -r .terminal "$tmp/out") == cancelled ]] || fail "cancelled trace lacks its terminal"
 
+# A deadline ends a run timed_out, even while the model is still answering.
+run 1 "$mfr" --plan "$plan" --model scripted:"$tmp/slow.json" "${common[@]}" --deadline-ms 200 \
+  --trace "$tmp/deadline.jsonl"
+[[ $(jq -r .terminal "$tmp/out") == timed_out ]] || fail "deadline: $(cat "$tmp/out")"
+run 0 "$rep" "$tmp/deadline.jsonl"
+
 "$mfr" --plan "$plan" --model scripted:"$tmp/slow.json" "${common[@]}" --trace "$tmp/killed.jsonl" \
   >/dev/null 2>&1 &
 pid=$!

@@ -100,7 +100,7 @@ Result<std::deque<ScriptedStep>> ScriptedModel::parse_steps(std::string_view byt
   return queue;
 }
 
-Reply ScriptedModel::infer(const Request&, const std::atomic<bool>& cancel) {
+Reply ScriptedModel::infer(const Request& request, const std::atomic<bool>& cancel) {
   Reply reply;
   if (steps_.empty()) {
     reply.error = std::string(kScriptExhausted);
@@ -108,14 +108,7 @@ Reply ScriptedModel::infer(const Request&, const std::atomic<bool>& cancel) {
   }
   ScriptedStep step = std::move(steps_.front());
   steps_.pop_front();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(step.delay_ms);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cancel.load()) {
-      reply.error = "cancelled while waiting for the model";
-      return reply;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  if (!wait_for_reply(step.delay_ms, request, cancel, reply.error)) return reply;
   reply.usage = std::move(step.usage);
   if (step.failure) {
     reply.error = std::move(step.content);
@@ -125,6 +118,24 @@ Reply ScriptedModel::infer(const Request&, const std::atomic<bool>& cancel) {
     reply.tool_calls = std::move(step.tool_calls);
   }
   return reply;
+}
+
+bool wait_for_reply(std::int64_t delay_ms, const Request& request,
+                    const std::atomic<bool>& cancel, std::string& error) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (cancel.load()) {
+      error = "cancelled while waiting for the model";
+      return false;
+    }
+    if (now >= request.deadline) {
+      error = "the run's deadline passed while waiting for the model";
+      return false;
+    }
+    if (now >= until) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 Result<std::unique_ptr<Model>> open_model(const std::string& spec) {

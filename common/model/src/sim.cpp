@@ -5,7 +5,6 @@
 #include <charconv>
 #include <chrono>
 #include <limits>
-#include <thread>
 
 #include "mf/diag/codes.hpp"
 #include "mf/io/file.hpp"
@@ -348,14 +347,7 @@ Reply SimModel::infer(const Request& request, const std::atomic<bool>& cancel) {
     if (!candidates.empty()) fault = candidates[pick % candidates.size()];
   }
 
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(step.delay_ms);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cancel.load()) {
-      reply.error = "cancelled while waiting for the model";
-      return reply;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  if (!wait_for_reply(step.delay_ms, request, cancel, reply.error)) return reply;
 
   reply.usage = step.usage;
   if (!fault) {

@@ -38,6 +38,7 @@ class Loop {
       json::Value requested;
       Result<model::Request> request = turns_.request(call, requested);
       if (!request) return request.take_diagnostics();
+      request->deadline = options_.deadline;
       requested.set("call", call);
       if (Status s = trace_.emit("model_requested", std::move(requested)); !s) {
         return s.take_diagnostics();

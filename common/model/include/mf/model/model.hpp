@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,8 @@ struct Request {
   std::int64_t call = 0;  // 1-based model call number within the run
   std::vector<Message> messages;
   std::vector<ToolSchema> tools;  // empty in task mode
+  // The run's deadline: a backend gives up waiting at this point (a failure reply).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 struct Reply {
@@ -65,6 +68,11 @@ class Model {
   virtual Reply infer(const Request& request, const std::atomic<bool>& cancel) = 0;
   virtual std::string name() const = 0;  // recorded in run_started, e.g. "scripted"
 };
+
+// Waits `delay_ms` (a scripted step's delay) unless `cancel` is set or the request's deadline
+// passes first; then `error` says why and the result is false.
+bool wait_for_reply(std::int64_t delay_ms, const Request& request,
+                    const std::atomic<bool>& cancel, std::string& error);
 
 // "scripted:FILE" -> a ScriptedModel over FILE. Other backends are rejected (exit 2) until built.
 Result<std::unique_ptr<Model>> open_model(const std::string& spec);
