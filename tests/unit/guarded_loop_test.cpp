@@ -205,6 +205,16 @@ TEST(GuardedLoop, MalformedArgumentsSpendTheToolErrorBudget) {
   EXPECT_EQ(spent.of("budget_exhausted")[0].find("budget")->as_string(), "max_tool_errors");
 }
 
+TEST(GuardedLoop, MalformedArgumentsAreQuotedWithinBoundsAndWholeCharacters) {
+  // 119 ASCII bytes then a two-byte character across the 120-byte cut.
+  const std::string raw = std::string(119, 'a') + "\u00e9\u00e9";
+  const std::string bad = call("collect_context", json::canonical(Value(raw)));
+  Ran r = run(steps({bad, kCollect, kReport, kFinish}));
+  ASSERT_EQ(r.outcome.terminal, "completed");
+  const std::string message = r.of("nudge_sent")[0].find("message")->as_string();
+  EXPECT_NE(message.find(std::string(119, 'a') + "\""), std::string::npos) << message;
+}
+
 TEST(GuardedLoop, PrematureTerminalEscalatesThroughThreeTiers) {
   Value plan = golden_plan();
   plan.find("budgets")->set("max_premature_terminal_attempts", 5);

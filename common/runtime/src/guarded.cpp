@@ -12,6 +12,7 @@
 #include "mf/runtime/compaction.hpp"
 #include "mf/runtime/plan_run.hpp"
 #include "mf/runtime/rescue.hpp"
+#include "mf/text/utf8.hpp"
 
 namespace mf::runtime {
 
@@ -149,19 +150,19 @@ class GuardedTurns final : public detail::Turns {
         return correct(calls, "unknown_tool",
                        "[UnknownTool] There is no tool named '" + c.name +
                            "'. The tools are: " + join(names_) + ". Call one of them.",
-                       retries_, nudge_);
+                       retries_);
       }
     }
     std::vector<Value> args;
     for (const auto& c : calls) {
       auto parsed = json::parse(c.arguments);
       if (!parsed || !parsed->is_object()) {
-        std::string got = c.arguments.substr(0, 120);
+        const std::string got = text::decode_utf8_lossy(text::utf8_prefix(c.arguments, 120));
         return correct(calls, "malformed_arguments",
                        "[ToolArgValidationError] The arguments of '" + c.name +
                            "' must be one JSON object; got " + json::canonical(Value(got)) +
                            ". Send the call again with an object ({} when it takes none).",
-                       tool_errors_, true);
+                       tool_errors_);
       }
       args.push_back(std::move(*parsed));
     }
@@ -302,7 +303,7 @@ class GuardedTurns final : public detail::Turns {
   // channel models are trained to read), and the correction spends `budget`.
   Result<std::optional<detail::Ending>> correct(const std::vector<model::ToolCallRequest>& calls,
                                                 std::string_view kind, const std::string& message,
-                                                Counter& budget, bool answer) {
+                                                Counter& budget) {
     const bool over = budget.spend();
     if (Status s = violation(kind, message, &budget); !s) return s.take_diagnostics();
     for (const auto& c : calls) {
@@ -312,7 +313,7 @@ class GuardedTurns final : public detail::Turns {
       d.set("reason", kind);
       if (Status s = trace_.emit("tool_denied", std::move(d)); !s) return s.take_diagnostics();
     }
-    if (over || !answer) return exhausted(budget, message);
+    if (over) return exhausted(budget, message);
     push_calls(calls);
     for (const auto& c : calls) push_result(EntryKind::Nudge, c, message, true);
     if (Status s = nudge_sent(kind, "tool", message); !s) return s.take_diagnostics();
@@ -378,11 +379,11 @@ class GuardedTurns final : public detail::Turns {
         message = "[StepEnforcementError] STOP. Do not call '" + c.name +
                   "'. Your next reply must be a call of one of: " + steps + ".";
       }
-      return correct(calls, "premature_terminal", message, premature_, true);
+      return correct(calls, "premature_terminal", message, premature_);
     }
     for (std::size_t i = 0; i < calls.size(); ++i) {
       if (auto unmet = unmet_prerequisite(*binding(calls[i].name), args[i])) {
-        return correct(calls, "prerequisite", *unmet, prereq_, true);
+        return correct(calls, "prerequisite", *unmet, prereq_);
       }
     }
     return std::nullopt;
@@ -436,6 +437,9 @@ class GuardedTurns final : public detail::Turns {
         terminal = &b;
         terminal_details = e.result.details;
       }
+    }
+    if (options_.cancel != nullptr && options_.cancel->load()) {
+      return std::optional<detail::Ending>(detail::Ending{"cancelled", {}, {}});
     }
     if (!fatal.empty()) {
       return std::optional<detail::Ending>(detail::Ending{"tool_failed", {}, fatal});
