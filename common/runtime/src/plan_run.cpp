@@ -1,5 +1,7 @@
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include "mf/diag/codes.hpp"
 #include "mf/harness/plan.hpp"
 #include "mf/io/file.hpp"
@@ -35,11 +37,14 @@ Result<json::Value> read_request(const std::string& spec) {
   return doc;
 }
 
-Status require_directory(const std::string& path, const char* what) {
+// The artifact directory, made when it does not exist yet.
+Status artifact_directory(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return diag::error(diag::codes::kUsage,
-                       std::string(what) + " \"" + path + "\" is not a directory");
+    return diag::error(diag::codes::kUsage, "--artifacts \"" + path + "\" is not a directory" +
+                                                (ec ? " (" + ec.message() + ")" : std::string()));
   }
   return {};
 }
@@ -82,7 +87,7 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   auto workspace = tools::Workspace::open(request.workspace);
   if (!workspace) return workspace.take_diagnostics();
   if (!request.artifact_dir.empty()) {
-    if (Status s = require_directory(request.artifact_dir, "--artifacts"); !s) {
+    if (Status s = artifact_directory(request.artifact_dir); !s) {
       return s.take_diagnostics();
     }
   }
