@@ -72,6 +72,23 @@ rt::TraceContent trace_content(const std::string& mode) {
   return rt::TraceContent::Digest;
 }
 
+// The options task and plan runs share, read into either request; non-zero: the exit code.
+template <typename Request>
+int read_run_options(cli::Context& ctx, const Opts& o, const std::string& output,
+                     Request& request) {
+  request.model_spec = ctx.get(o.model);
+  request.trace_path = ctx.get(o.trace);
+  request.run_id = ctx.get(o.run_id);
+  request.fixed_clock = ctx.fixed_clock(o.fixed_clock);
+  if (request.trace_path == "-" && output == "-") {
+    return cli::usage_error(ctx.tool, "--trace - needs --output FILE for the result");
+  }
+  if (ctx.get(o.durability, "event") == "batch") request.durability = mf::trace::Durability::Batch;
+  request.trace_content = trace_content(ctx.get(o.trace_content, "digest"));
+  request.cancel = &cli::cancellation_flag();
+  return cli::secret_from_env(ctx, o.mac_key_env, request.mac_key);
+}
+
 // mf-run rescue --tools a,b: model text (one JSON string per line) in, rescued calls out.
 int run_rescue(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   if (args.size() != 1) return cli::usage_error(ctx.tool, "rescue takes no operands");
@@ -87,16 +104,8 @@ int run_plan(cli::Context& ctx, const Opts& o) {
   if (int rc = cli::require(ctx, {o.model, o.trace})) return rc;
   rt::PlanRunRequest request;
   request.plan_path = ctx.get(o.plan);
-  request.model_spec = ctx.get(o.model);
-  request.trace_path = ctx.get(o.trace);
-  request.run_id = ctx.get(o.run_id);
-  request.fixed_clock = ctx.fixed_clock(o.fixed_clock);
   const std::string output = ctx.get(o.output, "-");
-  if (request.trace_path == "-" && output == "-") {
-    return cli::usage_error(ctx.tool, "--trace - needs --output FILE for the result");
-  }
-  if (ctx.get(o.durability, "event") == "batch") request.durability = mf::trace::Durability::Batch;
-  request.trace_content = trace_content(ctx.get(o.trace_content, "digest"));
+  if (int rc = read_run_options(ctx, o, output, request)) return rc;
   if (request.trace_content == rt::TraceContent::Store) {
     return cli::usage_error(ctx.tool, "--trace-content store is not available with --plan");
   }
@@ -108,8 +117,6 @@ int run_plan(cli::Context& ctx, const Opts& o) {
   if (ctx.given(o.capabilities)) request.capabilities = split_commas(ctx.get(o.capabilities));
   request.sandbox = ctx.get(o.sandbox, "none") == "bwrap";
   request.deadline_ms = ctx.get(o.deadline_ms, 0);
-  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, request.mac_key)) return rc;
-  request.cancel = &cli::cancellation_flag();
   std::string run_id;
   mf::Result<rt::RunOutcome> outcome = rt::run_plan_request(request, &run_id);
   if (!outcome) return cli::report(ctx.tool, outcome.diagnostics(), request.plan_path);
@@ -143,23 +150,13 @@ int run(cli::Context& ctx, const Opts& o) {
   if (int rc = cli::require(ctx, {o.task, o.model, o.trace})) return rc;
   rt::TaskRunRequest request;
   request.task_path = ctx.get(o.task);
-  request.model_spec = ctx.get(o.model);
-  request.trace_path = ctx.get(o.trace);
-  request.run_id = ctx.get(o.run_id);
-  request.fixed_clock = ctx.fixed_clock(o.fixed_clock);
   const std::string output = ctx.get(o.output, "-");
-  if (request.trace_path == "-" && output == "-") {
-    return cli::usage_error(ctx.tool, "--trace - needs --output FILE for the result");
-  }
-  if (ctx.get(o.durability, "event") == "batch") request.durability = mf::trace::Durability::Batch;
-  request.trace_content = trace_content(ctx.get(o.trace_content, "digest"));
+  if (int rc = read_run_options(ctx, o, output, request)) return rc;
   request.check_evidence = ctx.get(o.check_evidence);
   request.store_dir = ctx.store_dir(o.store);
-  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, request.mac_key)) return rc;
   if (request.trace_content == rt::TraceContent::Store && request.store_dir.empty()) {
     return cli::usage_error(ctx.tool, "--trace-content store needs --store DIR (or MF_STORE)");
   }
-  request.cancel = &cli::cancellation_flag();
 
   mf::Result<rt::RunOutcome> outcome = rt::run_task_request(request);
   if (!outcome) return cli::report(ctx.tool, outcome.diagnostics(), request.task_path);
