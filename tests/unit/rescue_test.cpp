@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -384,17 +385,6 @@ TEST(RescueLimits, TextsOverOneMebibyteAreNotRescued) {
   EXPECT_EQ(rescued(text), "null");
 }
 
-// Rescues `text` and fails when that takes longer than the bound.
-std::string timed(const std::string& text, const char* what) {
-  const auto start = std::chrono::steady_clock::now();
-  std::string r = rescued(text);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-  EXPECT_LT(ms, 500) << what;
-  return r;
-}
-
 std::string repeat(std::string_view s, std::size_t total_bytes) {
   std::string out;
   out.reserve(total_bytes + s.size());
@@ -402,13 +392,37 @@ std::string repeat(std::string_view s, std::size_t total_bytes) {
   return out;
 }
 
+// Rescues make(n) for n and 8n bytes and fails when the larger takes more than 24 times as long (a
+// quadratic walk takes 64 times): a bound on the shape of the cost, whatever the machine, the build
+// or the load. Returns the larger text's rescue.
+std::string linear(const std::function<std::string(std::size_t)>& make, const char* what) {
+  const auto time = [](const std::string& text, std::string& out) {
+    const auto start = std::chrono::steady_clock::now();
+    out = rescued(text);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  const std::size_t n = 1u << 17;
+  std::string small, big;
+  const double t_small = time(make(n), small);
+  const double t_big = time(make(8 * n), big);
+  EXPECT_LT(t_big, 24 * std::max(t_small, 2.0))
+      << what << ": " << t_small << " ms, then " << t_big << " ms for 8 times the bytes";
+  return big;
+}
+
 TEST(RescueLimits, AdversarialInputsStayLinear) {
   const std::string call = R"({"tool":"read","args":{}})";
   const std::string ok = one("json", "read", "{}");
-  EXPECT_EQ(timed(std::string(100000, '{') + call, "1e5 open braces"), ok);
+  EXPECT_EQ(rescued(std::string(100000, '{') + call), ok);
   // Braces that are not JSON around a call do not hide it.
-  EXPECT_EQ(timed(std::string(1u << 18, '{') + call + std::string(1u << 18, '}'), "braces"), ok);
-  const std::size_t mib = (1u << 20) - call.size() - 1;
+  EXPECT_EQ(linear(
+                [&](std::size_t n) {
+                  const std::size_t side = (n - call.size()) / 2;
+                  return std::string(side, '{') + call + std::string(side, '}');
+                },
+                "braces"),
+            ok);
   for (const char* unit : {"{",
                            "[",
                            "{\"",
@@ -431,12 +445,15 @@ TEST(RescueLimits, AdversarialInputsStayLinear) {
                            "{\"tool\":\"read\",\"args\":{\"a\":\"}\"}"}) {
     // The unit alone, then the unit followed by a call the walk must still reach when the units
     // leave it outside any string or block.
-    timed(repeat(unit, mib), unit);
-    timed(repeat(unit, mib) + " " + call, unit);
+    linear([&](std::size_t n) { return repeat(unit, n - call.size() - 1); }, unit);
+    linear([&](std::size_t n) { return repeat(unit, n - call.size() - 1) + " " + call; }, unit);
   }
-  EXPECT_EQ(
-      timed("<function=read>" + repeat("<parameter=p>x</parameter>", mib / 2) + call, "params"),
-      ok);
+  EXPECT_EQ(linear(
+                [&](std::size_t n) {
+                  return "<function=read>" + repeat("<parameter=p>x</parameter>", n - 64) + call;
+                },
+                "params"),
+            ok);
 }
 
 TEST(RescueLimits, DeepNestingIsRefusedWithoutHarm) {
