@@ -54,7 +54,8 @@ int rerun(cli::Context& ctx, const Opts& o, const std::string& path) {
   fork.from = from;
   fork.fork_seq = ctx.get(o.fork_at, 0);
   fork.model_spec = ctx.get(o.responses);
-  if (fork.model_spec.find(':') == std::string::npos) fork.model_spec = "scripted:" + fork.model_spec;
+  if (fork.model_spec.find(':') == std::string::npos)
+    fork.model_spec = "scripted:" + fork.model_spec;
   fork.trace_path = ctx.get(o.trace);
   fork.run_id = ctx.get(o.run_id);
   fork.fixed_clock = ctx.fixed_clock(o.fixed_clock);
@@ -141,18 +142,28 @@ int main(int argc, char** argv) {
                              "environment variable",
                              "NAME"}),
       .expect_sha256 = d.text({"expect-sha256", "the trace's bytes must have this SHA-256", "HEX"}),
-      .strict = d.flag({"strict", "re-run the plan run from its recorded replies; require the "
+      .strict = d.flag({"strict",
+                        "re-run the plan run from its recorded replies; require the "
                         "identical event sequence"}),
-      .fork_at = d.number({"fork-at", "start a new run that reuses the replies recorded before "
-                           "this event", "SEQ", {}, {}, 1}),
+      .fork_at = d.number({"fork-at",
+                           "start a new run that reuses the replies recorded before "
+                           "this event",
+                           "SEQ",
+                           {},
+                           {},
+                           1}),
       .plan = d.text({"plan", "--strict/--fork-at: the plan the run used", "FILE"}),
-      .responses = d.text({"responses", "--fork-at: the model after the fork (a scripted file, "
-                           "or a model spec)", "FILE|SPEC"}),
+      .responses = d.text({"responses",
+                           "--fork-at: the model after the fork (a scripted file, "
+                           "or a model spec)",
+                           "FILE|SPEC"}),
       .trace = d.text({"trace", "--fork-at: where the new run's trace goes", "FILE"}),
-      .workspace = d.text({"workspace", "--strict/--fork-at: the tools' workspace (default: .)",
+      .workspace =
+          d.text({"workspace", "--strict/--fork-at: the tools' workspace (default: .)", "DIR"}),
+      .artifacts = d.text({"artifacts",
+                           "--strict/--fork-at: the artifact directory (default: a "
+                           "scratch one when the run had one)",
                            "DIR"}),
-      .artifacts = d.text({"artifacts", "--strict/--fork-at: the artifact directory (default: a "
-                           "scratch one when the run had one)", "DIR"}),
       .run_id = d.text({"run-id", "--fork-at: the new run's id", "ID"}),
       .fixed_clock = d.flag({"fixed-clock", "--fork-at: every t_ms is 0 (also MF_FIXED_CLOCK=1)"}),
   };

@@ -123,8 +123,8 @@ int run_plan(cli::Context& ctx, const Opts& o) {
   mf::Status written =
       mf::io::write_output(output, mf::json::canonical_file(rt::plan_result(*outcome, run_id)));
   if (!written) return cli::report(ctx.tool, written.diagnostics());
-  const bool success = outcome->completed() &&
-                       outcome->output.find("disposition")->as_string() == "success";
+  const bool success =
+      outcome->completed() && outcome->output.find("disposition")->as_string() == "success";
   if (!success && !ctx.quiet) {
     std::cerr << ctx.tool.name << ": run ended " << outcome->terminal
               << (outcome->completed()
@@ -140,8 +140,7 @@ int run(cli::Context& ctx, const Opts& o) {
   if (const auto args = ctx.positionals(); !args.empty()) {
     if (args[0] == "tool") return run_tool(ctx, o, args);
     if (args[0] == "rescue") return run_rescue(ctx, o, args);
-    return cli::usage_error(ctx.tool,
-                            "unknown command '" + args[0] + "' (commands: tool, rescue)");
+    return cli::usage_error(ctx.tool, "unknown command '" + args[0] + "' (commands: tool, rescue)");
   }
   if (ctx.given(o.task) && ctx.given(o.plan)) {
     return cli::usage_error(ctx.tool, "--task and --plan are two modes: give one");
@@ -261,28 +260,29 @@ int main(int argc, char** argv) {
                          "plan: the run's request {\"instruction\", \"context\"} (a file, or "
                          "inline JSON)",
                          "FILE|JSON", task}),
-      .guardrails = d.text({"guardrails",
-                            "plan: full (default), or switch one mechanism off for ablations",
-                            "PRESET",
-                            task,
-                            {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery",
-                             "no_compact", "bare"}}),
-      .deadline_ms = d.number({"deadline-ms", "plan: end the run timed_out after this long",
-                               "MS", task, {}, 1}),
-      .workspace = d.text({"workspace",
-                           "the directory every tool path is confined to (plan default: .)", "DIR",
-                           tool_or_run}),
+      .guardrails = d.text(
+          {"guardrails",
+           "plan: full (default), or switch one mechanism off for ablations",
+           "PRESET",
+           task,
+           {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery", "no_compact", "bare"}}),
+      .deadline_ms = d.number(
+          {"deadline-ms", "plan: end the run timed_out after this long", "MS", task, {}, 1}),
+      .workspace =
+          d.text({"workspace", "the directory every tool path is confined to (plan default: .)",
+                  "DIR", tool_or_run}),
       .args = d.text({"args", "tool: the arguments", "JSON|@FILE", tool_cmd}),
-      .capabilities = d.text({"capabilities",
-                              "granted capabilities (default: those the tool or plan needs)",
-                              "CAP,...", tool_or_run}),
+      .capabilities =
+          d.text({"capabilities", "granted capabilities (default: those the tool or plan needs)",
+                  "CAP,...", tool_or_run}),
       .sandbox = d.text({"sandbox",
                          "run bash under bubblewrap (no network, read-only outside the "
                          "workspace)",
                          "none|bwrap",
                          tool_or_run,
                          {"none", "bwrap"}}),
-      .artifacts = d.text({"artifacts", "where artifact tools keep artifacts (plan: and where "
+      .artifacts = d.text({"artifacts",
+                           "where artifact tools keep artifacts (plan: and where "
                            "terminal acceptance finds them)",
                            "DIR", tool_or_run}),
       .bash_log_max = d.number({"bash-log-max",
@@ -291,8 +291,7 @@ int main(int argc, char** argv) {
                                 tool_cmd,
                                 {},
                                 1}),
-      .tools = d.text({"tools", "rescue: the tool names a call may name", "NAME,...",
-                       {"rescue"}}),
+      .tools = d.text({"tools", "rescue: the tool names a call may name", "NAME,...", {"rescue"}}),
   };
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return run(ctx, o); });
 }

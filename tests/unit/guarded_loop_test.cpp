@@ -272,8 +272,7 @@ TEST(GuardedLoop, PrerequisiteWithArgumentMatchBlocksTheWholeBatch) {
 TEST(GuardedLoop, PrerequisiteBudgetEndsTheRun) {
   Ran r = run(steps({kReport, kReport, kReport, kCollect}));
   EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
-  EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(),
-            "max_prerequisite_violations");
+  EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(), "max_prerequisite_violations");
 }
 
 TEST(GuardedLoop, ToolErrorsAreFedBackAndBudgeted) {
@@ -428,8 +427,8 @@ TEST(GuardedLoop, DigestModeRecordsNoContentOrArguments) {
 }
 
 TEST(GuardedLoop, PresetNamesRoundTrip) {
-  for (const char* n : {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery", "no_compact",
-                        "bare"}) {
+  for (const char* n :
+       {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery", "no_compact", "bare"}) {
     auto g = parse_guardrails(n);
     ASSERT_TRUE(g.has_value()) << n;
     EXPECT_EQ(name(*g), n);

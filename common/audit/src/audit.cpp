@@ -228,13 +228,14 @@ class Auditor {
     return {};
   }
 
-  // 6. The golden harness compiles from YAML and from JSON to the same bytes, the plan verifies, and
+  // 6. The golden harness compiles from YAML and from JSON to the same bytes, the plan verifies,
+  // and
   //    a plan changed by one byte is refused.
   Status compiled_harness(const std::string& plan_path, Receipt& r) {
     const fs::path h = fixtures_ / "harness";
-    const std::vector<std::string> inputs = {"--catalog", (h / "catalog.json").string(),
-                                             "--profiles", (h / "profiles.json").string(), "-o",
-                                             "-"};
+    const std::vector<std::string> inputs = {"--catalog",  (h / "catalog.json").string(),
+                                             "--profiles", (h / "profiles.json").string(),
+                                             "-o",         "-"};
     std::string plans[2];
     const char* sources[2] = {"golden.yaml", "golden.json"};
     for (int i = 0; i < 2; ++i) {
@@ -255,8 +256,8 @@ class Auditor {
     }
     Result<Ran> verified = exec("mf-compile", {"verify", plan_path});
     if (!verified) return verified.take_diagnostics();
-    r.check(verified->exit_code == 0, "mf-compile verify exited " +
-                                          std::to_string(verified->exit_code));
+    r.check(verified->exit_code == 0,
+            "mf-compile verify exited " + std::to_string(verified->exit_code));
     std::string tampered = plans[0];
     const std::size_t at = tampered.find("Declare the stage");
     if (r.check(at != std::string::npos, "the plan lacks the golden descriptions")) {
@@ -285,11 +286,10 @@ class Auditor {
     const std::string trace_path = (work_ / "guarded.jsonl").string();
     const std::string workspace = (fixtures_ / "repository").string();
     Result<Ran> ran = exec(
-        "mf-run",
-        {"--plan", plan_path, "--model",
-         "scripted:" + (fixtures_ / "harness" / "runs" / "golden-recover.json").string(),
-         "--workspace", workspace, "--artifacts", artifacts.string(), "--trace-content", "inline",
-         "--run-id", "audit-guarded", "--fixed-clock", "--trace", trace_path});
+        "mf-run", {"--plan", plan_path, "--model",
+                   "scripted:" + (fixtures_ / "harness" / "runs" / "golden-recover.json").string(),
+                   "--workspace", workspace, "--artifacts", artifacts.string(), "--trace-content",
+                   "inline", "--run-id", "audit-guarded", "--fixed-clock", "--trace", trace_path});
     if (!ran) return ran.take_diagnostics();
     r.check(ran->exit_code == 0, "mf-run --plan exited " + std::to_string(ran->exit_code));
     Result<json::Value> result = json::parse_object(ran->out);
@@ -319,8 +319,8 @@ class Auditor {
     Result<Ran> replayed = exec("mf-replay", {trace_path});
     if (!replayed) return replayed.take_diagnostics();
     r.check(replayed->exit_code == 0, "mf-replay exited " + std::to_string(replayed->exit_code));
-    Result<Ran> strict = exec("mf-replay", {"--strict", "--plan", plan_path, "--workspace",
-                                            workspace, trace_path});
+    Result<Ran> strict =
+        exec("mf-replay", {"--strict", "--plan", plan_path, "--workspace", workspace, trace_path});
     if (!strict) return strict.take_diagnostics();
     r.check(strict->exit_code == 0, "strict replay exited " + std::to_string(strict->exit_code));
     Result<json::Value> summary = json::parse_object(strict->out);

@@ -120,8 +120,8 @@ Reply ScriptedModel::infer(const Request& request, const std::atomic<bool>& canc
   return reply;
 }
 
-bool wait_for_reply(std::int64_t delay_ms, const Request& request,
-                    const std::atomic<bool>& cancel, std::string& error) {
+bool wait_for_reply(std::int64_t delay_ms, const Request& request, const std::atomic<bool>& cancel,
+                    std::string& error) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
   for (;;) {
     const auto now = std::chrono::steady_clock::now();

@@ -109,7 +109,8 @@ class GuardedTurns final : public detail::Turns {
   }
 
   std::optional<std::pair<std::string, std::int64_t>> spent(std::int64_t calls) const override {
-    if (calls >= max_iterations_) return std::make_pair(std::string("max_iterations"), max_iterations_);
+    if (calls >= max_iterations_)
+      return std::make_pair(std::string("max_iterations"), max_iterations_);
     return std::nullopt;
   }
 
@@ -134,8 +135,9 @@ class GuardedTurns final : public detail::Turns {
         for (auto& c : rescued->calls) {
           calls.push_back({"", std::move(c.name), json::canonical(c.arguments)});
         }
-        if (Status s = violation("rescue", "read " + std::to_string(calls.size()) +
-                                               " tool call(s) from text (" + rescued->format + ")",
+        if (Status s = violation("rescue",
+                                 "read " + std::to_string(calls.size()) +
+                                     " tool call(s) from text (" + rescued->format + ")",
                                  nullptr);
             !s) {
           return s.take_diagnostics();
@@ -183,7 +185,8 @@ class GuardedTurns final : public detail::Turns {
 
   void seed_history() {
     const Value& prompt = *plan_.find("prompt_policy");
-    push(runtime::EntryKind::SystemPrompt, "system", prompt.find("system_instructions")->as_string());
+    push(runtime::EntryKind::SystemPrompt, "system",
+         prompt.find("system_instructions")->as_string());
     std::string user;
     if (const Value* i = opts_.request.find("instruction"); i != nullptr && i->is_string()) {
       user = i->as_string();
@@ -288,8 +291,8 @@ class GuardedTurns final : public detail::Turns {
 
   // A bare text reply: forge's retry nudge, as a user message, on the validation budget.
   Result<std::optional<detail::Ending>> text_reply(const std::string& content) {
-    const std::string message = "Your reply was not a tool call. Answer with a call of one of: " +
-                                join(names_) + ".";
+    const std::string message =
+        "Your reply was not a tool call. Answer with a call of one of: " + join(names_) + ".";
     const bool over = retries_.spend();
     if (Status s = violation("text_response", message, &retries_); !s) return s.take_diagnostics();
     if (over) return exhausted(retries_, "the model answered with text instead of a tool call");
@@ -418,7 +421,8 @@ class GuardedTurns final : public detail::Turns {
         done.set("result_bytes", static_cast<std::int64_t>(e.result.text.size()));
         done.set("result_sha256", e.record.output_sha256);
       }
-      if (Status s = trace_.emit(e.record.denied ? "tool_denied" : "tool_completed", std::move(done));
+      if (Status s =
+              trace_.emit(e.record.denied ? "tool_denied" : "tool_completed", std::move(done));
           !s) {
         return s.take_diagnostics();
       }
@@ -467,14 +471,15 @@ class GuardedTurns final : public detail::Turns {
     const Value* claimed = details.find("terminal_result");
     if (!pending.empty()) {
       refused = "required steps have not succeeded: " + join(pending);
-    } else if (mapped == nullptr || !mapped->is_string() || mapped->as_string() != b.terminal_result ||
-               claimed == nullptr || !claimed->is_string() ||
-               claimed->as_string() != b.terminal_result) {
+    } else if (mapped == nullptr || !mapped->is_string() ||
+               mapped->as_string() != b.terminal_result || claimed == nullptr ||
+               !claimed->is_string() || claimed->as_string() != b.terminal_result) {
       refused = "the terminal result does not match the plan's terminal map for " + b.node_id;
     }
     json::Array artifacts;
     if (refused.empty()) {
-      for (const auto& rule : plan_.find("artifact_policy")->find("required_by_terminal")->as_array()) {
+      for (const auto& rule :
+           plan_.find("artifact_policy")->find("required_by_terminal")->as_array()) {
         if (rule.find("terminal_result")->as_string() != b.terminal_result) continue;
         for (const auto& id : rule.find("artifact_ids")->as_array()) {
           if (auto a = artifact(id.as_string())) {

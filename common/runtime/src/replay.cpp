@@ -60,8 +60,8 @@ Result<Recording> read_recording(const std::string& path) {
   if (!summary) return summary.take_diagnostics();
   if (summary->status != trace::Outcome::Ok) {
     diag::Diagnostic d = *summary->first_error;
-    d.message = "the trace is " + std::string(trace::outcome_name(summary->status)) + ": " +
-                d.message;
+    d.message =
+        "the trace is " + std::string(trace::outcome_name(summary->status)) + ": " + d.message;
     return diag::Diagnostics{d};
   }
   Recording rec;
@@ -263,7 +263,8 @@ bool identical(const json::Value& strict_summary) {
 }
 
 Result<json::Value> fork_run(const ForkRequest& request, bool* success) {
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   if (request.trace_path == request.from.trace_path ||
       (::stat(request.trace_path.c_str(), &a) == 0 &&
        ::stat(request.from.trace_path.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
@@ -294,8 +295,8 @@ Result<json::Value> fork_run(const ForkRequest& request, bool* success) {
   Result<RunOutcome> outcome = run_plan_request(*r, &run_id);
   if (!outcome) return outcome.take_diagnostics();
   if (success != nullptr) {
-    *success = outcome->completed() &&
-               outcome->output.find("disposition")->as_string() == "success";
+    *success =
+        outcome->completed() && outcome->output.find("disposition")->as_string() == "success";
   }
   return plan_result(*outcome, run_id);
 }

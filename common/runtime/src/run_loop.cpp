@@ -104,7 +104,8 @@ class Loop {
     json::Value responded;
     responded.set("call", call);
     responded.set("content_bytes", static_cast<std::int64_t>(reply.content.size()));
-    if (mode != TraceContent::None) responded.set("content_sha256", hash::sha256_hex(reply.content));
+    if (mode != TraceContent::None)
+      responded.set("content_sha256", hash::sha256_hex(reply.content));
     if (mode == TraceContent::Inline) responded.set("content", reply.content);
     if (!reply.tool_calls.empty()) {
       json::Array calls;

@@ -359,10 +359,10 @@ Execution ToolExecutor::call(const ToolCall& call) {
       std::min(context_.deadline, started + std::chrono::milliseconds(b.tool.timeout_ms));
   if (ctx.cancelled()) return deny("Operation aborted", ExecutionStatus::Cancelled);
   if (started >= context_.deadline) return deny("Operation aborted", ExecutionStatus::TimedOut);
-  ToolResult result = impl != nullptr
-                          ? impl->run(Invocation{args, ctx, options_.artifact_dir, b, options_.request})
-                          : ToolResult::error("No implementation is available for " + b.tool.ref() +
-                                              " (" + b.tool.implementation_id + ")");
+  ToolResult result =
+      impl != nullptr ? impl->run(Invocation{args, ctx, options_.artifact_dir, b, options_.request})
+                      : ToolResult::error("No implementation is available for " + b.tool.ref() +
+                                          " (" + b.tool.implementation_id + ")");
   bound_output(b.tool, call.name, result);
   settle(b, call, args, ctx, result, rec);
   return finish(std::move(result));

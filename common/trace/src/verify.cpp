@@ -291,15 +291,13 @@ bool Verifier::check_consistent(const std::string& event, const json::Value& eve
       return inconsistent("carries content that does not match its content_bytes/content_sha256");
     }
   }
-  if (is_terminal_event(event) &&
-      number("tool_calls").value_or(0) != summary_.tool_calls) {
+  if (is_terminal_event(event) && number("tool_calls").value_or(0) != summary_.tool_calls) {
     return inconsistent("counts " + std::to_string(number("tool_calls").value_or(0)) +
                         " tool call(s); the trace has " + std::to_string(summary_.tool_calls));
   }
   if (event == "model_requested" && !task_mode_ && max_model_calls_ >= 0 &&
       summary_.model_calls >= max_model_calls_) {
-    return inconsistent("exceeds the plan's max_iterations of " +
-                        std::to_string(max_model_calls_));
+    return inconsistent("exceeds the plan's max_iterations of " + std::to_string(max_model_calls_));
   }
   if (is_terminal_event(event) &&
       (*number("model_calls") != summary_.model_calls || *number("repairs") != summary_.repairs)) {

@@ -71,8 +71,8 @@ class Model {
 
 // Waits `delay_ms` (a scripted step's delay) unless `cancel` is set or the request's deadline
 // passes first; then `error` says why and the result is false.
-bool wait_for_reply(std::int64_t delay_ms, const Request& request,
-                    const std::atomic<bool>& cancel, std::string& error);
+bool wait_for_reply(std::int64_t delay_ms, const Request& request, const std::atomic<bool>& cancel,
+                    std::string& error);
 
 // "scripted:FILE" -> a ScriptedModel over FILE. Other backends are rejected (exit 2) until built.
 Result<std::unique_ptr<Model>> open_model(const std::string& spec);

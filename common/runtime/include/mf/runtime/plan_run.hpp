@@ -1,8 +1,8 @@
 // Harness mode (docs/harness-run.md): a compiled plan run against a model through the one run loop,
 // with forge's guardrails between the model and the execution boundary. Every reply is read for
 // tool calls (native, or rescued from text), validated, checked against the required steps and the
-// prerequisites, executed serially through the ToolExecutor, and fed back; each correction spends its
-// own budget, and a terminal call is accepted only against the run's own history of successes.
+// prerequisites, executed serially through the ToolExecutor, and fed back; each correction spends
+// its own budget, and a terminal call is accepted only against the run's own history of successes.
 #pragma once
 
 #include <atomic>
@@ -53,7 +53,7 @@ Result<RunOutcome> run_plan(const json::Value& plan, tools::ToolExecutor& execut
 // `mf-run --plan`: load and check every input before the trace exists, then run.
 struct PlanRunRequest {
   std::string plan_path;
-  std::string model_spec;  // scripted:FILE | sim:FILE?seed=S&faults=R
+  std::string model_spec;               // scripted:FILE | sim:FILE?seed=S&faults=R
   std::unique_ptr<model::Model> model;  // instead of model_spec (replay's recorded model)
   std::string trace_path;
   std::string* trace_sink = nullptr;  // instead of trace_path: the lines, in memory

@@ -1,5 +1,5 @@
-// The one run loop (docs/formats/task.md, docs/harness-run.md, docs/architecture.md). Task mode is a
-// plan with no tools whose final answer is the assistant content checked by the output contract;
+// The one run loop (docs/formats/task.md, docs/harness-run.md, docs/architecture.md). Task mode is
+// a plan with no tools whose final answer is the assistant content checked by the output contract;
 // harness mode (plan_run.hpp) runs tool turns through the same loop. It sequences model calls,
 // enforces cancellation, the deadline and the budget before every call, and records every decision
 // in the trace.

@@ -15,9 +15,9 @@ namespace mf::trace {
 
 // Extend only by documenting in docs/formats/trace.md.
 inline constexpr std::array<std::string_view, 15> kEventTypes = {
-    "run_started",         "model_requested",     "model_responded",     "model_failed",
-    "verification_failed", "guardrail_violation", "nudge_sent",          "projection_compiled",
-    "tool_called",         "tool_completed",      "tool_denied",         "context_compacted",
+    "run_started",         "model_requested",     "model_responded", "model_failed",
+    "verification_failed", "guardrail_violation", "nudge_sent",      "projection_compiled",
+    "tool_called",         "tool_completed",      "tool_denied",     "context_compacted",
     "budget_exhausted",    "run_completed",       "run_failed"};
 
 // The envelope every line carries (`prev` on every line after the first), which no payload may
