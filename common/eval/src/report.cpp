@@ -96,8 +96,33 @@ std::optional<ReportCase> parse_case(const json::Value& v, const std::string& po
     }
   }
   count(r, "latency_ms", false);
+  // A plan case's members: its tool calls, the disposition of an accepted terminal, and its
+  // guardrail violations by kind.
+  const bool plan_case = count(r, "tool_calls", false).has_value();
+  if (auto disposition = r.string("disposition", false)) {
+    if (*disposition != "success" && *disposition != "blocked" && *disposition != "rejected") {
+      r.add(diag::error(
+          codes::kSchema,
+          "\"disposition\" must be success, blocked or rejected, found \"" + *disposition + "\"",
+          r.pointer_of("disposition")));
+    }
+  }
+  if (const json::Value* violations = r.object("violations", false)) {
+    json::FieldReader k(*violations, r.pointer_of("violations"));
+    for (const json::Member& m : violations->as_object()) count(k, m.key, true);
+    for (auto& d : k.take()) r.add(std::move(d));
+  }
+  if (!plan_case) {
+    for (std::string_view key : {"disposition", "violations"}) {
+      if (r.optional(key) != nullptr) {
+        r.add(diag::error(codes::kSchema,
+                          "\"" + std::string(key) + "\" belongs to a plan case (with tool_calls)",
+                          r.pointer_of(key)));
+      }
+    }
+  }
   r.reject_unknown({"id", "status", "terminal", "model_calls", "repairs", "trace_sha256", "usage",
-                    "failures", "latency_ms"});
+                    "failures", "latency_ms", "tool_calls", "disposition", "violations"});
   const bool ok = r.ok();
   for (auto& d : r.take()) problems.push_back(std::move(d));
   if (!ok) return std::nullopt;

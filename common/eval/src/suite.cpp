@@ -4,13 +4,16 @@
 #include <array>
 #include <filesystem>
 #include <map>
+#include <span>
 
 #include "mf/diag/codes.hpp"
+#include "mf/harness/plan.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/model/model.hpp"
 #include "mf/model/scripted.hpp"
 
 namespace mf::eval {
@@ -22,10 +25,26 @@ namespace codes = diag::codes;
 constexpr std::size_t kMaxSuiteBytes = 16u << 20;
 constexpr std::size_t kMaxTaskBytes = 1u << 20;
 constexpr std::size_t kMaxScriptBytes = 16u << 20;
+constexpr std::size_t kMaxPlanBytes = 16u << 20;
 constexpr std::size_t kMaxCaseIdLength = 128;
 constexpr std::string_view kScripted = "scripted:";
+constexpr std::string_view kSim = "sim:";
 constexpr std::array<std::string_view, 5> kTerminals = {
     "completed", "invalid_output", "model_failed", "budget_exhausted", "cancelled"};
+// A suite case has no deadline, so timed_out is not among the endings a plan case can expect.
+constexpr std::array<std::string_view, 6> kPlanTerminals = {"completed",         "budget_exhausted",
+                                                            "model_failed",      "tool_failed",
+                                                            "terminal_rejected", "cancelled"};
+constexpr std::array<std::string_view, 3> kDispositions = {"success", "blocked", "rejected"};
+// The guardrail_violation kinds of docs/formats/trace.md.
+constexpr std::array<std::string_view, 8> kViolationKinds = {"rescue",
+                                                             "text_response",
+                                                             "unknown_tool",
+                                                             "malformed_arguments",
+                                                             "premature_terminal",
+                                                             "prerequisite",
+                                                             "tool_error",
+                                                             "terminal_rejected"};
 
 std::string index_pointer(std::string_view base, std::size_t i) {
   std::string p(base);
@@ -33,36 +52,122 @@ std::string index_pointer(std::string_view base, std::size_t i) {
   return p;
 }
 
-Expect parse_expect(json::FieldReader& parent, const json::Value& v) {
+bool listed(std::span<const std::string_view> names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string spelled(std::span<const std::string_view> names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+// The presets in the runtime's own spelling, so the message cannot drift from what it accepts.
+std::vector<std::string_view> preset_names() {
+  std::vector<std::string_view> out;
+  for (auto g = static_cast<std::uint8_t>(runtime::Guardrails::Full);
+       g <= static_cast<std::uint8_t>(runtime::Guardrails::Bare); ++g) {
+    out.push_back(runtime::name(static_cast<runtime::Guardrails>(g)));
+  }
+  return out;
+}
+
+std::optional<std::int64_t> count(json::FieldReader& r, std::string_view key) {
+  auto n = r.integer(key, false);
+  if (n && *n < 0) {
+    r.add(diag::error(codes::kSchema, "\"" + std::string(key) + "\" must not be negative",
+                      r.pointer_of(key)));
+  }
+  return n;
+}
+
+// The checks only a plan run can answer: its disposition, calls, guardrail kinds and tools.
+void parse_plan_expect(json::FieldReader& r, Expect& expect) {
+  expect.disposition = r.string("disposition", false);
+  if (expect.disposition && !listed(kDispositions, *expect.disposition)) {
+    r.add(diag::error(codes::kSchema,
+                      "\"disposition\" must be " + spelled(kDispositions) + ", found \"" +
+                          *expect.disposition + "\"",
+                      r.pointer_of("disposition")));
+  }
+  // Only an accepted terminal has a disposition: such a check could never pass.
+  if (expect.disposition && expect.terminal && *expect.terminal != "completed") {
+    r.add(diag::error(codes::kSchema,
+                      "\"disposition\" is checked only when terminal is \"completed\"",
+                      r.pointer_of("disposition")));
+  }
+  expect.tool_calls = count(r, "tool_calls");
+  if (const json::Value* violations = r.object("violations", false)) {
+    const std::string at = r.pointer_of("violations");
+    if (violations->as_object().empty()) {
+      r.add(diag::error(codes::kSchema, "\"violations\" lists no kind: it checks nothing", at));
+    }
+    for (const json::Member& m : violations->as_object()) {
+      std::string pointer = at;
+      json::append_token(pointer, m.key);
+      const std::optional<std::int64_t> n =
+          m.value.is_number() ? m.value.as_exact_int() : std::nullopt;
+      if (!listed(kViolationKinds, m.key)) {
+        r.add(diag::error(codes::kUnknownField,
+                          "unknown guardrail kind \"" + m.key +
+                              "\" (the kinds: " + spelled(kViolationKinds) + ")",
+                          pointer));
+      } else if (!n || *n < 0) {
+        r.add(diag::error(codes::kSchema, "a violation count must be an integer >= 0", pointer));
+      } else {
+        expect.violations.emplace_back(m.key, *n);
+      }
+    }
+  }
+  if (const json::Value* tools = r.array("tools", false)) {
+    std::vector<std::string> names;
+    const json::Array& items = tools->as_array();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (!items[i].is_string() || items[i].as_string().empty()) {
+        r.add(diag::error(codes::kSchema, "a tool name must be a non-empty string",
+                          index_pointer(r.pointer_of("tools"), i)));
+        continue;
+      }
+      names.push_back(items[i].as_string());
+    }
+    expect.tools = std::move(names);
+  }
+}
+
+Expect parse_expect(json::FieldReader& parent, const json::Value& v, CaseKind kind) {
   Expect expect;
   json::FieldReader r(v, parent.pointer_of("expect"));
+  const std::span<const std::string_view> terminals =
+      kind == CaseKind::Task ? std::span<const std::string_view>(kTerminals)
+                             : std::span<const std::string_view>(kPlanTerminals);
   expect.terminal = r.string("terminal", false);
-  if (expect.terminal &&
-      std::find(kTerminals.begin(), kTerminals.end(), *expect.terminal) == kTerminals.end()) {
-    r.add(diag::error(codes::kSchema,
-                      "\"terminal\" must be completed, invalid_output, model_failed, "
-                      "budget_exhausted or cancelled, found \"" +
-                          *expect.terminal + "\"",
-                      r.pointer_of("terminal")));
+  if (expect.terminal && !listed(terminals, *expect.terminal)) {
+    r.add(diag::error(
+        codes::kSchema,
+        "\"terminal\" must be " + spelled(terminals) + ", found \"" + *expect.terminal + "\"",
+        r.pointer_of("terminal")));
   }
-  for (auto [key, slot] :
-       {std::pair{"model_calls", &expect.model_calls}, std::pair{"repairs", &expect.repairs}}) {
-    *slot = r.integer(key, false);
-    if (*slot && **slot < 0) {
-      r.add(diag::error(codes::kSchema, "\"" + std::string(key) + "\" must not be negative",
-                        r.pointer_of(key)));
+  expect.model_calls = count(r, "model_calls");
+  if (kind == CaseKind::Task) {
+    expect.repairs = count(r, "repairs");
+    if (const json::Value* output = r.object("output", false)) {
+      expect.output = output->as_object();
+      // Only a completed run has an output: such a check could never pass.
+      if (expect.terminal && *expect.terminal != "completed") {
+        r.add(diag::error(codes::kSchema,
+                          "output fields are checked only when terminal is \"completed\"",
+                          r.pointer_of("output")));
+      }
     }
+    r.reject_unknown({"terminal", "model_calls", "repairs", "output"});
+  } else {
+    parse_plan_expect(r, expect);
+    r.reject_unknown(
+        {"terminal", "disposition", "model_calls", "tool_calls", "violations", "tools"});
   }
-  if (const json::Value* output = r.object("output", false)) {
-    expect.output = output->as_object();
-    // Only a completed run has an output: such a check could never pass.
-    if (expect.terminal && *expect.terminal != "completed") {
-      r.add(diag::error(codes::kSchema,
-                        "output fields are checked only when terminal is \"completed\"",
-                        r.pointer_of("output")));
-    }
-  }
-  r.reject_unknown({"terminal", "model_calls", "repairs", "output"});
   if (v.is_object() && v.as_object().empty()) {
     r.add(diag::error(codes::kSchema,
                       "\"expect\" checks nothing; a grader proves only what it checks",
@@ -72,11 +177,7 @@ Expect parse_expect(json::FieldReader& parent, const json::Value& v) {
   return expect;
 }
 
-std::optional<Case> parse_case(const json::Value& v, const std::string& pointer,
-                               diag::Diagnostics& problems) {
-  json::FieldReader r(v, pointer);
-  Case c;
-  c.pointer = pointer;
+void parse_id(json::FieldReader& r, Case& c) {
   if (auto id = r.string("id")) {
     c.id = *id;
     if (!valid_case_id(c.id)) {
@@ -86,6 +187,75 @@ std::optional<Case> parse_case(const json::Value& v, const std::string& pointer,
                         r.pointer_of("id")));
     }
   }
+}
+
+// The model's file: everything after the backend prefix, up to the sim's parameters.
+std::string model_file(const std::string& spec) {
+  if (spec.rfind(kScripted, 0) == 0) return spec.substr(kScripted.size());
+  const std::string rest = spec.substr(kSim.size());
+  return rest.substr(0, rest.find('?'));
+}
+
+void parse_plan_case(json::FieldReader& r, Case& c) {
+  c.kind = CaseKind::Plan;
+  if (auto plan = r.string("plan")) {
+    c.plan = *plan;
+    if (c.plan.empty()) {
+      r.add(diag::error(codes::kSchema, "\"plan\" must name a compiled plan file",
+                        r.pointer_of("plan")));
+    }
+  }
+  if (r.optional("task") != nullptr) {
+    r.add(diag::error(codes::kSchema, "a case runs a task or a plan, not both",
+                      r.pointer_of("task")));
+  }
+  if (auto model = r.string("model")) {
+    c.model = *model;
+    const bool known = c.model.rfind(kScripted, 0) == 0 || c.model.rfind(kSim, 0) == 0;
+    const std::string file = known ? model_file(c.model) : std::string();
+    if (!known || file.empty()) {
+      r.add(
+          diag::error(codes::kSchema,
+                      "\"model\" must be scripted:FILE or sim:FILE?..., found \"" + c.model + "\"",
+                      r.pointer_of("model")));
+    } else if (file == "-") {
+      // Every run opens the model afresh, and standard input can be read only once.
+      r.add(diag::error(codes::kSchema, "a plan case's model cannot be read from standard input",
+                        r.pointer_of("model")));
+    }
+  }
+  if (auto workspace = r.string("workspace", false)) {
+    c.workspace = *workspace;
+    if (workspace->empty()) {
+      r.add(diag::error(codes::kSchema, "\"workspace\" must name a directory",
+                        r.pointer_of("workspace")));
+    }
+  }
+  if (const json::Value* request = r.object("request", false)) {
+    json::FieldReader q(*request, r.pointer_of("request"));
+    q.string("instruction", false);
+    q.object("context", false);
+    q.reject_unknown({"instruction", "context"});
+    for (auto& d : q.take()) r.add(std::move(d));
+    c.request = *request;
+  }
+  if (auto preset = r.string("guardrails", false)) {
+    if (auto g = runtime::parse_guardrails(*preset)) {
+      c.guardrails = *g;
+    } else {
+      r.add(diag::error(
+          codes::kSchema,
+          "\"guardrails\" must be " + spelled(preset_names()) + ", found \"" + *preset + "\"",
+          r.pointer_of("guardrails")));
+    }
+  }
+  if (const json::Value* expect = r.object("expect")) {
+    c.expect = parse_expect(r, *expect, CaseKind::Plan);
+  }
+  r.reject_unknown({"id", "plan", "task", "model", "workspace", "request", "guardrails", "expect"});
+}
+
+void parse_task_case(json::FieldReader& r, Case& c) {
   if (auto task = r.string("task")) {
     c.task = *task;
     if (c.task.empty()) {
@@ -100,8 +270,24 @@ std::optional<Case> parse_case(const json::Value& v, const std::string& pointer,
                         r.pointer_of("model")));
     }
   }
-  if (const json::Value* expect = r.object("expect")) c.expect = parse_expect(r, *expect);
+  if (const json::Value* expect = r.object("expect")) {
+    c.expect = parse_expect(r, *expect, CaseKind::Task);
+  }
   r.reject_unknown({"id", "task", "model", "expect"});
+}
+
+std::optional<Case> parse_case(const json::Value& v, const std::string& pointer,
+                               diag::Diagnostics& problems) {
+  json::FieldReader r(v, pointer);
+  Case c;
+  c.pointer = pointer;
+  parse_id(r, c);
+  // A case with a plan member is a plan case; anything else is read as a task case, as before.
+  if (v.is_object() && v.find("plan") != nullptr) {
+    parse_plan_case(r, c);
+  } else {
+    parse_task_case(r, c);
+  }
   const bool ok = r.ok();
   for (auto& d : r.take()) problems.push_back(std::move(d));
   if (!ok) return std::nullopt;
@@ -123,6 +309,73 @@ std::string resolve(const std::string& base_dir, const std::string& rel) {
   std::filesystem::path p(rel);
   if (p.is_absolute() || base_dir.empty()) return rel;
   return (std::filesystem::path(base_dir) / p).string();
+}
+
+void load_task_case(Case& c, const std::string& base_dir, diag::Diagnostics& problems) {
+  const std::string& pointer = c.pointer;
+  const std::string task_path = resolve(base_dir, c.task);
+  Result<std::string> task_bytes = io::read_input(task_path, kMaxTaskBytes);
+  if (!task_bytes) {
+    for (const auto& d : task_bytes.diagnostics()) {
+      problems.push_back(nested(d, pointer + "/task", "task", task_path));
+    }
+  } else if (Result<runtime::Task> task = runtime::parse_task(*task_bytes); !task) {
+    for (const auto& d : task.diagnostics()) {
+      problems.push_back(nested(d, pointer + "/task", "task", task_path));
+    }
+  } else {
+    c.loaded_task = std::move(task).value();
+  }
+  const std::string script_path = resolve(base_dir, c.model.substr(kScripted.size()));
+  Result<std::string> script = io::read_input(script_path, kMaxScriptBytes);
+  if (!script) {
+    for (const auto& d : script.diagnostics()) {
+      problems.push_back(nested(d, pointer + "/model", "script", script_path));
+    }
+  } else if (auto model = model::ScriptedModel::parse(*script); !model) {
+    for (const auto& d : model.diagnostics()) {
+      problems.push_back(nested(d, pointer + "/model", "script", script_path));
+    }
+  } else {
+    c.script = std::move(script).value();
+  }
+}
+
+// The plan through the one plan loader, the model through the one model opener (as mf-run would
+// open them), and the workspace: every run of the case then starts from inputs known to be good.
+void load_plan_case(Case& c, const std::string& base_dir, diag::Diagnostics& problems) {
+  const std::string& pointer = c.pointer;
+  c.plan_path = resolve(base_dir, c.plan);
+  Result<std::string> plan_bytes = io::read_input(c.plan_path, kMaxPlanBytes);
+  if (!plan_bytes) {
+    for (const auto& d : plan_bytes.diagnostics()) {
+      problems.push_back(nested(d, pointer + "/plan", "plan", c.plan_path));
+    }
+  } else if (Result<json::Value> plan = harness::load_plan(*plan_bytes); !plan) {
+    for (const auto& d : plan.diagnostics()) {
+      problems.push_back(nested(d, pointer + "/plan", "plan", c.plan_path));
+    }
+  }
+
+  const std::string file = model_file(c.model);
+  const std::string prefix = c.model.substr(0, c.model.find(':') + 1);
+  const std::string model_path = resolve(base_dir, file);
+  c.model_spec = prefix + model_path + c.model.substr(prefix.size() + file.size());
+  if (auto model = model::open_model(c.model_spec); !model) {
+    for (const auto& d : model.diagnostics()) {
+      problems.push_back(nested(d, pointer + "/model", "model", model_path));
+    }
+  }
+
+  const std::string workspace = c.workspace.value_or("");
+  c.workspace_path =
+      workspace.empty() ? (base_dir.empty() ? "." : base_dir) : resolve(base_dir, workspace);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(c.workspace_path, ec)) {
+    problems.push_back(diag::error(codes::kBadRoot,
+                                   "workspace \"" + c.workspace_path + "\" is not a directory",
+                                   pointer + (c.workspace ? "/workspace" : "")));
+  }
 }
 
 }  // namespace
@@ -185,32 +438,10 @@ Result<Suite> load_suite_bytes(std::string_view bytes, const std::string& base_d
   Suite suite = std::move(parsed).value();
   diag::Diagnostics problems;
   for (Case& c : suite.cases) {
-    const std::string& pointer = c.pointer;
-    const std::string task_path = resolve(base_dir, c.task);
-    Result<std::string> task_bytes = io::read_input(task_path, kMaxTaskBytes);
-    if (!task_bytes) {
-      for (const auto& d : task_bytes.diagnostics()) {
-        problems.push_back(nested(d, pointer + "/task", "task", task_path));
-      }
-    } else if (Result<runtime::Task> task = runtime::parse_task(*task_bytes); !task) {
-      for (const auto& d : task.diagnostics()) {
-        problems.push_back(nested(d, pointer + "/task", "task", task_path));
-      }
+    if (c.kind == CaseKind::Plan) {
+      load_plan_case(c, base_dir, problems);
     } else {
-      c.loaded_task = std::move(task).value();
-    }
-    const std::string script_path = resolve(base_dir, c.model.substr(kScripted.size()));
-    Result<std::string> script = io::read_input(script_path, kMaxScriptBytes);
-    if (!script) {
-      for (const auto& d : script.diagnostics()) {
-        problems.push_back(nested(d, pointer + "/model", "script", script_path));
-      }
-    } else if (auto model = model::ScriptedModel::parse(*script); !model) {
-      for (const auto& d : model.diagnostics()) {
-        problems.push_back(nested(d, pointer + "/model", "script", script_path));
-      }
-    } else {
-      c.script = std::move(script).value();
+      load_task_case(c, base_dir, problems);
     }
   }
   if (!problems.empty()) return problems;

@@ -1,13 +1,16 @@
 // `mf-eval run`: every case of a suite through the one run loop on a pool of threads, each with its
-// own scripted model and in-memory trace, graded against its expectations into a canonical report
-// (docs/formats/eval.md). Under a fixed clock the report is a function of the suite alone, for any
-// number of threads.
+// own model and in-memory trace (a plan case also with its own scratch artifact directory), graded
+// against its expectations into a canonical report (docs/formats/eval.md). Under a fixed clock the
+// report is a function of the suite and its inputs alone, for any number of threads.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "mf/eval/report.hpp"
 #include "mf/eval/suite.hpp"
@@ -29,9 +32,21 @@ struct RunOptions {
   std::function<Status(const std::string& case_id, std::string_view trace)> keep_trace;
 };
 
+// What a plan run's trace shows beyond its outcome: the guardrail_violation events by kind, and the
+// tool of each successful tool_completed event, in trace order.
+struct PlanFacts {
+  std::map<std::string, std::int64_t> violations;
+  std::vector<std::string> tools;
+};
+
+// Reads the facts back from the JSONL trace the run wrote.
+Result<PlanFacts> plan_facts(std::string_view trace);
+
 // The failure entries {check, expected, actual} of one run against its expectations; `actual` is
-// absent when the run produced no such output field.
-json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome);
+// absent when the run produced no such output field (or, for `disposition`, no accepted terminal).
+// `facts` answers the plan checks (violations, tools); without it they are not checked.
+json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome,
+                  const PlanFacts* facts = nullptr);
 
 // A finished suite: the report document as written, and its typed view.
 struct SuiteRun {

@@ -1,39 +1,61 @@
-// Evaluation suites (docs/formats/eval.md): cases that pair a task with a scripted model
-// and state what its run must show. Loading validates the suite, and every task and script it
-// names, before any case runs: an invalid suite is a rejected request (exit 2).
+// Evaluation suites (docs/formats/eval.md): cases that pair a task with a scripted model, or a
+// compiled plan with a scripted or sim model, and state what its run must show. Loading validates
+// the suite, and every task, plan and model it names, before any case runs: an invalid suite is a
+// rejected request (exit 2).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
+#include "mf/runtime/plan_run.hpp"
 #include "mf/runtime/task.hpp"
 
 namespace mf::eval {
 
 // What a case's run must show. A grader proves only what it checks: an absent member is not
-// checked, and `output` lists exactly the output fields that must equal their value.
+// checked, `output` lists exactly the output fields that must equal their value, and `violations`
+// exactly the guardrail kinds whose count is checked. `repairs` and `output` belong to task cases;
+// `disposition`, `tool_calls`, `violations` and `tools` to plan cases.
 struct Expect {
   std::optional<std::string> terminal;
   std::optional<std::int64_t> model_calls;
   std::optional<std::int64_t> repairs;
   json::Object output;
+  std::optional<std::string> disposition;
+  std::optional<std::int64_t> tool_calls;
+  std::vector<std::pair<std::string, std::int64_t>> violations;  // kind -> count, suite order
+  std::optional<std::vector<std::string>> tools;  // tool names of successful calls, in order
 };
 
+enum class CaseKind : std::uint8_t { Task, Plan };
+
 struct Case {
+  CaseKind kind = CaseKind::Task;
   std::string id;     // [A-Za-z0-9._-], at most 128 characters, not starting with '.'
-  std::string task;   // the suite's "task" member, relative to the suite's directory
-  std::string model;  // the suite's "model" member: "scripted:FILE"
+  std::string task;   // task cases: the suite's "task" member, relative to the suite's directory
+  std::string plan;   // plan cases: the compiled plan, relative to the suite's directory
+  std::string model;  // "scripted:FILE" (either kind) or "sim:FILE?..." (plan cases)
+  std::optional<std::string> workspace;  // plan cases; absent = the suite's directory
+  json::Value request;                   // plan cases: the run's request object, or null
+  runtime::Guardrails guardrails = runtime::Guardrails::Full;
   Expect expect;
   std::string pointer;  // where the case sits in the suite file: "/cases/N"
   // Filled by load_suite(): the validated task and the script bytes (parsed again per run, so
   // every run starts from the script's first step).
   runtime::Task loaded_task;
   std::string script;
+  // Filled by load_suite() for plan cases: the paths resolved against the suite's directory, and
+  // the model spec with its file so resolved (opened again per run: a model is consumed by its
+  // run).
+  std::string plan_path;
+  std::string model_spec;
+  std::string workspace_path;
 };
 
 struct Suite {
