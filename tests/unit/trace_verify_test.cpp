@@ -597,3 +597,85 @@ TEST(TraceVerifyFile, MissingFileAndDirectoryAreRejected) {
 }
 
 }  // namespace
+
+namespace plan_rules {
+
+const std::string kPlanStart =
+    ev(0, "run_started",
+       R"({"mode":"plan","plan_sha256":")" + std::string(64, 'a') +
+           R"(","model":"scripted","budget":{"max_iterations":1},"durability":"event",)"
+           R"("trace_content":"digest"})");
+
+TEST(TraceVerifyPlan, NoModelCallBeyondMaxIterations) {
+  expect_error(
+      kPlanStart + kRequest + kResponse + ev(3, "model_requested", R"({"call":2,"kind":"turn"})"),
+      codes::kTraceInconsistent, 4);
+}
+
+TEST(TraceVerifyPlan, TheTerminalCountsTheToolCalls) {
+  const std::string calls = kPlanStart + kRequest + kResponse +
+                            ev(3, "tool_called", R"({"call_id":"c1","tool":"read"})") +
+                            ev(4, "tool_completed", R"({"call_id":"c1","ok":true})");
+  EXPECT_EQ(check(calls + ev(5, "run_completed",
+                             R"({"terminal":"completed","output":{},"model_calls":1,)"
+                             R"("repairs":0,"tool_calls":1})"))
+                .status,
+            Outcome::Ok);
+  expect_error(calls + ev(5, "run_completed",
+                          R"({"terminal":"completed","output":{},"model_calls":1,"repairs":0})"),
+               codes::kTraceInconsistent, 6);
+}
+
+TEST(TraceVerifyPlan, ADenialAnswersTheOpenCallOfItsId) {
+  // Denied at the boundary: the call is closed, so a completion for it afterwards is unpaired.
+  expect_error(kPlanStart + kRequest + kResponse +
+                   ev(3, "tool_called", R"({"call_id":"c1","tool":"read"})") +
+                   ev(4, "tool_denied", R"({"call_id":"c1","tool":"read","reason":"x"})") +
+                   ev(5, "tool_completed", R"({"call_id":"c1","ok":true})"),
+               codes::kTraceUnpairedTool, 6);
+}
+
+TEST(TraceVerifyPlan, RecordedToolCallsCarryTheirCount) {
+  const std::string call = R"([{"id":"c1","name":"read","arguments":"{}"}])";
+  EXPECT_EQ(
+      check(kPlanStart + kRequest +
+            ev(2, "model_responded",
+               R"({"call":1,"content_bytes":0,"tool_call_count":1,"tool_calls":)" + call + "}") +
+            ev(3, "run_failed", R"({"terminal":"cancelled","model_calls":1,"repairs":0})"))
+          .status,
+      Outcome::Ok);
+  expect_error(
+      kPlanStart + kRequest +
+          ev(2, "model_responded",
+             R"({"call":1,"content_bytes":0,"tool_call_count":2,"tool_calls":)" + call + "}"),
+      codes::kTraceBadPayload, 3);
+  expect_error(
+      kPlanStart + kRequest +
+          ev(2, "model_responded", R"({"call":1,"content_bytes":0,"tool_calls":)" + call + "}"),
+      codes::kTraceBadPayload, 3);
+  // A call without a name, or arguments that are not the raw text, is not a recorded call.
+  expect_error(kPlanStart + kRequest +
+                   ev(2, "model_responded",
+                      R"({"call":1,"content_bytes":0,"tool_call_count":1,)"
+                      R"("tool_calls":[{"id":"c1","name":"","arguments":{}}]})"),
+               codes::kTraceBadPayload, 3);
+}
+
+TEST(TraceVerifyPlan, NewTerminalStatesAreFailures) {
+  for (const char* state : {"timed_out", "tool_failed", "terminal_rejected"}) {
+    EXPECT_EQ(
+        check(kPlanStart + kRequest + kResponse +
+              ev(3, "run_failed",
+                 std::string(R"({"terminal":")") + state + R"(","model_calls":1,"repairs":0})"))
+            .status,
+        Outcome::Ok)
+        << state;
+    expect_error(kPlanStart + kRequest + kResponse +
+                     ev(3, "run_completed",
+                        std::string(R"({"terminal":")") + state +
+                            R"(","output":{},"model_calls":1,"repairs":0})"),
+                 codes::kTraceBadPayload, 4);
+  }
+}
+
+}  // namespace plan_rules
