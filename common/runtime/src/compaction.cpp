@@ -64,24 +64,26 @@ bool compactable(const Entry& e, std::int64_t next_iteration, std::int64_t keep)
   return keep <= (next_iteration - 1) - e.iteration;
 }
 
-enum class Fate : std::uint8_t { Keep, Remove };
+enum class Fate : std::uint8_t { Keep, Changed, Remove };
 
 // What dropping an entry means depends on what removing it would break: a tool message answers a
 // call, so it stays as a placeholder; a message carrying calls keeps the calls and loses its text.
 Fate drop(model::Message& m) {
   if (m.role == "tool") {
-    if (m.content != kDroppedResult) replace_content(m.content, std::string(kDroppedResult));
-    return Fate::Keep;
+    if (m.content == kDroppedResult) return Fate::Keep;
+    replace_content(m.content, std::string(kDroppedResult));
+    return Fate::Changed;
   }
   if (!m.tool_calls.empty()) {
+    if (m.content.empty()) return Fate::Keep;
     replace_content(m.content, std::string());
-    return Fate::Keep;
+    return Fate::Changed;
   }
   return Fate::Remove;
 }
 
-void truncate(std::string& content) {
-  if (content.size() <= kTruncateAbove) return;
+Fate truncate(std::string& content) {
+  if (content.size() <= kTruncateAbove) return Fate::Keep;
   const std::size_t keep = text::utf8_floor(content, kTruncateKeep);
   const std::string removed = std::to_string(content.size() - keep);
   std::string cut;
@@ -91,11 +93,12 @@ void truncate(std::string& content) {
   cut.append(removed);
   cut.append(kCutMarkerTail);
   replace_content(content, std::move(cut));
+  return Fate::Changed;
 }
 
 Fate phase_one(Entry& e) {
   if (e.kind == EntryKind::Nudge) return drop(e.message);
-  if (e.kind == EntryKind::ToolResult) truncate(e.message.content);
+  if (e.kind == EntryKind::ToolResult) return truncate(e.message.content);
   return Fate::Keep;
 }
 
@@ -107,18 +110,24 @@ Fate phase_three(Entry& e) {
   if (e.kind == EntryKind::TextResponse) return drop(e.message);
   if (e.kind == EntryKind::ToolCall && !e.message.content.empty()) {
     replace_content(e.message.content, std::string());
+    return Fate::Changed;
   }
   return Fate::Keep;
 }
 
 // One stable in-place pass. A removed entry is moved out first so its buffers are freed now,
 // not kept as capacity by whatever later entry is moved into its slot.
+// Returns how many entries it rewrote or removed.
 template <typename Apply>
-void apply_phase(std::vector<Entry>& history, std::int64_t next_iteration, std::int64_t keep,
-                 Apply apply) {
+std::int64_t apply_phase(std::vector<Entry>& history, std::int64_t next_iteration,
+                         std::int64_t keep, Apply apply) {
   std::size_t w = 0;
+  std::int64_t changed = 0;
   for (std::size_t r = 0; r < history.size(); ++r) {
-    if (compactable(history[r], next_iteration, keep) && apply(history[r]) == Fate::Remove) {
+    const Fate fate =
+        compactable(history[r], next_iteration, keep) ? apply(history[r]) : Fate::Keep;
+    changed += fate == Fate::Keep ? 0 : 1;
+    if (fate == Fate::Remove) {
       [[maybe_unused]] const Entry gone = std::move(history[r]);
       continue;
     }
@@ -126,6 +135,7 @@ void apply_phase(std::vector<Entry>& history, std::int64_t next_iteration, std::
     ++w;
   }
   history.erase(history.begin() + static_cast<std::ptrdiff_t>(w), history.end());
+  return changed;
 }
 
 }  // namespace
@@ -149,7 +159,7 @@ Compaction compact(std::vector<Entry>& history, const ContextPolicy& policy,
         !crossed(tokens, policy.phase_thresholds[phase - 1], policy.budget_tokens)) {
       return;
     }
-    apply_phase(history, next_iteration, keep, apply);
+    c.changed += apply_phase(history, next_iteration, keep, apply);
     tokens = estimate_tokens(history);
     c.phase = phase;
   };

@@ -201,38 +201,41 @@ class GuardedTurns final : public detail::Turns {
     push(runtime::EntryKind::UserInput, "user", std::move(user));
   }
 
-  void push(EntryKind kind, std::string role, std::string content) {
+  // Every message enters the history here, with its digest beside it.
+  void push(EntryKind kind, model::Message m) {
     Entry e;
     e.kind = kind;
     e.iteration = kind == EntryKind::SystemPrompt || kind == EntryKind::UserInput ? 0 : call_;
-    e.message = model::Message::text(std::move(role), std::move(content));
+    entry_digests_.push_back(entry_digest(m));
+    e.message = std::move(m);
     history_.push_back(std::move(e));
   }
 
+  void push(EntryKind kind, std::string role, std::string content) {
+    push(kind, model::Message::text(std::move(role), std::move(content)));
+  }
+
   void push_calls(const std::vector<model::ToolCallRequest>& calls) {
-    push(EntryKind::ToolCall, "assistant", "");
-    history_.back().message.tool_calls = calls;
+    model::Message m = model::Message::text("assistant", "");
+    m.tool_calls = calls;
+    push(EntryKind::ToolCall, std::move(m));
   }
 
   void push_result(EntryKind kind, const model::ToolCallRequest& c, std::string text,
                    bool is_error) {
-    push(kind, "tool", std::move(text));
-    history_.back().message.tool_call_id = c.id;
-    history_.back().message.tool_name = c.name;
-    history_.back().message.is_error = is_error;
+    model::Message m = model::Message::text("tool", std::move(text));
+    m.tool_call_id = c.id;
+    m.tool_name = c.name;
+    m.is_error = is_error;
+    push(kind, std::move(m));
   }
 
   Status compact(std::int64_t call) {
-    const std::int64_t before = estimate_tokens(history_);
-    if (before < static_cast<std::int64_t>(context_.phase_thresholds[0] *
-                                           static_cast<double>(context_.budget_tokens))) {
-      return {};
-    }
-    const std::string digest_before = history_digest();
     Compaction c = runtime::compact(history_, context_, call);
-    if (c.phase == 0) return {};
-    std::string digest_after = history_digest();
-    if (digest_after == digest_before) return {};  // nothing outside the recent window to shorten
+    if (c.changed == 0) return {};
+    const std::string digest_before = history_digest();
+    entry_digests_.clear();
+    for (const auto& e : history_) entry_digests_.push_back(entry_digest(e.message));
     Value e;
     e.set("phase", c.phase);
     e.set("tokens_before", c.tokens_before);
@@ -240,27 +243,34 @@ class GuardedTurns final : public detail::Turns {
     e.set("entries_before", c.entries_before);
     e.set("entries_after", c.entries_after);
     e.set("digest_before", digest_before);
-    e.set("digest_after", std::move(digest_after));
+    e.set("digest_after", history_digest());
     return trace_.emit("context_compacted", std::move(e));
   }
 
-  // SHA-256 of the history as the model would see it (role, content, calls, answers).
+  // A message's SHA-256 over its length-prefixed fields (docs/formats/trace.md, context_compacted).
+  static hash::Digest entry_digest(const model::Message& m) {
+    hash::Sha256 h;
+    const auto field = [&](std::string_view s) {
+      const std::uint64_t n = s.size();
+      h.update(&n, sizeof n);
+      h.update(s);
+    };
+    field(m.role);
+    field(m.content);
+    for (const auto& c : m.tool_calls) {
+      field(c.id);
+      field(c.name);
+      field(c.arguments);
+    }
+    field(m.tool_call_id);
+    field(m.is_error ? "1" : "0");
+    return h.finish();
+  }
+
+  // SHA-256 of the history as the model is sent it: over its messages' digests, in order.
   std::string history_digest() const {
     hash::Sha256 h;
-    for (const auto& e : history_) {
-      const auto& m = e.message;
-      json::Array calls;
-      for (const auto& c : m.tool_calls) {
-        calls.push_back(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-      }
-      const Value line = json::Object{{"role", m.role},
-                                      {"content", m.content},
-                                      {"tool_calls", std::move(calls)},
-                                      {"tool_call_id", m.tool_call_id},
-                                      {"is_error", m.is_error}};
-      h.update(json::canonical(line));
-      h.update("\n");
-    }
+    for (const auto& d : entry_digests_) h.update(d.data(), d.size());
     return hash::to_hex(h.finish());
   }
 
@@ -535,6 +545,7 @@ class GuardedTurns final : public detail::Turns {
   std::vector<std::string> names_;
   std::vector<model::ToolSchema> tools_;
   std::vector<Entry> history_;
+  std::vector<hash::Digest> entry_digests_;  // one per history entry, in order
   std::int64_t call_ = 0;
   std::map<std::string, std::vector<Value>> succeeded_;  // node id -> arguments of its successes
   std::set<std::string> produced_;

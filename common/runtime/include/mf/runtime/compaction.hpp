@@ -40,12 +40,13 @@ std::int64_t estimate_tokens(const std::vector<Entry>& history);
 
 struct Compaction {
   // 0 = under the first threshold, nothing ran; else the highest phase that ran (1..3), which
-  // may have found nothing left to drop (compare the counts to know whether anything changed).
+  // may have found nothing left to drop (`changed` says whether anything was).
   int phase = 0;
   std::int64_t tokens_before = 0;
   std::int64_t tokens_after = 0;
   std::int64_t entries_before = 0;
   std::int64_t entries_after = 0;
+  std::int64_t changed = 0;  // entries rewritten or removed (0: the history is as it was)
 };
 
 // Compacts `history` in place before the request of model call `next_iteration`. Phase k runs
