@@ -92,11 +92,11 @@ scenario basic_2step no-function-calling model_failed 4 0 \
 
 # --- sequential_3step: required steps, in order -------------------------------------------------
 scenario sequential_3step ideal completed 3 3 '{}'
-answer_has sequential_3step-ideal 21.5 "widget pro" apac
+answer_has sequential_3step-ideal 23 "widget pro" apac
 # The report rests on the analysis artifact: the producer wrote the findings the model gave.
 jq -e '.result.artifacts | map(.artifact_id) == ["analysis"]' "$tmp/sequential_3step-ideal.result" \
   >/dev/null || fail "the report does not name the analysis artifact"
-jq -e '.findings | startswith("Revenue rose 21.5%")' "$tmp/sequential_3step-ideal.art/analysis" \
+jq -e '.findings | startswith("Revenue rose 23%")' "$tmp/sequential_3step-ideal.art/analysis" \
   >/dev/null || fail "the analysis artifact is not the model's findings"
 scenario sequential_3step out-of-order completed 5 3 \
   '{"premature_terminal":1,"prerequisite":1,"tool_denied":2}'
