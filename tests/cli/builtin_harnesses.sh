@@ -223,5 +223,12 @@ violations arbiter-wrong-artifact '{"terminal_rejected":1}'
 jq -e '.error | contains("arbiter_verdict")' "$tmp/arbiter-wrong-artifact.result" >/dev/null ||
   fail "the rejection does not name arbiter_verdict"
 [[ ! -e $tmp/f/aw/art/arbiter_verdict ]] || fail "arbiter_verdict appeared"
+# A leftover arbiter_verdict from an earlier run does not make the same mistake pass: only what a
+# successful call of this run wrote counts.
+fresh aw2 checker_verdict
+echo '{"verdict": "stale"}' >"$tmp/f/aw2/art/arbiter_verdict"
+stage arbiter arbiter-wrong-artifact "$tmp/f/aw2/ws" "$tmp/f/aw2/art" 1
+[[ $(jq -r .terminal "$tmp/arbiter-wrong-artifact.result") == terminal_rejected ]] ||
+  fail "a leftover artifact was accepted: $(cat "$tmp/arbiter-wrong-artifact.result")"
 
 echo "builtin_harnesses: ok"

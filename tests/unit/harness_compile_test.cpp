@@ -787,6 +787,42 @@ TEST(PlanLoader, AcceptsTheGoldenPlan) {
   EXPECT_TRUE(verify_plan(*plan).ok());
 }
 
+TEST(PlanLoader, RefusesPoliciesTheSourceLanguageRefuses) {
+  // Re-sealed after the edit: only the plan's own rules stand between these and a run.
+  const std::vector<std::pair<std::string, std::function<void(Value&)>>> edits = {
+      {"/budgets/max_iterations",
+       [](Value& p) { p.find("budgets")->set("max_iterations", 10001); }},
+      {"/budgets/max_tool_errors", [](Value& p) { p.find("budgets")->set("max_tool_errors", 0); }},
+      {"/budgets/max_iterations",
+       [](Value& p) {
+         auto& m = p.find("budgets")->as_object();
+         m.erase(std::remove_if(m.begin(), m.end(),
+                                [](const json::Member& x) { return x.key == "max_iterations"; }),
+                 m.end());
+       }},
+      {"/budgets/extra", [](Value& p) { p.find("budgets")->set("extra", 1); }},
+      {"/context_policy/budget_tokens",
+       [](Value& p) { p.find("context_policy")->set("budget_tokens", 12); }},
+      {"/context_policy/phase_thresholds",
+       [](Value& p) {
+         p.find("context_policy")->set("phase_thresholds", json::Array{0.9, 0.5, 0.95});
+       }},
+      {"/context_policy/strategy_id",
+       [](Value& p) { p.find("context_policy")->set("strategy_id", "sliding"); }},
+      {"/prompt_policy/system_instructions",
+       [](Value& p) { p.find("prompt_policy")->set("system_instructions", 7); }},
+  };
+  for (const auto& [pointer, edit] : edits) {
+    Value plan = golden_plan();
+    edit(plan);
+    auto loaded = load_plan(rehashed(plan));
+    ASSERT_FALSE(loaded.ok()) << pointer;
+    bool found = false;
+    for (const auto& d : loaded.diagnostics()) found = found || d.pointer == pointer;
+    EXPECT_TRUE(found) << pointer << ": " << describe(loaded.diagnostics());
+  }
+}
+
 TEST(PlanLoader, RefusesAFlippedByte) {
   std::string bytes = golden_bytes();
   const auto pos = bytes.find("Preserve this first");

@@ -71,6 +71,65 @@ std::string plan_digest(const json::Value& plan) {
 
 namespace {
 
+// An integer member of `r` within [low, high].
+void bounded(FieldReader& r, const char* key, std::int64_t low, std::int64_t high) {
+  if (auto v = r.integer(key); v && (*v < low || *v > high)) {
+    r.add(diag::error(
+        codes::kPlanInvalid,
+        std::string(key) + " must be within " + std::to_string(low) + ".." + std::to_string(high),
+        r.pointer_of(key)));
+  }
+}
+
+// The prompt, budget and context policies, with the bounds the compiler admits (a plan sealed
+// anew after an edit must not run with a budget the source language refuses).
+void read_policies(FieldReader& f) {
+  if (const Value* prompt = f.object("prompt_policy")) {
+    FieldReader r(*prompt, f.pointer_of("prompt_policy"));
+    r.string("policy_id");
+    r.string("system_instructions");
+    r.boolean("include_request_context");
+    r.reject_unknown({"policy_id", "system_instructions", "include_request_context"});
+    for (auto& d : r.take()) f.add(std::move(d));
+  }
+  if (const Value* budgets = f.object("budgets")) {
+    FieldReader r(*budgets, f.pointer_of("budgets"));
+    bounded(r, "max_iterations", 1, 256);
+    for (const char* key : {"max_validation_retries", "max_tool_errors",
+                            "max_prerequisite_violations", "max_premature_terminal_attempts"}) {
+      bounded(r, key, 1, 64);
+    }
+    r.reject_unknown({"max_iterations", "max_validation_retries", "max_tool_errors",
+                      "max_prerequisite_violations", "max_premature_terminal_attempts"});
+    for (auto& d : r.take()) f.add(std::move(d));
+  }
+  if (const Value* context = f.object("context_policy")) {
+    FieldReader r(*context, f.pointer_of("context_policy"));
+    if (auto id = r.string("strategy_id"); id && *id != "forge.tiered.v1") {
+      r.add(diag::error(codes::kPlanInvalid, "strategy_id must be forge.tiered.v1",
+                        r.pointer_of("strategy_id")));
+    }
+    bounded(r, "budget_tokens", 256, 1000000);
+    bounded(r, "keep_recent_iterations", 0, 64);
+    if (const Value* t = r.array("phase_thresholds")) {
+      const auto& items = t->as_array();
+      bool ok = items.size() == 3;
+      for (std::size_t i = 0; ok && i < items.size(); ++i) {
+        ok = items[i].is_number() && items[i].as_number() > 0 && items[i].as_number() <= 1 &&
+             (i == 0 || items[i - 1].as_number() <= items[i].as_number());
+      }
+      if (!ok) {
+        r.add(diag::error(codes::kPlanInvalid,
+                          "phase_thresholds must be three non-decreasing numbers in (0, 1]",
+                          r.pointer_of("phase_thresholds")));
+      }
+    }
+    r.reject_unknown(
+        {"strategy_id", "budget_tokens", "keep_recent_iterations", "phase_thresholds"});
+    for (auto& d : r.take()) f.add(std::move(d));
+  }
+}
+
 // The top-level fields, checked one by one; returns required_capabilities.
 std::set<std::string> read_top_level(FieldReader& f) {
   auto version = f.string("schema_version");
@@ -94,9 +153,7 @@ std::set<std::string> read_top_level(FieldReader& f) {
   }
   string_set(f, "stage_kind_ids", valid_node_id);
   f.object("model_profile");
-  f.object("prompt_policy");
-  f.object("budgets");
-  f.object("context_policy");
+  read_policies(f);
   f.object("compiler_identity");
   return string_set(f, "required_capabilities", valid_capability);
 }

@@ -1,6 +1,9 @@
 // Harness mode's turns: forge's guardrails between the model and the execution boundary
 // (docs/harness-run.md has every rule, message and budget).
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -417,6 +420,8 @@ class GuardedTurns final : public detail::Turns {
       called.set("input_sha256", json::canonical_digest(args[i]));
       if (options_.trace_content == TraceContent::Inline) called.set("arguments", args[i]);
       if (Status s = trace_.emit("tool_called", std::move(called)); !s) return s.take_diagnostics();
+      const tools::Binding* bound = binding(c.name);
+      const auto before = artifact_states(*bound);
       tools::Execution e = executor_.call({c.id, c.name, args[i]});
       ++outcome_.tool_calls;
       const Value record = tools::to_json(e.record);
@@ -446,7 +451,14 @@ class GuardedTurns final : public detail::Turns {
       push_result(EntryKind::ToolResult, c, e.result.text, false);
       const tools::Binding& b = *e.record.binding;
       succeeded_[b.node_id].push_back(std::move(args[i]));
-      for (const auto& a : b.produces) produced_.insert(a);
+      // An artifact counts as produced by this call only if the call wrote it (with an artifact
+      // directory: its file is new or replaced); a leftover file from another run never counts.
+      const auto after = artifact_states(b);
+      for (std::size_t k = 0; k < b.produces.size(); ++k) {
+        if (opts_.artifact_dir.empty() || (after[k] && after[k] != before[k])) {
+          produced_.insert(b.produces[k]);
+        }
+      }
       if (!b.terminal_result.empty() && terminal == nullptr) {
         terminal = &b;
         terminal_details = e.result.details;
@@ -518,6 +530,26 @@ class GuardedTurns final : public detail::Turns {
     };
     json::redact_secrets(outcome_.output);
     return std::optional<detail::Ending>(detail::Ending{"completed", {}, {}});
+  }
+
+  // The identity of each artifact file `b` may produce (device, inode, size, change time), or
+  // nothing where there is no file; empty without an artifact directory.
+  using FileState = std::optional<std::array<std::int64_t, 5>>;
+  std::vector<FileState> artifact_states(const tools::Binding& b) const {
+    std::vector<FileState> out;
+    if (opts_.artifact_dir.empty()) return std::vector<FileState>(b.produces.size());
+    for (const auto& id : b.produces) {
+      struct stat st {};
+      if (::lstat((opts_.artifact_dir + "/" + id).c_str(), &st) != 0) {
+        out.emplace_back();
+      } else {
+        out.push_back(std::array<std::int64_t, 5>{
+            static_cast<std::int64_t>(st.st_dev), static_cast<std::int64_t>(st.st_ino),
+            static_cast<std::int64_t>(st.st_size), static_cast<std::int64_t>(st.st_ctim.tv_sec),
+            static_cast<std::int64_t>(st.st_ctim.tv_nsec)});
+      }
+    }
+    return out;
   }
 
   // A produced artifact as the terminal lists it: with its digest when an artifact directory holds

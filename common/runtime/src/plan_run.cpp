@@ -59,8 +59,13 @@ json::Value plan_result(const RunOutcome& outcome, const std::string& run_id) {
   r.set("tool_calls", outcome.tool_calls);
   if (outcome.completed()) {
     r.set("result", outcome.output);
-  } else {
+  } else if (!outcome.error.empty()) {
     r.set("error", outcome.error);
+  } else {
+    // The endings the loop decides without a message of their own.
+    r.set("error", outcome.terminal == "budget_exhausted" ? "the max_iterations budget is spent"
+                   : outcome.terminal == "cancelled"      ? "cancelled by a signal"
+                                                          : "the deadline passed");
   }
   return r;
 }
