@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <set>
 
 #include "loop.hpp"
@@ -339,25 +338,16 @@ class GuardedTurns final : public detail::Turns {
   std::vector<std::string> pending_required() const {
     std::vector<std::string> out;
     for (const auto& b : executor_.bindings()) {
-      if (b.required && succeeded_.count(b.node_id) == 0) out.push_back(b.tool.model_tool_name);
+      if (b.required && !executor_.succeeded(b.node_id)) out.push_back(b.tool.model_tool_name);
     }
     return out;
   }
 
-  // The first prerequisite of `b` that no earlier success meets (with its argument matches).
+  // The first prerequisite of `b` that no earlier success meets (with its argument matches), as
+  // the correction that says so; the boundary's own history decides.
   std::optional<std::string> unmet_prerequisite(const tools::Binding& b, const Value& args) const {
     for (const auto& rule : b.prerequisites) {
-      const auto done = succeeded_.find(rule.node_id);
-      const bool met =
-          done != succeeded_.end() &&
-          std::any_of(done->second.begin(), done->second.end(), [&](const Value& prior) {
-            return std::all_of(rule.matches.begin(), rule.matches.end(), [&](const auto& m) {
-              const Value* a = prior.find(m.first);
-              const Value* c = args.find(m.second);
-              return a != nullptr && c != nullptr && *a == *c;
-            });
-          });
-      if (met) continue;
+      if (executor_.prerequisite_met(rule, args)) continue;
       std::string prior = rule.node_id;
       for (const auto& x : executor_.bindings()) {
         if (x.node_id == rule.node_id) prior = x.tool.model_tool_name;
@@ -406,7 +396,7 @@ class GuardedTurns final : public detail::Turns {
   }
 
   Result<std::optional<detail::Ending>> execute(const std::vector<model::ToolCallRequest>& calls,
-                                                std::vector<Value>& args) {
+                                                const std::vector<Value>& args) {
     push_calls(calls);
     bool batch_error = false;
     std::string fatal;
@@ -450,7 +440,6 @@ class GuardedTurns final : public detail::Turns {
       }
       push_result(EntryKind::ToolResult, c, e.result.text, false);
       const tools::Binding& b = *e.record.binding;
-      succeeded_[b.node_id].push_back(std::move(args[i]));
       // An artifact counts as produced by this call only if the call wrote it (with an artifact
       // directory: its file is new or replaced); a leftover file from another run never counts.
       const auto after = artifact_states(b);
@@ -579,7 +568,6 @@ class GuardedTurns final : public detail::Turns {
   std::vector<Entry> history_;
   std::vector<hash::Digest> entry_digests_;  // one per history entry, in order
   std::int64_t call_ = 0;
-  std::map<std::string, std::vector<Value>> succeeded_;  // node id -> arguments of its successes
   std::set<std::string> produced_;
 };
 

@@ -224,21 +224,22 @@ const Binding* ToolExecutor::find_binding(const std::string& model_tool_name) co
   return it == bindings_.end() ? nullptr : &*it;
 }
 
+bool ToolExecutor::prerequisite_met(const PrerequisiteRule& rule, const Value& args) const {
+  const auto done = successes_.find(rule.node_id);
+  return done != successes_.end() &&
+         std::any_of(done->second.begin(), done->second.end(), [&](const Value& prior) {
+           return std::all_of(rule.matches.begin(), rule.matches.end(), [&](const auto& m) {
+             const Value* a = prior.find(m.first);
+             const Value* c = args.find(m.second);
+             return a != nullptr && c != nullptr && *a == *c;
+           });
+         });
+}
+
 std::optional<std::string> ToolExecutor::check_prerequisites(const Binding& b, const Value& args,
                                                              ToolTraceRecord& rec) const {
-  // Against this executor's own history of successful calls.
   for (const auto& rule : b.prerequisites) {
-    const auto done = successes_.find(rule.node_id);
-    const bool met =
-        done != successes_.end() &&
-        std::any_of(done->second.begin(), done->second.end(), [&](const Value& prior) {
-          return std::all_of(rule.matches.begin(), rule.matches.end(), [&](const auto& m) {
-            const Value* a = prior.find(m.first);
-            const Value* c = args.find(m.second);
-            return a != nullptr && c != nullptr && *a == *c;
-          });
-        });
-    rec.prerequisite_decisions.push_back({rule.node_id, verdict(met)});
+    rec.prerequisite_decisions.push_back({rule.node_id, verdict(prerequisite_met(rule, args))});
   }
   for (const auto& d : rec.prerequisite_decisions) {
     if (d.decision == Verdict::Denied) {

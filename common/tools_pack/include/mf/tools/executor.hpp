@@ -119,6 +119,11 @@ class ToolExecutor {
 
   const std::vector<Binding>& bindings() const { return bindings_; }
 
+  // Against this executor's history of successful calls: whether some earlier success of the
+  // rule's node has arguments matching `args` as the rule says, and whether a node succeeded.
+  bool prerequisite_met(const PrerequisiteRule& rule, const json::Value& args) const;
+  bool succeeded(const std::string& node_id) const { return successes_.count(node_id) != 0; }
+
  private:
   const Binding* find_binding(const std::string& model_tool_name) const;
   // The refusal message when a prerequisite of `b` is not met by an earlier success; records the
