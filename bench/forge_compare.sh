@@ -17,7 +17,7 @@
 #   MF_BIN            bin directory holding mf-compile, mf-run, mf-replay (default build/bin)
 #   MF_BENCH_DIR      output directory (default target/bench)
 #   MF_BENCH_RUNS     processes timed per command (default 20)
-#   MF_FORGE_REPO     forge's bare snapshot (default /work/.mirror/antoinezambelli+forge/repo)
+#   MF_FORGE_REPO     a git clone (bare or not) of antoinezambelli/forge; without it the script skips
 #   MF_FORGE_PYTHON   the Python to run forge with (default python3)
 set -euo pipefail
 
@@ -25,7 +25,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${MF_BIN:-$root/build/bin}
 out_dir=${MF_BENCH_DIR:-$root/target/bench}
 runs=${MF_BENCH_RUNS:-20}
-repo=${MF_FORGE_REPO:-/work/.mirror/antoinezambelli+forge/repo}
+repo=${MF_FORGE_REPO:-}
 py=${MF_FORGE_PYTHON:-python3}
 
 bench_name=forge_compare
@@ -36,6 +36,7 @@ skip() {
   exit 0
 }
 
+[[ -n $repo ]] || skip "set MF_FORGE_REPO to a git clone of antoinezambelli/forge"
 for b in mf-compile mf-run mf-replay; do
   [[ -x $bin/$b ]] || die "$bin/$b not found (set MF_BIN)"
 done

@@ -33,8 +33,8 @@ int main(int argc, char** argv) {
           "digest differs from --expect-sha256.",
   };
   cli::Options d;
-  const auto fixtures =
-      d.text({"fixtures", "fixtures directory (forge/, harness/, repository/; default: fixtures)", "DIR"});
+  const auto fixtures = d.text(
+      {"fixtures", "fixtures directory (forge/, harness/, repository/; default: fixtures)", "DIR"});
   const auto out = d.text(
       {"out", "where exit-report.json and the work files go (default: target/audit)", "DIR"});
   const auto expect =

@@ -1,8 +1,8 @@
 // libFuzzer target for tool-call rescue (docs/rescue.md): on any text, every rescued call names a
-// known tool and carries an object of arguments, the rescue's JSON form reads back unchanged through
-// the strict reader, and the same text always gives the same rescue. Violations trap.
-#include <cstddef>
+// known tool and carries an object of arguments, the rescue's JSON form reads back unchanged
+// through the strict reader, and the same text always gives the same rescue. Violations trap.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>

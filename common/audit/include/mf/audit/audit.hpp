@@ -19,7 +19,8 @@ struct AuditRequest {
   std::string fixtures;  // the fixtures directory (forge/, repository/)
   std::string out_dir;   // exit-report.json and the work files go here
   std::string bin_dir;   // where the mf-* binaries are
-  // With a store: one more receipt, the store round trip (put -> export -> import into a fresh store
+  // With a store: one more receipt, the store round trip (put -> export -> import into a fresh
+  // store
   // -> verify -> get), and the report itself is kept there under audit/report.
   std::string store_dir;
 };
