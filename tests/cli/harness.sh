@@ -61,6 +61,8 @@ done
 # --- strict replay: identical, then a changed workspace diverges -------------------------------
 run 0 "$rep" --strict --plan "$plan" --workspace "$ws" "$tmp/rec.jsonl"
 [[ $(jq -r .status "$tmp/out") == identical ]] || fail "strict replay not identical"
+# The plan on stdin is read once.
+stdin=$plan run 0 "$rep" --strict --plan - --workspace "$ws" "$tmp/rec.jsonl"
 # A run whose tool reads the workspace: replayed over other bytes, the read's result differs.
 run 0 "$mfc" $h/read-submit.yaml -o -
 cp "$tmp/out" "$tmp/rs.plan"

@@ -130,6 +130,7 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const RunOptions& optio
   }
   runtime::PlanRunRequest request;
   request.plan_path = c.plan_path;
+  request.plan = c.loaded_plan;
   request.model = std::make_unique<UsageMeter>(std::move(*model), usage);
   request.trace_sink = &trace;
   request.run_id = options.run_id_prefix + c.id;

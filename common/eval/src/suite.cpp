@@ -355,6 +355,8 @@ void load_plan_case(Case& c, const std::string& base_dir, diag::Diagnostics& pro
     for (const auto& d : plan.diagnostics()) {
       problems.push_back(nested(d, pointer + "/plan", "plan", c.plan_path));
     }
+  } else {
+    c.loaded_plan = std::move(*plan);
   }
 
   const std::string file = model_file(c.model);

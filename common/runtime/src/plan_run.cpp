@@ -51,6 +51,18 @@ Status artifact_directory(const std::string& path) {
 
 }  // namespace
 
+Result<json::Value> load_plan_file(const std::string& path) {
+  Result<std::string> bytes = io::read_input(path, 16u << 20);
+  if (!bytes) return bytes.take_diagnostics();
+  Result<json::Value> plan = harness::load_plan(*bytes);
+  if (!plan) {
+    auto ds = plan.take_diagnostics();
+    for (auto& d : ds) d.source = path;
+    return ds;
+  }
+  return plan;
+}
+
 json::Value plan_result(const RunOutcome& outcome, const std::string& run_id) {
   json::Value r;
   r.set("run_id", run_id);
@@ -71,14 +83,9 @@ json::Value plan_result(const RunOutcome& outcome, const std::string& run_id) {
 }
 
 Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id) {
-  Result<std::string> bytes = io::read_input(request.plan_path, 16u << 20);
-  if (!bytes) return bytes.take_diagnostics();
-  Result<json::Value> plan = harness::load_plan(*bytes);
-  if (!plan) {
-    auto ds = plan.take_diagnostics();
-    for (auto& d : ds) d.source = request.plan_path;
-    return ds;
-  }
+  Result<json::Value> plan = std::move(request.plan);
+  if (plan->is_null()) plan = load_plan_file(request.plan_path);
+  if (!plan) return plan.take_diagnostics();
   Result<std::vector<tools::Binding>> bindings = tools::bindings_from_plan(*plan);
   if (!bindings) return bindings.take_diagnostics();
   Result<json::Value> req = read_request(request.request);

@@ -8,9 +8,9 @@
 #include <filesystem>
 
 #include "mf/diag/codes.hpp"
-#include "mf/harness/plan.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/json/jsonl.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/runtime/plan_run.hpp"
 #include "mf/trace/verify.hpp"
@@ -48,6 +48,18 @@ class RecordedModel final : public model::Model {
   std::string name_;
 };
 
+// The events of trace bytes the verifier (or the writer) already accepted, parsed one by one.
+Result<std::vector<Value>> events_of(std::string_view bytes) {
+  std::vector<Value> out;
+  json::JsonlReader reader(bytes);
+  Result<Value> line = Value();
+  while (reader.next(line)) {
+    if (!line) return line.take_diagnostics();
+    out.push_back(std::move(*line));
+  }
+  return out;
+}
+
 struct Recording {
   std::vector<Value> events;  // every line, parsed
   std::string bytes;
@@ -65,13 +77,9 @@ Result<Recording> read_recording(const std::string& path) {
     return diag::Diagnostics{d};
   }
   Recording rec;
-  for (std::size_t start = 0; start < bytes->size();) {
-    const std::size_t end = bytes->find('\n', start);
-    auto line = json::parse(std::string_view(*bytes).substr(start, end - start));
-    if (!line) return line.take_diagnostics();
-    rec.events.push_back(std::move(*line));
-    start = end + 1;
-  }
+  auto events = events_of(*bytes);
+  if (!events) return events.take_diagnostics();
+  rec.events = std::move(*events);
   const Value& started = rec.events.front();
   if (started.find("mode")->as_string() != "plan") {
     return diag::error(diag::codes::kUsage, "replay re-runs plan runs; this trace is a " +
@@ -134,9 +142,7 @@ struct ScratchDir {
 Result<PlanRunRequest> rerun(const ReplayRequest& from, const Recording& rec,
                              std::deque<model::Reply> replies, std::unique_ptr<model::Model> next,
                              ScratchDir& scratch) {
-  Result<std::string> plan_bytes = io::read_input(from.plan_path, 16u << 20);
-  if (!plan_bytes) return plan_bytes.take_diagnostics();
-  Result<Value> plan = harness::load_plan(*plan_bytes);
+  Result<Value> plan = load_plan_file(from.plan_path);
   if (!plan) return plan.take_diagnostics();
   const Value& started = rec.events.front();
   const std::string& recorded = started.find("plan_sha256")->as_string();
@@ -147,6 +153,7 @@ Result<PlanRunRequest> rerun(const ReplayRequest& from, const Recording& rec,
   }
   PlanRunRequest r;
   r.plan_path = from.plan_path;
+  r.plan = std::move(*plan);  // loaded once: a plan on stdin cannot be read twice
   std::string name = next ? next->name() : started.find("model")->as_string();
   r.model = std::make_unique<RecordedModel>(std::move(replies), std::move(next), std::move(name));
   r.workspace = from.workspace;
@@ -212,12 +219,9 @@ Result<json::Value> strict_replay(const ReplayRequest& request) {
   Result<RunOutcome> outcome = run_plan_request(*r);
   if (!outcome) return outcome.take_diagnostics();
 
-  std::vector<Value> actual;
-  for (std::size_t start = 0; start < lines.size();) {
-    const std::size_t end = lines.find('\n', start);
-    actual.push_back(*json::parse(std::string_view(lines).substr(start, end - start)));
-    start = end + 1;
-  }
+  auto replayed = events_of(lines);
+  if (!replayed) return replayed.take_diagnostics();
+  const std::vector<Value>& actual = *replayed;
   Value summary;
   summary.set("events", static_cast<std::int64_t>(rec->events.size()));
   Value difference;

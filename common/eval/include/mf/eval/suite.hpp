@@ -50,10 +50,11 @@ struct Case {
   // every run starts from the script's first step).
   runtime::Task loaded_task;
   std::string script;
-  // Filled by load_suite() for plan cases: the paths resolved against the suite's directory, and
-  // the model spec with its file so resolved (opened again per run: a model is consumed by its
-  // run).
+  // Filled by load_suite() for plan cases: the paths resolved against the suite's directory, the
+  // plan the loader accepted (every run uses it; the file is read once), and the model spec with
+  // its file so resolved (opened again per run: a model is consumed by its run).
   std::string plan_path;
+  json::Value loaded_plan;
   std::string model_spec;
   std::string workspace_path;
 };

@@ -53,7 +53,8 @@ Result<RunOutcome> run_plan(const json::Value& plan, tools::ToolExecutor& execut
 // `mf-run --plan`: load and check every input before the trace exists, then run.
 struct PlanRunRequest {
   std::string plan_path;
-  std::string model_spec;               // scripted:FILE | sim:FILE?seed=S&faults=R
+  json::Value plan;        // the plan the loader already accepted, instead of reading plan_path
+  std::string model_spec;  // scripted:FILE | sim:FILE?seed=S&faults=R
   std::unique_ptr<model::Model> model;  // instead of model_spec (replay's recorded model)
   std::string trace_path;
   std::string* trace_sink = nullptr;  // instead of trace_path: the lines, in memory
@@ -76,6 +77,9 @@ struct PlanRunRequest {
 // The run's result document (docs/harness-run.md): terminal, the accepted terminal (node, result,
 // disposition, summary, artifacts with digests) or the error, and the counts.
 json::Value plan_result(const RunOutcome& outcome, const std::string& run_id);
+
+// A plan file ("-" = stdin) through the plan loader; diagnostics name the file.
+Result<json::Value> load_plan_file(const std::string& path);
 
 Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id = nullptr);
 
