@@ -57,8 +57,18 @@ struct Reply {
   bool ok = false;
   std::string content;                      // assistant text when ok (may be empty)
   std::vector<ToolCallRequest> tool_calls;  // native tool calls when ok
-  json::Value usage;                        // provider-reported usage (object) or null
-  std::string error;                        // provider failure when !ok
+  // Provider-reported usage, normalised to {input_tokens, output_tokens[, reasoning_tokens]
+  // [, cost_usd]} (an object), or null.
+  json::Value usage;
+  std::string error;  // provider failure when !ok
+  // Live backends (docs/live-backends.md); empty or zero for scripted and sim models.
+  std::string reasoning;    // the model's reasoning text (reasoning_content, thinking blocks)
+  std::string stop_reason;  // the provider's finish/stop reason (stop, tool_calls, refusal, ...)
+  std::string source;       // "network" or "cache": where this reply came from
+  std::int64_t attempts = 0;  // transport attempts spent on this call (retries + 1)
+  // A failure that is a rejected request rather than a provider failure (a cache miss in read
+  // mode): its diagnostic code, which decides the exit class.
+  std::string error_code;
 };
 
 class Model {
