@@ -1,6 +1,7 @@
 // mf-eval: run suites of cases into reports; compare reports with gates (docs/formats/eval.md).
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 
 #include "mf/cli/cli.hpp"
 #include "mf/eval/report.hpp"
@@ -8,6 +9,7 @@
 #include "mf/eval/suite.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/model/live.hpp"
 #include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 
@@ -17,7 +19,7 @@ namespace eval = mf::eval;
 namespace {
 
 struct Opts {
-  cli::Text suite, output, traces, run_id_prefix, store, baseline, candidate;
+  cli::Text suite, output, traces, run_id_prefix, store, cache, baseline, candidate;
   cli::Number jobs, max_regressions;
   cli::Flag fixed_clock;
 };
@@ -41,12 +43,14 @@ int run(cli::Context& ctx, const Opts& o) {
   mf::Result<eval::Suite> suite = eval::load_suite(suite_path);
   if (!suite) return cli::report(ctx.tool, suite.diagnostics(), suite_path);
   const std::string store_dir = ctx.store_dir(o.store);
-  std::unique_ptr<mf::store::Store> store;
-  if (!store_dir.empty()) {
-    auto opened = mf::store::Store::open(store_dir, mf::store::Mode::ReadWrite);
-    if (!opened) return cli::report(ctx.tool, opened.diagnostics());
-    store = std::move(*opened);
+  auto session = mf::model::open_store_session(
+      store_dir, *mf::model::parse_cache_mode(ctx.get(o.cache, "off")), !store_dir.empty());
+  if (!session) return cli::report(ctx.tool, session.diagnostics());
+  options.models = session->models;
+  mf::store::Store* store = store_dir.empty() ? nullptr : session->store.get();
+  if (store != nullptr) {
     options.keep_trace = [&](const std::string& id, std::string_view trace) -> mf::Status {
+      std::lock_guard<std::mutex> guard(*session->lock);
       auto kept = store->put_named(mf::store::refs::campaign_case_trace(suite->id, id), trace);
       return kept ? mf::Status() : mf::Status(kept.take_diagnostics());
     };
@@ -56,7 +60,7 @@ int run(cli::Context& ctx, const Opts& o) {
   const std::string report_bytes = mf::json::canonical_file(done->document);
   mf::Status written = mf::io::write_output(ctx.get(o.output), report_bytes);
   if (!written) return cli::report(ctx.tool, written.diagnostics());
-  if (store) {
+  if (store != nullptr) {
     auto kept = store->put_named(mf::store::refs::campaign_report(suite->id), report_bytes);
     if (!kept) return cli::report(ctx.tool, kept.diagnostics());
   }
@@ -100,13 +104,17 @@ int main(int argc, char** argv) {
           "Run a suite of cases (in parallel) into a report; compare two reports with gates.",
       .usage =
           "mf-eval run --suite FILE --output FILE|- [-j N] [--fixed-clock] [--traces DIR] "
-          "[--store DIR]\n"
+          "[--store DIR] [--cache MODE]\n"
           "       mf-eval compare --baseline FILE --candidate FILE [--max-regressions N]",
       .examples =
           {
               "mf-eval run --suite fixtures/forge/eval-suite.json --output target/forge-eval.json",
               "mf-eval run --suite fixtures/forge/eval-suite.json --output - -j 4 --fixed-clock "
               "| jq .summary",
+              "mf-eval run --suite live-suite.json --output rec.json --fixed-clock --cache write "
+              "--store st",
+              "mf-eval run --suite live-suite.json --output replay.json --fixed-clock --cache read "
+              "--store st",
               "mf-eval compare --baseline main.json --candidate pr.json --max-regressions 0",
           },
       .positional = "args",
@@ -129,6 +137,12 @@ int main(int argc, char** argv) {
       .store =
           d.text({"store", "run: keep case traces and the report in this store (also MF_STORE)",
                   "DIR", run_cmd}),
+      .cache = d.text({"cache",
+                       "run: live models' reply cache in the store (--store, MF_STORE or "
+                       ".mf/store); read never calls the network",
+                       "MODE",
+                       run_cmd,
+                       {"off", "read", "write", "readwrite"}}),
       .baseline = d.text({"baseline", "compare: the reference", "FILE", compare_cmd}),
       .candidate = d.text({"candidate", "compare: the new report", "FILE", compare_cmd}),
       .jobs = d.number({"jobs,j", "run: cases in parallel (default 1)", "N", run_cmd, {}, 1}),

@@ -9,6 +9,7 @@
 #include "mf/cli/cli.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/model/model.hpp"
 #include "mf/runtime/plan_run.hpp"
 #include "mf/runtime/rescue.hpp"
 #include "mf/runtime/task_run.hpp"
@@ -24,6 +25,8 @@ struct Opts {
   cli::Text task, plan, model, trace, output, trace_content, durability, run_id, store, mac_key_env;
   cli::Flag fixed_clock, check_evidence;
   cli::Text request, guardrails;
+  cli::Number repeat_index;
+  cli::Text cache;
   cli::Number deadline_ms;
   cli::Text workspace, args, capabilities, sandbox, artifacts;
   cli::Number bash_log_max;
@@ -86,7 +89,15 @@ int read_run_options(cli::Context& ctx, const Opts& o, const std::string& output
   if (ctx.get(o.durability, "event") == "batch") request.durability = mf::trace::Durability::Batch;
   request.trace_content = trace_content(ctx.get(o.trace_content, "digest"));
   request.cancel = &cli::cancellation_flag();
+  request.cache = *mf::model::parse_cache_mode(ctx.get(o.cache, "off"));
+  request.repeat = ctx.get(o.repeat_index, 0);
   return cli::secret_from_env(ctx, o.mac_key_env, request.mac_key);
+}
+
+// A run that ended because its request was rejected mid-run (a reply-cache miss under --cache
+// read) exits as a rejection, with the diagnostic, not as a failed run.
+int rejected_mid_run(const cli::Context& ctx, const rt::RunOutcome& outcome) {
+  return cli::report(ctx.tool, {mf::diag::error(outcome.error_code, outcome.error)});
 }
 
 // mf-run rescue --tools a,b: model text (one JSON string per line) in, rescued calls out.
@@ -109,7 +120,10 @@ int run_plan(cli::Context& ctx, const Opts& o) {
   if (request.trace_content == rt::TraceContent::Store) {
     return cli::usage_error(ctx.tool, "--trace-content store is not available with --plan");
   }
-  if (ctx.given(o.store)) return cli::usage_error(ctx.tool, "--store is not available with --plan");
+  if (ctx.given(o.store) && request.cache == mf::model::CacheMode::Off) {
+    return cli::usage_error(ctx.tool, "--store with --plan holds the reply cache: give --cache");
+  }
+  request.store_dir = ctx.store_dir(o.store);
   request.workspace = ctx.get(o.workspace, ".");
   request.artifact_dir = ctx.get(o.artifacts);
   request.request = ctx.get(o.request);
@@ -123,6 +137,7 @@ int run_plan(cli::Context& ctx, const Opts& o) {
   mf::Status written =
       mf::io::write_output(output, mf::json::canonical_file(rt::plan_result(*outcome, run_id)));
   if (!written) return cli::report(ctx.tool, written.diagnostics());
+  if (!outcome->error_code.empty()) return rejected_mid_run(ctx, *outcome);
   const bool success =
       outcome->completed() && outcome->output.find("disposition")->as_string() == "success";
   if (!success && !ctx.quiet) {
@@ -159,6 +174,7 @@ int run(cli::Context& ctx, const Opts& o) {
 
   mf::Result<rt::RunOutcome> outcome = rt::run_task_request(request);
   if (!outcome) return cli::report(ctx.tool, outcome.diagnostics(), request.task_path);
+  if (!outcome->error_code.empty()) return rejected_mid_run(ctx, *outcome);
   if (!outcome->completed()) {
     if (!ctx.quiet) {
       std::cerr << ctx.tool.name << ": run ended " << outcome->terminal << " after "
@@ -204,6 +220,10 @@ int main(int argc, char** argv) {
               "--workspace fixtures/repository --artifacts out/ --trace run.jsonl | jq .terminal",
               "mf-run --plan plan.json --model 'sim:fixtures/harness/runs/golden-ok.json?seed=7&"
               "faults=0.3' --guardrails no_rescue --fixed-clock --run-id r1 --trace run.jsonl",
+              "mf-run --task fixtures/forge/task-valid.json --model "
+              "openai:fixtures/profiles/local.json --trace t.jsonl",
+              "mf-run --task task.json --model openai:profile.json --cache write --store st "
+              "--repeat-index 2 --trace t.jsonl",
               "echo '\"{\\\"name\\\": \\\"read\\\", \\\"arguments\\\": {}}\"' | mf-run rescue "
               "--tools read,ls",
               "mf-run tool read --workspace . --args '{\"path\":\"README.md\",\"limit\":5}' | "
@@ -219,7 +239,10 @@ int main(int argc, char** argv) {
           "whatever the ending, and exits 0 only when the run completed with a success "
           "disposition. An invalid task, plan, request or model script is rejected (exit 2) "
           "before the trace is created. SIGINT/SIGTERM end a run cancelled with a complete "
-          "trace.",
+          "trace. Live models (openai:, anthropic:) call the network only with such a profile, "
+          "read their key from the environment variable the profile names, and with --cache "
+          "read replay recorded replies without the network or a key; a reply never recorded "
+          "ends the run model_failed and exits 2 (docs/live-backends.md).",
   };
   cli::Options d;
   const std::vector<std::string> task{""};  // task and plan mode: no subcommand
@@ -228,7 +251,9 @@ int main(int argc, char** argv) {
   Opts o{
       .task = d.text({"task", "task file (task mode)", "FILE", task}),
       .plan = d.text({"plan", "compiled plan (harness mode)", "FILE|-", task}),
-      .model = d.text({"model", "scripted:RESPONSES.json or sim:TRAJECTORY.json?seed=S&faults=R",
+      .model = d.text({"model",
+                       "scripted:RESPONSES.json, sim:TRAJECTORY.json?seed=S&faults=R, "
+                       "openai:PROFILE.json or anthropic:PROFILE.json",
                        "SPEC", task}),
       .trace = d.text({"trace", "where the JSONL trace goes", "FILE|-", task}),
       .output = d.text({"output", "where the result goes (default: stdout)", "FILE|-", task}),
@@ -243,9 +268,10 @@ int main(int argc, char** argv) {
                             task,
                             {"event", "batch"}}),
       .run_id = d.text({"run-id", "fixed run id", "ID", task}),
-      .store =
-          d.text({"store", "keep the trace, result (and responses) in this store (also MF_STORE)",
-                  "DIR", task}),
+      .store = d.text({"store",
+                       "task: keep the trace, result (and responses) in this store; with --cache: "
+                       "the store the cache uses (also MF_STORE; default .mf/store)",
+                       "DIR", task}),
       .mac_key_env = d.text({"mac-key-env",
                              "sign the trace: its terminal event carries an HMAC-SHA256 under the "
                              "key in this environment variable",
@@ -266,6 +292,19 @@ int main(int argc, char** argv) {
            "PRESET",
            task,
            {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery", "no_compact", "bare"}}),
+      .repeat_index = d.number({"repeat-index",
+                                "live models: the sample index the reply cache keys on beside "
+                                "the request (default 0)",
+                                "N",
+                                task,
+                                {},
+                                0}),
+      .cache = d.text({"cache",
+                       "live models: the reply cache in the store; read never calls the network "
+                       "and a miss exits 2",
+                       "MODE",
+                       task,
+                       {"off", "read", "write", "readwrite"}}),
       .deadline_ms = d.number(
           {"deadline-ms", "plan: end the run timed_out after this long", "MS", task, {}, 1}),
       .workspace =

@@ -67,7 +67,7 @@ TEST(EvalPlanSuite, EachRuleHasItsCodeAndPointer) {
        "/cases/0/plan"},
       {"missing model", plan_case(R"("plan":"p.json","expect":{"model_calls":1})"), "MF-S020",
        "/cases/0/model"},
-      {"other backend", plan_case(R"("plan":"p","model":"openai:x","expect":{"model_calls":1})"),
+      {"other backend", plan_case(R"("plan":"p","model":"ollama:x","expect":{"model_calls":1})"),
        "MF-S020", "/cases/0/model"},
       {"sim without a file",
        plan_case(R"("plan":"p","model":"sim:?seed=1","expect":{"model_calls":1})"), "MF-S020",

@@ -625,7 +625,7 @@ TEST(SimModelSpec, ParsesSeedFaultsAndKinds) {
   EXPECT_EQ((*through)->name(), "sim");
   EXPECT_EQ(first_name(loop.ask(**through)), "read");
 
-  auto other = open_model("openai:x.json");
+  auto other = open_model("ollama:x.json");
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.diagnostics().front().message.find("sim:FILE"), std::string::npos);
 }

@@ -105,9 +105,16 @@ class ScratchDir {
 
 Result<runtime::RunOutcome> run_task_case(const Case& c, const RunOptions& options,
                                           std::string& trace, Usage& usage) {
-  auto script = model::ScriptedModel::parse(c.script);
-  if (!script) return script.take_diagnostics();
-  UsageMeter meter(**script, usage);
+  Result<std::unique_ptr<model::Model>> model =
+      c.script.empty()
+          ? model::open_model(c.model_spec, options.models)
+          : Result<std::unique_ptr<model::Model>>([&]() -> Result<std::unique_ptr<model::Model>> {
+              auto script = model::ScriptedModel::parse(c.script);
+              if (!script) return script.take_diagnostics();
+              return std::unique_ptr<model::Model>(std::move(*script));
+            }());
+  if (!model) return model.take_diagnostics();
+  UsageMeter meter(**model, usage);
   trace::WriterOptions wo;
   wo.run_id = options.run_id_prefix + c.id;
   wo.fixed_clock = options.fixed_clock;
@@ -122,7 +129,7 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const RunOptions& optio
 // the meter can sit between it and the loop.
 Result<runtime::RunOutcome> run_plan_case(const Case& c, const RunOptions& options,
                                           std::string& trace, Usage& usage) {
-  auto model = model::open_model(c.model_spec);
+  auto model = model::open_model(c.model_spec, options.models);
   if (!model) return model.take_diagnostics();
   ScratchDir artifacts;
   if (artifacts.path().empty()) {

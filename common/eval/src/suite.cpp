@@ -13,6 +13,7 @@
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/model/live.hpp"
 #include "mf/model/model.hpp"
 #include "mf/model/scripted.hpp"
 
@@ -189,9 +190,17 @@ void parse_id(json::FieldReader& r, Case& c) {
   }
 }
 
+constexpr std::string_view kOpenAi = "openai:";
+constexpr std::string_view kAnthropic = "anthropic:";
+
+bool live_spec(const std::string& spec) {
+  return spec.rfind(kOpenAi, 0) == 0 || spec.rfind(kAnthropic, 0) == 0;
+}
+
 // The model's file: everything after the backend prefix, up to the sim's parameters.
 std::string model_file(const std::string& spec) {
   if (spec.rfind(kScripted, 0) == 0) return spec.substr(kScripted.size());
+  if (live_spec(spec)) return spec.substr(spec.find(':') + 1);
   const std::string rest = spec.substr(kSim.size());
   return rest.substr(0, rest.find('?'));
 }
@@ -211,13 +220,15 @@ void parse_plan_case(json::FieldReader& r, Case& c) {
   }
   if (auto model = r.string("model")) {
     c.model = *model;
-    const bool known = c.model.rfind(kScripted, 0) == 0 || c.model.rfind(kSim, 0) == 0;
+    const bool known =
+        c.model.rfind(kScripted, 0) == 0 || c.model.rfind(kSim, 0) == 0 || live_spec(c.model);
     const std::string file = known ? model_file(c.model) : std::string();
     if (!known || file.empty()) {
-      r.add(
-          diag::error(codes::kSchema,
-                      "\"model\" must be scripted:FILE or sim:FILE?..., found \"" + c.model + "\"",
-                      r.pointer_of("model")));
+      r.add(diag::error(codes::kSchema,
+                        "\"model\" must be scripted:FILE, sim:FILE?..., openai:PROFILE or "
+                        "anthropic:PROFILE, found \"" +
+                            c.model + "\"",
+                        r.pointer_of("model")));
     } else if (file == "-") {
       // Every run opens the model afresh, and standard input can be read only once.
       r.add(diag::error(codes::kSchema, "a plan case's model cannot be read from standard input",
@@ -264,9 +275,15 @@ void parse_task_case(json::FieldReader& r, Case& c) {
   }
   if (auto model = r.string("model")) {
     c.model = *model;
-    if (c.model.rfind(kScripted, 0) != 0 || c.model.size() == kScripted.size()) {
+    const bool known = c.model.rfind(kScripted, 0) == 0 || live_spec(c.model);
+    if (!known || model_file(c.model).empty()) {
       r.add(diag::error(codes::kSchema,
-                        "\"model\" must be scripted:FILE, found \"" + c.model + "\"",
+                        "\"model\" must be scripted:FILE, openai:PROFILE or anthropic:PROFILE, "
+                        "found \"" +
+                            c.model + "\"",
+                        r.pointer_of("model")));
+    } else if (live_spec(c.model) && model_file(c.model) == "-") {
+      r.add(diag::error(codes::kSchema, "a case's profile cannot be read from standard input",
                         r.pointer_of("model")));
     }
   }
@@ -311,6 +328,20 @@ std::string resolve(const std::string& base_dir, const std::string& rel) {
   return (std::filesystem::path(base_dir) / p).string();
 }
 
+// The model spec with its file resolved against the suite's directory, checked as mf-run would
+// open it (a live profile without needing its key or the cache: a replay has neither).
+void check_model(Case& c, const std::string& base_dir, diag::Diagnostics& problems) {
+  const std::string file = model_file(c.model);
+  const std::string prefix = c.model.substr(0, c.model.find(':') + 1);
+  const std::string model_path = resolve(base_dir, file);
+  c.model_spec = prefix + model_path + c.model.substr(prefix.size() + file.size());
+  if (Status s = model::check_model_spec(c.model_spec); !s) {
+    for (const auto& d : s.diagnostics()) {
+      problems.push_back(nested(d, c.pointer + "/model", "model", model_path));
+    }
+  }
+}
+
 void load_task_case(Case& c, const std::string& base_dir, diag::Diagnostics& problems) {
   const std::string& pointer = c.pointer;
   const std::string task_path = resolve(base_dir, c.task);
@@ -325,6 +356,10 @@ void load_task_case(Case& c, const std::string& base_dir, diag::Diagnostics& pro
     }
   } else {
     c.loaded_task = std::move(task).value();
+  }
+  if (live_spec(c.model)) {
+    check_model(c, base_dir, problems);
+    return;
   }
   const std::string script_path = resolve(base_dir, c.model.substr(kScripted.size()));
   Result<std::string> script = io::read_input(script_path, kMaxScriptBytes);
@@ -359,15 +394,7 @@ void load_plan_case(Case& c, const std::string& base_dir, diag::Diagnostics& pro
     c.loaded_plan = std::move(*plan);
   }
 
-  const std::string file = model_file(c.model);
-  const std::string prefix = c.model.substr(0, c.model.find(':') + 1);
-  const std::string model_path = resolve(base_dir, file);
-  c.model_spec = prefix + model_path + c.model.substr(prefix.size() + file.size());
-  if (auto model = model::open_model(c.model_spec); !model) {
-    for (const auto& d : model.diagnostics()) {
-      problems.push_back(nested(d, pointer + "/model", "model", model_path));
-    }
-  }
+  check_model(c, base_dir, problems);
 
   const std::string workspace = c.workspace.value_or("");
   c.workspace_path =

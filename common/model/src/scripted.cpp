@@ -138,25 +138,4 @@ bool wait_for_reply(std::int64_t delay_ms, const Request& request, const std::at
   }
 }
 
-Result<std::unique_ptr<Model>> open_model(const std::string& spec) {
-  constexpr std::string_view kScripted = "scripted:";
-  if (spec.rfind(kScripted, 0) == 0) {
-    const std::string path = spec.substr(kScripted.size());
-    Result<std::string> bytes = io::read_input(path, 16u << 20);
-    if (!bytes) return bytes.take_diagnostics();
-    auto model = ScriptedModel::parse(*bytes);
-    if (!model) {
-      auto ds = model.take_diagnostics();
-      for (auto& d : ds) d.source = path;  // about the responses file, not the task
-      return ds;
-    }
-    return std::unique_ptr<Model>(std::move(*model));
-  }
-  constexpr std::string_view kSim = "sim:";
-  if (spec.rfind(kSim, 0) == 0) return open_sim(spec.substr(kSim.size()));
-  return diag::error(diag::codes::kUsage,
-                     "unsupported model \"" + spec +
-                         "\" (built: scripted:FILE, sim:FILE?seed=S&faults=R[&kinds=a,b])");
-}
-
 }  // namespace mf::model

@@ -8,7 +8,9 @@
 #include "mf/json/fields.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/runtime/plan_run.hpp"
+
 #include "mf/runtime/task_run.hpp"
+#include "run_model.hpp"
 
 namespace mf::runtime {
 
@@ -92,9 +94,10 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   if (!req) return req.take_diagnostics();
   std::unique_ptr<model::Model> model = std::move(request.model);
   if (!model) {
-    auto opened = model::open_model(request.model_spec);
+    auto opened = detail::open_run_model(request.model_spec, request.cache, request.repeat,
+                                         request.store_dir, false);
     if (!opened) return opened.take_diagnostics();
-    model = std::move(*opened);
+    model = std::move(opened->model);
   }
   auto workspace = tools::Workspace::open(request.workspace);
   if (!workspace) return workspace.take_diagnostics();

@@ -47,7 +47,7 @@ class Loop {
       model::Reply reply = model_.infer(*request, options_.cancel ? *options_.cancel : kNever);
       if (auto stop = interrupted()) return finish({*stop, {}, {}});
       // Provider failures are never retried by the repair or guardrail budgets.
-      if (!reply.ok) return model_failed(call, reply.error);
+      if (!reply.ok) return model_failed(call, reply);
       name_calls(call, reply.tool_calls);
       if (Status s = record_response(call, reply); !s) return s.take_diagnostics();
       Result<std::optional<Ending>> ending = turns_.decide(call, reply);
@@ -85,12 +85,22 @@ class Loop {
     return finish({"budget_exhausted", {}, {}});
   }
 
-  Result<RunOutcome> model_failed(std::int64_t call, const std::string& error) {
+  Result<RunOutcome> model_failed(std::int64_t call, const model::Reply& reply) {
     json::Value failed;
     failed.set("call", call);
-    failed.set("error", error);
+    failed.set("error", reply.error);
+    transport(reply, failed);
     if (Status s = trace_.emit("model_failed", std::move(failed)); !s) return s.take_diagnostics();
-    return finish({"model_failed", {}, error});
+    outcome_.error_code = reply.error_code;
+    return finish({"model_failed", {}, reply.error});
+  }
+
+  // Where a live backend's reply came from (docs/live-backends.md): network or cache, the
+  // transport attempts it took, and the request digest the cache keys on.
+  static void transport(const model::Reply& reply, json::Value& event) {
+    if (!reply.source.empty()) event.set("source", reply.source);
+    if (reply.attempts > 0) event.set("attempts", reply.attempts);
+    if (!reply.request_sha256.empty()) event.set("request_sha256", reply.request_sha256);
   }
 
   // The reply as the trace-content mode says: kept in the store, digested, inline or not at all.
@@ -119,6 +129,15 @@ class Loop {
       if (mode == TraceContent::Inline) responded.set("tool_calls", std::move(calls));
     }
     if (!reply.usage.is_null()) responded.set("usage", reply.usage);
+    if (!reply.reasoning.empty()) {
+      responded.set("reasoning_bytes", static_cast<std::int64_t>(reply.reasoning.size()));
+      if (mode != TraceContent::None) {
+        responded.set("reasoning_sha256", hash::sha256_hex(reply.reasoning));
+      }
+      if (mode == TraceContent::Inline) responded.set("reasoning", reply.reasoning);
+    }
+    if (!reply.stop_reason.empty()) responded.set("stop_reason", reply.stop_reason);
+    transport(reply, responded);
     return trace_.emit("model_responded", std::move(responded));
   }
 

@@ -1,5 +1,7 @@
 #include "mf/runtime/task_run.hpp"
 
+#include "run_model.hpp"
+
 #include <sys/random.h>
 
 #include <array>
@@ -31,8 +33,6 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   if (!bytes) return bytes.take_diagnostics();
   Result<Task> task = parse_task(*bytes);
   if (!task) return task.take_diagnostics();
-  Result<std::unique_ptr<model::Model>> model = model::open_model(request.model_spec);
-  if (!model) return model.take_diagnostics();
 
   RunOptions options;
   if (request.check_evidence) {
@@ -44,15 +44,14 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
     }
     options.semantic = evidence_check(repository->as_string());
   }
-  std::unique_ptr<store::Store> store;
-  if (!request.store_dir.empty()) {
-    if (request.trace_path == "-") {
-      return diag::error(diag::codes::kUsage, "--store needs the trace in a file, not on stdout");
-    }
-    auto opened = store::Store::open(request.store_dir, store::Mode::ReadWrite);
-    if (!opened) return opened.take_diagnostics();
-    store = std::move(*opened);
+  const bool keep = !request.store_dir.empty();
+  if (keep && request.trace_path == "-") {
+    return diag::error(diag::codes::kUsage, "--store needs the trace in a file, not on stdout");
   }
+  Result<detail::RunModel> model = detail::open_run_model(request.model_spec, request.cache,
+                                                          request.repeat, request.store_dir, keep);
+  if (!model) return model.take_diagnostics();
+  store::Store* store = keep ? model->session.store.get() : nullptr;
   options.trace_content = request.trace_content;
   options.durability = request.durability == trace::Durability::Event ? "event" : "batch";
   options.cancel = request.cancel;
@@ -73,7 +72,7 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   auto writer = trace::Writer::open(request.trace_path, wo);
   if (!writer) return writer.take_diagnostics();
 
-  Result<RunOutcome> outcome = run_task(*task, **model, **writer, options);
+  Result<RunOutcome> outcome = run_task(*task, *model->model, **writer, options);
   if (!outcome || !store) return outcome;
   // The trace is complete and closed: keep it, and the verified result, under the run's refs.
   Status kept = store->batch([&]() -> Status {

@@ -32,6 +32,11 @@ std::string run_response(std::string_view run_id, std::int64_t call) {
   return join({"run", run_id, "response", std::to_string(call)});
 }
 
+std::string model_cache(std::string_view request_sha256, std::int64_t repeat) {
+  const std::string n = std::to_string(repeat);
+  return join({"cache", "model", request_sha256, n});
+}
+
 std::string campaign_report(std::string_view suite_id) {
   return join({"campaign", suite_id, "report"});
 }

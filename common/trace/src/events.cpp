@@ -70,8 +70,20 @@ const std::array<EventRule, kEventTypes.size()> kRules = {{
       {"tool_call_count", Kind::Positive, false},
       {"tool_calls_sha256", Kind::Digest, false},
       {"tool_calls", Kind::Calls, false},
-      {"usage", Kind::Object, false}}},
-    {"model_failed", {{"call", Kind::Positive, true}, {"error", Kind::Text, true}}},
+      {"usage", Kind::Object, false},
+      {"reasoning_bytes", Kind::Positive, false},
+      {"reasoning_sha256", Kind::Digest, false},
+      {"reasoning", Kind::Text, false},
+      {"stop_reason", Kind::Text, false},
+      {"source", Kind::Name, false},
+      {"attempts", Kind::Positive, false},
+      {"request_sha256", Kind::Digest, false}}},
+    {"model_failed",
+     {{"call", Kind::Positive, true},
+      {"error", Kind::Text, true},
+      {"source", Kind::Name, false},
+      {"attempts", Kind::Positive, false},
+      {"request_sha256", Kind::Digest, false}}},
     {"verification_failed",
      {{"call", Kind::Positive, true},
       {"violations", Kind::Violations, true},
@@ -231,7 +243,13 @@ std::optional<std::string> check_values(std::string_view event, const json::Valu
     if ((text("kind") == "repair") != (object.find("violations") != nullptr)) {
       return "\"violations\" is present exactly on a repair request";
     }
-  } else if (event == "model_responded") {
+  } else if (event == "model_responded" || event == "model_failed") {
+    if (const auto* source = object.find("source");
+        source != nullptr && text("source") != "network" && text("source") != "cache") {
+      return "\"source\" must be network or cache";
+    }
+  }
+  if (event == "model_responded") {
     const auto* count = object.find("tool_call_count");
     const auto* calls = object.find("tool_calls");
     if ((calls != nullptr || object.find("tool_calls_sha256") != nullptr) && count == nullptr) {

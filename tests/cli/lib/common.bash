@@ -1,9 +1,10 @@
 # Shared by the end-to-end scripts in tests/cli/ (sourced, not a test itself): a private temporary
 # directory removed on exit, `fail`, and `run EXPECTED_RC CMD...`, which runs CMD with stdin from
 # $stdin (else /dev/null), keeps its output in $tmp/out and $tmp/err, and fails on another exit code.
+# KEEP_TMP=1 keeps the temporary directory for a look after a failure.
 : "${MF_BIN:?set MF_BIN to the bin directory of a build}"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"' EXIT
 
 fail() {
   echo "FAIL: $*" >&2

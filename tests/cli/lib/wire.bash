@@ -28,6 +28,7 @@ wire_start() {
   local captures=${1:-$MF_SOURCE_DIR/fixtures/wire}
   local n=${#WIRE_PIDS[@]}
   local port_file=$tmp/wire-$n.port
+  rm -f "$port_file"  # a server started again after wire_stop reuses the name
   if [[ -z $wire_trap_set ]]; then
     local previous
     previous=$(trap -p EXIT)

@@ -15,6 +15,7 @@
 #include "mf/eval/report.hpp"
 #include "mf/eval/suite.hpp"
 #include "mf/json/value.hpp"
+#include "mf/model/model.hpp"
 #include "mf/runtime/run_loop.hpp"
 
 namespace mf::eval {
@@ -30,6 +31,9 @@ struct RunOptions {
   // Called with each finished case's trace (from worker threads, one call at a time), e.g. to keep
   // it in the store; a failure is the case's problem like a trace file that cannot be published.
   std::function<Status(const std::string& case_id, std::string_view trace)> keep_trace;
+  // How live models use the reply cache (docs/live-backends.md); scripted and sim models ignore
+  // it. One cache serves every thread.
+  model::OpenOptions models;
 };
 
 // What a plan run's trace shows beyond its outcome: the guardrail_violation events by kind, and the

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mf/diag/diagnostic.hpp"
@@ -62,13 +63,14 @@ struct Reply {
   json::Value usage;
   std::string error;  // provider failure when !ok
   // Live backends (docs/live-backends.md); empty or zero for scripted and sim models.
-  std::string reasoning;    // the model's reasoning text (reasoning_content, thinking blocks)
-  std::string stop_reason;  // the provider's finish/stop reason (stop, tool_calls, refusal, ...)
-  std::string source;       // "network" or "cache": where this reply came from
+  std::string reasoning{};    // the model's reasoning text (reasoning_content, thinking blocks)
+  std::string stop_reason{};  // the provider's finish/stop reason (stop, tool_calls, refusal, ...)
+  std::string source{};       // "network" or "cache": where this reply came from
   std::int64_t attempts = 0;  // transport attempts spent on this call (retries + 1)
+  std::string request_sha256{};  // the digest of the request the cache keys on
   // A failure that is a rejected request rather than a provider failure (a cache miss in read
   // mode): its diagnostic code, which decides the exit class.
-  std::string error_code;
+  std::string error_code{};
 };
 
 class Model {
@@ -84,7 +86,21 @@ class Model {
 bool wait_for_reply(std::int64_t delay_ms, const Request& request, const std::atomic<bool>& cancel,
                     std::string& error);
 
-// "scripted:FILE" -> a ScriptedModel over FILE. Other backends are rejected (exit 2) until built.
-Result<std::unique_ptr<Model>> open_model(const std::string& spec);
+class ReplyCache;
+
+// How live backends use the reply cache (docs/live-backends.md, "Record and replay").
+enum class CacheMode : std::uint8_t { Off, Read, Write, ReadWrite };
+std::optional<CacheMode> parse_cache_mode(std::string_view text);  // off|read|write|readwrite
+
+struct OpenOptions {
+  CacheMode cache = CacheMode::Off;
+  std::shared_ptr<ReplyCache> replies;  // required unless cache is Off
+  std::int64_t repeat = 0;              // the sample index the cache keys on beside the request
+};
+
+// "scripted:FILE", "sim:FILE?...", "openai:PROFILE.json" or "anthropic:PROFILE.json". A bad spec,
+// file or profile is rejected before any call (exit 2); so is a live profile whose secret
+// variable is unset, unless the cache is read-only (a replay needs no key).
+Result<std::unique_ptr<Model>> open_model(const std::string& spec, const OpenOptions& options = {});
 
 }  // namespace mf::model

@@ -56,6 +56,11 @@ struct PlanRunRequest {
   json::Value plan;        // the plan the loader already accepted, instead of reading plan_path
   std::string model_spec;  // scripted:FILE | sim:FILE?seed=S&faults=R
   std::unique_ptr<model::Model> model;  // instead of model_spec (replay's recorded model)
+  // Live models: the reply cache, kept in the store at store_dir (empty: MF_STORE, else the
+  // default store), and the sample index it keys on (docs/live-backends.md).
+  model::CacheMode cache = model::CacheMode::Off;
+  std::int64_t repeat = 0;
+  std::string store_dir;
   std::string trace_path;
   std::string* trace_sink = nullptr;  // instead of trace_path: the lines, in memory
   std::string run_id;                 // generated when empty

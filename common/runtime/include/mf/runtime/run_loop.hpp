@@ -45,6 +45,9 @@ struct RunOutcome {
   std::int64_t repairs = 0;
   std::int64_t tool_calls = 0;  // harness mode: calls that entered the execution boundary
   std::string error;            // why a failed run ended, when it says
+  // A model failure that is a rejected request (a reply-cache miss under --cache read): its
+  // diagnostic code, which decides the exit status (docs/live-backends.md).
+  std::string error_code{};
   bool completed() const { return terminal == "completed"; }
 };
 

@@ -10,7 +10,11 @@ namespace mf::runtime {
 
 struct TaskRunRequest {
   std::string task_path;
-  std::string model_spec;  // scripted:FILE
+  std::string model_spec;  // scripted:FILE, openai:PROFILE, anthropic:PROFILE
+  // Live models: the reply cache (kept in the store at store_dir, or the default store) and the
+  // sample index it keys on (docs/live-backends.md).
+  model::CacheMode cache = model::CacheMode::Off;
+  std::int64_t repeat = 0;
   std::string trace_path;  // FILE or "-"
   std::string run_id;      // generated when empty
   bool fixed_clock = false;

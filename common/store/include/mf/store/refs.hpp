@@ -24,6 +24,9 @@ std::string compile_plan(std::string_view harness_id, std::int64_t version);
 std::string compile_diagnostics(std::string_view harness_id, std::int64_t version);
 std::string compile_rejected(std::string_view request_sha256);
 
+// The live backends' reply cache: cache/model/<request_sha256>/<repeat>.
+std::string model_cache(std::string_view request_sha256, std::int64_t repeat);
+
 // mf-audit: its exit report (--store), and the ref its store round trip sets and exports.
 inline constexpr std::string_view kAuditReport = "audit/report";
 inline constexpr std::string_view kAuditTrace = "audit/trace";

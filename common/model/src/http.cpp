@@ -1,0 +1,315 @@
+#include "http.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+namespace mf::model::http {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The process's one share handle: the connection cache, DNS answers and TLS sessions of every
+// call, from every thread, behind one mutex per data kind.
+class Shared {
+ public:
+  static Shared& get() {
+    static Shared* shared = new Shared;  // never destroyed (see below)
+    return *shared;
+  }
+  CURLSH* handle() const { return share_; }
+
+ private:
+  Shared() {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    share_ = curl_share_init();
+    curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &Shared::lock);
+    curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Shared::unlock);
+    curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  }
+  // Never destroyed: easy handles of other threads may still name it at exit.
+  ~Shared() = default;
+
+  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* self) {
+    static_cast<Shared*>(self)->mutexes_[index(data)].lock();
+  }
+  static void unlock(CURL*, curl_lock_data data, void* self) {
+    static_cast<Shared*>(self)->mutexes_[index(data)].unlock();
+  }
+  static std::size_t index(curl_lock_data d) {
+    return std::min<std::size_t>(static_cast<std::size_t>(d), kLocks - 1);
+  }
+
+  static constexpr std::size_t kLocks = 8;
+  CURLSH* share_ = nullptr;
+  std::mutex mutexes_[kLocks];
+};
+
+// One easy and one multi handle per thread, reused call after call.
+struct Handles {
+  CURL* easy = nullptr;
+  CURLM* multi = nullptr;
+  bool configured = false;  // the per-thread options are set (post())
+  std::string ca_file;      // the CA file they were set with
+  Handles() {
+    (void)Shared::get();  // curl_global_init before the first handle
+    easy = curl_easy_init();
+    multi = curl_multi_init();
+  }
+  ~Handles() {
+    if (easy != nullptr) curl_easy_cleanup(easy);
+    if (multi != nullptr) curl_multi_cleanup(multi);
+  }
+  Handles(const Handles&) = delete;
+  Handles& operator=(const Handles&) = delete;
+};
+
+struct Transfer {
+  const Post* request = nullptr;
+  Response* response = nullptr;
+  CURL* easy = nullptr;
+  Clock::time_point started;
+  Clock::time_point last_byte;
+  std::int64_t body_bytes = 0;
+  bool too_large = false;
+  bool stopped = false;
+};
+
+std::optional<std::int64_t> parse_retry_after(std::string_view value) {
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
+    value.remove_suffix(1);
+  }
+  if (value.empty()) return std::nullopt;
+  if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (value.size() > 9) return std::int64_t{999999999} * 1000;
+    return std::stoll(std::string(value)) * 1000;
+  }
+  const std::string date(value);
+  const time_t when = curl_getdate(date.c_str(), nullptr);
+  if (when < 0) return std::nullopt;
+  const time_t now = time(nullptr);
+  return when > now ? static_cast<std::int64_t>(when - now) * 1000 : 0;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  t->response->received = true;
+  t->last_byte = Clock::now();
+  const std::string_view line(data, n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    t->response->retry_after_ms.reset();  // a new response (after 100 Continue, say)
+    return n;
+  }
+  constexpr std::string_view kName = "retry-after:";
+  if (line.size() > kName.size()) {
+    std::string head(line.substr(0, kName.size()));
+    std::transform(head.begin(), head.end(), head.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (head == kName) t->response->retry_after_ms = parse_retry_after(line.substr(kName.size()));
+  }
+  return n;
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  t->response->received = true;
+  t->last_byte = Clock::now();
+  t->body_bytes += static_cast<std::int64_t>(n);
+  if (t->body_bytes > t->request->max_body_bytes) {
+    t->too_large = true;
+    return 0;
+  }
+  if (t->response->status == 0) {
+    long status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    t->response->status = status;
+  }
+  const bool streamed = t->request->sink && t->response->status >= 200 && t->response->status < 300;
+  if (streamed) {
+    if (!t->request->sink(std::string_view(data, n))) {
+      t->stopped = true;
+      return 0;
+    }
+  } else {
+    t->response->body.append(data, n);
+  }
+  return n;
+}
+
+Outcome classify(CURLcode code) {
+  switch (code) {
+    case CURLE_OK:
+      return Outcome::Complete;
+    case CURLE_COULDNT_CONNECT:
+      return Outcome::ConnectFailed;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2_STREAM:
+      return Outcome::Reset;
+    default:
+      return Outcome::Failed;
+  }
+}
+
+std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
+
+}  // namespace
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Complete:
+      return "complete";
+    case Outcome::ConnectFailed:
+      return "connection failed";
+    case Outcome::ConnectTimeout:
+      return "connect timeout";
+    case Outcome::FirstByteTimeout:
+      return "first-byte timeout";
+    case Outcome::IdleTimeout:
+      return "idle timeout";
+    case Outcome::TotalTimeout:
+      return "total timeout";
+    case Outcome::Deadline:
+      return "the run's deadline passed";
+    case Outcome::Cancelled:
+      return "cancelled";
+    case Outcome::Reset:
+      return "connection reset";
+    case Outcome::TooLarge:
+      return "response too large";
+    case Outcome::Stopped:
+      return "stream rejected";
+    case Outcome::Failed:
+      return "transport failure";
+  }
+  return "transport failure";
+}
+
+Response post(const Post& request) {
+  thread_local Handles handles;
+  Response response;
+  if (handles.easy == nullptr || handles.multi == nullptr) {
+    response.detail = "libcurl could not be initialised";
+    return response;
+  }
+  CURL* easy = handles.easy;
+  // What every call sets alike is set once per thread (setting options is a measurable part of
+  // a loopback call); a different CA file starts the handle afresh.
+  if (!handles.configured || handles.ca_file != request.ca_file) {
+    curl_easy_reset(easy);
+    curl_easy_setopt(easy, CURLOPT_SHARE, Shared::get().handle());
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, "millforge");
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_body);
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (!request.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, request.ca_file.c_str());
+    handles.configured = true;
+    handles.ca_file = request.ca_file;
+  }
+  Transfer t;
+  t.request = &request;
+  t.response = &response;
+  t.easy = easy;
+  t.started = t.last_byte = Clock::now();
+
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_slist* headers = nullptr;
+  for (const auto& h : request.headers) headers = curl_slist_append(headers, h.c_str());
+  headers = curl_slist_append(headers, "Content-Type: application/json");
+  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+
+  curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_ms));
+
+  CURLM* multi = handles.multi;
+  curl_multi_add_handle(multi, easy);
+  std::optional<Outcome> aborted;
+  int running = 1;
+  while (running > 0) {
+    if (curl_multi_perform(multi, &running) != CURLM_OK) {
+      aborted = Outcome::Failed;
+      break;
+    }
+    if (running == 0) break;
+    const auto now = Clock::now();
+    if (request.cancel != nullptr && request.cancel->load()) {
+      aborted = Outcome::Cancelled;
+    } else if (now >= request.deadline) {
+      aborted = Outcome::Deadline;
+    } else if (ms_between(t.started, now) >= request.total_ms) {
+      aborted = Outcome::TotalTimeout;
+    } else if (!response.received) {
+      curl_off_t connected = 0;
+      curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connected);
+      if (connected == 0 && ms_between(t.started, now) >= request.connect_ms) {
+        aborted = Outcome::ConnectTimeout;
+      } else if (connected != 0 && ms_between(t.started, now) >= request.first_byte_ms) {
+        aborted = Outcome::FirstByteTimeout;
+      }
+    } else if (ms_between(t.last_byte, now) >= request.idle_ms) {
+      aborted = Outcome::IdleTimeout;
+    }
+    if (aborted) break;
+    curl_multi_poll(multi, nullptr, 0, 20, nullptr);
+  }
+  CURLcode code = CURLE_OK;
+  if (!aborted) {
+    int queued = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+      if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy) code = msg->data.result;
+    }
+  }
+  long status = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  if (status != 0) response.status = status;
+  curl_multi_remove_handle(multi, easy);
+  // Nothing of this call may outlive it in the handle: the header list, the buffers, the body.
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, nullptr);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, nullptr);
+  curl_slist_free_all(headers);
+
+  if (aborted) {
+    response.outcome = *aborted;
+  } else if (t.too_large) {
+    response.outcome = Outcome::TooLarge;
+  } else if (t.stopped) {
+    response.outcome = Outcome::Stopped;
+  } else if (code == CURLE_OPERATION_TIMEDOUT) {
+    response.outcome = response.received ? Outcome::IdleTimeout : Outcome::ConnectTimeout;
+  } else {
+    response.outcome = classify(code);
+  }
+  if (response.outcome != Outcome::Complete) {
+    response.detail = error[0] != '\0' ? error : curl_easy_strerror(code);
+  }
+  return response;
+}
+
+}  // namespace mf::model::http

@@ -1,0 +1,59 @@
+// open_model: the one place a model spec ("scripted:FILE", "sim:FILE?...", "openai:PROFILE",
+// "anthropic:PROFILE") becomes a Model.
+#include "live.hpp"
+#include "mf/diag/codes.hpp"
+#include "mf/io/file.hpp"
+#include "mf/model/live.hpp"
+#include "mf/model/model.hpp"
+#include "mf/model/scripted.hpp"
+#include "mf/model/sim.hpp"
+
+namespace mf::model {
+
+std::optional<CacheMode> parse_cache_mode(std::string_view text) {
+  if (text == "off") return CacheMode::Off;
+  if (text == "read") return CacheMode::Read;
+  if (text == "write") return CacheMode::Write;
+  if (text == "readwrite") return CacheMode::ReadWrite;
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<Model>> open_model(const std::string& spec, const OpenOptions& options) {
+  const auto after = [&](std::string_view prefix) -> std::optional<std::string> {
+    if (spec.rfind(prefix, 0) != 0) return std::nullopt;
+    return spec.substr(prefix.size());
+  };
+  if (auto path = after("scripted:")) {
+    Result<std::string> bytes = io::read_input(*path, 16u << 20);
+    if (!bytes) return bytes.take_diagnostics();
+    auto model = ScriptedModel::parse(*bytes);
+    if (!model) {
+      auto ds = model.take_diagnostics();
+      for (auto& d : ds) d.source = *path;  // about the responses file, not the task
+      return ds;
+    }
+    return std::unique_ptr<Model>(std::move(*model));
+  }
+  if (auto rest = after("sim:")) return open_sim(*rest);
+  if (auto path = after("openai:")) return open_live(wire::Api::OpenAI, *path, options);
+  if (auto path = after("anthropic:")) return open_live(wire::Api::Anthropic, *path, options);
+  return diag::error(diag::codes::kUsage,
+                     "unsupported model \"" + spec +
+                         "\" (scripted:FILE, sim:FILE?seed=S&faults=R[&kinds=a,b], "
+                         "openai:PROFILE.json, anthropic:PROFILE.json)");
+}
+
+Status check_model_spec(const std::string& spec) {
+  for (const auto& [prefix, api] :
+       {std::pair<std::string_view, wire::Api>{"openai:", wire::Api::OpenAI},
+        {"anthropic:", wire::Api::Anthropic}}) {
+    if (spec.rfind(prefix, 0) != 0) continue;
+    auto profile = read_profile(spec.substr(prefix.size()), api);
+    if (!profile) return profile.take_diagnostics();
+    return {};
+  }
+  auto opened = open_model(spec);
+  return opened ? Status() : Status(opened.take_diagnostics());
+}
+
+}  // namespace mf::model
