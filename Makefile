@@ -32,7 +32,8 @@ test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  ctest --test-dir build-asan -j $(JOBS) --output-on-failure
 
-# libFuzzer on the strict JSON and YAML readers and on rescue for MF_FUZZ_SECONDS (default 60).
+# libFuzzer on the strict JSON and YAML readers, on rescue and on the wire codec for
+# MF_FUZZ_SECONDS (default 60).
 fuzz: deps
 	scripts/fuzz.sh
 

@@ -134,6 +134,40 @@ p=$(profile openai-refusal)
 run 1 "$MF_BIN/mf-run" --task "$fx/forge/task-valid.json" --model "openai:$p" --trace "$tmp/refusal.jsonl"
 [[ $(event "$tmp/refusal.jsonl" model_responded | jq -r .stop_reason) == refusal ]] || fail "refusal"
 
+# Every server kind's capture decodes through the real client: what the first call ends as, and
+# in how many attempts.
+while read -r scenario api stream ends attempts check; do
+  wire_reset
+  edit=".stream = $stream"
+  [[ $api == anthropic ]] && edit="$edit | .options = {temperature: 0, max_tokens: 256}"
+  p=$(profile "$scenario" "$edit")
+  rc=0
+  "$MF_BIN/mf-run" --task "$fx/forge/task-valid.json" --model "$api:$p" --trace-content inline \
+    --trace "$tmp/$scenario.jsonl" >/dev/null 2>&1 || rc=$?
+  ((rc <= 1)) || fail "$scenario: exit $rc"
+  e=$(event "$tmp/$scenario.jsonl" "$ends")
+  [[ -n $e && $(jq -r .attempts <<<"$e") == "$attempts" ]] || fail "$scenario: expected $ends in $attempts: $e"
+  [[ $check == - ]] || jq -e "$check" <<<"$e" >/dev/null || fail "$scenario: $check: $e"
+  run 0 "$MF_BIN/mf-replay" "$tmp/$scenario.jsonl"
+done <<'EOF_CASES'
+openai-text openai false model_responded 1 .content_bytes>0
+openai-stream-text openai true model_responded 1 .usage.output_tokens>0
+openai-stream-awkward openai true model_responded 1 (.content|test("é|ü|—|…|中"))
+openai-stream-tools openai true model_responded 1 .tool_call_count==2
+llamacpp-stream openai true model_responded 1 .content_bytes>0
+ollama-tools openai false model_responded 1 .tool_call_count==1
+ollama-stream openai true model_responded 1 .content_bytes>0
+lmstudio-tools openai false model_responded 1 .tool_call_count==1
+vllm-stream-reasoning openai true model_responded 1 .reasoning_bytes>0
+anthropic-text anthropic false model_responded 1 .stop_reason=="end_turn"
+anthropic-tool-use anthropic false model_responded 1 .tool_call_count==1
+anthropic-stream anthropic true model_responded 1 .tool_call_count==1
+anthropic-thinking-stream anthropic true model_responded 1 .reasoning_bytes>0
+anthropic-529-then-ok anthropic false model_responded 2 -
+anthropic-error-event anthropic true model_failed 1 (.error|test("overloaded"))
+anthropic-truncated-stream anthropic true model_failed 1 (.error|test("trunc|ended"))
+EOF_CASES
+
 # --- transport retries: each kind retried, with its own budget
 retried() {  # SCENARIO ATTEMPTS [JQ]
   wire_reset
