@@ -174,6 +174,24 @@ mf::runtime::Task task() {
   return std::move(*t);
 }
 
+// One task run into `trace` (in memory, fixed clock); false (and the benchmark skipped) unless it
+// completed.
+bool run_once(benchmark::State& state, const mf::runtime::Task& t, mf::model::Model& model,
+              std::string& trace) {
+  trace.clear();
+  mf::trace::WriterOptions wo;
+  wo.run_id = "bench";
+  wo.fixed_clock = true;
+  auto writer = mf::trace::Writer::open_memory(&trace, wo);
+  auto outcome = mf::runtime::run_task(t, model, **writer);
+  if (!outcome || !outcome->completed()) {
+    state.SkipWithError("the run did not complete");
+    return false;
+  }
+  benchmark::DoNotOptimize(trace.data());
+  return true;
+}
+
 void run_live(benchmark::State& state, bool stream) {
   const mf::runtime::Task t = task();
   const std::string path = profile(stream);
@@ -184,23 +202,32 @@ void run_live(benchmark::State& state, bool stream) {
   }
   std::string trace;
   for (auto _ : state) {
-    trace.clear();
-    mf::trace::WriterOptions wo;
-    wo.run_id = "bench";
-    wo.fixed_clock = true;
-    auto writer = mf::trace::Writer::open_memory(&trace, wo);
-    auto outcome = mf::runtime::run_task(t, **model, **writer);
-    if (!outcome || !outcome->completed()) {
-      state.SkipWithError("the run did not complete");
-      break;
-    }
-    benchmark::DoNotOptimize(trace.data());
+    if (!run_once(state, t, **model, trace)) break;
   }
   std::filesystem::remove(path);
 }
 
 void LiveTaskRun(benchmark::State& state) {
   run_live(state, false);
+}
+
+// One model call alone (no loop, no trace): the backend's request build, digest, POST and parse.
+void LiveInfer(benchmark::State& state) {
+  const std::string path = profile(false);
+  auto model = mf::model::open_model("openai:" + path);
+  mf::model::Request request;
+  request.call = 1;
+  request.messages = {mf::model::Message::text("system", std::string(900, 'x')),
+                      mf::model::Message::text("user", std::string(400, 'y'))};
+  const std::atomic<bool> never{false};
+  for (auto _ : state) {
+    auto reply = (*model)->infer(request, never);
+    if (!reply.ok) {
+      state.SkipWithError(reply.error.c_str());
+      break;
+    }
+  }
+  std::filesystem::remove(path);
 }
 
 // The same run against the scripted model answering the same content from memory: the loop,
@@ -213,16 +240,7 @@ void ScriptedTaskRun(benchmark::State& state) {
   std::string trace;
   for (auto _ : state) {
     auto model = mf::model::ScriptedModel::parse(script);
-    trace.clear();
-    mf::trace::WriterOptions wo;
-    wo.run_id = "bench";
-    wo.fixed_clock = true;
-    auto writer = mf::trace::Writer::open_memory(&trace, wo);
-    auto outcome = mf::runtime::run_task(t, **model, **writer);
-    if (!outcome || !outcome->completed()) {
-      state.SkipWithError("the run did not complete");
-      break;
-    }
+    if (!run_once(state, t, **model, trace)) break;
   }
 }
 void LiveStreamRun(benchmark::State& state) {
@@ -291,6 +309,7 @@ void RawCurl(benchmark::State& state) {
 }
 
 BENCHMARK(LiveTaskRun)->Unit(benchmark::kMicrosecond);
+BENCHMARK(LiveInfer)->Unit(benchmark::kMicrosecond);
 BENCHMARK(ScriptedTaskRun)->Unit(benchmark::kMicrosecond);
 BENCHMARK(LiveStreamRun)->Unit(benchmark::kMicrosecond);
 BENCHMARK(TransportPost)->Unit(benchmark::kMicrosecond);

@@ -213,12 +213,18 @@ retried openai-stall 2 '.stream = true | .timeouts_ms.idle = 300 | .retry.max_at
 elapsed=$((($(date +%s%N) - start) / 1000000))
 ((elapsed < 10000)) || fail "the stall was not cut by the idle timeout (${elapsed} ms)"
 grep -q 'idle timeout' "$tmp/openai-stall.jsonl" || fail "idle timeout not named"
-/usr/bin/time -f %M -o "$tmp/rss" "$MF_BIN/mf-run" --task "$fx/forge/task-valid.json" \
-  --model "openai:$(profile openai-huge '.max_response_bytes = 1048576')" --trace "$tmp/huge.jsonl" \
-  >/dev/null 2>&1 || true
+# Peak RSS against a small run's (so a sanitizer's own overhead cancels out; its quarantine would
+# count freed chunks as peak memory).
+peak() {
+  { ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0 \
+      /usr/bin/time -f %M "$@" 2>&1 >/dev/null || true; } | tail -1
+}
+small=$(peak "$MF_BIN/mf-run" --task "$fx/forge/task-valid.json" \
+  --model "openai:$(profile task-valid)" --trace "$tmp/small.jsonl")
+rss=$(peak "$MF_BIN/mf-run" --task "$fx/forge/task-valid.json" \
+  --model "openai:$(profile openai-huge '.max_response_bytes = 1048576')" --trace "$tmp/huge.jsonl")
 grep -q 'response too large' "$tmp/huge.jsonl" || fail "the 64 MiB body was not bounded"
-rss=$(tail -1 "$tmp/rss")
-((rss < 64 * 1024)) || fail "peak RSS $rss KiB reading a bounded body"
+((rss < small + 16 * 1024)) || fail "peak RSS $rss KiB reading a bounded body (a small run: $small KiB)"
 # The run's deadline stops a call mid-wait (plan mode).
 wire_reset
 run 1 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" --model "openai:$(profile openai-slow-first-byte)" \
@@ -244,6 +250,11 @@ p=$(profile task-valid)
 (unset MF_TEST_KEY; run 2 "$MF_BIN/mf-run" --task "$fx/forge/task-valid.json" --model "openai:$p" --trace "$tmp/x.jsonl")
 grep -q 'MF-M002.*MF_TEST_KEY' "$tmp/err" || fail "unset secret: $(cat "$tmp/err")"
 [[ $(wire_log | jq length) == 0 ]] || fail "a rejected run made a request"
+# A key with a line break cannot smuggle a second header into the request.
+(MF_TEST_KEY=$'abc\r\nX-Injected: 1' run 1 "$MF_BIN/mf-run" --task "$fx/forge/task-valid.json" \
+  --model "openai:$p" --trace "$tmp/inject.jsonl")
+grep -q 'holds a control character' "$tmp/inject.jsonl" || fail "a CRLF in the key was sent"
+[[ $(wire_log | jq length) == 0 ]] || fail "a request went out with a CRLF in the key"
 
 # --- the reply cache: record, then replay with the server gone
 st=$tmp/store

@@ -206,6 +206,13 @@ class LiveModel final : public Model {
                 " (the profile's secret_env) is not set";
         return out;
       }
+      // A line break in the value would end the header and start another one.
+      for (const char* c = secret; *c != '\0'; ++c) {
+        if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f) {
+          error = "environment variable " + profile_.secret_env + " holds a control character";
+          return out;
+        }
+      }
       out.push_back(profile_.auth == Profile::Auth::Bearer
                         ? "Authorization: Bearer " + std::string(secret)
                         : profile_.auth_header + ": " + std::string(secret));

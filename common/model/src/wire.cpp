@@ -80,6 +80,10 @@ Reply failure(std::string error) {
   return r;
 }
 
+Status stream_failure(std::string message) {
+  return diag::error(diag::codes::kMalformed, std::move(message));
+}
+
 json::Value usage(std::optional<std::int64_t> input, std::optional<std::int64_t> output,
                   std::optional<std::int64_t> reasoning) {
   if (!input || !output) return json::Value();

@@ -124,6 +124,8 @@ std::string provider_error(const json::Value& error);
 
 // A failure reply.
 Reply failure(std::string error);
+// A stream that cannot be read on (MF-S011); its message becomes the reply's error.
+Status stream_failure(std::string message);
 
 // Usage normalised to {input_tokens, output_tokens[, reasoning_tokens]}: null unless both counts
 // are known.

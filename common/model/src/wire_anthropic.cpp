@@ -202,10 +202,6 @@ Reply parse_anthropic(std::string_view body) {
 
 namespace {
 
-Status stream_failure(std::string message) {
-  return diag::error(diag::codes::kMalformed, std::move(message));
-}
-
 // message_start, then per content block a content_block_start, its deltas and a
 // content_block_stop, then message_delta (stop reason, output tokens) and message_stop; ping
 // may come anywhere and error ends the stream.

@@ -206,10 +206,6 @@ Reply parse_openai(std::string_view body) {
 
 namespace {
 
-Status stream_failure(std::string message) {
-  return diag::error(diag::codes::kMalformed, std::move(message));
-}
-
 // chat.completion.chunk events: deltas of the first choice appended as they come, tool calls
 // assembled by their `index`, usage from whichever chunk carries it (with include_usage, a last
 // chunk with no choices).
