@@ -225,6 +225,16 @@ rss=$(peak "$MF_BIN/mf-run" --task "$fx/forge/task-valid.json" \
   --model "openai:$(profile openai-huge '.max_response_bytes = 1048576')" --trace "$tmp/huge.jsonl")
 grep -q 'response too large' "$tmp/huge.jsonl" || fail "the 64 MiB body was not bounded"
 ((rss < small + 16 * 1024)) || fail "peak RSS $rss KiB reading a bounded body (a small run: $small KiB)"
+# A slow first byte on a reused connection is the first-byte timeout's business, not the connect
+# timeout's: two slow replies in one run, the second over the kept-alive connection.
+jq '.responses |= map(. + {delay_ms: 700})' "$captures/harness-read-submit.json" >"$captures/slow-twice.json"
+wire_reset
+run 0 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" --workspace "$fx/repository" --trace "$tmp/slow2.jsonl" \
+  --model "openai:$(profile slow-twice '.timeouts_ms.connect = 300 | .timeouts_ms.first_byte = 5000')"
+[[ $(jq -s '[.[] | select(.event == "model_responded" and .attempts == 1)] | length' "$tmp/slow2.jsonl") == 2 ]] ||
+  fail "slow replies on a reused connection were cut: $(grep model_ "$tmp/slow2.jsonl")"
+[[ $(wire_log | jq '[.[].conn] | unique | length') == 1 ]] || fail "the second call did not reuse the connection"
+
 # The run's deadline stops a call mid-wait (plan mode).
 wire_reset
 run 1 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" --model "openai:$(profile openai-slow-first-byte)" \

@@ -79,7 +79,13 @@ struct Transfer {
   std::int64_t body_bytes = 0;
   bool too_large = false;
   bool stopped = false;
+  bool sending = false;  // request bytes went out: the connection (new or reused) is up
 };
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t ulnow) {
+  if (ulnow > 0) static_cast<Transfer*>(user)->sending = true;
+  return 0;
+}
 
 std::optional<std::int64_t> parse_retry_after(std::string_view value) {
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
@@ -218,6 +224,8 @@ Response post(const Post& request) {
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "millforge");
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_body);
+    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &on_progress);
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -244,6 +252,7 @@ Response post(const Post& request) {
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &t);
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_ms));
 
   CURLM* multi = handles.multi;
@@ -264,11 +273,10 @@ Response post(const Post& request) {
     } else if (ms_between(t.started, now) >= request.total_ms) {
       aborted = Outcome::TotalTimeout;
     } else if (!response.received) {
-      curl_off_t connected = 0;
-      curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connected);
-      if (connected == 0 && ms_between(t.started, now) >= request.connect_ms) {
+      // Connected once the request started going out (a reused connection never connects).
+      if (!t.sending && ms_between(t.started, now) >= request.connect_ms) {
         aborted = Outcome::ConnectTimeout;
-      } else if (connected != 0 && ms_between(t.started, now) >= request.first_byte_ms) {
+      } else if (t.sending && ms_between(t.started, now) >= request.first_byte_ms) {
         aborted = Outcome::FirstByteTimeout;
       }
     } else if (ms_between(t.last_byte, now) >= request.idle_ms) {
@@ -293,6 +301,7 @@ Response post(const Post& request) {
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, nullptr);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, nullptr);
+  curl_easy_setopt(easy, CURLOPT_XFERINFODATA, nullptr);
   curl_slist_free_all(headers);
 
   if (aborted) {
