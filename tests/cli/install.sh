@@ -20,7 +20,12 @@ done
 here=$(cd "$(dirname "$0")" && pwd)
 for script in "$here"/*.sh; do
   [[ $(basename "$script") == install.sh ]] && continue
-  MF_BIN=$prefix/bin bash "$script" >"$tmp/script.log" 2>&1 ||
-    { tail -20 "$tmp/script.log" >&2; fail "$(basename "$script") fails against the installed programs"; }
+  rc=0
+  MF_BIN=$prefix/bin bash "$script" >"$tmp/script.log" 2>&1 || rc=$?
+  # 77: the script skipped itself (what it needs is not here), as CTest's SKIP_RETURN_CODE says.
+  if [[ $rc -ne 0 && $rc -ne 77 ]]; then
+    tail -20 "$tmp/script.log" >&2
+    fail "$(basename "$script") fails against the installed programs"
+  fi
 done
 echo "install: ok"
