@@ -164,7 +164,7 @@ anthropic-tool-use anthropic false model_responded 1 .tool_call_count==1
 anthropic-stream anthropic true model_responded 1 .tool_call_count==1
 anthropic-thinking-stream anthropic true model_responded 1 .reasoning_bytes>0
 anthropic-529-then-ok anthropic false model_responded 2 -
-anthropic-error-event anthropic true model_failed 1 (.error|test("overloaded"))
+anthropic-error-event anthropic true model_failed 3 (.error|test("overloaded.*after 3 attempts"))
 anthropic-truncated-stream anthropic true model_failed 1 (.error|test("trunc|ended"))
 EOF_CASES
 

@@ -116,8 +116,9 @@ bool read_profiles(Compilation& c) {
         p.add(diag::error(codes::kSchema, "profile " + quoted(*id) + " is listed twice",
                           p.pointer_of("profile_id")));
       }
-      if (backend && *backend != "scripted" && *backend != "openai") {
-        p.add(diag::error(codes::kSchema, "backend must be \"scripted\" or \"openai\"",
+      if (backend && *backend != "scripted" && *backend != "openai" && *backend != "anthropic") {
+        p.add(diag::error(codes::kSchema,
+                          "backend must be \"scripted\", \"openai\" or \"anthropic\"",
                           p.pointer_of("backend")));
       }
       if (p.ok() && id && *id == c.source.model_profile_id) profile_found = true;

@@ -244,8 +244,15 @@ class LiveModel final : public Model {
 
   Attempt judge(const http::Response& r, Reply& reply, wire::StreamDecoder* decoder) const {
     Attempt a;
-    if (r.outcome == http::Outcome::Complete && r.status >= 200 && r.status < 300) {
+    const bool ok_status = r.status >= 200 && r.status < 300;
+    if ((r.outcome == http::Outcome::Complete && ok_status) ||
+        (r.outcome == http::Outcome::Stopped && decoder != nullptr)) {
+      // A stopped stream: the decoder's own error says what was wrong.
       reply = decoder != nullptr ? decoder->finish() : wire::parse_body(profile_.wire, r.body);
+      if (!reply.ok && decoder != nullptr && decoder->transient()) {
+        a.error = reply.error;  // the provider's overloaded or internal error: try again
+        a.retry = true;
+      }
       return a;
     }
     if (r.outcome == http::Outcome::Complete) {
@@ -257,10 +264,6 @@ class LiveModel final : public Model {
       a.retry = retryable_status(r.status);
       if (r.status == 429 || r.status == 503 || r.status == 529)
         a.retry_after_ms = r.retry_after_ms;
-      return a;
-    }
-    if (r.outcome == http::Outcome::Stopped && decoder != nullptr) {
-      reply = decoder->finish();  // the decoder's own error says what was wrong
       return a;
     }
     a.error = std::string(http::outcome_name(r.outcome));

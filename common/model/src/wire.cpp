@@ -276,6 +276,10 @@ bool StreamDecoder::started() const {
   return state_->assembler->started();
 }
 
+bool StreamDecoder::transient() const {
+  return state_->assembler->transient();
+}
+
 std::optional<Reply> salvage_error(const Settings& settings, long status, std::string_view body) {
   if (settings.api != Api::OpenAI || status != 500) return std::nullopt;
   Result<json::Value> doc = json::parse_object(body);

@@ -86,6 +86,8 @@ class StreamDecoder {
   Reply finish();
   // True once the stream produced anything of the reply (used to tell a stall from a slow start).
   bool started() const;
+  // The stream failed with the provider's own transient error event (overloaded, internal).
+  bool transient() const;
 
  private:
   struct State;
@@ -182,6 +184,9 @@ class StreamAssembler {
   // The reply once the bytes have ended: a failure when the stream never reached its end.
   virtual Reply finish() = 0;
   virtual bool started() const = 0;
+  // The stream ended with an error event saying the provider was overloaded or failed
+  // internally (Anthropic's overloaded_error, api_error): worth another attempt.
+  virtual bool transient() const { return false; }
 };
 std::unique_ptr<StreamAssembler> openai_stream();
 std::unique_ptr<StreamAssembler> anthropic_stream();

@@ -235,6 +235,8 @@ class AnthropicStream final : public StreamAssembler {
     if (type == "error" || name == "error") {
       const json::Value* e = doc.find("error");
       const std::string said = e != nullptr ? provider_error(*e) : std::string();
+      const std::string* kind = e != nullptr ? string_member(e, "type") : nullptr;
+      transient_ = kind != nullptr && (*kind == "overloaded_error" || *kind == "api_error");
       return stream_failure("the server sent an error in the stream" +
                             (said.empty() ? std::string() : ": " + said));
     }
@@ -282,6 +284,7 @@ class AnthropicStream final : public StreamAssembler {
   }
 
   bool started() const override { return started_; }
+  bool transient() const override { return transient_; }
 
  private:
   struct Call {
@@ -368,6 +371,7 @@ class AnthropicStream final : public StreamAssembler {
   std::int64_t events_ = 0;
   bool stopped_ = false;
   bool started_ = false;
+  bool transient_ = false;
 };
 
 }  // namespace
