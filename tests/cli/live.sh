@@ -297,11 +297,17 @@ jq -n --arg task "$fx/forge/task-valid.json" --arg ws "$fx/repository" '{
    expect: {terminal: "completed", tool_calls: 2}},
   {id: "plan-stream", plan: "rs.plan.json", model: "openai:harness-read-submit-stream.json",
    workspace: $ws, expect: {terminal: "completed", tool_calls: 2}}]}' >"$tmp/camp/suite.json"
+jq '.price_usd_per_mtok = {input: 2, output: 8}' "$tmp/camp/task-valid.json" >"$tmp/camp/priced.json"
+mv "$tmp/camp/priced.json" "$tmp/camp/task-valid.json"
 cst=$tmp/camp-store
 wire_reset
 run 0 "$MF_BIN/mf-eval" run --suite "$tmp/camp/suite.json" --output "$tmp/rec.report.json" \
   --fixed-clock -j 2 --cache write --store "$cst"
 [[ $(wire_log | jq length) == 5 ]] || fail "campaign: 5 requests expected, saw $(wire_log | jq length)"
+# The priced case's cost: its tokens at the profile's prices, in the report.
+jq -e '.cases[] | select(.id == "task") | .usage as $u
+       | ($u.cost_usd - ($u.input_tokens * 2 + $u.output_tokens * 8) / 1e6 | fabs) < 1e-12' \
+  "$tmp/rec.report.json" >/dev/null || fail "cost not accounted: $(jq -c '.cases[].usage' "$tmp/rec.report.json")"
 # Connections were reused: two workers, never more connections than requests minus reuse.
 conns=$(wire_log | jq '[.[].conn] | unique | length')
 ((conns <= 3)) || fail "campaign opened $conns connections for 5 requests on 2 threads"

@@ -81,7 +81,12 @@ std::optional<ReportCase> parse_case(const json::Value& v, const std::string& po
     json::FieldReader u(*usage, r.pointer_of("usage"));
     count(u, "input_tokens", false);
     count(u, "output_tokens", false);
-    u.reject_unknown({"input_tokens", "output_tokens"});
+    if (const json::Value* cost = u.optional("cost_usd");
+        cost != nullptr && (!cost->is_number() || cost->as_number() < 0)) {
+      u.add(diag::error(codes::kSchema, "\"cost_usd\" must be a number >= 0",
+                        u.pointer_of("cost_usd")));
+    }
+    u.reject_unknown({"input_tokens", "output_tokens", "cost_usd"});
     for (auto& d : u.take()) r.add(std::move(d));
   }
   const json::Value* failures = r.array("failures");

@@ -34,12 +34,14 @@ namespace codes = diag::codes;
 struct Usage {
   static constexpr std::array<std::string_view, 2> kKeys = {"input_tokens", "output_tokens"};
   std::array<std::optional<std::int64_t>, 2> totals;
+  std::optional<double> cost_usd;  // what priced live profiles charged (docs/live-backends.md)
 
   json::Value to_json() const {
     json::Value out = json::Object{};
     for (std::size_t k = 0; k < kKeys.size(); ++k) {
       if (totals[k]) out.set(kKeys[k], *totals[k]);
     }
+    if (cost_usd) out.set("cost_usd", *cost_usd);
     return out;
   }
 };
@@ -59,6 +61,10 @@ class UsageMeter final : public model::Model {
         const json::Value* v = reply.usage.find(Usage::kKeys[k]);
         if (v == nullptr || !v->is_number()) continue;
         if (auto n = v->as_exact_int()) usage_.totals[k] = usage_.totals[k].value_or(0) + *n;
+      }
+      // Summed in call order, so the total is the same bytes on every run.
+      if (const json::Value* c = reply.usage.find("cost_usd"); c != nullptr && c->is_number()) {
+        usage_.cost_usd = usage_.cost_usd.value_or(0) + c->as_number();
       }
     }
     return reply;
