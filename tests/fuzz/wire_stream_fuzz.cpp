@@ -20,8 +20,8 @@ void check(bool condition) {
 }
 
 std::string fingerprint(const mf::model::Reply& r) {
-  std::string out = (r.ok ? "ok|" : "fail|") + r.content + "|" + r.error + "|" + r.reasoning +
-                    "|" + r.stop_reason + "|" + mf::json::canonical(r.usage);
+  std::string out = (r.ok ? "ok|" : "fail|") + r.content + "|" + r.error + "|" + r.reasoning + "|" +
+                    r.stop_reason + "|" + mf::json::canonical(r.usage);
   for (const auto& c : r.tool_calls) out += "|" + c.id + "," + c.name + "," + c.arguments;
   return out;
 }

@@ -109,16 +109,18 @@ class ScratchDir {
   std::string path_;
 };
 
+// A fresh model for one run: a task case's script from the bytes the suite loaded, anything else
+// opened from its spec (live models with the run's cache options).
+Result<std::unique_ptr<model::Model>> open_case_model(const Case& c, const RunOptions& options) {
+  if (c.script.empty()) return model::open_model(c.model_spec, options.models);
+  auto script = model::ScriptedModel::parse(c.script);
+  if (!script) return script.take_diagnostics();
+  return std::unique_ptr<model::Model>(std::move(*script));
+}
+
 Result<runtime::RunOutcome> run_task_case(const Case& c, const RunOptions& options,
                                           std::string& trace, Usage& usage) {
-  Result<std::unique_ptr<model::Model>> model =
-      c.script.empty()
-          ? model::open_model(c.model_spec, options.models)
-          : Result<std::unique_ptr<model::Model>>([&]() -> Result<std::unique_ptr<model::Model>> {
-              auto script = model::ScriptedModel::parse(c.script);
-              if (!script) return script.take_diagnostics();
-              return std::unique_ptr<model::Model>(std::move(*script));
-            }());
+  Result<std::unique_ptr<model::Model>> model = open_case_model(c, options);
   if (!model) return model.take_diagnostics();
   UsageMeter meter(**model, usage);
   trace::WriterOptions wo;
@@ -135,7 +137,7 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const RunOptions& optio
 // the meter can sit between it and the loop.
 Result<runtime::RunOutcome> run_plan_case(const Case& c, const RunOptions& options,
                                           std::string& trace, Usage& usage) {
-  auto model = model::open_model(c.model_spec, options.models);
+  auto model = open_case_model(c, options);
   if (!model) return model.take_diagnostics();
   ScratchDir artifacts;
   if (artifacts.path().empty()) {
