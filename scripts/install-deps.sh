@@ -13,6 +13,7 @@ packages=(
   libutf8proc-dev libre2-dev          # the tool pack: NFKC for edit, the regex engine of grep
   bubblewrap                          # the opt-in bash sandbox (tested when present)
   jq                                  # peer in bench/run.sh, helper in tests/cli
+  curl                                # tests/cli/lib/wire.bash talks to the loopback wire server
   time                                # /usr/bin/time: peak RSS in tests/cli and bench/
   python3                             # tests/layers (the include check), bench generators
   nodejs                              # with npm, fetches the YAML test suite (tests/conformance)
