@@ -190,17 +190,10 @@ void parse_id(json::FieldReader& r, Case& c) {
   }
 }
 
-constexpr std::string_view kOpenAi = "openai:";
-constexpr std::string_view kAnthropic = "anthropic:";
-
-bool live_spec(const std::string& spec) {
-  return spec.rfind(kOpenAi, 0) == 0 || spec.rfind(kAnthropic, 0) == 0;
-}
-
 // The model's file: everything after the backend prefix, up to the sim's parameters.
 std::string model_file(const std::string& spec) {
   if (spec.rfind(kScripted, 0) == 0) return spec.substr(kScripted.size());
-  if (live_spec(spec)) return spec.substr(spec.find(':') + 1);
+  if (model::is_live_spec(spec)) return spec.substr(spec.find(':') + 1);
   const std::string rest = spec.substr(kSim.size());
   return rest.substr(0, rest.find('?'));
 }
@@ -220,8 +213,8 @@ void parse_plan_case(json::FieldReader& r, Case& c) {
   }
   if (auto model = r.string("model")) {
     c.model = *model;
-    const bool known =
-        c.model.rfind(kScripted, 0) == 0 || c.model.rfind(kSim, 0) == 0 || live_spec(c.model);
+    const bool known = c.model.rfind(kScripted, 0) == 0 || c.model.rfind(kSim, 0) == 0 ||
+                       model::is_live_spec(c.model);
     const std::string file = known ? model_file(c.model) : std::string();
     if (!known || file.empty()) {
       r.add(diag::error(codes::kSchema,
@@ -275,14 +268,14 @@ void parse_task_case(json::FieldReader& r, Case& c) {
   }
   if (auto model = r.string("model")) {
     c.model = *model;
-    const bool known = c.model.rfind(kScripted, 0) == 0 || live_spec(c.model);
+    const bool known = c.model.rfind(kScripted, 0) == 0 || model::is_live_spec(c.model);
     if (!known || model_file(c.model).empty()) {
       r.add(diag::error(codes::kSchema,
                         "\"model\" must be scripted:FILE, openai:PROFILE or anthropic:PROFILE, "
                         "found \"" +
                             c.model + "\"",
                         r.pointer_of("model")));
-    } else if (live_spec(c.model) && model_file(c.model) == "-") {
+    } else if (model::is_live_spec(c.model) && model_file(c.model) == "-") {
       r.add(diag::error(codes::kSchema, "a case's profile cannot be read from standard input",
                         r.pointer_of("model")));
     }
@@ -357,7 +350,7 @@ void load_task_case(Case& c, const std::string& base_dir, diag::Diagnostics& pro
   } else {
     c.loaded_task = std::move(task).value();
   }
-  if (live_spec(c.model)) {
+  if (model::is_live_spec(c.model)) {
     check_model(c, base_dir, problems);
     return;
   }

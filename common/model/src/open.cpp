@@ -10,6 +10,24 @@
 
 namespace mf::model {
 
+namespace {
+
+// The API and profile path of a live spec.
+std::optional<std::pair<wire::Api, std::string>> live_profile(const std::string& spec) {
+  for (const auto& [prefix, api] :
+       {std::pair<std::string_view, wire::Api>{"openai:", wire::Api::OpenAI},
+        {"anthropic:", wire::Api::Anthropic}}) {
+    if (spec.rfind(prefix, 0) == 0) return std::pair(api, spec.substr(prefix.size()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool is_live_spec(std::string_view spec) {
+  return live_profile(std::string(spec)).has_value();
+}
+
 std::optional<CacheMode> parse_cache_mode(std::string_view text) {
   if (text == "off") return CacheMode::Off;
   if (text == "read") return CacheMode::Read;
@@ -35,8 +53,7 @@ Result<std::unique_ptr<Model>> open_model(const std::string& spec, const OpenOpt
     return std::unique_ptr<Model>(std::move(*model));
   }
   if (auto rest = after("sim:")) return open_sim(*rest);
-  if (auto path = after("openai:")) return open_live(wire::Api::OpenAI, *path, options);
-  if (auto path = after("anthropic:")) return open_live(wire::Api::Anthropic, *path, options);
+  if (auto live = live_profile(spec)) return open_live(live->first, live->second, options);
   return diag::error(diag::codes::kUsage,
                      "unsupported model \"" + spec +
                          "\" (scripted:FILE, sim:FILE?seed=S&faults=R[&kinds=a,b], "
@@ -44,13 +61,9 @@ Result<std::unique_ptr<Model>> open_model(const std::string& spec, const OpenOpt
 }
 
 Status check_model_spec(const std::string& spec) {
-  for (const auto& [prefix, api] :
-       {std::pair<std::string_view, wire::Api>{"openai:", wire::Api::OpenAI},
-        {"anthropic:", wire::Api::Anthropic}}) {
-    if (spec.rfind(prefix, 0) != 0) continue;
-    auto profile = read_profile(spec.substr(prefix.size()), api);
-    if (!profile) return profile.take_diagnostics();
-    return {};
+  if (auto live = live_profile(spec)) {
+    auto profile = read_profile(live->second, live->first);
+    return profile ? Status() : Status(profile.take_diagnostics());
   }
   auto opened = open_model(spec);
   return opened ? Status() : Status(opened.take_diagnostics());

@@ -6,8 +6,7 @@ namespace mf::runtime::detail {
 
 Result<RunModel> open_run_model(const std::string& spec, model::CacheMode cache,
                                 std::int64_t repeat, const std::string& store_dir, bool keep) {
-  if (cache != model::CacheMode::Off && spec.rfind("openai:", 0) != 0 &&
-      spec.rfind("anthropic:", 0) != 0) {
+  if (cache != model::CacheMode::Off && !model::is_live_spec(spec)) {
     return diag::error(
         diag::codes::kUsage,
         "--cache applies to live models (openai:, anthropic:), not \"" + spec + "\"");

@@ -92,6 +92,9 @@ class ReplyCache;
 enum class CacheMode : std::uint8_t { Off, Read, Write, ReadWrite };
 std::optional<CacheMode> parse_cache_mode(std::string_view text);  // off|read|write|readwrite
 
+// True for "openai:..." and "anthropic:...": the specs that name a live profile.
+bool is_live_spec(std::string_view spec);
+
 struct OpenOptions {
   CacheMode cache = CacheMode::Off;
   std::shared_ptr<ReplyCache> replies;  // required unless cache is Off
