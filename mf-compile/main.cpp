@@ -11,13 +11,29 @@ namespace cli = mf::cli;
 
 namespace {
 
-// The options apply to compiling, not to verify.
+// The options apply to compiling, not to verify; --catalog also to project.
 const std::vector<std::string> kCompile{""};
+const std::vector<std::string> kProject{"project"};
 
 struct Opts {
   cli::Texts catalog, profiles;
   cli::Text out, store, diagnostics, format, expect_id, stage, legal_terminals, capabilities;
+  cli::Text units, input;
+  cli::Flag explain;
 };
+
+// mf-compile project: one prompt projection (docs/projection.md) on stdout.
+int project(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
+  if (args.size() > 1) return cli::usage_error(ctx.tool, "project takes no operand");
+  if (int rc = cli::require(ctx, {o.input}); rc != 0) return rc;
+  mf::harness::ProjectArgs a;
+  a.catalogs = ctx.get(o.catalog);
+  a.units = ctx.get(o.units);
+  a.input = ctx.get(o.input);
+  a.explain = ctx.get(o.explain);
+  mf::Status s = mf::harness::project_command(a, STDOUT_FILENO);
+  return s ? cli::kSuccess : cli::report(ctx.tool, s.diagnostics());
+}
 
 // mf-compile verify PLAN: the plan's hash and invariants; its summary on stdout.
 int verify(const cli::Context& ctx, const std::vector<std::string>& args) {
@@ -68,7 +84,8 @@ int main(int argc, char** argv) {
           "content-addressed plan (canonical JSON), or verify a compiled plan.",
       .usage =
           "mf-compile [options] HARNESS.yaml|HARNESS.json|-\n"
-          "       mf-compile verify PLAN.compiled.json|-",
+          "       mf-compile verify PLAN.compiled.json|-\n"
+          "       mf-compile project --input INPUT.json [--catalog C] [--units U] [--explain]",
       .examples =
           {
               "mf-compile harness.yaml --catalog tools.json --profiles profiles.json --out plans/",
@@ -78,6 +95,8 @@ int main(int argc, char** argv) {
               "--legal-terminals COMPLETE,BLOCKED --capabilities unrestricted.filesystem.read,"
               "terminal.intent -o -",
               "mf-compile verify plans/my.harness@1.<sha>.compiled.json",
+              "mf-compile project --catalog tools.json --units units.json --input turn.json",
+              "mf-compile project --units units.json --input turn.json --explain",
           },
       .positional = "args",
       .details =
@@ -87,15 +106,19 @@ int main(int argc, char** argv) {
           "DIR/<harness_id>@<version>.<compiled_sha256>.compiled.json (never overwriting different "
           "bytes) with its compile report beside it, and the report is printed; without --out (or "
           "with -o -) the plan itself goes to stdout. Exit 0 compiled, 2 rejected, 3 output or "
-          "internal error; verify exits 1 when a plan fails its hash or invariants.",
-      .commands = {"verify"},
+          "internal error; verify exits 1 when a plan fails its hash or invariants. project "
+          "compiles the prompt projection of one turn (the tools of the catalogs and the units "
+          "of --units against --input) and prints it as canonical JSON (docs/projection.md); "
+          "a malformed unit or input, or a mandatory unit over the budget, exits 2.",
+      .commands = {"verify", "project"},
   };
   cli::Options d;
   const Opts o{
       .catalog = d.texts({"catalog",
                           "tool catalog (repeatable; 'builtin' = the compiled-in catalog, "
                           "the default)",
-                          "FILE", kCompile}),
+                          "FILE",
+                          {"", "project"}}),
       .profiles =
           d.texts({"profiles", "model profiles (repeatable; default: the built-in profiles)",
                    "FILE", kCompile}),
@@ -120,11 +143,15 @@ int main(int argc, char** argv) {
                   "A,B", kCompile}),
       .capabilities = d.text(
           {"capabilities", "the granted capability envelope (MF-C001)", "CAP,...", kCompile}),
+      .units = d.text({"units", "project: the prompt units document", "FILE", kProject}),
+      .input = d.text({"input", "project: the turn's input document", "FILE|-", kProject}),
+      .explain = d.flag({"explain", "project: a readable account instead of JSON", "", kProject}),
   };
 
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
     if (!args.empty() && args[0] == "verify") return verify(ctx, args);
+    if (!args.empty() && args[0] == "project") return project(ctx, o, args);
     return compile(ctx, o, args);
   });
 }

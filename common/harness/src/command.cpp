@@ -15,6 +15,7 @@
 #include "mf/json/diagnostics.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/json/source_map.hpp"
+#include "mf/prompt/projection.hpp"
 #include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 #include "mf/tools/catalog.hpp"
@@ -361,6 +362,82 @@ Result<json::Value> verify_command(const std::string& path) {
       {"nodes", static_cast<std::int64_t>(plan->find("nodes")->as_array().size())},
       {"file", plan_file_name(*plan)},
   });
+}
+
+namespace {
+
+// A JSON document of `kind` from `path`, its faults located and named after the file.
+Result<Value> read_kind(const std::string& path, const char* kind, std::string& text) {
+  auto bytes = io::read_input(path, kMaxCatalogBytes);
+  if (!bytes) return about(path, bytes.take_diagnostics());
+  text = std::move(*bytes);
+  auto doc = json::parse_object(text);
+  if (!doc) return about(path, doc.take_diagnostics());
+  if (kind != nullptr) {
+    const Value* k = doc->find("kind");
+    const Value* v = doc->find("schema_version");
+    if (k == nullptr || !k->is_string() || k->as_string() != kind || v == nullptr ||
+        !v->is_string() || v->as_string() != "1.0") {
+      return about(path, {diag::error(codes::kUnitMalformed,
+                                      std::string("not a units document: needs \"kind\": \"") +
+                                          kind + "\" and \"schema_version\": \"1.0\"")});
+    }
+    for (const auto& m : doc->as_object()) {
+      if (m.key != "kind" && m.key != "schema_version" && m.key != "units") {
+        return about(path, {diag::error(codes::kUnitMalformed, "unknown member \"" + m.key + "\"",
+                                        "/" + m.key)});
+      }
+    }
+  }
+  return doc;
+}
+
+diag::Diagnostics located(const std::string& path, const std::string& text, diag::Diagnostics ds) {
+  json::locate(ds, json::json_source_map(text));
+  return about(path, std::move(ds));
+}
+
+}  // namespace
+
+Status project_command(const ProjectArgs& args, int out_fd) {
+  auto docs = read_documents(args.catalogs, tools::builtin_catalog_json());
+  if (!docs) return docs.take_diagnostics();
+  tools::Catalog tools;
+  for (const auto& d : *docs) {
+    auto c = tools::Catalog::from_json(d.doc);
+    if (!c) return about(d.name, c.take_diagnostics());
+    if (Status s = tools.merge(*c); !s) return about(d.name, s.take_diagnostics());
+  }
+  std::vector<prompt::ToolSource> sources;
+  for (const auto& [key, t] : tools.descriptors()) {
+    sources.push_back({t.model_tool_name, t.description, t.input_schema, t.required_capabilities});
+  }
+  std::vector<prompt::Unit> declared;
+  if (!args.units.empty()) {
+    std::string text;
+    auto doc = read_kind(args.units, "millforge_prompt_units", text);
+    if (!doc) return doc.take_diagnostics();
+    const Value* units = doc->find("units");
+    auto read = units == nullptr ? Result<std::vector<prompt::Unit>>(std::vector<prompt::Unit>{})
+                                 : prompt::units_from_json(*units, "/units");
+    if (!read) return located(args.units, text, read.take_diagnostics());
+    declared = std::move(*read);
+  }
+  auto all = prompt::with_tools(std::move(declared), sources);
+  if (!all) return about(args.units, all.take_diagnostics());
+  auto catalog = prompt::Catalog::build(std::move(*all));
+  if (!catalog)
+    return about(args.units.empty() ? "catalog" : args.units, catalog.take_diagnostics());
+  std::string text;
+  auto doc = read_kind(args.input, nullptr, text);
+  if (!doc) return doc.take_diagnostics();
+  auto input = prompt::input_from_json(*doc);
+  if (!input) return located(args.input, text, input.take_diagnostics());
+  auto projection = prompt::project(*catalog, *input);
+  if (!projection) return located(args.input, text, projection.take_diagnostics());
+  const std::string out = args.explain ? prompt::explain(*projection, *catalog)
+                                       : json::canonical_file(prompt::to_json(*projection));
+  return io::write_all(out_fd, out);
 }
 
 }  // namespace mf::harness

@@ -43,6 +43,18 @@ CompileOutcome compile_command(const CompileArgs& args, int out_fd);
 // summary object {harness_id, harness_version, compiled_sha256, nodes, verified:true}.
 Result<json::Value> verify_command(const std::string& path);
 
+// mf-compile project: one prompt projection (docs/projection.md) of the tools of `catalogs`
+// (paths or "builtin"; empty = the built-in catalog) and the units of `units` (a units document,
+// or empty for none) against the input document `input`; the canonical projection, or with
+// `explain` a readable account, goes to `out_fd`.
+struct ProjectArgs {
+  std::vector<std::string> catalogs;
+  std::string units;
+  std::string input;
+  bool explain = false;
+};
+Status project_command(const ProjectArgs& args, int out_fd);
+
 // The built-in model profile set (docs/formats/profiles.md).
 const json::Value& builtin_profiles_json();
 
