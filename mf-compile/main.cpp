@@ -31,7 +31,7 @@ int project(const cli::Context& ctx, const Opts& o, const std::vector<std::strin
   a.units = ctx.get(o.units);
   a.input = ctx.get(o.input);
   a.explain = ctx.get(o.explain);
-  mf::Status s = mf::harness::project_command(a, STDOUT_FILENO);
+  mf::Status s = mf::harness::project_command(a, STDOUT_FILENO, STDERR_FILENO);
   return s ? cli::kSuccess : cli::report(ctx.tool, s.diagnostics());
 }
 
@@ -108,7 +108,8 @@ int main(int argc, char** argv) {
           "with -o -) the plan itself goes to stdout. Exit 0 compiled, 2 rejected, 3 output or "
           "internal error; verify exits 1 when a plan fails its hash or invariants. project "
           "compiles the prompt projection of one turn (the tools of the catalogs and the units "
-          "of --units against --input) and prints it as canonical JSON (docs/projection.md); "
+          "of --units against --input) and prints it as canonical JSON (docs/projection.md), "
+          "with --explain also a readable account on stderr; "
           "a malformed unit or input, or a mandatory unit over the budget, exits 2.",
       .commands = {"verify", "project"},
   };
@@ -145,7 +146,8 @@ int main(int argc, char** argv) {
           {"capabilities", "the granted capability envelope (MF-C001)", "CAP,...", kCompile}),
       .units = d.text({"units", "project: the prompt units document", "FILE", kProject}),
       .input = d.text({"input", "project: the turn's input document", "FILE|-", kProject}),
-      .explain = d.flag({"explain", "project: a readable account instead of JSON", "", kProject}),
+      .explain = d.flag({"explain", "project: also a readable account of every decision, on stderr",
+                         "", kProject}),
   };
 
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {

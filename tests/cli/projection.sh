@@ -66,10 +66,11 @@ done
 jq '.mode = "all_tools"' "$review" >"$tmp/all.json"
 run 0 "$compile" project --units "$units" --input "$tmp/all.json"
 [[ $(jq '.visible_tools | length' "$tmp/out") -eq 9 ]] || fail "all_tools: $(jq -c .visible_tools "$tmp/out")"
-# --explain is a readable account on stdout; stdin works for the input.
+# --explain adds a readable account on stderr; stdout keeps the same JSON. stdin works for input.
 stdin=$review run 0 "$compile" project --units "$units" --input - --explain
-grep -q '^visible tools: block, grep, submit$' "$tmp/out" || fail "explain: $(cat "$tmp/out")"
-grep -q 'rejected tool:bash: text_negation' "$tmp/out" || fail "explain lacks the negation"
+cmp -s "$tmp/out" "$tmp/first.json" || fail "--explain changed stdout"
+grep -q '^visible tools: block, grep, submit$' "$tmp/err" || fail "explain: $(cat "$tmp/err")"
+grep -q 'rejected tool:bash: text_negation' "$tmp/err" || fail "explain lacks the negation"
 
 # --- Refusals ----------------------------------------------------------------------------------
 echo '{"text":"x","mode":"everything"}' >"$tmp/mode.json"

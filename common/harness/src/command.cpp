@@ -399,7 +399,7 @@ diag::Diagnostics located(const std::string& path, const std::string& text, diag
 
 }  // namespace
 
-Status project_command(const ProjectArgs& args, int out_fd) {
+Status project_command(const ProjectArgs& args, int out_fd, int explain_fd) {
   auto docs = read_documents(args.catalogs, tools::builtin_catalog_json());
   if (!docs) return docs.take_diagnostics();
   tools::Catalog tools;
@@ -435,9 +435,10 @@ Status project_command(const ProjectArgs& args, int out_fd) {
   if (!input) return located(args.input, text, input.take_diagnostics());
   auto projection = prompt::project(*catalog, *input);
   if (!projection) return located(args.input, text, projection.take_diagnostics());
-  const std::string out = args.explain ? prompt::explain(*projection, *catalog)
-                                       : json::canonical_file(prompt::to_json(*projection));
-  return io::write_all(out_fd, out);
+  if (args.explain) {
+    if (Status s = io::write_all(explain_fd, prompt::explain(*projection, *catalog)); !s) return s;
+  }
+  return io::write_all(out_fd, json::canonical_file(prompt::to_json(*projection)));
 }
 
 }  // namespace mf::harness

@@ -45,15 +45,15 @@ Result<json::Value> verify_command(const std::string& path);
 
 // mf-compile project: one prompt projection (docs/projection.md) of the tools of `catalogs`
 // (paths or "builtin"; empty = the built-in catalog) and the units of `units` (a units document,
-// or empty for none) against the input document `input`; the canonical projection, or with
-// `explain` a readable account, goes to `out_fd`.
+// or empty for none) against the input document `input`; with `explain` also a readable account to
+// `explain_fd`, the canonical projection to `out_fd`.
 struct ProjectArgs {
   std::vector<std::string> catalogs;
   std::string units;
   std::string input;
   bool explain = false;
 };
-Status project_command(const ProjectArgs& args, int out_fd);
+Status project_command(const ProjectArgs& args, int out_fd, int explain_fd);
 
 // The built-in model profile set (docs/formats/profiles.md).
 const json::Value& builtin_profiles_json();
