@@ -1,0 +1,500 @@
+// The prompt projection compiler (docs/projection.md) at the library level: the regression
+// matrix of visibility versus registration versus authorization, each quirk the module decides
+// against the reference compiler, and properties over random catalogs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/prompt/projection.hpp"
+
+namespace mf::prompt {
+namespace {
+
+ToolSource tool(std::string name, std::string description, std::vector<std::string> caps = {}) {
+  return {std::move(name), std::move(description),
+          json::Object{{"type", "object"}, {"properties", json::Object{}}}, std::move(caps)};
+}
+
+Unit unit(std::string id, std::string content = "guidance text") {
+  Unit u;
+  u.id = std::move(id);
+  const auto colon = u.id.find(':');
+  const std::string kind = u.id.substr(0, colon);
+  u.name = u.id.substr(colon + 1);
+  u.kind = kind == "tool"          ? Kind::Tool
+           : kind == "instruction" ? Kind::Instruction
+           : kind == "resource"    ? Kind::Resource
+                                   : Kind::Skill;
+  u.content = std::move(content);
+  return u;
+}
+
+Catalog catalog(std::vector<Unit> declared, const std::vector<ToolSource>& tools) {
+  auto all = with_tools(std::move(declared), tools);
+  EXPECT_TRUE(all.ok());
+  auto c = Catalog::build(std::move(*all));
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.diagnostics()[0].message);
+  return std::move(*c);
+}
+
+Projection run(const Catalog& c, Input in) {
+  auto p = project(c, in);
+  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.diagnostics()[0].message);
+  return std::move(*p);
+}
+
+Input text(std::string t, std::vector<std::string> caps = {}) {
+  Input in;
+  in.text = std::move(t);
+  in.capabilities = std::move(caps);
+  return in;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+const Decision* decision(const std::vector<Decision>& ds, const std::string& unit) {
+  for (const auto& d : ds) {
+    if (d.unit == unit) return &d;
+  }
+  return nullptr;
+}
+
+bool reason_starts(const std::vector<Decision>& ds, const std::string& unit,
+                   const std::string& prefix) {
+  const Decision* d = decision(ds, unit);
+  if (d == nullptr) return false;
+  return std::any_of(d->reasons.begin(), d->reasons.end(),
+                     [&](const std::string& r) { return r.rfind(prefix, 0) == 0; });
+}
+
+const std::vector<ToolSource> kGitTools = {
+    tool("git_diff", "Show the diff of the working tree for a review"),
+    tool("project_search", "Search files of the project by name")};
+
+// --- The regression matrix ---------------------------------------------------------------------
+
+TEST(PromptMatrix, HidesAnIrrelevantRegisteredTool) {
+  const Catalog c = catalog({}, kGitTools);
+  const Projection p = run(c, text("review the git diff of this branch"));
+  EXPECT_EQ(p.visible_tools, std::vector<std::string>{"git_diff"});
+  EXPECT_NE(c.find("tool:project_search"), nullptr);                // still registered
+  EXPECT_EQ(decision(p.rejected, "tool:project_search"), nullptr);  // hidden, not rejected
+}
+
+TEST(PromptMatrix, AllToolsModeShowsEveryCapableTool) {
+  const Catalog c = catalog({}, kGitTools);
+  Input in = text("review the git diff of this branch");
+  in.mode = Mode::AllTools;
+  EXPECT_EQ(run(c, in).visible_tools, (std::vector<std::string>{"git_diff", "project_search"}));
+}
+
+TEST(PromptMatrix, CapabilityDeniedToolIsNeverVisible) {
+  const Catalog c = catalog(
+      {}, {tool("git_diff", "git diff review"), tool("git_push", "git push", {"net.push"})});
+  for (Mode m : {Mode::Compiled, Mode::AllTools}) {
+    Input in = text("git diff and git push");
+    in.mode = m;
+    const Projection p = run(c, in);
+    EXPECT_FALSE(has(p.visible_tools, "git_push")) << name(m);
+    EXPECT_TRUE(reason_starts(p.rejected, "tool:git_push", "capability_denied:net.push"));
+    in.capabilities = {"net.push"};
+    EXPECT_TRUE(has(run(c, in).visible_tools, "git_push")) << name(m);
+  }
+}
+
+TEST(PromptMatrix, FingerprintIsAFunctionOfTheMeaningOfTheInput) {
+  const Catalog c = catalog({}, kGitTools);
+  Input a = text("review the git diff", {"x.b", "x.a"});
+  Input b = text("review the git diff", {"x.a", "x.b", "x.a"});
+  EXPECT_EQ(run(c, a).fingerprint, run(c, b).fingerprint);
+  EXPECT_EQ(json::canonical(to_json(run(c, a))), json::canonical(to_json(run(c, b))));
+  Input d = text("search the project files", {"x.a", "x.b"});
+  EXPECT_NE(run(c, a).fingerprint, run(c, d).fingerprint);
+  Input e = a;
+  e.budget_tokens = 9000;
+  EXPECT_NE(run(c, a).fingerprint, run(c, e).fingerprint);
+}
+
+TEST(PromptMatrix, EachSchemaIsRenderedAndChargedOnce) {
+  Unit skill = unit("skill:review", "Review hunk by hunk.");
+  skill.triggers = {{Trigger::On::Phrase, "review", 50}};
+  const Catalog c = catalog({skill}, kGitTools);
+  const Projection p = run(c, text("review the git diff and search the project"));
+  EXPECT_EQ(p.ledger.items.size(), p.active.size());
+  std::int64_t bytes = static_cast<std::int64_t>(p.guidance.size());
+  for (const auto& s : p.tool_schemas) bytes += static_cast<std::int64_t>(render_schema(s).size());
+  EXPECT_EQ(p.ledger.bytes, bytes);
+  std::set<std::string> units;
+  for (const auto& i : p.ledger.items) EXPECT_TRUE(units.insert(i.unit).second) << i.unit;
+  EXPECT_NE(p.guidance.find("[skill:review]\nReview hunk by hunk.\n"), std::string::npos);
+}
+
+TEST(PromptMatrix, MandatoryUnitOverBudgetIsAStructuralFailure) {
+  Unit submit = unit("tool:git_diff");
+  submit.mandatory = true;
+  submit.activation = Activation::Always;
+  const Catalog c = catalog({submit}, kGitTools);
+  Input in = text("anything");
+  in.budget_tokens = 5;
+  auto p = project(c, in);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.diagnostics()[0].code, "MF-P005");
+  EXPECT_NE(p.diagnostics()[0].message.find("tool:git_diff"), std::string::npos);
+}
+
+TEST(PromptMatrix, OptionalToolPackedOutIsNotVisible) {
+  const Catalog c = catalog({}, kGitTools);
+  Input in = text("review the git diff");
+  in.budget_tokens = 5;  // smaller than any schema
+  const Projection p = run(c, in);
+  EXPECT_NE(decision(p.selected, "tool:git_diff"), nullptr);
+  EXPECT_TRUE(p.visible_tools.empty());
+  EXPECT_TRUE(p.active.empty());
+  EXPECT_TRUE(reason_starts(p.rejected, "tool:git_diff", "packed_out"));
+  EXPECT_EQ(p.ledger.charged, 0);
+}
+
+TEST(PromptMatrix, AlwaysUnitIsVisibleOnUnrelatedText) {
+  Unit u = unit("tool:project_search");
+  u.activation = Activation::Always;
+  const Catalog c = catalog({u}, kGitTools);
+  const Projection p = run(c, text("zzz qqq"));
+  EXPECT_EQ(p.visible_tools, std::vector<std::string>{"project_search"});
+  EXPECT_TRUE(reason_starts(p.selected, "tool:project_search", "activation_always"));
+}
+
+TEST(PromptMatrix, RelevantToolDeactivatesAndComesBackBetweenTurns) {
+  const Catalog c = catalog({}, kGitTools);
+  EXPECT_TRUE(has(run(c, text("git diff please")).visible_tools, "git_diff"));
+  EXPECT_FALSE(has(run(c, text("nothing relevant here")).visible_tools, "git_diff"));
+  EXPECT_TRUE(has(run(c, text("git diff again")).visible_tools, "git_diff"));
+  EXPECT_EQ(c.units().size(), 2u);
+}
+
+TEST(PromptMatrix, TextNegationCannotDenyWhatTheHostPinned) {
+  Unit always = unit("tool:project_search");
+  always.activation = Activation::Always;
+  const Catalog c = catalog({always}, kGitTools);
+  Projection p = run(c, text("review the git diff without git_diff, do not use project_search"));
+  EXPECT_TRUE(reason_starts(p.rejected, "tool:git_diff", "text_negation"));
+  EXPECT_TRUE(has(p.visible_tools, "project_search"));
+  Input in = text("don't use git diff");
+  in.selected = {"tool:git_diff"};
+  EXPECT_TRUE(has(run(c, in).visible_tools, "git_diff"));
+  // "without reading" does not deny a unit named "read": names compare as whole tokens.
+  const Catalog r = catalog({}, {tool("read", "read a file")});
+  EXPECT_TRUE(has(run(r, text("read the file without reading it twice")).visible_tools, "read"));
+}
+
+TEST(PromptMatrix, HostDenialBeatsAlways) {
+  Unit always = unit("tool:project_search");
+  always.activation = Activation::Always;
+  const Catalog c = catalog({always}, kGitTools);
+  Input in = text("search");
+  in.denied = {"tool:project_search"};
+  const Projection p = run(c, in);
+  EXPECT_FALSE(has(p.visible_tools, "project_search"));
+  EXPECT_TRUE(reason_starts(p.rejected, "tool:project_search", "host_denied"));
+}
+
+TEST(PromptMatrix, RequiresClosureSelectsAndRefuses) {
+  Unit skill = unit("skill:deploy");
+  skill.triggers = {{Trigger::On::Keyword, "deploy", 50}};
+  skill.requirements = {"tool:git_push"};
+  const Catalog c = catalog({skill}, {tool("git_push", "push", {"net.push"})});
+  Projection p = run(c, text("deploy it", {"net.push"}));
+  EXPECT_TRUE(reason_starts(p.selected, "tool:git_push", "required_by:skill:deploy"));
+  p = run(c, text("deploy it"));
+  EXPECT_TRUE(
+      reason_starts(p.rejected, "skill:deploy", "requires:tool:git_push:capability_denied"));
+  EXPECT_TRUE(p.active.empty());
+}
+
+TEST(PromptMatrix, NegatedRequirementRejectsUnlessTheRootIsPinned) {
+  Unit skill = unit("skill:deploy");
+  skill.triggers = {{Trigger::On::Keyword, "deploy", 50}};
+  skill.requirements = {"tool:git_push"};
+  const Catalog c = catalog({skill}, {tool("git_push", "push")});
+  Projection p = run(c, text("deploy it without git_push"));
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:deploy", "requires:tool:git_push:text_negation"));
+  Input in = text("deploy it without git_push");
+  in.selected = {"skill:deploy"};
+  p = run(c, in);
+  EXPECT_TRUE(has(p.visible_tools, "git_push"));
+}
+
+TEST(PromptMatrix, DeclinedSuggestionIsRecorded) {
+  Unit skill = unit("skill:review");
+  skill.triggers = {{Trigger::On::Keyword, "review", 50}};
+  skill.suggests = {"tool:git_push"};
+  const Catalog c = catalog({skill}, {tool("git_push", "push", {"net.push"})});
+  const Projection p = run(c, text("review"));
+  EXPECT_TRUE(reason_starts(p.rejected, "tool:git_push", "suggestion_declined:capability_denied"));
+  EXPECT_TRUE(has(p.active, "skill:review"));
+}
+
+TEST(PromptMatrix, SupersessionCascadesToOrphanedRequirements) {
+  Unit old_skill = unit("skill:old");
+  old_skill.triggers = {{Trigger::On::Keyword, "build", 50}};
+  old_skill.requirements = {"instruction:legacy"};
+  Unit new_skill = unit("skill:new");
+  new_skill.triggers = {{Trigger::On::Keyword, "build", 50}};
+  new_skill.supersedes = {"skill:old"};
+  const Catalog c = catalog({old_skill, new_skill, unit("instruction:legacy")}, {});
+  const Projection p = run(c, text("build"));
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:old", "superseded_by:skill:new"));
+  EXPECT_TRUE(reason_starts(p.rejected, "instruction:legacy", "orphaned"));
+  EXPECT_EQ(p.active, std::vector<std::string>{"skill:new"});
+}
+
+TEST(PromptMatrix, ConflictHigherScoreWinsAndCascades) {
+  Unit alpha = unit("skill:alpha");
+  alpha.triggers = {{Trigger::On::Keyword, "plan", 80}};
+  Unit beta = unit("skill:beta");
+  beta.triggers = {{Trigger::On::Keyword, "plan", 20}};
+  beta.conflicts = {"skill:alpha"};
+  Unit gamma = unit("skill:gamma");
+  gamma.triggers = {{Trigger::On::Keyword, "plan", 10}};
+  gamma.requirements = {"skill:beta"};
+  const Catalog c = catalog({alpha, beta, gamma}, {});
+  const Projection p = run(c, text("plan"));
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:beta", "conflict_with:skill:alpha"));
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:gamma", "requirement_removed:skill:beta"));
+  EXPECT_EQ(p.active, std::vector<std::string>{"skill:alpha"});
+}
+
+TEST(PromptMatrix, CandidateLimitRejectsTheLowestRanked) {
+  std::vector<ToolSource> tools;
+  for (int i = 0; i < 10; ++i) tools.push_back(tool("t" + std::to_string(i), "shared word"));
+  const Catalog c = catalog({}, tools);
+  Input in = text("shared");
+  in.candidate_limit = 3;
+  const Projection p = run(c, in);
+  EXPECT_EQ(p.selected.size(), 3u);
+  EXPECT_TRUE(reason_starts(p.rejected, "tool:t9", "candidate_limit"));
+}
+
+// --- Quirks decided against the reference ------------------------------------------------------
+
+TEST(PromptQuirks, KeywordTriggersAreTokenizedLikeTheText) {
+  Unit u = unit("skill:forecast");
+  u.triggers = {{Trigger::On::Keyword, "weather_lookup", 40}};
+  const Catalog c = catalog({u}, {});
+  const Projection p = run(c, text("a lookup of the weather please"));
+  ASSERT_NE(decision(p.selected, "skill:forecast"), nullptr);
+  EXPECT_EQ(decision(p.selected, "skill:forecast")->score, 40 + 100);  // counted once, no lexical
+}
+
+TEST(PromptQuirks, PhrasesMatchWholeTokensInOrder) {
+  Unit u = unit("skill:vcs");
+  u.triggers = {{Trigger::On::Phrase, "git log", 40}};
+  const Catalog c = catalog({u}, {});
+  EXPECT_TRUE(run(c, text("digit logarithm")).selected.empty());
+  EXPECT_TRUE(run(c, text("log git")).selected.empty());
+  EXPECT_EQ(run(c, text("show the git log")).selected.size(), 1u);
+}
+
+TEST(PromptQuirks, SignalAndNeedTriggersCountOnce) {
+  Unit u = unit("skill:s");
+  u.triggers = {{Trigger::On::Signal, "ci.failed", 30}, {Trigger::On::Need, "logs", 7}};
+  const Catalog c = catalog({u}, {});
+  Input in = text("");
+  in.signals = {"ci.failed", "ci.failed"};
+  in.needs = {"logs"};
+  const Projection p = run(c, in);
+  ASSERT_EQ(p.selected.size(), 1u);
+  EXPECT_EQ(p.selected[0].score, 30 + 7 + 100);
+}
+
+TEST(PromptQuirks, SummaryVariantIsChargedAsRendered) {
+  Unit u = unit("skill:long", std::string(4000, 'x'));
+  u.summary = "short";
+  u.mandatory = true;
+  u.activation = Activation::Always;
+  const Catalog c = catalog({u}, {});
+  Input in = text("");
+  in.budget_tokens = 200;
+  const Projection p = run(c, in);
+  ASSERT_EQ(p.ledger.items.size(), 1u);
+  EXPECT_EQ(p.ledger.items[0].variant, "summary");
+  EXPECT_EQ(p.guidance, render_guidance(u, true));
+  EXPECT_EQ(p.ledger.items[0].bytes, static_cast<std::int64_t>(p.guidance.size()));
+  EXPECT_EQ(p.ledger.items[0].tokens, estimate_tokens(p.ledger.items[0].bytes));
+}
+
+// --- Documents ---------------------------------------------------------------------------------
+
+TEST(PromptDocuments, InputFaultsAreP004) {
+  for (const char* doc : {R"({"mode":"everything"})", R"({"budget":5})", R"({"budget_tokens":0})",
+                          R"({"candidate_limit":300})", R"({"signals":[1]})"}) {
+    auto v = json::parse(doc);
+    ASSERT_TRUE(v.ok());
+    auto in = input_from_json(*v);
+    ASSERT_FALSE(in.ok()) << doc;
+    EXPECT_EQ(in.diagnostics()[0].code, "MF-P004") << doc;
+  }
+  const Catalog c = catalog({}, kGitTools);
+  Input in = text("x");
+  in.selected = {"skill:none"};
+  auto p = project(c, in);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.diagnostics()[0].code, "MF-P004");
+}
+
+TEST(PromptDocuments, UnitFaultsPointAtTheMember) {
+  const auto fails = [](const char* doc, const char* code, const char* pointer) {
+    auto v = json::parse(doc);
+    ASSERT_TRUE(v.ok()) << doc;
+    auto u = units_from_json(*v, "/units");
+    ASSERT_FALSE(u.ok()) << doc;
+    EXPECT_EQ(u.diagnostics()[0].code, code) << doc;
+    EXPECT_EQ(u.diagnostics()[0].pointer, pointer) << doc;
+  };
+  fails(R"([{"id":"skill:a","priorty":1}])", "MF-P001", "/units/0/priorty");
+  fails(R"([{"id":"gadget:a"}])", "MF-P001", "/units/0/id");
+  fails(R"([{"id":"skill:a","priority":5000}])", "MF-P001", "/units/0/priority");
+  fails(R"([{"id":"skill:a","triggers":[{"keyword":"x","phrase":"y","weight":1}]}])", "MF-P001",
+        "/units/0/triggers/0");
+  fails(R"([{"id":"skill:a"},{"id":"tool:t","content":"x"}])", "MF-P001", "/units/1/content");
+  fails(R"([{"id":"skill:a","requires":["skill:a"]}])", "MF-P001", "/units/0");
+  const auto build = [](std::vector<Unit> units) { return Catalog::build(std::move(units)); };
+  Unit a = unit("skill:a");
+  a.requirements = {"skill:missing"};
+  EXPECT_EQ(build({a}).diagnostics()[0].code, "MF-P002");
+  Unit x = unit("skill:x"), y = unit("skill:y"), z = unit("skill:z");
+  x.supersedes = {"skill:y"};
+  y.supersedes = {"skill:z"};
+  z.supersedes = {"skill:x"};
+  EXPECT_EQ(build({x, y, z}).diagnostics()[0].code, "MF-P003");
+  EXPECT_EQ(build({unit("skill:d"), unit("skill:d")}).diagnostics()[0].code, "MF-P003");
+  auto orphan = with_tools({unit("tool:nothing")}, kGitTools);
+  ASSERT_FALSE(orphan.ok());
+  EXPECT_EQ(orphan.diagnostics()[0].code, "MF-P002");
+}
+
+TEST(PromptDocuments, NormalizedUnitsReadBackUnchanged) {
+  auto v = json::parse(
+      R"([{"id":"skill:a","aliases":["z","b"],"triggers":[{"phrase":"x y","weight":3}],)"
+      R"("requires":["skill:b"],"content":"c","summary":"s"},{"id":"skill:b"}])");
+  ASSERT_TRUE(v.ok());
+  auto units = units_from_json(*v, "/units");
+  ASSERT_TRUE(units.ok());
+  json::Array once;
+  for (const auto& u : *units) once.push_back(to_json(u));
+  auto again = units_from_json(json::Value(once), "/units");
+  ASSERT_TRUE(again.ok());
+  json::Array twice;
+  for (const auto& u : *again) twice.push_back(to_json(u));
+  EXPECT_EQ(json::canonical(json::Value(once)), json::canonical(json::Value(twice)));
+}
+
+// --- Properties over random catalogs -----------------------------------------------------------
+
+TEST(PromptProperties, SubsetsLedgerAndDeterminism) {
+  std::mt19937 rng(1414);
+  const std::vector<std::string> words = {"alpha", "beta", "gamma",  "delta", "file",
+                                          "git",   "test", "review", "shell", "net"};
+  const auto word = [&] { return words[rng() % words.size()]; };
+  for (int round = 0; round < 200; ++round) {
+    std::vector<ToolSource> tools;
+    const int ntools = 1 + static_cast<int>(rng() % 8);
+    for (int i = 0; i < ntools; ++i) {
+      std::vector<std::string> caps;
+      if (rng() % 3 == 0) caps.push_back("cap." + word());
+      tools.push_back(tool("t" + std::to_string(i), word() + " " + word(), caps));
+    }
+    std::vector<Unit> declared;
+    const int nskills = static_cast<int>(rng() % 6);
+    std::vector<std::string> ids;
+    for (int i = 0; i < ntools; ++i) ids.push_back("tool:t" + std::to_string(i));
+    for (int i = 0; i < nskills; ++i) ids.push_back("skill:s" + std::to_string(i));
+    for (int i = 0; i < nskills; ++i) {
+      Unit u = unit("skill:s" + std::to_string(i), std::string(rng() % 300, 'g'));
+      if (rng() % 2) u.summary = "sum";
+      u.triggers = {{Trigger::On::Keyword, word(), static_cast<std::int64_t>(rng() % 100)}};
+      u.mandatory = rng() % 5 == 0;
+      u.activation = rng() % 6 == 0 ? Activation::Always : Activation::Relevant;
+      const std::string other = ids[rng() % ids.size()];
+      if (other != u.id) {
+        switch (rng() % 4) {
+          case 0:
+            u.requirements = {other};
+            break;
+          case 1:
+            u.suggests = {other};
+            break;
+          case 2:
+            u.conflicts = {other};
+            break;
+          default:
+            break;  // supersession could cycle; the catalog tests cover it
+        }
+      }
+      declared.push_back(std::move(u));
+    }
+    const Catalog c = catalog(declared, tools);
+    Input in = text(word() + " " + word() + " without " + word());
+    if (rng() % 2) in.capabilities = {"cap." + word(), "cap." + word()};
+    in.budget_tokens = 50 + static_cast<std::int64_t>(rng() % 2000);
+    in.mode = rng() % 4 == 0 ? Mode::AllTools : Mode::Compiled;
+    auto p = project(c, in);
+    if (!p.ok()) {
+      EXPECT_EQ(p.diagnostics()[0].code, "MF-P005");
+      continue;
+    }
+    std::set<std::string> selected;
+    for (const auto& d : p->selected) selected.insert(d.unit);
+    for (const auto& a : p->active) {
+      EXPECT_TRUE(selected.count(a)) << a;
+      const Unit* u = c.find(a);
+      ASSERT_NE(u, nullptr);
+      for (const auto& cap : u->capabilities) EXPECT_TRUE(has(in.capabilities, cap)) << a;
+      for (const auto& r : u->requirements) EXPECT_TRUE(has(p->active, r)) << a << " needs " << r;
+    }
+    std::vector<std::string> tools_active;
+    for (const auto& a : p->active) {
+      if (a.rfind("tool:", 0) == 0) tools_active.push_back(a.substr(5));
+    }
+    EXPECT_EQ(p->visible_tools, tools_active);
+    std::int64_t tokens = 0, bytes = static_cast<std::int64_t>(p->guidance.size());
+    for (const auto& i : p->ledger.items) tokens += i.tokens;
+    for (const auto& s : p->tool_schemas)
+      bytes += static_cast<std::int64_t>(render_schema(s).size());
+    EXPECT_EQ(p->ledger.charged, tokens);
+    EXPECT_EQ(p->ledger.bytes, bytes);
+    EXPECT_LE(p->ledger.charged, in.budget_tokens);
+    EXPECT_EQ(p->ledger.remaining, in.budget_tokens - p->ledger.charged);
+    auto again = project(c, in);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(json::canonical(to_json(*p)), json::canonical(to_json(*again)));
+  }
+}
+
+TEST(PromptPack, LargeInstancesFallBackToGreedyAndKeepMandatory) {
+  std::vector<PackItem> items(5000);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    items[i].weight = static_cast<std::int64_t>(i % 97);
+    items[i].tokens = {static_cast<std::int64_t>(50 + i % 300)};
+    items[i].mandatory = i % 1000 == 0;
+  }
+  const Pack p = pack(items, 100000);
+  ASSERT_TRUE(p.feasible);
+  EXPECT_FALSE(p.exact);
+  std::int64_t used = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].mandatory) {
+      EXPECT_EQ(p.choice[i], 0);
+    }
+    if (p.choice[i] >= 0) used += items[i].tokens[p.choice[i]];
+  }
+  EXPECT_LE(used, 100000);
+}
+
+}  // namespace
+}  // namespace mf::prompt
