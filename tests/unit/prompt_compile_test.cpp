@@ -277,7 +277,8 @@ TEST(PromptMatrix, CandidateLimitRejectsTheLowestRanked) {
   in.candidate_limit = 3;
   const Projection p = run(c, in);
   EXPECT_EQ(p.selected.size(), 3u);
-  EXPECT_TRUE(reason_starts(p.rejected, "tool:t9", "candidate_limit"));
+  EXPECT_EQ(p.beyond_candidate_limit, 7);
+  EXPECT_EQ(decision(p.rejected, "tool:t9"), nullptr);
 }
 
 // --- Quirks decided against the reference ------------------------------------------------------

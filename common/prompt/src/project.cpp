@@ -66,12 +66,12 @@ class Compiler {
     });
     std::size_t admitted = 0;
     for (const auto& [u, score] : candidates) {
-      if (auto why = refusal(u, false)) {
-        reject(u, *why);
+      if (in_.mode == Mode::Compiled && admitted >= static_cast<std::size_t>(in_.candidate_limit)) {
+        ++beyond_limit_;  // counted, not listed: a large catalog has thousands
         continue;
       }
-      if (in_.mode == Mode::Compiled && admitted >= static_cast<std::size_t>(in_.candidate_limit)) {
-        reject(u, "candidate_limit");
+      if (auto why = refusal(u, false)) {
+        reject(u, *why);
         continue;
       }
       ++admitted;
@@ -80,7 +80,7 @@ class Compiler {
     for (const auto& [u, score] : roots_) {
       std::string why;
       if (auto deps = closure(u, pinned(u), why)) {
-        select(u, score, reasons_[u], true);
+        select(u, score, reasons_of(u), true);
         for (int d : *deps) select(d, score, {"required_by:" + parent_[d]}, false);
       } else {
         reject(u, why);
@@ -114,20 +114,25 @@ class Compiler {
     return selected_.count(u) != 0 || ix_.units[u].activation == Activation::Always;
   }
 
-  // Scores every unit with evidence, recording its reasons; all_tools scores every unit.
+  // Scores every unit with evidence (dense counters, so a turn touches only the units its text
+  // and signals reach); the reasons are spelled out later, for the units that are admitted.
   std::vector<std::pair<int, std::int64_t>> evidence() {
     std::vector<std::pair<int, std::int64_t>> out;
+    const std::size_t n = ix_.units.size();
     if (in_.mode == Mode::AllTools) {
-      for (std::size_t u = 0; u < ix_.units.size(); ++u) {
-        reasons_[static_cast<int>(u)] = {"all_tools"};
+      out.reserve(n);
+      for (std::size_t u = 0; u < n; ++u) {
         out.push_back({static_cast<int>(u), 1000 + ix_.units[u].priority});
       }
       return out;
     }
-    std::map<int, std::int64_t> base;
+    base_.assign(n, 0);
+    overlap_.assign(n, 0);
+    std::vector<int> touched;
     const auto add = [&](int u, std::int64_t w, std::string reason) {
-      base[u] += w;
-      reasons_[u].insert(std::move(reason));
+      if (base_[u] == 0 && overlap_[u] == 0) touched.push_back(u);
+      base_[u] += w;
+      if (!reason.empty()) fired_.push_back({u, std::move(reason)});
     };
     for (int u : selected_) add(u, 100000, "host_selected");
     for (int u : ix_.always) add(u, 100000, "activation_always");
@@ -163,18 +168,31 @@ class Compiler {
         for (const auto& r : it->second) fire(r, kind);
       }
     }
-    std::map<int, std::int64_t> overlap;
     for (const auto& t : present) {
       if (stop_word(t)) continue;
       auto it = ix_.lexical.find(t);
       if (it == ix_.lexical.end()) continue;
-      for (int u : it->second) ++overlap[u];
+      for (int u : it->second) {
+        if (base_[u] == 0 && overlap_[u] == 0) touched.push_back(u);
+        ++overlap_[u];
+      }
     }
-    for (const auto& [u, n] : overlap) add(u, 5 * n, "lexical:" + std::to_string(n));
     negations(tokens);
-    for (const auto& [u, b] : base) {
+    for (int u : touched) {
+      const std::int64_t b = base_[u] + 5 * overlap_[u];
       if (b > 0) out.push_back({u, b + ix_.units[u].priority});
     }
+    return out;
+  }
+
+  // The evidence of an admitted unit, spelled out.
+  std::set<std::string> reasons_of(int u) const {
+    if (in_.mode == Mode::AllTools) return {"all_tools"};
+    std::set<std::string> out;
+    for (const auto& [unit, reason] : fired_) {
+      if (unit == u) out.insert(reason);
+    }
+    if (overlap_[u] > 0) out.insert("lexical:" + std::to_string(overlap_[u]));
     return out;
   }
 
@@ -370,6 +388,7 @@ class Compiler {
     Projection p;
     p.catalog_sha256 = ix_.sha256;
     p.mode = in_.mode;
+    p.beyond_candidate_limit = beyond_limit_;
     for (const auto& [u, e] : sel_) {
       p.selected.push_back({ix_.units[u].id, e.score, {e.reasons.begin(), e.reasons.end()}});
     }
@@ -474,7 +493,10 @@ class Compiler {
   const Input& in_;
   std::set<int> selected_, denied_, negated_;
   std::set<std::string> granted_;
-  std::map<int, std::set<std::string>> reasons_;  // evidence
+  std::vector<std::int64_t> base_;                  // evidence but lexical overlap
+  std::vector<int> overlap_;                        // tokens shared with the text
+  std::vector<std::pair<int, std::string>> fired_;  // evidence reasons, by unit
+  std::int64_t beyond_limit_ = 0;
   std::vector<std::pair<int, std::int64_t>> roots_;
   std::map<int, Entry> sel_;
   std::map<int, std::set<std::string>> rej_;
@@ -559,6 +581,7 @@ Value to_json(const Projection& p) {
   json::Array schemas(p.tool_schemas.begin(), p.tool_schemas.end());
   return json::Object{
       {"active", list(p.active)},
+      {"beyond_candidate_limit", p.beyond_candidate_limit},
       {"catalog_sha256", p.catalog_sha256},
       {"fingerprint", p.fingerprint},
       {"guidance", p.guidance},
@@ -587,6 +610,9 @@ std::string explain(const Projection& p, const Catalog& catalog) {
     for (const auto& i : v) s += (s.empty() ? "" : ", ") + i;
     return s;
   };
+  if (p.beyond_candidate_limit > 0) {
+    out += std::to_string(p.beyond_candidate_limit) + " candidates beyond the candidate limit\n";
+  }
   out += "visible tools: " + (p.visible_tools.empty() ? "(none)" : join(p.visible_tools)) + "\n";
   out += "active: " + (p.active.empty() ? "(none)" : join(p.active)) + "\n";
   for (const auto& d : p.selected) {

@@ -121,8 +121,10 @@ struct Projection {
   std::string fingerprint;
   std::string catalog_sha256;
   Mode mode = Mode::Compiled;
-  std::vector<Decision> selected;          // before packing, by id
-  std::vector<Decision> rejected;          // by id
+  std::vector<Decision> selected;  // before packing, by id
+  std::vector<Decision> rejected;  // by id
+  // Candidates ranked past candidate_limit: counted, not listed (neither selected nor rejected).
+  std::int64_t beyond_candidate_limit = 0;
   std::vector<std::string> active;         // after packing, by id
   std::vector<std::string> visible_tools;  // model-facing names of the active tool units
   std::vector<json::Value> tool_schemas;   // their schemas, in the same order
