@@ -51,27 +51,20 @@ Input turn(Mode mode) {
   return in;
 }
 
-void BM_ProjectCompiled(benchmark::State& state) {
+void BM_Project(benchmark::State& state, Mode mode) {
   const Catalog c = make_catalog(static_cast<int>(state.range(0)));
-  const Input in = turn(Mode::Compiled);
+  const Input in = turn(mode);
   for (auto _ : state) benchmark::DoNotOptimize(project(c, in));
   state.SetComplexityN(state.range(0));
 }
-BENCHMARK(BM_ProjectCompiled)
+BENCHMARK_CAPTURE(BM_Project, Compiled, Mode::Compiled)
     ->Arg(500)
     ->Arg(1000)
     ->Arg(2000)
     ->Arg(5000)
     ->Unit(benchmark::kMicrosecond)
     ->Complexity();
-
-void BM_ProjectAllTools(benchmark::State& state) {
-  const Catalog c = make_catalog(static_cast<int>(state.range(0)));
-  const Input in = turn(Mode::AllTools);
-  for (auto _ : state) benchmark::DoNotOptimize(project(c, in));
-  state.SetComplexityN(state.range(0));
-}
-BENCHMARK(BM_ProjectAllTools)
+BENCHMARK_CAPTURE(BM_Project, AllTools, Mode::AllTools)
     ->Arg(500)
     ->Arg(1000)
     ->Arg(2000)
