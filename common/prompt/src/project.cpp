@@ -55,8 +55,7 @@ struct Entry {
 
 class Compiler {
  public:
-  Compiler(const Catalog& catalog, const Input& input)
-      : cat_(catalog), ix_(catalog.index()), in_(input) {}
+  Compiler(const Catalog& catalog, const Input& input) : ix_(catalog.index()), in_(input) {}
 
   Result<Projection> run() {
     if (Status s = resolve_host_lists(); !s) return s.take_diagnostics();
@@ -243,7 +242,7 @@ class Compiler {
           why = "requires:" + ix_.units[d].id + ":" + *r;
           return std::nullopt;
         }
-        if (!parent_.count(d) || sel_.count(d) == 0) parent_[d] = ix_.units[u].id;
+        parent_[d] = ix_.units[u].id;  // read by the select() that follows this closure
         out.push_back(d);
         stack.push_back(d);
       }
@@ -488,7 +487,6 @@ class Compiler {
     return p;
   }
 
-  const Catalog& cat_;
   const Catalog::Index& ix_;
   const Input& in_;
   std::set<int> selected_, denied_, negated_;
