@@ -133,7 +133,8 @@ struct Projection {
   std::string packing;  // "exact" | "greedy"
 };
 
-// Compiles one turn. A mandatory unit that cannot fit is MF-P005 (pointer /units/<id>).
+// Compiles one turn. Selected mandatory units that cannot fit are MF-P005 (pointer
+// /budget_tokens of the input; the message names the units and the tokens they need).
 Result<Projection> project(const Catalog& catalog, const Input& input);
 
 // The canonical document mf-compile project prints (docs/projection.md).
