@@ -6,12 +6,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # The report digest for the committed fixtures; any change to what the product does changes it.
-PINNED=5185663a8922a1f5f996f11e995802b6dd25b3c9d3d0dbd55a7a0a35cd0204d5
+PINNED=c7dc1c3ba61f7cfa2a17997510ecad130531248e989d6b8b12aacae5c8341b13
 
 "$bin/mf-audit" --fixtures fixtures --out "$tmp/a" >"$tmp/a.json" 2>"$tmp/a.table"
 cmp -s "$tmp/a.json" "$tmp/a/exit-report.json" || fail "stdout differs from exit-report.json"
-grep -q 'capability receipts *7 / 7' "$tmp/a.table" || fail "table: $(cat "$tmp/a.table")"
-jq -e '.passed and ([.receipts[] | select(.holds)] | length) == 7' "$tmp/a.json" >/dev/null ||
+grep -q 'capability receipts *8 / 8' "$tmp/a.table" || fail "table: $(cat "$tmp/a.table")"
+jq -e '.passed and ([.receipts[] | select(.holds)] | length) == 8' "$tmp/a.json" >/dev/null ||
   fail "receipts do not hold"
 digest=$(jq -r .report_sha256 "$tmp/a.json")
 [ "$digest" = "$PINNED" ] || fail "report digest $digest differs from the pinned $PINNED"
@@ -79,9 +79,13 @@ attack compiled compiled_harness
 fresh guarded  # a conversation without a mistake proves nothing about the guardrails
 cp fixtures/harness/runs/golden-ok.json "$tmp/guarded/fixtures/harness/runs/golden-recover.json"
 attack guarded guarded_tool_run
+
+fresh projected  # a projection that shows every tool hides nothing
+sed -i 's/^  mode: compiled$/  mode: all_tools/' "$tmp/projected/fixtures/harness/projected/projected.yaml"
+attack projected prompt_projection
 # With a store: one more receipt, the round trip through export and import, and the report kept.
 "$bin/mf-audit" --fixtures fixtures --out "$tmp/s" --store "$tmp/s/store" -q >"$tmp/s.json"
-jq -e '.passed and (.receipts | length) == 8 and .receipts[7].capability == "content_addressed_store"' \
+jq -e '.passed and (.receipts | length) == 9 and .receipts[8].capability == "content_addressed_store"' \
   "$tmp/s.json" >/dev/null || fail "store receipt"
 [ "$("$bin/mf-store" --store "$tmp/s/store" ref get audit/report)" = "$(sha256sum <"$tmp/s.json" | cut -d' ' -f1)" ] ||
   fail "report not kept under audit/report"

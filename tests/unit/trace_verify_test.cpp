@@ -678,4 +678,96 @@ TEST(TraceVerifyPlan, NewTerminalStatesAreFailures) {
   }
 }
 
+// A projecting plan run: run_started declares the projection, each request follows its own.
+const std::string kProjectedStart =
+    ev(0, "run_started",
+       R"({"mode":"plan","plan_sha256":")" + std::string(64, 'a') +
+           R"(","model":"scripted","budget":{"max_iterations":2},"durability":"event",)"
+           R"("trace_content":"digest","projection":{"budget_tokens":100,"catalog_sha256":")" +
+           std::string(64, 'c') + R"(","candidate_limit":8,"mode":"compiled"}})");
+
+// projection_compiled for `call` showing `visible` with one ledger item per active unit.
+std::string projected(std::int64_t seq, std::int64_t call,
+                      const std::string& visible = R"(["read"])",
+                      const std::string& active = R"(["tool:read"])",
+                      const std::string& ledger =
+                          R"({"bytes":40,"charged":12,"items":[{"bytes":40,"tokens":12,)"
+                          R"("unit":"tool:read","variant":"full"}],"limit":100,"remaining":88})") {
+  return ev(seq, "projection_compiled",
+            R"({"call":)" + std::to_string(call) + R"(,"fingerprint":")" + std::string(64, 'f') +
+                R"(","visible":)" + visible + R"(,"active_units":)" + active + R"(,"ledger":)" +
+                ledger + "}");
+}
+
+std::string requested(std::int64_t seq, std::int64_t call, const std::string& tools) {
+  return ev(seq, "model_requested",
+            R"({"call":)" + std::to_string(call) + R"(,"kind":")" +
+                (call == 1 ? "initial" : "turn") + R"(")" +
+                (tools.empty() ? std::string() : R"(,"tools":)" + tools) + "}");
+}
+
+const std::string kProjectedEnd =
+    ev(3, "model_responded", R"({"call":1,"content_bytes":2})") +
+    ev(4, "run_completed", R"({"terminal":"completed","output":{},"model_calls":1,"repairs":0})");
+
+TEST(TraceVerifyProjection, ARequestSendsWhatItsProjectionShowed) {
+  EXPECT_EQ(
+      check(kProjectedStart + projected(1, 1) + requested(2, 1, R"(["read"])") + kProjectedEnd)
+          .status,
+      Outcome::Ok);
+  // More, fewer, other or no tools than the projection showed.
+  for (const std::string tools : {R"(["read","bash"])", R"([])", R"(["bash"])", ""}) {
+    expect_error(kProjectedStart + projected(1, 1) + requested(2, 1, tools) + kProjectedEnd,
+                 codes::kTraceInconsistent, 3);
+  }
+}
+
+TEST(TraceVerifyProjection, EveryRequestHasItsOwnProjection) {
+  // None at all, one for another call, two for one call, something in between.
+  expect_error(kProjectedStart + requested(1, 1, R"(["read"])"), codes::kTraceInconsistent, 2);
+  expect_error(kProjectedStart + projected(1, 2) + requested(2, 1, R"(["read"])"),
+               codes::kTraceInconsistent, 2);
+  expect_error(kProjectedStart + projected(1, 1) + projected(2, 1), codes::kTraceInconsistent, 3);
+  expect_error(kProjectedStart + projected(1, 1) +
+                   ev(2, "nudge_sent", R"({"kind":"x","channel":"user","message":"m"})"),
+               codes::kTraceInconsistent, 3);
+}
+
+TEST(TraceVerifyProjection, ARunThatDoesNotProjectRecordsNoProjection) {
+  expect_error(kPlanStart + projected(1, 1), codes::kTraceInconsistent, 2);
+  expect_error(kPlanStart + requested(1, 1, R"(["read"])"), codes::kTraceInconsistent, 2);
+}
+
+TEST(TraceVerifyProjection, TheLedgerAddsUpUnderTheDeclaredBudget) {
+  const std::string item = R"({"bytes":40,"tokens":12,"unit":"tool:read","variant":"full"})";
+  const auto ledger = [&](int bytes, int charged, int limit, int remaining, std::string items) {
+    return R"({"bytes":)" + std::to_string(bytes) + R"(,"charged":)" + std::to_string(charged) +
+           R"(,"items":)" + items + R"(,"limit":)" + std::to_string(limit) + R"(,"remaining":)" +
+           std::to_string(remaining) + "}";
+  };
+  const std::string one = "[" + item + "]";
+  for (const std::string& bad :
+       {ledger(40, 13, 100, 87, one), ledger(41, 12, 100, 88, one), ledger(40, 12, 200, 188, one),
+        ledger(40, 12, 100, 80, one), ledger(80, 24, 100, 76, "[" + item + "," + item + "]"),
+        ledger(0, 0, 100, 100, "[]")}) {
+    expect_error(kProjectedStart + projected(1, 1, R"(["read"])", R"(["tool:read"])", bad),
+                 codes::kTraceInconsistent, 2);
+  }
+  // Over the budget: 120 tokens charged against 100.
+  const std::string big = R"([{"bytes":400,"tokens":120,"unit":"tool:read","variant":"full"}])";
+  expect_error(kProjectedStart + projected(1, 1, R"(["read"])", R"(["tool:read"])",
+                                           ledger(400, 120, 100, -20, big)),
+               codes::kTraceInconsistent, 2);
+}
+
+TEST(TraceVerifyProjection, OnlyActiveToolsAreVisible) {
+  expect_error(kProjectedStart + projected(1, 1, R"(["read","bash"])"), codes::kTraceInconsistent,
+               2);
+  expect_error(kProjectedStart + projected(1, 1, R"(["bash"])"), codes::kTraceInconsistent, 2);
+  EXPECT_EQ(
+      check(kProjectedStart + projected(1, 1, R"([])") + requested(2, 1, R"([])") + kProjectedEnd)
+          .status,
+      Outcome::Ok);
+}
+
 }  // namespace plan_rules

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -100,7 +101,11 @@ class Auditor {
     if (Status s = compiled_harness(plan_path, compiled); !s) return s.take_diagnostics();
     if (Status s = guarded_tool_run(plan_path, guarded); !s) return s.take_diagnostics();
 
-    std::vector<Receipt> receipts = {typed, repair, replay, tool, gate, compiled, guarded};
+    Receipt projection("prompt_projection");
+    if (Status s = prompt_projection(projection); !s) return s.take_diagnostics();
+
+    std::vector<Receipt> receipts = {typed, repair,   replay,  tool,
+                                     gate,  compiled, guarded, projection};
     if (!req_.store_dir.empty()) {
       Receipt store("content_addressed_store");
       if (Status s = store_round_trip(trace_path, trace_sha, store); !s)
@@ -328,6 +333,121 @@ class Auditor {
       r.check(string_at(*summary, "status") == "identical", "strict replay diverged");
       r.evidence("strict_replay_sha256", json::canonical_digest(*summary));
     }
+    return {};
+  }
+
+  // 8. A projected harness: each request sends exactly the tools its turn's projection showed, a
+  //    bound tool the turn hides is refused as not visible and never runs, the run completes, the
+  //    trace replays strictly, and the trace rewritten to show a hidden tool (its hash chain
+  //    relinked) is refused.
+  Status prompt_projection(Receipt& r) {
+    const fs::path h = fixtures_ / "harness" / "projected";
+    const std::string plan_path = (work_ / "projected.plan.json").string();
+    const std::string trace_path = (work_ / "projected.jsonl").string();
+    const std::string workspace = (fixtures_ / "repository").string();
+    Result<Ran> compiled = exec("mf-compile", {(h / "projected.yaml").string(), "-o", "-"});
+    if (!compiled) return compiled.take_diagnostics();
+    if (!r.check(compiled->exit_code == 0,
+                 "mf-compile projected.yaml exited " + std::to_string(compiled->exit_code))) {
+      return {};
+    }
+    if (Status s = io::publish_atomic(plan_path, compiled->out, io::Clobber::Replace); !s) return s;
+    Result<json::Value> plan = json::parse_object(compiled->out);
+    const json::Value* projection = plan ? plan->find("projection") : nullptr;
+    if (!r.check(projection != nullptr, "the plan carries no projection")) return {};
+    r.evidence("catalog_sha256", string_at(*projection, "catalog_sha256"));
+    const std::size_t bound = plan->find("nodes")->as_array().size();
+    Result<Ran> ran =
+        exec("mf-run", {"--plan", plan_path, "--model", "scripted:" + (h / "run-ok.json").string(),
+                        "--request", (h / "request.json").string(), "--workspace", workspace,
+                        "--trace-content", "inline", "--run-id", "audit-projected", "--fixed-clock",
+                        "--trace", trace_path});
+    if (!ran) return ran.take_diagnostics();
+    r.check(ran->exit_code == 0, "mf-run --plan exited " + std::to_string(ran->exit_code));
+    Result<std::string> trace = io::read_input(trace_path, 64u << 20);
+    if (!r.check(trace.ok(), "no trace was written")) return {};
+    r.evidence("trace_sha256", hash::sha256_hex(*trace));
+    std::vector<json::Value> events;
+    json::JsonlReader reader(*trace);
+    Result<json::Value> line = json::Value();
+    while (reader.next(line)) {
+      if (!r.check(line.ok(), "trace line is not strict JSON")) return {};
+      events.push_back(std::move(*line));
+    }
+    // Request by request: the projection just before it, what it sent, what the turn called.
+    bool matched = true, hid = false, refused_hidden = false, ran_hidden = false;
+    std::string hidden_tool, terminal;
+    json::Value visible;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const json::Value& e = events[i];
+      const std::string event = string_at(e, "event");
+      if (event == "model_requested") {
+        const json::Value& before = events[i > 0 ? i - 1 : 0];
+        const json::Value* tools = e.find("tools");
+        matched = matched && string_at(before, "event") == "projection_compiled" &&
+                  int_at(before, "call") == int_at(e, "call") && tools != nullptr &&
+                  *tools == *before.find("visible");
+        visible = tools != nullptr ? *tools : json::Value();
+        hid = hid || (tools != nullptr && tools->as_array().size() < bound);
+      } else if (event == "guardrail_violation" && string_at(e, "kind") == "not_visible") {
+        refused_hidden = true;
+      } else if (event == "tool_called") {
+        const json::Value tool(string_at(e, "tool"));
+        const auto& shown = visible.is_array() ? visible.as_array() : json::Array{};
+        ran_hidden = ran_hidden || std::find(shown.begin(), shown.end(), tool) == shown.end();
+      } else if (event == "run_completed" || event == "run_failed") {
+        terminal = string_at(e, "terminal");
+      }
+    }
+    r.check(terminal == "completed", "the projected run did not complete");
+    r.check(matched, "a request sent other tools than its turn's projection showed");
+    r.check(hid, "no turn hid a bound tool");
+    r.check(refused_hidden, "no call of a hidden tool was refused as not visible");
+    r.check(!ran_hidden, "a tool ran on a turn that did not show it");
+    Result<Ran> strict =
+        exec("mf-replay", {"--strict", "--plan", plan_path, "--workspace", workspace, trace_path});
+    if (!strict) return strict.take_diagnostics();
+    Result<json::Value> summary = json::parse_object(strict->out);
+    r.check(strict->exit_code == 0 && summary.ok() && string_at(*summary, "status") == "identical",
+            "the projected run does not replay strictly");
+    // The attack: the first request also sends a tool its projection hid, the chain relinked.
+    for (const auto& n : plan->find("nodes")->as_array()) {
+      const json::Value name(string_at(n, "model_tool_name"));
+      const json::Value* first = nullptr;
+      for (const auto& e : events) {
+        if (string_at(e, "event") == "model_requested") {
+          first = e.find("tools");
+          break;
+        }
+      }
+      if (first != nullptr && std::find(first->as_array().begin(), first->as_array().end(), name) ==
+                                  first->as_array().end()) {
+        hidden_tool = name.as_string();
+        break;
+      }
+    }
+    if (!r.check(!hidden_tool.empty(), "the first request hid nothing to forge")) return {};
+    std::string forged, prev;
+    bool edited = false;
+    for (json::Value e : events) {
+      if (!edited && string_at(e, "event") == "model_requested") {
+        json::Array tools = e.find("tools")->as_array();
+        tools.push_back(json::Value(hidden_tool));
+        e.set("tools", std::move(tools));
+        edited = true;
+      }
+      if (!prev.empty()) e.set("prev", prev);
+      const std::string text = json::canonical(e);
+      prev = hash::sha256_hex(text);
+      forged += text + "\n";
+    }
+    const std::string forged_path = (work_ / "projected-forged.jsonl").string();
+    if (Status s = io::publish_atomic(forged_path, forged, io::Clobber::Replace); !s) return s;
+    Result<Ran> refused = exec("mf-replay", {forged_path});
+    if (!refused) return refused.take_diagnostics();
+    r.check(refused->exit_code == 1 && refused->err.find("MF-E015") != std::string::npos,
+            "a trace whose request shows a hidden tool was not refused with MF-E015");
+    r.evidence("forged_tool", hidden_tool);
     return {};
   }
 

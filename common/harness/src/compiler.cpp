@@ -36,7 +36,8 @@ struct Compilation {
   Source source;
   tools::Catalog catalog;
   std::map<std::string, const Node*> by_id;
-  std::vector<Bound> bound;  // in node_id order
+  std::vector<Bound> bound;       // in node_id order
+  std::string projection_sha256;  // the projection catalog's, when the source has the section
   diag::Diagnostics ds;
 
   void add(std::string code, std::string message, std::string pointer) {
@@ -162,7 +163,8 @@ void bind_nodes(Compilation& c) {
   }
 }
 
-// Loads catalogs and profiles, then binds every node to an exact descriptor.
+// Loads catalogs and profiles, binds every node to an exact descriptor, and builds the projection
+// catalog over the bound tools.
 void resolve(Compilation& c) {
   load_catalogs(c);
   const bool profile_found = read_profiles(c);
@@ -173,6 +175,18 @@ void resolve(Compilation& c) {
           "/model_profile_id");
   }
   bind_nodes(c);
+  if (!c.ds.empty() || !c.source.projection) return;
+  std::vector<prompt::ToolSource> tools;
+  for (const auto& b : c.bound) {
+    tools.push_back({b.tool->model_tool_name, b.tool->description, b.tool->input_schema,
+                     b.tool->required_capabilities});
+  }
+  auto catalog = projection_catalog(c.source.projection->units, tools);
+  if (!catalog) {
+    for (auto& d : catalog.take_diagnostics()) c.ds.push_back(std::move(d));
+    return;
+  }
+  c.projection_sha256 = catalog->sha256();
 }
 
 // The properties an input schema declares, with the type it gives each (empty when untyped).
@@ -473,6 +487,11 @@ Value lower(const Compilation& c, const std::string& source_sha256) {
        json::Object{
            {"name", "mf-compile"}, {"version", "0.1.0"}, {"build_id", "mf.compiler.lowering.v1"}}},
   };
+  if (s.projection) {
+    Value projection = projection_json(*s.projection);
+    projection.set("catalog_sha256", c.projection_sha256);
+    plan.set("projection", std::move(projection));
+  }
   plan.set("compiled_sha256", plan_digest(plan));
   return plan;
 }
@@ -509,7 +528,7 @@ Result<json::Value> parse_source(std::string_view text, Format format) {
 
 CompileResult compile(const CompileRequest& request) {
   CompileResult result;
-  Compilation c{request, {}, {}, {}, {}, {}};
+  Compilation c{request, {}, {}, {}, {}, {}, {}};
   auto fail = [&](const char* phase) {
     sort_diagnostics(c.ds);
     result.failure_phase = phase;

@@ -358,6 +358,79 @@ class Invariants {
 
 }  // namespace
 
+Result<std::optional<PlanProjection>> plan_projection(const json::Value& plan) {
+  const Value* member = plan.is_object() ? plan.find("projection") : nullptr;
+  if (member == nullptr) return std::optional<PlanProjection>();
+  FieldReader f(*member, "/projection");
+  PlanProjection p;
+  if (auto m = f.string("mode")) {
+    if (*m == "all_tools") {
+      p.mode = prompt::Mode::AllTools;
+    } else if (*m != "compiled") {
+      f.add(diag::error(codes::kPlanInvalid, "mode must be compiled or all_tools",
+                        f.pointer_of("mode")));
+    }
+  }
+  bounded(f, "budget_tokens", 1, 10000000);
+  bounded(f, "candidate_limit", 1, 256);
+  auto claimed = f.string("catalog_sha256");
+  std::vector<prompt::Unit> declared;
+  if (const Value* units = f.array("units")) {
+    auto read = prompt::units_from_json(*units, "/projection/units");
+    if (read) {
+      declared = std::move(*read);
+    } else {
+      for (auto& d : read.take_diagnostics()) f.add(std::move(d));
+    }
+  }
+  f.reject_unknown({"mode", "budget_tokens", "candidate_limit", "units", "catalog_sha256"});
+  std::vector<prompt::ToolSource> tools;
+  const Value* nodes = plan.find("nodes");
+  for (std::size_t i = 0;
+       f.ok() && nodes != nullptr && nodes->is_array() && i < nodes->as_array().size(); ++i) {
+    FieldReader n(nodes->as_array()[i], pointer_at("/nodes", i));
+    prompt::ToolSource t;
+    auto name = n.string("model_tool_name");
+    auto description = n.string("description");
+    const Value* schema = n.object("input_schema");
+    for (const auto& c : string_set(n, "required_capabilities", valid_capability)) {
+      t.capabilities.push_back(c);
+    }
+    if (name && description && schema != nullptr) {
+      t.name = *name;
+      t.description = *description;
+      t.input_schema = *schema;
+      tools.push_back(std::move(t));
+    }
+    for (auto& d : n.take()) f.add(std::move(d));
+  }
+  if (f.ok()) {
+    auto catalog = projection_catalog(std::move(declared), tools);
+    if (!catalog) {
+      for (auto& d : catalog.take_diagnostics()) f.add(std::move(d));
+    } else if (claimed && catalog->sha256() != *claimed) {
+      f.add(diag::error(codes::kPlanInvalid,
+                        "catalog_sha256 is not the digest of the units over the nodes' tools (" +
+                            catalog->sha256() + ")",
+                        f.pointer_of("catalog_sha256")));
+    } else {
+      p.catalog = std::move(*catalog);
+    }
+  }
+  if (!f.ok()) {
+    auto ds = f.take();
+    for (auto& d : ds) {
+      d.message = "projection: " + d.message +
+                  (d.code == codes::kPlanInvalid ? std::string() : " (" + d.code + ")");
+      d.code = codes::kPlanInvalid;
+    }
+    return ds;
+  }
+  p.budget_tokens = *member->find("budget_tokens")->as_exact_int();
+  p.candidate_limit = *member->find("candidate_limit")->as_exact_int();
+  return std::optional<PlanProjection>(std::move(p));
+}
+
 Status check_plan(const json::Value& plan) {
   FieldReader f(plan, "");
   const std::set<std::string> top_caps = read_top_level(f);
@@ -374,6 +447,7 @@ Status check_plan(const json::Value& plan) {
   if (!ds.empty()) return ds;
   ds = Invariants(plan, nodes).check(top_caps);
   if (!ds.empty()) return ds;
+  if (auto projection = plan_projection(plan); !projection) return projection.take_diagnostics();
   return {};
 }
 

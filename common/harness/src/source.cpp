@@ -432,6 +432,49 @@ void read_prompt(FieldReader& f, Source& s) {
   }
 }
 
+// projection: {mode?, budget_tokens?, candidate_limit?, units?}; the mode and bounds are the
+// projection input's (MF-P004), the units the units document's (MF-P001).
+void read_projection(FieldReader& f, Source& s) {
+  const Value* section = f.object("projection", false);
+  if (section == nullptr) return;
+  FieldReader pf(*section, "/projection");
+  ProjectionPolicy p;
+  diag::Diagnostics input_faults;
+  const auto bad = [&](const char* key, std::string message) {
+    input_faults.push_back(
+        diag::error(codes::kProjectionInput, std::move(message), pf.pointer_of(key)));
+  };
+  if (auto m = pf.string("mode", false)) {
+    if (*m == "all_tools") {
+      p.mode = prompt::Mode::AllTools;
+    } else if (*m != "compiled") {
+      bad("mode", "mode '" + *m + "' is neither 'compiled' nor 'all_tools'");
+    }
+  }
+  if (auto b = pf.integer("budget_tokens", false)) {
+    p.budget_tokens = *b;
+    if (*b < 1 || *b > 10000000) bad("budget_tokens", "budget_tokens is 1..10000000");
+  }
+  if (auto l = pf.integer("candidate_limit", false)) {
+    p.candidate_limit = *l;
+    if (*l < 1 || *l > 256) bad("candidate_limit", "candidate_limit is 1..256");
+  }
+  if (const Value* units = pf.array("units", false)) {
+    auto read = prompt::units_from_json(*units, "/projection/units");
+    if (read) {
+      p.units = std::move(*read);
+    } else {
+      for (auto& d : read.take_diagnostics()) pf.add(std::move(d));
+    }
+  }
+  pf.reject_unknown({"mode", "budget_tokens", "candidate_limit", "units"});
+  for (auto& d : pf.take()) f.add(std::move(d));
+  for (auto& d : input_faults) f.add(std::move(d));
+  std::sort(p.units.begin(), p.units.end(),
+            [](const prompt::Unit& a, const prompt::Unit& b) { return a.id < b.id; });
+  s.projection = std::move(p);
+}
+
 // Lists are sets: sorted here so authoring order never reaches a digest.
 void sort_sets(Source& s) {
   for (auto& n : s.nodes) {
@@ -488,8 +531,10 @@ Result<Source> read_source(const json::Value& doc) {
   read_context(f, s);
   read_graph(f, s);
   read_artifacts(f, s);
+  read_projection(f, s);
   f.reject_unknown({"schema_version", "kind", "harness_id", "harness_version", "stage_scope",
-                    "model_profile_id", "prompt", "budgets", "context", "graph", "artifacts"});
+                    "model_profile_id", "prompt", "budgets", "context", "graph", "artifacts",
+                    "projection"});
   diag::Diagnostics ds = f.take();
   find_secrets(doc, "", ds);
   if (!ds.empty()) return ds;
@@ -524,7 +569,7 @@ json::Value semantic_payload(const Source& s) {
     required.push_back(
         {t.terminal_result, json::Array(t.artifact_ids.begin(), t.artifact_ids.end())});
   }
-  return json::Object{
+  Value payload = json::Object{
       {"schema_version", "1.0"},
       {"kind", "millforge_harness"},
       {"harness_id", s.harness_id},
@@ -541,6 +586,9 @@ json::Value semantic_payload(const Source& s) {
                      json::Array(s.declared_artifact_ids.begin(), s.declared_artifact_ids.end())},
                     {"required_by_terminal", std::move(required)}}},
   };
+  // Present only with the section, so a harness without one keeps the digest it always had.
+  if (s.projection) payload.set("projection", projection_json(*s.projection));
+  return payload;
 }
 
 json::Value prompt_json(const Source& s) {
@@ -563,6 +611,28 @@ json::Value context_json(const ContextPolicy& c) {
       {"budget_tokens", c.budget_tokens},
       {"keep_recent_iterations", c.keep_recent_iterations},
       {"phase_thresholds", json::Array(c.phase_thresholds.begin(), c.phase_thresholds.end())}};
+}
+
+json::Value projection_json(const ProjectionPolicy& p) {
+  json::Array units;
+  for (const auto& u : p.units) units.push_back(prompt::to_json(u));
+  return json::Object{{"mode", prompt::name(p.mode)},
+                      {"budget_tokens", p.budget_tokens},
+                      {"candidate_limit", p.candidate_limit},
+                      {"units", std::move(units)}};
+}
+
+Result<prompt::Catalog> projection_catalog(std::vector<prompt::Unit> declared,
+                                           const std::vector<prompt::ToolSource>& tools) {
+  auto units = prompt::with_tools(std::move(declared), tools);
+  auto catalog = units ? prompt::Catalog::build(std::move(*units))
+                       : Result<prompt::Catalog>(units.take_diagnostics());
+  if (catalog) return catalog;
+  auto ds = catalog.take_diagnostics();
+  for (auto& d : ds) {
+    if (d.pointer.empty()) d.pointer = "/projection/units";
+  }
+  return ds;
 }
 
 std::string pointer_at(std::string base, std::string_view token) {

@@ -11,6 +11,7 @@
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
+#include "mf/prompt/projection.hpp"
 
 namespace mf::harness {
 
@@ -51,6 +52,15 @@ struct ContextPolicy {
   std::array<double, 3> phase_thresholds{};
 };
 
+// The optional projection section (docs/projection.md, "In a harness"): what each model turn of
+// a run of the plan is shown.
+struct ProjectionPolicy {
+  prompt::Mode mode = prompt::Mode::Compiled;
+  std::int64_t budget_tokens = 8192;
+  std::int64_t candidate_limit = 64;
+  std::vector<prompt::Unit> units;  // declared; the nodes' tools join them at resolution
+};
+
 struct Source {
   std::string harness_id;
   std::int64_t harness_version = 0;
@@ -71,6 +81,7 @@ struct Source {
     std::string pointer;
   };
   std::vector<TerminalArtifacts> required_by_terminal;
+  std::optional<ProjectionPolicy> projection;
 };
 
 // The schema phase: MF-S020..S026 faults, every one reported.
@@ -82,6 +93,13 @@ json::Value semantic_payload(const Source& s);
 json::Value prompt_json(const Source& s);
 json::Value budgets_json(const Budgets& b);
 json::Value context_json(const ContextPolicy& c);
+// {mode, budget_tokens, candidate_limit, units}: the units normalized and sorted by id.
+json::Value projection_json(const ProjectionPolicy& p);
+
+// The projection catalog of a harness or plan: the declared units over the tools of its nodes
+// (MF-P002, MF-P003; a fault of the catalog as a whole points at /projection/units).
+Result<prompt::Catalog> projection_catalog(std::vector<prompt::Unit> declared,
+                                           const std::vector<prompt::ToolSource>& tools);
 
 // A pointer one token or index below `base`.
 std::string pointer_at(std::string base, std::string_view token);

@@ -561,6 +561,19 @@ Result<Projection> project(const Catalog& catalog, const Input& input) {
   return Compiler(catalog, in).run();
 }
 
+Value to_json(const Ledger& l) {
+  json::Array items;
+  for (const auto& i : l.items) {
+    items.push_back(json::Object{
+        {"bytes", i.bytes}, {"tokens", i.tokens}, {"unit", i.unit}, {"variant", i.variant}});
+  }
+  return json::Object{{"bytes", l.bytes},
+                      {"charged", l.charged},
+                      {"items", std::move(items)},
+                      {"limit", l.limit},
+                      {"remaining", l.remaining}};
+}
+
 Value to_json(const Projection& p) {
   const auto decisions = [](const std::vector<Decision>& ds, bool score) {
     json::Array a;
@@ -571,11 +584,6 @@ Value to_json(const Projection& p) {
     }
     return Value(std::move(a));
   };
-  json::Array items;
-  for (const auto& i : p.ledger.items) {
-    items.push_back(json::Object{
-        {"bytes", i.bytes}, {"tokens", i.tokens}, {"unit", i.unit}, {"variant", i.variant}});
-  }
   json::Array schemas(p.tool_schemas.begin(), p.tool_schemas.end());
   return json::Object{
       {"active", list(p.active)},
@@ -584,11 +592,7 @@ Value to_json(const Projection& p) {
       {"fingerprint", p.fingerprint},
       {"guidance", p.guidance},
       {"kind", "millforge_prompt_projection"},
-      {"ledger", json::Object{{"bytes", p.ledger.bytes},
-                              {"charged", p.ledger.charged},
-                              {"items", std::move(items)},
-                              {"limit", p.ledger.limit},
-                              {"remaining", p.ledger.remaining}}},
+      {"ledger", to_json(p.ledger)},
       {"mode", name(p.mode)},
       {"packing", p.packing},
       {"rejected", decisions(p.rejected, false)},

@@ -15,6 +15,7 @@
 #include "mf/runtime/plan_run.hpp"
 #include "mf/runtime/rescue.hpp"
 #include "mf/text/utf8.hpp"
+#include "projector.hpp"
 
 namespace mf::runtime {
 
@@ -57,13 +58,15 @@ struct Counter {
 class GuardedTurns final : public detail::Turns {
  public:
   GuardedTurns(const Value& plan, tools::ToolExecutor& executor, trace::Writer& trace,
-               RunOutcome& outcome, const RunOptions& options, const PlanRunOptions& plan_options)
+               RunOutcome& outcome, const RunOptions& options, const PlanRunOptions& plan_options,
+               std::unique_ptr<detail::Projector> projector)
       : plan_(plan),
         executor_(executor),
         trace_(trace),
         outcome_(outcome),
         options_(options),
-        opts_(plan_options) {
+        opts_(plan_options),
+        projector_(std::move(projector)) {
     const Guardrails g = opts_.guardrails;
     const bool bare = g == Guardrails::Bare;
     rescue_ = !bare && g != Guardrails::NoRescue;
@@ -107,6 +110,13 @@ class GuardedTurns final : public detail::Turns {
       started.set("parent_run_id", opts_.parent->run_id);
       started.set("fork_seq", opts_.parent->fork_seq);
     }
+    if (projector_) {
+      const auto& p = projector_->policy();
+      started.set("projection", json::Object{{"catalog_sha256", p.catalog.sha256()},
+                                             {"mode", prompt::name(p.mode)},
+                                             {"budget_tokens", p.budget_tokens},
+                                             {"candidate_limit", p.candidate_limit}});
+    }
     return started;
   }
 
@@ -116,21 +126,41 @@ class GuardedTurns final : public detail::Turns {
     return std::nullopt;
   }
 
-  Result<model::Request> request(std::int64_t call, Value& requested) override {
-    requested.set("kind", call == 1 ? "initial" : "turn");
+  Result<std::optional<detail::Ending>> prepare(std::int64_t call) override {
     if (compact_) {
       if (Status s = compact(call); !s) return s.take_diagnostics();
     }
+    if (projector_) return project(call);
+    return std::optional<detail::Ending>();
+  }
+
+  Result<model::Request> request(std::int64_t call, Value& requested) override {
+    requested.set("kind", call == 1 ? "initial" : "turn");
     model::Request r;
     r.call = call;
     r.messages.reserve(history_.size());
     for (const auto& e : history_) r.messages.push_back(e.message);
-    r.tools = tools_;
+    if (!projector_) {
+      r.tools = tools_;
+      return r;
+    }
+    // Only what this turn's projection shows, in its order, with its guidance in the system
+    // message; the history keeps the plain system prompt.
+    json::Array sent;
+    for (const auto& name : visible_) {
+      r.tools.push_back(tools_[std::find(names_.begin(), names_.end(), name) - names_.begin()]);
+      sent.push_back(name);
+    }
+    requested.set("tools", std::move(sent));
+    if (!guidance_.empty() && !r.messages.empty() && r.messages.front().role == "system") {
+      r.messages.front().content += "\n\n" + guidance_;
+    }
     return r;
   }
 
   Result<std::optional<detail::Ending>> decide(std::int64_t call, model::Reply& reply) override {
     call_ = call;
+    facts_ = {call + 1, {}, {}};
     std::vector<model::ToolCallRequest> calls = std::move(reply.tool_calls);
     if (calls.empty() && rescue_) {
       if (auto rescued = rescue_tool_calls(reply.content, names_)) {
@@ -153,7 +183,17 @@ class GuardedTurns final : public detail::Turns {
       if (std::find(names_.begin(), names_.end(), c.name) == names_.end()) {
         return correct(calls, "unknown_tool",
                        "[UnknownTool] There is no tool named '" + c.name +
-                           "'. The tools are: " + join(names_) + ". Call one of them.",
+                           "'. The tools are: " + join(offered()) + ". Call one of them.",
+                       retries_);
+      }
+    }
+    // Bound is not shown: a tool this turn's projection left out is its own correction.
+    for (const auto& c : calls) {
+      if (projector_ && std::find(visible_.begin(), visible_.end(), c.name) == visible_.end()) {
+        return correct(calls, "not_visible",
+                       "[ToolNotVisible] The tool '" + c.name +
+                           "' is not offered this turn. The tools offered now are: " +
+                           join(visible_) + ". Call one of them.",
                        retries_);
       }
     }
@@ -178,6 +218,39 @@ class GuardedTurns final : public detail::Turns {
   }
 
  private:
+  // The tool names this turn offers the model: the projection's, or every bound tool.
+  const std::vector<std::string>& offered() const { return projector_ ? visible_ : names_; }
+
+  // This turn's projection: recorded as projection_compiled, and kept for the request and for
+  // the check of the reply's calls. A selected mandatory unit that no longer fits ends the run.
+  Result<std::optional<detail::Ending>> project(std::int64_t call) {
+    facts_.call = call;
+    auto p = projector_->project(executor_, facts_);
+    if (!p) {
+      const std::string why = p.diagnostics().front().message;
+      Value b;
+      b.set("budget", "projection_tokens");
+      b.set("limit", projector_->policy().budget_tokens);
+      if (Status s = trace_.emit("budget_exhausted", std::move(b)); !s) {
+        return s.take_diagnostics();
+      }
+      return std::optional<detail::Ending>(detail::Ending{"budget_exhausted", {}, why});
+    }
+    visible_ = p->visible_tools;
+    guidance_ = p->guidance;
+    Value e;
+    e.set("call", call);
+    e.set("fingerprint", p->fingerprint);
+    json::Array visible(visible_.begin(), visible_.end());
+    e.set("visible", std::move(visible));
+    e.set("active_units", json::Array(p->active.begin(), p->active.end()));
+    e.set("ledger", prompt::to_json(p->ledger));
+    if (Status s = trace_.emit("projection_compiled", std::move(e)); !s) {
+      return s.take_diagnostics();
+    }
+    return std::optional<detail::Ending>();
+  }
+
   const tools::Binding* binding(const std::string& model_name) const {
     for (const auto& b : executor_.bindings()) {
       if (b.tool.model_tool_name == model_name) return &b;
@@ -304,7 +377,8 @@ class GuardedTurns final : public detail::Turns {
   // A bare text reply: forge's retry nudge, as a user message, on the validation budget.
   Result<std::optional<detail::Ending>> text_reply(const std::string& content) {
     const std::string message =
-        "Your reply was not a tool call. Answer with a call of one of: " + join(names_) + ".";
+        "Your reply was not a tool call. Answer with a call of one of: " + join(offered()) + ".";
+    facts_.corrected = "text_response";
     const bool over = retries_.spend();
     if (Status s = violation("text_response", message, &retries_); !s) return s.take_diagnostics();
     if (over) return exhausted(retries_, "the model answered with text instead of a tool call");
@@ -316,9 +390,13 @@ class GuardedTurns final : public detail::Turns {
 
   // A batch refused before the boundary: every call gets the correction as its tool result (the
   // channel models are trained to read), and the correction spends `budget`.
+  // `named` are the tools the correction tells the model to call: the next projection shows them.
   Result<std::optional<detail::Ending>> correct(const std::vector<model::ToolCallRequest>& calls,
                                                 std::string_view kind, const std::string& message,
-                                                Counter& budget) {
+                                                Counter& budget,
+                                                std::vector<std::string> named = {}) {
+    facts_.corrected = std::string(kind);
+    facts_.named = std::move(named);
     const bool over = budget.spend();
     if (Status s = violation(kind, message, &budget); !s) return s.take_diagnostics();
     for (const auto& c : calls) {
@@ -345,7 +423,11 @@ class GuardedTurns final : public detail::Turns {
 
   // The first prerequisite of `b` that no earlier success meets (with its argument matches), as
   // the correction that says so; the boundary's own history decides.
-  std::optional<std::string> unmet_prerequisite(const tools::Binding& b, const Value& args) const {
+  struct Unmet {
+    std::string message;
+    std::string prior;  // the model-facing name of the tool to call first
+  };
+  std::optional<Unmet> unmet_prerequisite(const tools::Binding& b, const Value& args) const {
     for (const auto& rule : b.prerequisites) {
       if (executor_.prerequisite_met(rule, args)) continue;
       std::string prior = rule.node_id;
@@ -354,12 +436,14 @@ class GuardedTurns final : public detail::Turns {
       }
       std::string matching;
       for (const auto& m : rule.matches) matching += (matching.empty() ? "" : ", ") + m.second;
-      return "[PrerequisiteError] '" + b.tool.model_tool_name +
-             "' cannot be called yet: it needs a successful call of '" + prior + "' first" +
-             (matching.empty() ? std::string()
-                               : " with the same " + matching + " (" + prior + "'s " +
-                                     rule.matches.front().first + ")") +
-             ". Call '" + prior + "' now.";
+      return Unmet{"[PrerequisiteError] '" + b.tool.model_tool_name +
+                       "' cannot be called yet: it needs a successful call of '" + prior +
+                       "' first" +
+                       (matching.empty() ? std::string()
+                                         : " with the same " + matching + " (" + prior + "'s " +
+                                               rule.matches.front().first + ")") +
+                       ". Call '" + prior + "' now.",
+                   prior};
     }
     return std::nullopt;
   }
@@ -385,11 +469,11 @@ class GuardedTurns final : public detail::Turns {
         message = "[StepEnforcementError] STOP. Do not call '" + c.name +
                   "'. Your next reply must be a call of one of: " + steps + ".";
       }
-      return correct(calls, "premature_terminal", message, premature_);
+      return correct(calls, "premature_terminal", message, premature_, pending);
     }
     for (std::size_t i = 0; i < calls.size(); ++i) {
       if (auto unmet = unmet_prerequisite(*binding(calls[i].name), args[i])) {
-        return correct(calls, "prerequisite", *unmet, prereq_);
+        return correct(calls, "prerequisite", unmet->message, prereq_, {unmet->prior});
       }
     }
     return std::nullopt;
@@ -559,6 +643,10 @@ class GuardedTurns final : public detail::Turns {
   RunOutcome& outcome_;
   const RunOptions& options_;
   const PlanRunOptions& opts_;
+  std::unique_ptr<detail::Projector> projector_;  // null: every bound tool is shown every turn
+  detail::TurnFacts facts_;                       // for the next turn's projection
+  std::vector<std::string> visible_;              // this turn's projection shows these tools
+  std::string guidance_;                          // and this guidance
   bool rescue_ = true, nudge_ = true, steps_ = true, compact_ = true;
   std::int64_t max_iterations_ = 0;
   Counter retries_, tool_errors_, prereq_, premature_;
@@ -584,12 +672,26 @@ std::optional<Guardrails> parse_guardrails(std::string_view n) {
   return std::nullopt;
 }
 
+namespace detail {
+
+Result<RunOutcome> run_guarded(const json::Value& plan, tools::ToolExecutor& executor,
+                               model::Model& model, trace::Writer& trace, const RunOptions& options,
+                               const PlanRunOptions& plan_options,
+                               std::unique_ptr<Projector> projector) {
+  RunOutcome outcome;
+  GuardedTurns turns(plan, executor, trace, outcome, options, plan_options, std::move(projector));
+  return run_loop(turns, outcome, model, trace, options);
+}
+
+}  // namespace detail
+
 Result<RunOutcome> run_plan(const json::Value& plan, tools::ToolExecutor& executor,
                             model::Model& model, trace::Writer& trace, const RunOptions& options,
                             const PlanRunOptions& plan_options) {
-  RunOutcome outcome;
-  GuardedTurns turns(plan, executor, trace, outcome, options, plan_options);
-  return detail::run_loop(turns, outcome, model, trace, options);
+  auto projector = detail::Projector::from_plan(plan, plan_options);
+  if (!projector) return projector.take_diagnostics();
+  return detail::run_guarded(plan, executor, model, trace, options, plan_options,
+                             std::move(*projector));
 }
 
 }  // namespace mf::runtime

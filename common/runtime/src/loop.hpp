@@ -27,8 +27,12 @@ class Turns {
   // The budget that forbids another call after `calls_made` calls, as (name, limit), or nothing.
   virtual std::optional<std::pair<std::string, std::int64_t>> spent(
       std::int64_t calls_made) const = 0;
-  // The request of model call `call` (it may record events first, e.g. a compaction);
-  // `requested` receives model_requested's members beyond call.
+  // What comes before model call `call` (a compaction, a projection), recorded as its events; an
+  // Ending ends the run without the call.
+  virtual Result<std::optional<Ending>> prepare(std::int64_t /*call*/) {
+    return std::optional<Ending>();
+  }
+  // The request of model call `call`; `requested` receives model_requested's members beyond call.
   virtual Result<model::Request> request(std::int64_t call, json::Value& requested) = 0;
   // What a recorded reply means; emits the mode's events. An Ending ends the run.
   virtual Result<std::optional<Ending>> decide(std::int64_t call, model::Reply& reply) = 0;

@@ -10,6 +10,7 @@
 #include "mf/runtime/plan_run.hpp"
 
 #include "mf/runtime/task_run.hpp"
+#include "projector.hpp"
 #include "run_model.hpp"
 
 namespace mf::runtime {
@@ -138,6 +139,16 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   eo.fixed_clock = request.fixed_clock;
   eo.request = po.request;
   tools::ToolExecutor executor(std::move(*bindings), std::move(context), std::move(eo));
+  // A first turn whose mandatory units cannot fit is refused before the trace exists.
+  auto projector = detail::Projector::from_plan(*plan, po);
+  if (!projector) return projector.take_diagnostics();
+  if (*projector) {
+    if (auto first = (*projector)->project(executor, {}); !first) {
+      auto ds = first.take_diagnostics();
+      for (auto& d : ds) d.source = request.plan_path;
+      return ds;
+    }
+  }
 
   trace::WriterOptions wo;
   wo.run_id = request.run_id.empty() ? new_run_id() : request.run_id;
@@ -148,7 +159,7 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   auto writer = request.trace_sink != nullptr ? trace::Writer::open_memory(request.trace_sink, wo)
                                               : trace::Writer::open(request.trace_path, wo);
   if (!writer) return writer.take_diagnostics();
-  return run_plan(*plan, executor, *model, **writer, options, po);
+  return detail::run_guarded(*plan, executor, *model, **writer, options, po, std::move(*projector));
 }
 
 }  // namespace mf::runtime

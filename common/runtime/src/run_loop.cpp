@@ -34,6 +34,9 @@ class Loop {
       if (auto stop = interrupted()) return finish({*stop, {}, {}});
       // The budget is a promise checked before each call, never inferred afterwards.
       if (auto spent = turns_.spent(outcome_.model_calls)) return budget_exhausted(*spent);
+      Result<std::optional<Ending>> prepared = turns_.prepare(outcome_.model_calls + 1);
+      if (!prepared) return prepared.take_diagnostics();
+      if (*prepared) return finish(std::move(**prepared));
       const std::int64_t call = ++outcome_.model_calls;
       json::Value requested;
       Result<model::Request> request = turns_.request(call, requested);

@@ -306,7 +306,78 @@ bool Verifier::check_consistent(const std::string& event, const json::Value& eve
                         std::to_string(summary_.model_calls) + " and " +
                         std::to_string(summary_.repairs));
   }
-  return !task_mode_ || check_task_sequence(event, event_object);
+  if (!task_mode_) return check_projection(event, event_object);
+  return check_task_sequence(event, event_object);
+}
+
+// A projection is compiled for the call about to be requested, its ledger adds up, and the
+// request that follows sends exactly the tools it showed; a run that does not project sends no
+// tool list and compiles no projection.
+bool Verifier::check_projection(const std::string& event, const json::Value& event_object) {
+  const auto inconsistent = [&](const std::string& what) {
+    fail(codes::kTraceInconsistent, event + " " + what);
+    return false;
+  };
+  if (event == "projection_compiled") {
+    if (!projecting_) return inconsistent("in a run whose run_started declares no projection");
+    if (natural(event_object, "call") != summary_.model_calls + 1) {
+      return inconsistent("is not for the next call (" + std::to_string(summary_.model_calls + 1) +
+                          ")");
+    }
+    if (visible_) return inconsistent("again before its call was requested");
+    const json::Value& ledger = *event_object.find("ledger");
+    std::int64_t tokens = 0, bytes = 0;
+    const json::Value* items = ledger.find("items");
+    bool ok = items != nullptr && items->is_array();
+    for (std::size_t i = 0; ok && i < items->as_array().size(); ++i) {
+      const auto t = natural(items->as_array()[i], "tokens");
+      const auto b = natural(items->as_array()[i], "bytes");
+      ok = t && b;
+      if (ok) tokens += *t, bytes += *b;
+    }
+    const auto limit = natural(ledger, "limit");
+    if (!ok || natural(ledger, "charged") != tokens || natural(ledger, "bytes") != bytes ||
+        limit != projection_budget_ || tokens > *limit ||
+        natural(ledger, "remaining") != *limit - tokens) {
+      return inconsistent(
+          "has a ledger whose items, charge, limit and remainder do not add up under the "
+          "budget of run_started");
+    }
+    const auto& active = event_object.find("active_units")->as_array();
+    bool charged_as_active = items->as_array().size() == active.size();
+    for (std::size_t i = 0; charged_as_active && i < active.size(); ++i) {
+      charged_as_active = std::any_of(items->as_array().begin(), items->as_array().end(),
+                                      [&](const json::Value& item) {
+                                        const auto* unit = item.find("unit");
+                                        return unit != nullptr && *unit == active[i];
+                                      });
+    }
+    if (!charged_as_active) {
+      return inconsistent("charges units other than the active ones, one ledger item each");
+    }
+    for (const auto& name : event_object.find("visible")->as_array()) {
+      const bool listed = std::any_of(active.begin(), active.end(), [&](const json::Value& u) {
+        return u.as_string() == "tool:" + name.as_string() ||
+               u.as_string() == "mcp_tool:" + name.as_string();
+      });
+      if (!listed) return inconsistent("shows '" + name.as_string() + "', which is not active");
+    }
+    visible_ = *event_object.find("visible");
+  } else if (event == "model_requested") {
+    const json::Value* tools = event_object.find("tools");
+    if (!projecting_) {
+      if (tools != nullptr) return inconsistent("lists tools in a run that does not project");
+      return true;
+    }
+    if (!visible_) return inconsistent("has no projection compiled for it");
+    if (tools == nullptr || !(*tools == *visible_)) {
+      return inconsistent("sends tools other than the ones its projection showed");
+    }
+    visible_.reset();
+  } else if (visible_) {
+    return inconsistent("comes between a projection and its request");
+  }
+  return true;
 }
 
 // Task mode has one sequence (docs/formats/trace.md, "Task-mode sequence"): each event may follow
@@ -403,6 +474,10 @@ bool Verifier::check_and_count(const std::string& event, const json::Value& even
     max_model_calls_ =
         natural(budget, task_mode_ ? "max_model_calls" : "max_iterations").value_or(-1);
     max_repairs_ = natural(budget, "max_repairs").value_or(-1);
+    if (const json::Value* p = event_object.find("projection")) {
+      projecting_ = true;
+      projection_budget_ = natural(*p, "budget_tokens").value_or(-1);
+    }
   } else if (is_terminal_event(event)) {
     terminated_ = true;
     summary_.terminal = event_object.find("terminal")->as_string();

@@ -3,11 +3,13 @@
 // refused with the reason: MF-L004 for a digest mismatch, MF-L002 for a broken invariant.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
+#include "mf/prompt/projection.hpp"
 
 namespace mf::harness {
 
@@ -24,6 +26,20 @@ Status verify_plan(const json::Value& plan);
 
 // Reads plan bytes with the strict reader, requires canonical file form, verifies.
 Result<json::Value> load_plan(std::string_view bytes);
+
+// What a plan with a projection member shows each model turn (docs/projection.md, "In a
+// harness"): the mode, budget and candidate limit, and the catalog of its declared units over the
+// tools of its nodes.
+struct PlanProjection {
+  prompt::Mode mode = prompt::Mode::Compiled;
+  std::int64_t budget_tokens = 0;
+  std::int64_t candidate_limit = 0;
+  prompt::Catalog catalog;
+};
+
+// Nothing when the plan has no projection member. MF-L002 when the member is malformed or its
+// catalog_sha256 is not the digest of the catalog it describes (check_plan runs this too).
+Result<std::optional<PlanProjection>> plan_projection(const json::Value& plan);
 
 // "<harness_id>@<version>.<compiled_sha256>.compiled.json"
 std::string plan_file_name(const json::Value& plan);

@@ -139,6 +139,8 @@ Result<Projection> project(const Catalog& catalog, const Input& input);
 
 // The canonical document mf-compile project prints (docs/projection.md).
 json::Value to_json(const Projection& projection);
+// {bytes, charged, items: [{bytes, tokens, unit, variant}], limit, remaining}
+json::Value to_json(const Ledger& ledger);
 // A readable account of every decision.
 std::string explain(const Projection& projection, const Catalog& catalog);
 

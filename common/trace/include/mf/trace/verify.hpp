@@ -83,6 +83,7 @@ class Verifier {
   bool check_chain(std::string_view text, const json::Value& event_object);
   bool check_mac(const json::Value& event_object);
   void fail(const char* code, std::string message, std::int64_t column = 0);
+  bool check_projection(const std::string& event, const json::Value& event_object);
 
   VerifyOptions options_;
   json::ReadLimits limits_;
@@ -101,6 +102,11 @@ class Verifier {
   std::int64_t max_model_calls_ = 0;
   std::int64_t max_repairs_ = 0;
   bool can_repair_ = false;  // the last verification_failed left a repair
+  // Harness mode with projection: every request carries exactly the tools the projection compiled
+  // for its call showed (the last projection's visible list, until a request consumes it).
+  bool projecting_ = false;
+  std::int64_t projection_budget_ = -1;
+  std::optional<json::Value> visible_;
 };
 
 // The whole trace in memory. Fails only for reasons outside the trace (never, today).
