@@ -95,6 +95,36 @@ run 0 "$replay" --strict --plan "$plan" --workspace "$ws" "$tmp/ok.jsonl"
 proj_run "$plan" "$px/run-ok.json" "$tmp/ok2.jsonl"
 cmp -s "$tmp/ok.jsonl" "$tmp/ok2.jsonl" || fail "a projected run is not deterministic"
 
+# The fingerprint names the turn's input: another instruction, another first fingerprint.
+first_fp() { jq -s -r '[.[] | select(.event == "projection_compiled")][0].fingerprint' "$1"; }
+run 0 "$MF_BIN/mf-run" --plan "$plan" --model "scripted:$px/run-ok.json" --workspace "$ws" \
+  --request '{"instruction": "Hello there."}' --trace "$tmp/hello.jsonl" --fixed-clock --run-id proj
+[[ $(first_fp "$tmp/hello.jsonl") != "$(first_fp "$tmp/ok.jsonl")" ]] ||
+  fail "another instruction gave the same fingerprint"
+# An always-active tool is shown on a request that says nothing about it; the guidance is not.
+[[ $(jq -s -c '[.[] | select(.event == "projection_compiled")][0] | [.visible, .active_units]' "$tmp/hello.jsonl") == \
+   '[["read"],["tool:read"]]' ]] || fail "always on an unrelated request: $(jq -s -c '[.[] | select(.event == "projection_compiled")][0]' "$tmp/hello.jsonl")"
+
+# Turn A shows a tool, turn B hides it, turn C shows it again, and then it runs: hiding never
+# unbinds (ls follows the first turn and a text reply).
+source_with '.projection.units |= map(if .id == "tool:ls" then .triggers = [{signal: "first_turn", weight: 50},
+             {signal: "corrected:text_response", weight: 50}] else . end)' "$tmp/abc.json"
+plan_of "$tmp/abc.json" "$tmp/abc.plan.json"
+cat >"$tmp/abc-run.json" <<'EOF'
+{"steps": [{"tool_calls": [{"name": "read", "arguments": {"path": "src/lib.rs"}}]},
+           {"content": "Let me think about it."},
+           {"tool_calls": [{"name": "ls", "arguments": {"path": "src"}}]},
+           {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "ok"}}]}]}
+EOF
+proj_run "$tmp/abc.plan.json" "$tmp/abc-run.json" "$tmp/abc.jsonl"
+[[ $(jq -s -c '[.[] | select(.event == "projection_compiled") | .visible | index("ls") != null]' "$tmp/abc.jsonl") == \
+   '[true,false,true,false]' ]] ||
+  fail "A/B/C: $(jq -s -c '[.[] | select(.event == "projection_compiled") | .visible]' "$tmp/abc.jsonl")"
+jq -s -e '([.[] | select(.event == "tool_called") | .tool] == ["read", "ls", "submit"])
+          and ([.[] | select(.event == "tool_completed")] | length == 3 and all(.ok))' "$tmp/abc.jsonl" \
+  >/dev/null || fail "the tool shown again did not run"
+[[ $(jq -r .terminal "$tmp/out") == completed ]] || fail "A/B/C: $(cat "$tmp/out")"
+
 # A plan without the section shows every bound tool and records no projection.
 source_with 'del(.projection)' "$tmp/plain.json"
 plan_of "$tmp/plain.json" "$tmp/plain.plan.json"
@@ -269,5 +299,8 @@ jq -e 'all(.messages[0].content | startswith("Read the file named in the request
   >/dev/null || fail "the system instructions do not come first"
 jq -e '[.[] | .tools[] | .function.name] | all(. != "bash" and . != "write" and . != "edit")' \
   <<<"$bodies" >/dev/null || fail "a hidden schema was sent"
+# Each schema is sent once, in the tools channel: the system message does not render it again.
+jq -e 'all(.messages[0].content | contains("Read the contents of a file") | not)' <<<"$bodies" \
+  >/dev/null || fail "a schema is rendered twice"
 
 echo "projected_run: ok"
