@@ -195,13 +195,36 @@ void loop_turn_inspect(benchmark::State& state) {
   run_turns(state, plan, "inspect_request", mf::json::Object{});
 }
 
+// fixtures/harness/projected/projected.yaml: eight tools bound, each turn projected (read and the
+// guidance shown; submit once read has succeeded). Its twin without the projection section shows
+// all eight every turn, so the difference is what projecting a turn costs.
+std::string projected_yaml(bool with_projection) {
+  std::string yaml =
+      read_file(std::string(MF_SOURCE_DIR) + "/fixtures/harness/projected/projected.yaml");
+  if (!with_projection) yaml.resize(yaml.find("\nprojection:") + 1);
+  return yaml;
+}
+
+void loop_turn_projected(benchmark::State& state) {
+  static const Value plan = compile_plan(projected_yaml(true), 1 << 20);
+  run_turns(state, plan, "read", mf::json::Object{{"path", "src/lib.rs"}});
+}
+
+void loop_turn_eight_shown(benchmark::State& state) {
+  static const Value plan = compile_plan(projected_yaml(false), 1 << 20);
+  run_turns(state, plan, "read", mf::json::Object{{"path", "src/lib.rs"}});
+}
+
 using Bench = void (*)(benchmark::State&);
 
 [[maybe_unused]] const bool registered = [] {
   const char* on = std::getenv("MF_BENCH_LOOP_LONG");
   const bool long_runs = on != nullptr && std::string_view(on) == "1";
-  const std::pair<const char*, Bench> benches[] = {{"BM_LoopTurnRead", loop_turn_read},
-                                                   {"BM_LoopTurnInspect", loop_turn_inspect}};
+  const std::pair<const char*, Bench> benches[] = {
+      {"BM_LoopTurnRead", loop_turn_read},
+      {"BM_LoopTurnInspect", loop_turn_inspect},
+      {"BM_LoopTurnProjected", loop_turn_projected},
+      {"BM_LoopTurnEightShown", loop_turn_eight_shown}};
   for (const auto& [name, fn] : benches) {
     auto* b = benchmark::RegisterBenchmark(name, fn)->UseRealTime()->Unit(benchmark::kMillisecond);
     b->Arg(16)->Arg(64)->Arg(256);

@@ -220,6 +220,11 @@ int main(int argc, char** argv) {
               "--workspace fixtures/repository --artifacts out/ --trace run.jsonl | jq .terminal",
               "mf-run --plan plan.json --model 'sim:fixtures/harness/runs/golden-ok.json?seed=7&"
               "faults=0.3' --guardrails no_rescue --fixed-clock --run-id r1 --trace run.jsonl",
+              "mf-compile fixtures/harness/projected/projected.yaml -o - > projected.json && "
+              "mf-run --plan projected.json --model "
+              "scripted:fixtures/harness/projected/run-ok.json --request "
+              "fixtures/harness/projected/request.json --workspace fixtures/repository --trace "
+              "run.jsonl && jq -c 'select(.event == \"projection_compiled\") | .visible' run.jsonl",
               "mf-run --task fixtures/forge/task-valid.json --model "
               "openai:fixtures/profiles/local.json --trace t.jsonl",
               "mf-run --task task.json --model openai:profile.json --cache write --store st "
@@ -237,8 +242,12 @@ int main(int argc, char** argv) {
           "budget_exhausted, cancelled) exits 1 with a complete trace. Plan mode prints the run's "
           "result document (terminal, accepted terminal with its artifacts' digests, counts) "
           "whatever the ending, and exits 0 only when the run completed with a success "
-          "disposition. An invalid task, plan, request or model script is rejected (exit 2) "
-          "before the trace is created. SIGINT/SIGTERM end a run cancelled with a complete "
+          "disposition. A plan compiled with a projection section shows each model turn only "
+          "the tools and guidance that turn's projection selects; a call of a bound tool the turn "
+          "hid is corrected as not_visible (docs/projection.md). An invalid task, plan, request "
+          "or model script, or a first turn whose mandatory prompt units do not fit the "
+          "projection budget (MF-P005), is rejected (exit 2) before the trace is created. "
+          "SIGINT/SIGTERM end a run cancelled with a complete "
           "trace. Live models (openai:, anthropic:) call the network only with such a profile, "
           "read their key from the environment variable the profile names, and with --cache "
           "read replay recorded replies without the network or a key; a reply never recorded "

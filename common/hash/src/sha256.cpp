@@ -20,10 +20,21 @@ namespace {
 EVP_MD_CTX* ctx_of(void* p) {
   return static_cast<EVP_MD_CTX*>(p);
 }
+
+// The SHA-256 implementation, fetched once: OpenSSL 3 otherwise looks it up in its provider
+// tables (under a lock) on every EVP_DigestInit_ex, which costs more than hashing a trace line.
+const EVP_MD* sha256_md() {
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md != nullptr ? md : EVP_sha256();
+#else
+  return EVP_sha256();
+#endif
+}
 }  // namespace
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (ctx_ == nullptr || EVP_DigestInit_ex(ctx_of(ctx_), EVP_sha256(), nullptr) != 1) {
+  if (ctx_ == nullptr || EVP_DigestInit_ex(ctx_of(ctx_), sha256_md(), nullptr) != 1) {
     throw std::runtime_error("OpenSSL SHA-256 initialisation failed");
   }
 }
@@ -60,7 +71,7 @@ Digest hmac_sha256(std::string_view key, std::string_view message) {
   const auto* k = key.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(key.data());
   const auto* m =
       message.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(message.data());
-  if (HMAC(EVP_sha256(), k, static_cast<int>(key.size()), m, message.size(), d.data(), &len) ==
+  if (HMAC(sha256_md(), k, static_cast<int>(key.size()), m, message.size(), d.data(), &len) ==
       nullptr) {
     throw std::runtime_error("OpenSSL HMAC-SHA256 failed");
   }
