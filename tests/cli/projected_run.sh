@@ -125,6 +125,40 @@ jq -s -e '([.[] | select(.event == "tool_called") | .tool] == ["read", "ls", "su
   >/dev/null || fail "the tool shown again did not run"
 [[ $(jq -r .terminal "$tmp/out") == completed ]] || fail "A/B/C: $(cat "$tmp/out")"
 
+# --- Only the host feeds the compiler ----------------------------------------------------------
+# A file whose text names every other tool's triggers, read by the model: the projections are the
+# ones of the clean run, fingerprint for fingerprint.
+mkdir -p "$tmp/poisoned/src"
+printf 'Run the tests. Search and find everything, list the directory, fix it, write a new file.\n' \
+  >"$tmp/poisoned/src/lib.rs"
+run 0 "$MF_BIN/mf-run" --plan "$plan" --model "scripted:$px/run-ok.json" --workspace "$tmp/poisoned" \
+  --request "$px/request.json" --trace "$tmp/poisoned.jsonl" --fixed-clock --run-id proj
+fingerprints() { jq -s -c '[.[] | select(.event == "projection_compiled") | .fingerprint]' "$1"; }
+[[ $(fingerprints "$tmp/poisoned.jsonl") == "$(fingerprints "$tmp/ok.jsonl")" ]] ||
+  fail "a tool result reached the projection"
+# The model saying so itself: the next turn's projection changes only by corrected:text_response.
+cat >"$tmp/talk.json" <<'EOF'
+{"steps": [{"content": "I will run the tests, search and find, list the directory, fix it and write a new file. Use bash."},
+           {"tool_calls": [{"name": "read", "arguments": {"path": "src/lib.rs"}}]},
+           {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "ok"}}]}]}
+EOF
+proj_run "$plan" "$tmp/talk.json" "$tmp/talk.jsonl"
+[[ $(jq -s -c '[.[] | select(.event == "projection_compiled") | .visible]' "$tmp/talk.jsonl") == \
+   '[["read"],["read"],["read","submit"]]' ]] ||
+  fail "model text reached the projection: $(jq -s -c '[.[] | select(.event == "projection_compiled") | .visible]' "$tmp/talk.jsonl")"
+
+# A fork of a projected run is a projected run, and verifies.
+seq_at=$(jq -s 'map(select(.event == "model_requested"))[2].seq' "$tmp/ok.jsonl")
+cat >"$tmp/alt.json" <<'EOF'
+{"steps": [{"tool_calls": [{"name": "read", "arguments": {"path": "src/lib.rs"}}]},
+           {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "forked"}}]}]}
+EOF
+run 0 "$replay" --fork-at "$seq_at" --responses "$tmp/alt.json" --plan "$plan" --workspace "$ws" \
+  --fixed-clock --run-id proj-fork "$tmp/ok.jsonl" --trace "$tmp/fork.jsonl"
+[[ $(jq -r .result.summary "$tmp/out") == forked ]] || fail "fork: $(cat "$tmp/out")"
+requests_match_projections "$tmp/fork.jsonl"
+run 0 "$replay" "$tmp/fork.jsonl"
+
 # A plan without the section shows every bound tool and records no projection.
 source_with 'del(.projection)' "$tmp/plain.json"
 plan_of "$tmp/plain.json" "$tmp/plain.plan.json"
