@@ -26,9 +26,13 @@ int main(int argc, char** argv) {
               "mf-audit --quiet | jq '.receipts[] | {capability, holds}'",
           },
       .details =
-          "Runs mf-run (repair fixture, fixed run id and clock), mf-replay, mf-toolread and the "
-          "four-case mf-eval suite as a user would, checks what each produced, and writes "
-          "DIR/exit-report.json (also printed on stdout). The table goes to stderr. Identical "
+          "Runs mf-run (repair fixture, fixed run id and clock), mf-replay, mf-toolread, the "
+          "four-case mf-eval suite, mf-compile and harness runs as a user would, checks what each "
+          "produced, and writes DIR/exit-report.json (also printed on stdout). Receipts: "
+          "typed_task_and_output_contract, bounded_targeted_repair, provider_free_replay, "
+          "capability_scoped_tool, executable_evaluation_gate, compiled_harness, "
+          "guarded_tool_run, prompt_projection, and with --store content_addressed_store. The "
+          "table goes to stderr. Identical "
           "inputs give a byte-identical report. Exit 1 when a receipt does not hold or the report "
           "digest differs from --expect-sha256.",
   };
