@@ -160,6 +160,18 @@ run 0 "$replay" --fork-at "$seq_at" --responses "$tmp/alt.json" --plan "$plan" -
 requests_match_projections "$tmp/fork.jsonl"
 run 0 "$replay" "$tmp/fork.jsonl"
 
+# An eval case over the projected plan checks the not_visible corrections like any other kind.
+mkdir -p "$tmp/suite"
+cp "$plan" "$tmp/suite/projected.plan.json"
+cp "$px/run-ok.json" "$tmp/suite/run-ok.json"
+jq -n --arg ws "$ws" --slurpfile req "$px/request.json" '{suite_id: "projected", cases: [{id: "hidden",
+  plan: "projected.plan.json", model: "scripted:run-ok.json", workspace: $ws, request: $req[0],
+  expect: {terminal: "completed", violations: {not_visible: 2, unknown_tool: 0},
+           tools: ["read", "submit"]}}]}' >"$tmp/suite/suite.json"
+run 0 "$MF_BIN/mf-eval" run --suite "$tmp/suite/suite.json" --output - --fixed-clock
+jq -e '.summary.passed == 1 and .cases[0].violations.not_visible == 2' "$tmp/out" >/dev/null ||
+  fail "eval over a projected plan: $(cat "$tmp/out")"
+
 # A plan without the section shows every bound tool and records no projection.
 source_with 'del(.projection)' "$tmp/plain.json"
 plan_of "$tmp/plain.json" "$tmp/plain.plan.json"

@@ -377,6 +377,14 @@ TEST(PromptDocuments, UnitFaultsPointAtTheMember) {
   auto orphan = with_tools({unit("tool:nothing")}, kGitTools);
   ASSERT_FALSE(orphan.ok());
   EXPECT_EQ(orphan.diagnostics()[0].code, "MF-P002");
+  // Two tools of one model name (two versions in two catalogs): the refinement goes to the
+  // first, the second is a unit of its own, and the catalog refuses the repeated id.
+  Unit refined = unit("tool:git_diff");
+  refined.activation = Activation::Always;
+  auto twice = with_tools({refined}, {kGitTools[0], kGitTools[0]});
+  ASSERT_TRUE(twice.ok());
+  for (const auto& u : *twice) EXPECT_EQ(u.id, "tool:git_diff");
+  EXPECT_EQ(build(*twice).diagnostics()[0].code, "MF-P003");
 }
 
 TEST(PromptDocuments, NormalizedUnitsReadBackUnchanged) {

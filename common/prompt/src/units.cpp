@@ -223,7 +223,8 @@ Result<std::vector<Unit>> with_tools(std::vector<Unit> declared,
     Unit u;
     if (auto it = by_id.find(id); it != by_id.end()) {
       u = std::move(*it->second);
-      it->second->id.clear();  // consumed
+      it->second->id.clear();  // consumed: a second tool of the name is a unit of its own,
+      by_id.erase(it);         // which Catalog::build refuses as declared twice (MF-P003)
     } else {
       u.id = id;
       u.name = t.name;
