@@ -19,15 +19,48 @@ namespace eval = mf::eval;
 namespace {
 
 struct Opts {
-  cli::Text suite, output, traces, run_id_prefix, store, cache, baseline, candidate;
-  cli::Number jobs, max_regressions;
-  cli::Flag fixed_clock;
+  cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal;
+  cli::Texts cases;
+  cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio;
+  cli::Number jobs, repeat, max_regressions;
+  cli::Flag fixed_clock, resume;
 };
+
+// "i/n" with 1 <= i <= n, n >= 1.
+bool parse_shard(const std::string& text, std::int64_t& index, std::int64_t& count) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size() || text.size() > 21) {
+    return false;
+  }
+  const auto digits = [](std::string_view t) {
+    return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos &&
+           t.size() <= 9;
+  };
+  const std::string_view i(text.data(), slash), n(text.data() + slash + 1, text.size() - slash - 1);
+  if (!digits(i) || !digits(n)) return false;
+  index = std::stoll(std::string(i));
+  count = std::stoll(std::string(n));
+  return count >= 1 && index >= 1 && index <= count;
+}
 
 int run(cli::Context& ctx, const Opts& o) {
   if (int rc = cli::require(ctx, {o.suite, o.output})) return rc;
   eval::RunOptions options;
   options.jobs = static_cast<unsigned>(ctx.get(o.jobs, 1));
+  options.repeat = ctx.get(o.repeat, 1);
+  if (options.repeat > 1000) return cli::usage_error(ctx.tool, "--repeat is at most 1000");
+  if (ctx.given(o.shard) &&
+      !parse_shard(ctx.get(o.shard), options.shard_index, options.shard_count)) {
+    return cli::usage_error(ctx.tool,
+                            "--shard takes i/n with 1 <= i <= n, not '" + ctx.get(o.shard) + "'");
+  }
+  for (const auto& list : ctx.get(o.cases)) {
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      if (comma > at) options.only.push_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
   options.fixed_clock = ctx.fixed_clock(o.fixed_clock);
   options.traces_dir = ctx.get(o.traces);
   options.run_id_prefix = ctx.get(o.run_id_prefix, options.run_id_prefix);
@@ -39,9 +72,23 @@ int run(cli::Context& ctx, const Opts& o) {
     };
   }
 
+  // The journal: --journal, else beside a report file; --resume reuses what it holds.
+  const std::string output = ctx.get(o.output);
+  const std::string journal_path = ctx.get(o.journal, output == "-" ? "" : output + ".journal");
+  if (ctx.get(o.resume) && journal_path.empty()) {
+    return cli::usage_error(ctx.tool, "--resume needs a journal: --journal FILE or --output FILE");
+  }
   const std::string suite_path = ctx.get(o.suite);
   mf::Result<eval::Suite> suite = eval::load_suite(suite_path);
   if (!suite) return cli::report(ctx.tool, suite.diagnostics(), suite_path);
+  std::unique_ptr<eval::Journal> journal;
+  if (!journal_path.empty()) {
+    auto opened = eval::open_file_journal(journal_path, eval::campaign_id(*suite, options),
+                                          ctx.get(o.resume));
+    if (!opened) return cli::report(ctx.tool, opened.diagnostics());
+    journal = std::move(*opened);
+    options.journal = journal.get();
+  }
   const std::string store_dir = ctx.store_dir(o.store);
   auto session = mf::model::open_store_session(
       store_dir, *mf::model::parse_cache_mode(ctx.get(o.cache, "off")), !store_dir.empty());
@@ -49,16 +96,20 @@ int run(cli::Context& ctx, const Opts& o) {
   options.models = session->models;
   mf::store::Store* store = store_dir.empty() ? nullptr : session->store.get();
   if (store != nullptr) {
-    options.keep_trace = [&](const std::string& id, std::string_view trace) -> mf::Status {
+    options.keep_trace = [&](const std::string& id, std::optional<std::int64_t> repeat,
+                             std::string_view trace) -> mf::Status {
       std::lock_guard<std::mutex> guard(*session->lock);
-      auto kept = store->put_named(mf::store::refs::campaign_case_trace(suite->id, id), trace);
+      const std::string ref = repeat
+                                  ? mf::store::refs::campaign_attempt_trace(suite->id, id, *repeat)
+                                  : mf::store::refs::campaign_case_trace(suite->id, id);
+      auto kept = store->put_named(ref, trace);
       return kept ? mf::Status() : mf::Status(kept.take_diagnostics());
     };
   }
   mf::Result<eval::SuiteRun> done = eval::run_suite(*suite, options);
   if (!done) return cli::report(ctx.tool, done.diagnostics());
   const std::string report_bytes = mf::json::canonical_file(done->document);
-  mf::Status written = mf::io::write_output(ctx.get(o.output), report_bytes);
+  mf::Status written = mf::io::write_output(output, report_bytes);
   if (!written) return cli::report(ctx.tool, written.diagnostics());
   if (store != nullptr) {
     auto kept = store->put_named(mf::store::refs::campaign_report(suite->id), report_bytes);
@@ -70,6 +121,24 @@ int run(cli::Context& ctx, const Opts& o) {
               << " case(s) failed; see the report\n";
   }
   return failed > 0 ? cli::kFailure : cli::kSuccess;
+}
+
+int merge(cli::Context& ctx, const Opts& o) {
+  if (int rc = cli::require(ctx, {o.output})) return rc;
+  const auto args = ctx.positionals();
+  std::vector<std::pair<std::string, std::string>> named;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    mf::Result<std::string> bytes = mf::io::read_input(args[i]);
+    if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), args[i]);
+    named.emplace_back(args[i], std::move(*bytes));
+  }
+  if (named.empty()) return cli::usage_error(ctx.tool, "merge needs the shard reports");
+  mf::Result<mf::json::Value> merged = eval::merge_reports(named);
+  if (!merged) return cli::report(ctx.tool, merged.diagnostics());
+  mf::Status written = mf::io::write_output(ctx.get(o.output), mf::json::canonical_file(*merged));
+  if (!written) return cli::report(ctx.tool, written.diagnostics());
+  const auto* summary = merged->find("summary");
+  return summary->find("failed")->as_exact_int().value_or(0) > 0 ? cli::kFailure : cli::kSuccess;
 }
 
 int compare(cli::Context& ctx, const Opts& o) {
@@ -88,7 +157,22 @@ int compare(cli::Context& ctx, const Opts& o) {
   mf::Status written =
       mf::io::write_output("-", mf::json::canonical_file(eval::to_json(comparison)));
   if (!written) return cli::report(ctx.tool, written.diagnostics());
-  const auto reasons = eval::gate_failures(comparison, ctx.get(o.max_regressions, 0));
+  eval::Gates gates;
+  gates.max_regressions = ctx.get(o.max_regressions, 0);
+  for (const auto& [option, field] : {std::pair{&o.alpha, &gates.alpha},
+                                      std::pair{&o.max_latency_ratio, &gates.max_latency_ratio},
+                                      std::pair{&o.max_cost_ratio, &gates.max_cost_ratio}}) {
+    if (!ctx.given(*option)) continue;
+    const std::string text = ctx.get(*option);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !(v > 0) || v > 1e9) {
+      return cli::usage_error(
+          ctx.tool, "--" + option->name() + " takes a positive number, not '" + text + "'");
+    }
+    *field = v;
+  }
+  const auto reasons = eval::gate_failures(comparison, gates);
   for (const auto& reason : reasons) {
     std::cerr << ctx.tool.name << ": gate failed: " << reason << '\n';
   }
@@ -103,9 +187,12 @@ int main(int argc, char** argv) {
       .summary =
           "Run a suite of cases (in parallel) into a report; compare two reports with gates.",
       .usage =
-          "mf-eval run --suite FILE --output FILE|- [-j N] [--fixed-clock] [--traces DIR] "
+          "mf-eval run --suite FILE --output FILE|- [-j N] [--repeat K] [--shard I/N] "
+          "[--case ID,...] [--resume] [--journal FILE] [--fixed-clock] [--traces DIR] "
           "[--store DIR] [--cache MODE]\n"
-          "       mf-eval compare --baseline FILE --candidate FILE [--max-regressions N]",
+          "       mf-eval merge --output FILE|- SHARD.json...\n"
+          "       mf-eval compare --baseline FILE --candidate FILE [--max-regressions N] "
+          "[--alpha A] [--max-latency-ratio R] [--max-cost-ratio R]",
       .examples =
           {
               "mf-eval run --suite fixtures/forge/eval-suite.json --output target/forge-eval.json",
@@ -115,22 +202,39 @@ int main(int argc, char** argv) {
               "--store st",
               "mf-eval run --suite live-suite.json --output replay.json --fixed-clock --cache read "
               "--store st",
+              "mf-eval run --suite suite.json --output r.json --repeat 5 -j 2 | jq .summary",
+              "mf-eval run --suite suite.json --output r.json --resume   # after an interruption",
+              "mf-eval run --suite suite.json --output s1.json --shard 1/2 --fixed-clock && "
+              "mf-eval run --suite suite.json --output s2.json --shard 2/2 --fixed-clock && "
+              "mf-eval merge --output r.json s1.json s2.json",
               "mf-eval compare --baseline main.json --candidate pr.json --max-regressions 0",
+              "mf-eval compare --baseline main.json --candidate pr.json --max-regressions 3 "
+              "--alpha 0.05 --max-latency-ratio 1.5 --max-cost-ratio 1.2",
           },
       .positional = "args",
       .details =
           "run: exit 0 when every case passed, 1 when any failed (the report is still written), "
-          "2 for an invalid suite. compare: prints improved, regressed, unchanged, missing and "
-          "new case ids as canonical JSON; exit 1 when more cases regressed than "
-          "--max-regressions (default 0) or a baseline case is missing from the candidate, 2 for "
-          "an invalid report. Formats: docs/formats/eval.md.",
+          "2 for an invalid suite. Each finished attempt is appended to a journal (--journal, "
+          "default REPORT.journal beside a report file); --resume reuses the attempts it holds, "
+          "so an interrupted campaign (even by SIGKILL) goes on where it stopped, and the report "
+          "is the one an uninterrupted run writes. --shard i/n runs every n-th case; merge "
+          "joins the shard reports into the report one run writes. --repeat K runs each case K "
+          "times (a sim model's seed + n for sample n) and reports pass@k, pass^k and flaky "
+          "cases. merge: exit 1 when a merged case failed, 2 for a bad set of shards. compare: "
+          "prints improved, regressed, unchanged, missing and "
+          "new case ids, the McNemar p, the paired pass-rate difference with its interval and "
+          "the latency and cost ratios as canonical JSON; exit 1 when more cases regressed than "
+          "--max-regressions (default 0), a baseline case is missing from the candidate, or a "
+          "gate given (--alpha, --max-latency-ratio, --max-cost-ratio) fails, 2 for an invalid "
+          "report. Formats: docs/formats/eval.md.",
   };
   cli::Options d;
   const std::vector<std::string> run_cmd{"run"};
   const std::vector<std::string> compare_cmd{"compare"};
+  const std::vector<std::string> run_or_merge{"run", "merge"};
   const Opts o{
       .suite = d.text({"suite", "run: the suite of cases", "FILE", run_cmd}),
-      .output = d.text({"output", "run: the report", "FILE|-", run_cmd}),
+      .output = d.text({"output", "run, merge: the report", "FILE|-", run_or_merge}),
       .traces = d.text({"traces", "run: write DIR/<case>.jsonl", "DIR", run_cmd}),
       .run_id_prefix =
           d.text({"run-id-prefix", "run: run id = P + case id (default eval-)", "P", run_cmd}),
@@ -143,9 +247,28 @@ int main(int argc, char** argv) {
                        "MODE",
                        run_cmd,
                        {"off", "read", "write", "readwrite"}}),
+      .shard = d.text({"shard", "run: this run's share of the cases, i of n", "I/N", run_cmd}),
+      .journal = d.text(
+          {"journal", "run: the attempts journal (default REPORT.journal)", "FILE", run_cmd}),
+      .cases = d.texts(
+          {"case", "run: only these case ids (repeatable, or comma-separated)", "ID,...", run_cmd}),
       .baseline = d.text({"baseline", "compare: the reference", "FILE", compare_cmd}),
       .candidate = d.text({"candidate", "compare: the new report", "FILE", compare_cmd}),
+      .alpha = d.text({"alpha", "compare: fail on a regression significant at this level (McNemar)",
+                       "A", compare_cmd}),
+      .max_latency_ratio =
+          d.text({"max-latency-ratio", "compare: fail when the median latency grows past R times",
+                  "R", compare_cmd}),
+      .max_cost_ratio =
+          d.text({"max-cost-ratio", "compare: fail when the median cost grows past R times", "R",
+                  compare_cmd}),
       .jobs = d.number({"jobs,j", "run: cases in parallel (default 1)", "N", run_cmd, {}, 1}),
+      .repeat = d.number({"repeat",
+                          "run: attempts per case, each its own sample (default 1)",
+                          "K",
+                          run_cmd,
+                          {},
+                          1}),
       .max_regressions = d.number({"max-regressions",
                                    "compare: gate on the number of regressed cases (default 0)",
                                    "N",
@@ -155,11 +278,13 @@ int main(int argc, char** argv) {
       .fixed_clock =
           d.flag({"fixed-clock", "run: deterministic traces, no latency_ms (also MF_FIXED_CLOCK=1)",
                   "", run_cmd}),
+      .resume = d.flag({"resume", "run: reuse the attempts the journal holds", "", run_cmd}),
   };
 
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
-    if (args.empty()) return cli::usage_error(ctx.tool, "missing COMMAND (run, compare)");
+    if (args.empty()) return cli::usage_error(ctx.tool, "missing COMMAND (run, merge, compare)");
+    if (args[0] == "merge") return merge(ctx, o);
     if (args.size() > 1) return cli::usage_error(ctx.tool, "unexpected argument '" + args[1] + "'");
     if (args[0] == "run") return run(ctx, o);
     if (args[0] == "compare") return compare(ctx, o);

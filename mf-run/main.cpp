@@ -302,8 +302,8 @@ int main(int argc, char** argv) {
            task,
            {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery", "no_compact", "bare"}}),
       .repeat_index = d.number({"repeat-index",
-                                "live models: the sample index the reply cache keys on beside "
-                                "the request (default 0)",
+                                "the sample index (default 0): live models' reply cache keys "
+                                "on it beside the request, a sim model draws as seed S+N",
                                 "N",
                                 task,
                                 {},

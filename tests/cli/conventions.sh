@@ -76,8 +76,13 @@ usage "$MF_BIN/mf-compile" project --plan plan.json --query 'read the file'
 usage "$MF_BIN/mf-run" --plan plan.json --model scripted:r.json --trace -
 usage "$MF_BIN/mf-replay" --strict --fork-at 3 --plan plan.json trace.jsonl
 usage "$MF_BIN/mf-replay" --fork-at 3 trace.jsonl
-usage "$MF_BIN/mf-eval" merge --output out.json a.json b.json
-usage "$MF_BIN/mf-eval" run --suite s.json --output - --shard 1/2
+usage "$MF_BIN/mf-eval" merge --output out.json
+for shard in 3/2 0/2 1/0 1 /2 1/ a/b 1/2/3; do
+  usage "$MF_BIN/mf-eval" run --suite s.json --output - --shard "$shard"
+done
+usage "$MF_BIN/mf-eval" run --suite s.json --output - --repeat 0
+usage "$MF_BIN/mf-eval" run --suite s.json --output - --repeat 1001
+usage "$MF_BIN/mf-eval" run --suite s.json --output - --resume
 # A secret given as an option value is never echoed back.
 run 2 "$MF_BIN/mf-eval" run --suite s.json --output - -j Xsk-4f9Xa8Qm2LwZ7bT1cV0dE3
 ! grep -q 4f9Xa8Qm2LwZ7bT1cV0dE3 "$tmp/err" || fail "a usage error echoed a key"

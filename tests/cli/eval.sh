@@ -47,7 +47,8 @@ jq -e '(.unchanged | length) == 4 and .regressed == [] and .missing == [] and .n
 # as compare reads reports strictly): exit 1, that id regressed, the gate says why on stderr.
 jq '(.cases[] | select(.id=="provider-failure")) |= (.status="failed" |
       .failures=[{"check":"terminal","expected":"model_failed","actual":"completed"}]) |
-    .summary.passed=3 | .summary.failed=1' "$tmp/report.json" >"$tmp/doctored.json"
+    .summary.passed=3 | .summary.failed=1 | del(.summary.pass_rate, .summary.wilson95)' \
+  "$tmp/report.json" >"$tmp/doctored.json"
 rc=0
 "$bin/mf-eval" compare --baseline "$tmp/report.json" --candidate "$tmp/doctored.json" \
   >"$tmp/cmp.json" 2>"$tmp/err" || rc=$?
@@ -62,7 +63,7 @@ grep -q 'gate failed: 1 case(s) regressed' "$tmp/err" || fail "gate reason: $(ca
   jq -e '.improved == ["provider-failure"]' >/dev/null || fail "improvement"
 
 # A baseline case missing from the candidate fails the gate too.
-jq 'del(.cases[0]) | .summary.cases=3 | .summary.passed=3' "$tmp/report.json" >"$tmp/fewer.json"
+jq 'del(.cases[0]) | .summary = {cases: 3, passed: 3, failed: 0}' "$tmp/report.json" >"$tmp/fewer.json"
 rc=0
 "$bin/mf-eval" compare --baseline "$tmp/report.json" --candidate "$tmp/fewer.json" \
   >"$tmp/cmp.json" 2>/dev/null || rc=$?

@@ -320,7 +320,9 @@ TEST(EvalPlanRun, FailedChecksAreExactEntries) {
             R"({"actual":0,"check":"violations/text_response","expected":1},)"
             R"({"actual":["collect_context","write_report","finish_success"],"check":"tools",)"
             R"("expected":["collect_context","finish_success"]}])");
-  EXPECT_EQ(json::canonical(*report.find("summary")), R"({"cases":1,"failed":1,"passed":0})");
+  // Wilson at 0 of 1: [0, z^2 / (1 + z^2)].
+  EXPECT_EQ(json::canonical(*report.find("summary")),
+            R"({"cases":1,"failed":1,"pass_rate":0,"passed":0,"wilson95":[0,0.7934506856227626]})");
 }
 
 TEST(EvalPlanRun, PresetAndRequestReachTheRun) {
@@ -346,7 +348,7 @@ TEST(EvalPlanRun, PresetAndRequestReachTheRun) {
   ASSERT_TRUE(suite.ok()) << suite.diagnostics()[0].message;
   std::map<std::string, std::string> traces;
   RunOptions o = fixed();
-  o.keep_trace = [&](const std::string& id, std::string_view trace) {
+  o.keep_trace = [&](const std::string& id, std::optional<std::int64_t>, std::string_view trace) {
     traces[id] = std::string(trace);
     return Status();
   };

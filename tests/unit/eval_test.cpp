@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -135,7 +137,12 @@ TEST(EvalRun, TheFourForgeCasesPass) {
   EXPECT_EQ(report.find("kind")->as_string(), "millforge_eval_report");
   EXPECT_EQ(report.find("suite_sha256")->as_string(),
             hash::sha256_hex(read_file(kForge + "/eval-suite.json")));
-  EXPECT_EQ(json::canonical(*report.find("summary")), R"({"cases":4,"failed":0,"passed":4})");
+  // Wilson at 4 of 4: [n / (n + z^2), 1]; usage medians and p90s by nearest rank.
+  EXPECT_EQ(json::canonical(*report.find("summary")),
+            R"({"cases":4,"failed":0,"pass_rate":1,"passed":4,)"
+            R"("usage":{"input_tokens":{"median":182,"p90":433,"total":797},)"
+            R"("output_tokens":{"median":24,"p90":38,"total":73}},)"
+            R"("wilson95":[0.5101091635454027,1]})");
   const std::vector<std::tuple<std::string, std::string, int, int>> expected = {
       {"invalid-without-repair", "invalid_output", 1, 0},
       {"one-targeted-repair", "completed", 2, 1},
@@ -168,7 +175,8 @@ TEST(EvalRun, AWrongOutputFieldIsAPreciseFailure) {
   EXPECT_EQ(c.find("status")->as_string(), "failed");
   EXPECT_EQ(json::canonical(*c.find("failures")),
             R"([{"actual":"src/lib.rs:12","check":"output/evidence","expected":"src/lib.rs:99"}])");
-  EXPECT_EQ(json::canonical(*report.find("summary")), R"({"cases":1,"failed":1,"passed":0})");
+  EXPECT_EQ(json::canonical(*report.find("summary")->find("failed")), "1");
+  EXPECT_EQ(json::canonical(*report.find("summary")->find("pass_rate")), "0");
 }
 
 TEST(EvalGrade, EveryFailedCheckIsAnEntry) {
@@ -277,19 +285,32 @@ TEST(EvalCompare, ClassifiesEveryCaseId) {
   Report baseline = report_of({{"a", true}, {"b", false}, {"c", true}, {"d", false}, {"e", true}});
   Report candidate = report_of({{"a", true}, {"b", true}, {"c", false}, {"d", false}, {"f", true}});
   Comparison c = compare(baseline, candidate);
-  EXPECT_EQ(json::canonical(to_json(c)),
-            R"({"baseline_pass_rate":0.6,"candidate_pass_rate":0.6,"improved":["b"],)"
-            R"("missing":["e"],"new":["f"],"regressed":["c"],"unchanged":["a","d"]})");
-  EXPECT_EQ(gate_failures(c, 0).size(), 2u);  // one regression and one missing case
-  EXPECT_EQ(gate_failures(c, 1).size(), 1u);  // the missing case still fails the gate
+  // Over the 4 paired cases: one improved, one regressed, so p = 1 and the difference 0 with
+  // half-width 1.96 * sqrt(2) / 4.
+  const json::Value v = to_json(c);
+  EXPECT_EQ(json::canonical(v),
+            R"({"baseline_pass_rate":0.6,"candidate_pass_rate":0.6,"cost_ratio":null,)"
+            R"("improved":["b"],"latency_ratio":null,"mcnemar_p":1,"missing":["e"],"new":["f"],)"
+            R"("pass_rate_difference":{"ci95":[)" +
+                json::canonical(json::Value(-1.959963984540054 * std::sqrt(2.0) / 4)) + "," +
+                json::canonical(json::Value(1.959963984540054 * std::sqrt(2.0) / 4)) +
+                R"(],"estimate":0},"regressed":["c"],"unchanged":["a","d"]})");
+  EXPECT_EQ(gate_failures(c, Gates{}).size(), 2u);  // one regression and one missing case
+  // The missing case still fails the gate.
+  Gates one;
+  one.max_regressions = 1;
+  EXPECT_EQ(gate_failures(c, one).size(), 1u);
+  // Gates on what neither report records fail: they cannot be checked.
+  one.max_latency_ratio = 2.0;
+  EXPECT_EQ(gate_failures(c, one).size(), 2u);
 
   Comparison same = compare(baseline, baseline);
-  EXPECT_TRUE(gate_failures(same, 0).empty());
+  EXPECT_TRUE(gate_failures(same, Gates{}).empty());
   EXPECT_EQ(same.unchanged.size(), 5u);
 
   Comparison empty = compare(report_of({}), report_of({{"a", true}}));
   EXPECT_EQ(json::canonical(*to_json(empty).find("baseline_pass_rate")), "null");
-  EXPECT_TRUE(gate_failures(empty, 0).empty());
+  EXPECT_TRUE(gate_failures(empty, Gates{}).empty());
 }
 
 TEST(EvalCompare, ReadsTheReportsItWritesStrictly) {

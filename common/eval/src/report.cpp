@@ -1,10 +1,15 @@
 #include "mf/eval/report.hpp"
 
+#include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "mf/diag/codes.hpp"
+#include "mf/eval/stats.hpp"
 #include "mf/eval/suite.hpp"
 #include "mf/hash/sha256.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/json/reader.hpp"
@@ -55,24 +60,20 @@ void check_failures(json::FieldReader& parent, const json::Value& failures) {
   }
 }
 
-std::optional<ReportCase> parse_case(const json::Value& v, const std::string& pointer,
-                                     diag::Diagnostics& problems) {
-  json::FieldReader r(v, pointer);
-  ReportCase c;
-  if (auto id = r.string("id")) {
-    c.id = *id;
-    if (!valid_case_id(c.id)) {
-      r.add(diag::error(codes::kBadIdentifier, "invalid case id \"" + c.id + "\"",
-                        r.pointer_of("id")));
-    }
-  }
+std::optional<std::string> read_status(json::FieldReader& r) {
   auto status = r.string("status");
   if (status && *status != "passed" && *status != "failed") {
     r.add(diag::error(codes::kSchema,
                       "\"status\" must be passed or failed, found \"" + *status + "\"",
                       r.pointer_of("status")));
   }
-  c.passed = status && *status == "passed";
+  return status;
+}
+
+// The members of one run's entry (a case without repeats, or one attempt of a repeated case);
+// returns whether it passed.
+bool parse_run(json::FieldReader& r) {
+  auto status = read_status(r);
   r.string("terminal");
   count(r, "model_calls", true);
   count(r, "repairs", true);
@@ -126,8 +127,58 @@ std::optional<ReportCase> parse_case(const json::Value& v, const std::string& po
       }
     }
   }
-  r.reject_unknown({"id", "status", "terminal", "model_calls", "repairs", "trace_sha256", "usage",
-                    "failures", "latency_ms", "tool_calls", "disposition", "violations"});
+  return status && *status == "passed";
+}
+
+std::optional<ReportCase> parse_case(const json::Value& v, const std::string& pointer,
+                                     diag::Diagnostics& problems) {
+  json::FieldReader r(v, pointer);
+  ReportCase c;
+  if (auto id = r.string("id")) {
+    c.id = *id;
+    if (!valid_case_id(c.id)) {
+      r.add(diag::error(codes::kBadIdentifier, "invalid case id \"" + c.id + "\"",
+                        r.pointer_of("id")));
+    }
+  }
+  if (v.is_object() && v.find("attempts") != nullptr) {
+    // A repeated case: its status is passed exactly when every attempt, in repeat order, passed.
+    auto status = read_status(r);
+    const json::Value* items = r.array("attempts");
+    std::int64_t passed = 0, runs = 0;
+    for (std::size_t i = 0; items != nullptr && i < items->as_array().size(); ++i) {
+      std::string at = r.pointer_of("attempts");
+      json::append_index(at, i);
+      json::FieldReader a(items->as_array()[i], at);
+      if (auto repeat = count(a, "repeat", true);
+          repeat && *repeat != static_cast<std::int64_t>(i)) {
+        a.add(diag::error(codes::kSchema, "attempts are listed in repeat order from 0",
+                          a.pointer_of("repeat")));
+      }
+      passed += parse_run(a) ? 1 : 0;
+      ++runs;
+      a.reject_unknown({"repeat", "status", "terminal", "model_calls", "repairs", "trace_sha256",
+                        "usage", "failures", "latency_ms", "tool_calls", "disposition",
+                        "violations"});
+      for (auto& d : a.take()) r.add(std::move(d));
+    }
+    if (items != nullptr && runs < 2) {
+      r.add(diag::error(codes::kSchema, "a repeated case has at least 2 attempts",
+                        r.pointer_of("attempts")));
+    }
+    c.passed = status && *status == "passed";
+    if (status && c.passed != (passed == runs)) {
+      r.add(diag::error(codes::kSchema,
+                        "\"status\" is " + *status + " but " + std::to_string(passed) + " of " +
+                            std::to_string(runs) + " attempts passed",
+                        r.pointer_of("status")));
+    }
+    r.reject_unknown({"id", "status", "attempts"});
+  } else {
+    c.passed = parse_run(r);
+    r.reject_unknown({"id", "status", "terminal", "model_calls", "repairs", "trace_sha256", "usage",
+                      "failures", "latency_ms", "tool_calls", "disposition", "violations"});
+  }
   const bool ok = r.ok();
   for (auto& d : r.take()) problems.push_back(std::move(d));
   if (!ok) return std::nullopt;
@@ -168,7 +219,18 @@ Result<Report> parse_report(std::string_view bytes) {
   check_digest(top, "suite_sha256");
   const json::Value* cases = top.array("cases");
   const json::Value* summary = top.object("summary");
-  top.reject_unknown({"v", "kind", "suite_id", "suite_sha256", "cases", "summary"});
+  if (const json::Value* shard = top.object("shard", false)) {
+    json::FieldReader sh(*shard, "/shard");
+    auto index = count(sh, "index", true);
+    auto of = count(sh, "count", true);
+    if (index && of && (*of < 2 || *index < 1 || *index > *of)) {
+      sh.add(diag::error(codes::kSchema, "a shard is index i of count n, 1 <= i <= n, n >= 2",
+                         "/shard"));
+    }
+    sh.reject_unknown({"index", "count"});
+    for (auto& d : sh.take()) top.add(std::move(d));
+  }
+  top.reject_unknown({"v", "kind", "suite_id", "suite_sha256", "shard", "cases", "summary"});
   diag::Diagnostics problems = top.take();
 
   bool cases_ok = cases != nullptr;
@@ -196,31 +258,203 @@ Result<Report> parse_report(std::string_view bytes) {
       report.cases.push_back(std::move(*c));
     }
   }
-  if (summary != nullptr) {
+  // The summary is derived from the cases alone: the counts must be there, and every member
+  // present must be what the cases give (a report of an earlier version has only the counts).
+  if (summary != nullptr && cases_ok && problems.empty()) {
+    const json::Value expected = summarize(cases->as_array());
     json::FieldReader s(*summary, "/summary");
-    auto total = count(s, "cases", true);
-    auto passed = count(s, "passed", true);
-    auto failed = count(s, "failed", true);
-    s.reject_unknown({"cases", "passed", "failed"});
-    if (cases_ok) {
-      std::int64_t actual_passed = 0;
-      for (const auto& c : report.cases) actual_passed += c.passed ? 1 : 0;
-      const auto n = static_cast<std::int64_t>(report.cases.size());
-      for (auto [key, claimed, actual] :
-           {std::tuple{"cases", total, n}, std::tuple{"passed", passed, actual_passed},
-            std::tuple{"failed", failed, n - actual_passed}}) {
-        if (claimed && *claimed != actual) {
-          s.add(diag::error(codes::kSchema,
-                            "summary says " + std::to_string(*claimed) + " but the cases show " +
-                                std::to_string(actual),
-                            s.pointer_of(key)));
-        }
+    for (const char* key : {"cases", "passed", "failed"}) count(s, key, true);
+    for (const json::Member& m : summary->as_object()) {
+      const json::Value* want = expected.find(m.key);
+      if (want == nullptr) {
+        s.add(diag::error(codes::kUnknownField, "unknown summary member \"" + m.key + "\"",
+                          s.pointer_of(m.key)));
+      } else if (json::canonical(*want) != json::canonical(m.value)) {
+        s.add(diag::error(codes::kSchema,
+                          "summary says " + json::canonical(m.value) + " but the cases give " +
+                              json::canonical(*want),
+                          s.pointer_of(m.key)));
       }
     }
     for (auto& d : s.take()) problems.push_back(std::move(d));
   }
   if (!problems.empty()) return problems;
+  const auto median_at =
+      [&](std::initializer_list<std::string_view> path) -> std::optional<double> {
+    const json::Value* v = summary;
+    for (auto key : path) v = v != nullptr && v->is_object() ? v->find(key) : nullptr;
+    return v != nullptr && v->is_number() ? std::optional<double>(v->as_number()) : std::nullopt;
+  };
+  report.latency_median_ms = median_at({"latency_ms", "median"});
+  report.cost_median_usd = median_at({"usage", "cost_usd", "median"});
+  report.document = std::move(*doc);
   return report;
+}
+
+namespace {
+
+// {median, p90} of `values` (nearest rank), with their total when `total`.
+json::Value distribution(const std::vector<double>& values, bool total) {
+  json::Value d =
+      json::Object{{"median", *percentile(values, 0.5)}, {"p90", *percentile(values, 0.9)}};
+  if (total) {
+    double sum = 0;
+    for (double v : values) sum += v;  // in case and repeat order: the same bytes every run
+    d.set("total", sum);
+  }
+  return d;
+}
+
+json::Value interval(std::int64_t passed, std::int64_t n) {
+  const auto [low, high] = wilson95(passed, n);
+  return json::Array{low, high};
+}
+
+json::Value rate(std::int64_t passed, std::int64_t n) {
+  return n > 0 ? json::Value(static_cast<double>(passed) / static_cast<double>(n))
+               : json::Value(nullptr);
+}
+
+}  // namespace
+
+json::Value summarize(const json::Array& cases) {
+  const auto n = static_cast<std::int64_t>(cases.size());
+  std::int64_t passed = 0, attempts = 0, attempts_passed = 0, any_passed = 0, repeat = 1;
+  json::Array flaky;
+  std::vector<double> latency;
+  std::map<std::string, std::vector<double>> usage;  // input_tokens, output_tokens, cost_usd
+  const auto observe = [&](const json::Value& run) {
+    if (const json::Value* l = run.find("latency_ms"); l != nullptr && l->is_number()) {
+      latency.push_back(l->as_number());
+    }
+    if (const json::Value* u = run.find("usage"); u != nullptr && u->is_object()) {
+      for (const auto& m : u->as_object()) {
+        if (m.value.is_number()) usage[m.key].push_back(m.value.as_number());
+      }
+    }
+  };
+  for (const json::Value& c : cases) {
+    const json::Value* status = c.find("status");
+    const bool ok = status != nullptr && status->is_string() && status->as_string() == "passed";
+    passed += ok ? 1 : 0;
+    const json::Value* runs = c.find("attempts");
+    if (runs == nullptr || !runs->is_array()) {
+      ++attempts;
+      attempts_passed += ok ? 1 : 0;
+      any_passed += ok ? 1 : 0;
+      observe(c);
+      continue;
+    }
+    std::int64_t p = 0;
+    for (const json::Value& a : runs->as_array()) {
+      const json::Value* s = a.find("status");
+      p += s != nullptr && s->is_string() && s->as_string() == "passed" ? 1 : 0;
+      observe(a);
+    }
+    const auto k = static_cast<std::int64_t>(runs->as_array().size());
+    repeat = std::max(repeat, k);
+    attempts += k;
+    attempts_passed += p;
+    any_passed += p > 0 ? 1 : 0;
+    if (p > 0 && p < k) flaky.push_back(*c.find("id"));
+  }
+  json::Value summary;
+  summary.set("cases", n);
+  summary.set("passed", passed);
+  summary.set("failed", n - passed);
+  summary.set("pass_rate", rate(passed, n));
+  summary.set("wilson95", interval(passed, n));
+  if (repeat > 1) {
+    summary.set("repeat", repeat);
+    summary.set("attempts", attempts);
+    summary.set("attempts_passed", attempts_passed);
+    summary.set("attempt_pass_rate", rate(attempts_passed, attempts));
+    summary.set("attempt_wilson95", interval(attempts_passed, attempts));
+    summary.set("pass_at_k", rate(any_passed, n));
+    summary.set("pass_hat_k", rate(passed, n));
+    summary.set("flaky", std::move(flaky));
+  }
+  if (!latency.empty()) summary.set("latency_ms", distribution(latency, false));
+  if (!usage.empty()) {
+    json::Value u = json::Object{};
+    for (const auto& [key, values] : usage) u.set(key, distribution(values, true));
+    summary.set("usage", std::move(u));
+  }
+  return summary;
+}
+
+Result<json::Value> merge_reports(const std::vector<std::pair<std::string, std::string>>& named) {
+  diag::Diagnostics problems;
+  std::optional<std::string> suite_id, suite_sha;
+  std::optional<std::int64_t> count_of;
+  std::set<std::int64_t> indexes;
+  json::Array cases;
+  for (const auto& [name, bytes] : named) {
+    auto fault = [&, &name = name](std::string message, std::string pointer = "") {
+      auto d = diag::error(codes::kSchema, std::move(message), std::move(pointer));
+      d.source = name;
+      problems.push_back(std::move(d));
+    };
+    Result<Report> report = parse_report(bytes);
+    if (!report) {
+      for (auto d : report.take_diagnostics()) {
+        d.source = name;
+        problems.push_back(std::move(d));
+      }
+      continue;
+    }
+    const json::Value& doc = report->document;
+    const json::Value* shard = doc.find("shard");
+    if (shard == nullptr) {
+      fault("not a shard report (no \"shard\")", "/shard");
+      continue;
+    }
+    const std::int64_t index = *shard->find("index")->as_exact_int();
+    const std::int64_t of = *shard->find("count")->as_exact_int();
+    const std::string sha = doc.find("suite_sha256")->as_string();
+    if (!suite_id) {
+      suite_id = report->suite_id;
+      suite_sha = sha;
+      count_of = of;
+    }
+    if (report->suite_id != *suite_id || sha != *suite_sha) {
+      fault("shard of another suite (" + report->suite_id + ", " + sha + ")", "/suite_sha256");
+    } else if (of != *count_of) {
+      fault("shard of " + std::to_string(of) + ", the others are of " + std::to_string(*count_of),
+            "/shard/count");
+    } else if (!indexes.insert(index).second) {
+      fault("shard " + std::to_string(index) + " is given twice", "/shard/index");
+    }
+    for (const json::Value& c : doc.find("cases")->as_array()) cases.push_back(c);
+  }
+  if (problems.empty() && count_of && static_cast<std::int64_t>(indexes.size()) != *count_of) {
+    std::string absent;
+    for (std::int64_t i = 1; i <= *count_of; ++i) {
+      if (indexes.count(i) == 0) absent += (absent.empty() ? "" : ", ") + std::to_string(i);
+    }
+    problems.push_back(diag::error(codes::kSchema, "shard(s) " + absent + " of " +
+                                                       std::to_string(*count_of) + " are missing"));
+  }
+  if (named.empty()) problems.push_back(diag::error(codes::kUsage, "no shard reports to merge"));
+  if (!problems.empty()) return problems;
+  std::sort(cases.begin(), cases.end(), [](const json::Value& a, const json::Value& b) {
+    return a.find("id")->as_string() < b.find("id")->as_string();
+  });
+  for (std::size_t i = 1; i < cases.size(); ++i) {
+    if (cases[i].find("id")->as_string() == cases[i - 1].find("id")->as_string()) {
+      return diag::error(codes::kDuplicateCaseId,
+                         "case \"" + cases[i].find("id")->as_string() + "\" is in two shards");
+    }
+  }
+  json::Value merged;
+  merged.set("v", 1);
+  merged.set("kind", "millforge_eval_report");
+  merged.set("suite_id", *suite_id);
+  merged.set("suite_sha256", *suite_sha);
+  json::Value summary = summarize(cases);
+  merged.set("cases", std::move(cases));
+  merged.set("summary", std::move(summary));
+  return merged;
 }
 
 Comparison compare(const Report& baseline, const Report& candidate) {
@@ -243,6 +477,21 @@ Comparison compare(const Report& baseline, const Report& candidate) {
   for (const auto& [id, passed] : after) out.added.push_back(id);
   out.baseline_pass_rate = pass_rate(baseline);
   out.candidate_pass_rate = pass_rate(candidate);
+  const auto paired =
+      static_cast<std::int64_t>(out.improved.size() + out.regressed.size() + out.unchanged.size());
+  const auto improved = static_cast<std::int64_t>(out.improved.size());
+  const auto regressed = static_cast<std::int64_t>(out.regressed.size());
+  out.mcnemar_p = mcnemar_p(improved, regressed);
+  const Difference d = paired_difference(improved, regressed, paired);
+  out.difference = d.estimate;
+  out.difference_low = d.low;
+  out.difference_high = d.high;
+  const auto ratio = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
+    if (!a || !b || *a <= 0) return std::nullopt;
+    return *b / *a;
+  };
+  out.latency_ratio = ratio(baseline.latency_median_ms, candidate.latency_median_ms);
+  out.cost_ratio = ratio(baseline.cost_median_usd, candidate.cost_median_usd);
   return out;
 }
 
@@ -257,10 +506,17 @@ json::Value to_json(const Comparison& c) {
         c.baseline_pass_rate ? json::Value(*c.baseline_pass_rate) : json::Value(nullptr));
   v.set("candidate_pass_rate",
         c.candidate_pass_rate ? json::Value(*c.candidate_pass_rate) : json::Value(nullptr));
+  v.set("mcnemar_p", c.mcnemar_p);
+  v.set("pass_rate_difference",
+        json::Object{{"estimate", c.difference},
+                     {"ci95", json::Array{c.difference_low, c.difference_high}}});
+  v.set("latency_ratio", c.latency_ratio ? json::Value(*c.latency_ratio) : json::Value(nullptr));
+  v.set("cost_ratio", c.cost_ratio ? json::Value(*c.cost_ratio) : json::Value(nullptr));
   return v;
 }
 
-std::vector<std::string> gate_failures(const Comparison& c, std::int64_t max_regressions) {
+std::vector<std::string> gate_failures(const Comparison& c, const Gates& gates) {
+  const std::int64_t max_regressions = gates.max_regressions;
   std::vector<std::string> reasons;
   if (static_cast<std::int64_t>(c.regressed.size()) > max_regressions) {
     reasons.push_back(std::to_string(c.regressed.size()) + " case(s) regressed (at most " +
@@ -269,6 +525,25 @@ std::vector<std::string> gate_failures(const Comparison& c, std::int64_t max_reg
   if (!c.missing.empty()) {
     reasons.push_back(std::to_string(c.missing.size()) +
                       " baseline case(s) missing from the candidate");
+  }
+  const auto number = [](double v) { return json::canonical(json::Value(v)); };
+  if (gates.alpha && c.regressed.size() > c.improved.size() && c.mcnemar_p < *gates.alpha) {
+    reasons.push_back("a significant regression: " + std::to_string(c.regressed.size()) +
+                      " regressed against " + std::to_string(c.improved.size()) +
+                      " improved, McNemar p = " + number(c.mcnemar_p) + " < " +
+                      number(*gates.alpha));
+  }
+  for (const auto& [what, ratio, limit] :
+       {std::tuple{"latency", c.latency_ratio, gates.max_latency_ratio},
+        std::tuple{"cost", c.cost_ratio, gates.max_cost_ratio}}) {
+    if (!limit) continue;
+    if (!ratio) {
+      reasons.push_back(std::string("the ") + what +
+                        " gate cannot be checked: a report records no median " + what);
+    } else if (*ratio > *limit) {
+      reasons.push_back(std::string("median ") + what + " is " + number(*ratio) +
+                        " times the baseline's (at most " + number(*limit) + " allowed)");
+    }
   }
   return reasons;
 }

@@ -1,9 +1,13 @@
 #include "mf/eval/runner.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <mutex>
@@ -12,6 +16,7 @@
 #include <vector>
 
 #include "mf/diag/codes.hpp"
+#include "mf/eval/stats.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
@@ -111,20 +116,35 @@ class ScratchDir {
 
 // A fresh model for one run: a task case's script from the bytes the suite loaded, anything else
 // opened from its spec (live models with the run's cache options).
-Result<std::unique_ptr<model::Model>> open_case_model(const Case& c, const RunOptions& options) {
-  if (c.script.empty()) return model::open_model(c.model_spec, options.models);
+Result<std::unique_ptr<model::Model>> open_case_model(const Case& c, const RunOptions& options,
+                                                      std::int64_t repeat) {
+  if (c.script.empty()) {
+    model::OpenOptions o = options.models;
+    o.repeat = repeat;
+    return model::open_model(c.model_spec, o);
+  }
   auto script = model::ScriptedModel::parse(c.script);
   if (!script) return script.take_diagnostics();
   return std::unique_ptr<model::Model>(std::move(*script));
 }
 
-Result<runtime::RunOutcome> run_task_case(const Case& c, const RunOptions& options,
-                                          std::string& trace, Usage& usage) {
-  Result<std::unique_ptr<model::Model>> model = open_case_model(c, options);
+// One attempt of a case: its sample index and the names its trace goes by.
+struct Attempt {
+  std::size_t case_index = 0;
+  std::int64_t repeat = 0;
+  std::string key;     // "<id>.<repeat>": the journal's name for it
+  std::string run_id;  // prefix + id (+ "." + repeat with repeats)
+  std::string file;    // <id>.jsonl (<id>.<repeat>.jsonl with repeats)
+};
+
+Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
+                                          const RunOptions& options, std::string& trace,
+                                          Usage& usage) {
+  Result<std::unique_ptr<model::Model>> model = open_case_model(c, options, a.repeat);
   if (!model) return model.take_diagnostics();
   UsageMeter meter(**model, usage);
   trace::WriterOptions wo;
-  wo.run_id = options.run_id_prefix + c.id;
+  wo.run_id = a.run_id;
   wo.fixed_clock = options.fixed_clock;
   auto writer = trace::Writer::open_memory(&trace, wo);
   if (!writer) return writer.take_diagnostics();
@@ -135,9 +155,10 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const RunOptions& optio
 
 // Through the same entry point as `mf-run --plan`, in process; only the model is opened here, so
 // the meter can sit between it and the loop.
-Result<runtime::RunOutcome> run_plan_case(const Case& c, const RunOptions& options,
-                                          std::string& trace, Usage& usage) {
-  auto model = open_case_model(c, options);
+Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
+                                          const RunOptions& options, std::string& trace,
+                                          Usage& usage) {
+  auto model = open_case_model(c, options, a.repeat);
   if (!model) return model.take_diagnostics();
   ScratchDir artifacts;
   if (artifacts.path().empty()) {
@@ -148,7 +169,7 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const RunOptions& optio
   request.plan = c.loaded_plan;
   request.model = std::make_unique<UsageMeter>(std::move(*model), usage);
   request.trace_sink = &trace;
-  request.run_id = options.run_id_prefix + c.id;
+  request.run_id = a.run_id;
   request.fixed_clock = options.fixed_clock;
   request.workspace = c.workspace_path;
   request.artifact_dir = artifacts.path();
@@ -158,23 +179,24 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const RunOptions& optio
   return runtime::run_plan_request(request);
 }
 
-// `keep_mutex` serialises the keeper: a keeper (a store handle) need not be thread-safe.
-CaseRun run_case(const Case& c, const RunOptions& options, std::mutex& keep_mutex) {
+// One attempt, graded into its report entry (without the case id). `keep_mutex` serialises the
+// keeper: a keeper (a store handle) need not be thread-safe.
+CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
+                 std::mutex& keep_mutex) {
   CaseRun run;
   std::string trace;
   Usage usage;
   const auto start = std::chrono::steady_clock::now();
   Result<runtime::RunOutcome> outcome = c.kind == CaseKind::Plan
-                                            ? run_plan_case(c, options, trace, usage)
-                                            : run_task_case(c, options, trace, usage);
+                                            ? run_plan_case(c, a, options, trace, usage)
+                                            : run_task_case(c, a, options, trace, usage);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   if (!outcome) {
     for (const auto& d : outcome.diagnostics()) run.problems.push_back(in_case(c, d));
     return run;
   }
   if (!options.traces_dir.empty()) {
-    const std::string path =
-        (std::filesystem::path(options.traces_dir) / (c.id + ".jsonl")).string();
+    const std::string path = (std::filesystem::path(options.traces_dir) / a.file).string();
     if (Status s = io::publish_atomic(path, trace, io::Clobber::Replace); !s) {
       for (const auto& d : s.diagnostics()) run.problems.push_back(in_case(c, d));
       return run;
@@ -182,7 +204,8 @@ CaseRun run_case(const Case& c, const RunOptions& options, std::mutex& keep_mute
   }
   if (options.keep_trace) {
     std::lock_guard<std::mutex> lock(keep_mutex);
-    if (Status s = options.keep_trace(c.id, trace); !s) {
+    const auto repeat = options.repeat > 1 ? std::optional<std::int64_t>(a.repeat) : std::nullopt;
+    if (Status s = options.keep_trace(c.id, repeat, trace); !s) {
       for (const auto& d : s.diagnostics()) run.problems.push_back(in_case(c, d));
       return run;
     }
@@ -199,7 +222,6 @@ CaseRun run_case(const Case& c, const RunOptions& options, std::mutex& keep_mute
   json::Array failures = grade(c.expect, *outcome, facts ? &*facts : nullptr);
   run.passed = failures.empty();
   json::Value& r = run.result;
-  r.set("id", c.id);
   r.set("status", run.passed ? "passed" : "failed");
   r.set("terminal", outcome->terminal);
   r.set("model_calls", outcome->model_calls);
@@ -317,6 +339,151 @@ std::size_t SuiteRun::failed() const {
                                                 [](const ReportCase& c) { return !c.passed; }));
 }
 
+namespace {
+
+class FileJournal final : public Journal {
+ public:
+  FileJournal(int fd, std::string path, std::string campaign,
+              std::map<std::string, json::Value> done)
+      : fd_(fd), path_(std::move(path)), campaign_(std::move(campaign)), done_(std::move(done)) {}
+  ~FileJournal() override { ::close(fd_); }
+  FileJournal(const FileJournal&) = delete;
+  FileJournal& operator=(const FileJournal&) = delete;
+
+  std::optional<json::Value> find(const std::string& attempt) const override {
+    auto it = done_.find(attempt);
+    if (it == done_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  Status append(const std::string& attempt, const json::Value& result) override {
+    json::Value line;
+    line.set("v", 1);
+    line.set("campaign", campaign_);
+    line.set("attempt", attempt);
+    line.set("result", result);
+    const std::string bytes = json::canonical(line) + "\n";
+    // One write of the whole line: the kernel keeps it whatever then happens to the process, so
+    // a kill leaves at most a torn last line, which the next open drops. (Not synced: a power
+    // loss may cost the last attempts, which a resume then runs again.)
+    std::size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t n = ::write(fd_, bytes.data() + off, bytes.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        return diag::error(codes::kWriteFailed,
+                           "cannot append to journal " + path_ + ": " + std::strerror(errno));
+      }
+      off += static_cast<std::size_t>(n);
+    }
+    done_.emplace(attempt, result);
+    return {};
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+  std::string campaign_;
+  std::map<std::string, json::Value> done_;
+};
+
+std::string attempt_key(const std::string& id, std::int64_t repeat) {
+  return id + "." + std::to_string(repeat);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Journal>> open_file_journal(const std::string& path,
+                                                   const std::string& campaign, bool resume) {
+  const int fd =
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | (resume ? 0 : O_TRUNC), 0644);
+  if (fd < 0) {
+    return diag::error(codes::kBadOutputPath,
+                       "cannot open journal " + path + ": " + std::strerror(errno));
+  }
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(bytes.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return diag::error(codes::kInternal,
+                         "cannot read journal " + path + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  // A last line without its newline is an append cut short: it never counted, so it goes.
+  const std::size_t keep = bytes.rfind('\n') == std::string::npos ? 0 : bytes.rfind('\n') + 1;
+  if (keep != bytes.size()) {
+    if (::ftruncate(fd, static_cast<off_t>(keep)) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return diag::error(codes::kWriteFailed, "cannot drop the torn last line of journal " + path +
+                                                  ": " + std::strerror(err));
+    }
+    bytes.resize(keep);
+  }
+  std::map<std::string, json::Value> done;
+  json::JsonlReader reader(bytes);
+  Result<json::Value> line = json::Value();
+  std::int64_t number = 0;
+  while (reader.next(line)) {
+    ++number;
+    const auto damaged = [&](const std::string& why) {
+      ::close(fd);
+      auto d = diag::error(codes::kJournalMismatch, why, "", number);
+      d.source = path;
+      return d;
+    };
+    if (!line || !line->is_object()) return damaged("journal line is not a JSON object");
+    const json::Value* v = line->find("v");
+    const json::Value* c = line->find("campaign");
+    const json::Value* a = line->find("attempt");
+    const json::Value* r = line->find("result");
+    if (v == nullptr || !(*v == json::Value(1)) || c == nullptr || !c->is_string() ||
+        a == nullptr || !a->is_string() || r == nullptr || !r->is_object() ||
+        line->as_object().size() != 4) {
+      return damaged("journal line is not {v: 1, campaign, attempt, result}");
+    }
+    if (c->as_string() != campaign) {
+      return damaged("the journal holds attempts of campaign " + c->as_string() +
+                     ", not of this one (" + campaign +
+                     "): the suite, --repeat, --shard, --case, --run-id-prefix or the clock "
+                     "changed; move the journal away to start over");
+    }
+    done.emplace(a->as_string(), *r);  // an attempt journaled twice keeps its first result
+  }
+  return std::unique_ptr<Journal>(new FileJournal(fd, path, campaign, std::move(done)));
+}
+
+std::string campaign_id(const Suite& suite, const RunOptions& options) {
+  json::Array only(options.only.begin(), options.only.end());
+  // What each case runs: its task's digest and script, or its plan's digest, and its model spec.
+  json::Array inputs;
+  for (const Case& c : suite.cases) {
+    const json::Value* plan =
+        c.loaded_plan.is_object() ? c.loaded_plan.find("compiled_sha256") : nullptr;
+    inputs.push_back(json::Object{
+        {"id", c.id},
+        {"task_sha256", c.kind == CaseKind::Task ? c.loaded_task.sha256 : std::string()},
+        {"script_sha256", hash::sha256_hex(c.script)},
+        {"plan_sha256", plan != nullptr ? *plan : json::Value("")},
+        {"model", c.model_spec.empty() ? c.model : c.model_spec}});
+  }
+  return json::canonical_digest(json::Object{
+      {"suite_sha256", suite.sha256},
+      {"inputs", std::move(inputs)},
+      {"repeat", options.repeat},
+      {"shard", json::Array{options.shard_index, options.shard_count}},
+      {"only", std::move(only)},
+      {"run_id_prefix", options.run_id_prefix},
+      {"fixed_clock", options.fixed_clock},
+  });
+}
+
 Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   if (!options.traces_dir.empty()) {
     std::error_code ec;
@@ -325,20 +492,78 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
                          "traces directory \"" + options.traces_dir + "\" does not exist");
     }
   }
-  const std::size_t n = suite.cases.size();
+  // The campaign's cases: the --case filter, then this shard's share, in id order.
+  std::vector<std::size_t> chosen;
+  for (const auto& id : options.only) {
+    const bool known = std::any_of(suite.cases.begin(), suite.cases.end(),
+                                   [&](const Case& c) { return c.id == id; });
+    if (!known) return diag::error(codes::kUnknownCase, "--case " + id + " is not in the suite");
+  }
+  for (std::size_t i = 0, k = 0; i < suite.cases.size(); ++i) {
+    const auto& id = suite.cases[i].id;
+    if (!options.only.empty() &&
+        std::find(options.only.begin(), options.only.end(), id) == options.only.end()) {
+      continue;
+    }
+    if (static_cast<std::int64_t>(k++ % static_cast<std::size_t>(options.shard_count)) ==
+        options.shard_index - 1) {
+      chosen.push_back(i);
+    }
+  }
+  const bool repeated = options.repeat > 1;
+  std::vector<Attempt> attempts;
+  for (std::size_t i : chosen) {
+    const std::string& id = suite.cases[i].id;
+    for (std::int64_t r = 0; r < options.repeat; ++r) {
+      Attempt a;
+      a.case_index = i;
+      a.repeat = r;
+      a.key = attempt_key(id, r);
+      a.run_id = options.run_id_prefix + id + (repeated ? "." + std::to_string(r) : "");
+      a.file = id + (repeated ? "." + std::to_string(r) : "") + ".jsonl";
+      attempts.push_back(std::move(a));
+    }
+  }
+  const std::size_t n = attempts.size();
   std::vector<CaseRun> runs(n);
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::optional<json::Value> kept =
+        options.journal != nullptr ? options.journal->find(attempts[i].key) : std::nullopt;
+    if (!kept) {
+      todo.push_back(i);
+      continue;
+    }
+    const json::Value* status = kept->find("status");
+    runs[i].passed = status != nullptr && status->is_string() && status->as_string() == "passed";
+    runs[i].result = std::move(*kept);
+  }
   std::atomic<std::size_t> next{0};
-  std::mutex progress_mutex, keep_mutex;
-  std::size_t done = 0;
+  std::mutex progress_mutex, keep_mutex, journal_mutex;
+  std::size_t done = n - todo.size();
+  diag::Diagnostics journal_problems;
   auto worker = [&] {
     for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= n) return;
+      const std::size_t t = next.fetch_add(1);
+      if (t >= todo.size()) return;
+      const std::size_t i = todo[t];
+      const Case& c = suite.cases[attempts[i].case_index];
       try {
-        runs[i] = run_case(suite.cases[i], options, keep_mutex);
+        runs[i] = run_case(c, attempts[i], options, keep_mutex);
       } catch (const std::exception& e) {
-        runs[i].problems.push_back(in_case(
-            suite.cases[i], diag::error(codes::kInternal, std::string("exception: ") + e.what())));
+        runs[i].problems.push_back(
+            in_case(c, diag::error(codes::kInternal, std::string("exception: ") + e.what())));
+      }
+      // A cancelled attempt is not done: a resumed campaign runs it again.
+      const json::Value* terminal = runs[i].result.find("terminal");
+      const bool interrupted = options.cancel != nullptr && options.cancel->load() &&
+                               terminal != nullptr && terminal->is_string() &&
+                               terminal->as_string() == "cancelled";
+      if (options.journal != nullptr && runs[i].problems.empty() && !interrupted) {
+        std::lock_guard<std::mutex> lock(journal_mutex);
+        if (Status s = options.journal->append(attempts[i].key, runs[i].result); !s) {
+          for (const auto& d : s.diagnostics()) journal_problems.push_back(d);
+        }
       }
       if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
@@ -346,7 +571,8 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       }
     }
   };
-  const std::size_t threads = std::clamp<std::size_t>(options.jobs, 1, std::max<std::size_t>(n, 1));
+  const std::size_t threads =
+      std::clamp<std::size_t>(options.jobs, 1, std::max<std::size_t>(todo.size(), 1));
   if (threads == 1) {
     worker();
   } else {
@@ -356,35 +582,51 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     for (auto& t : pool) t.join();
   }
 
-  diag::Diagnostics problems;
+  diag::Diagnostics problems = std::move(journal_problems);
+  for (auto& run : runs) {
+    for (auto& d : run.problems) problems.push_back(std::move(d));
+  }
+  if (!problems.empty()) return problems;
   json::Array cases;
   SuiteRun out;
   out.report.suite_id = suite.id;
-  std::int64_t passed = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    CaseRun& run = runs[i];
-    for (auto& d : run.problems) problems.push_back(std::move(d));
-    if (!run.problems.empty()) continue;
-    passed += run.passed ? 1 : 0;
-    out.report.cases.push_back({suite.cases[i].id, run.passed});
-    cases.push_back(std::move(run.result));
+  for (std::size_t first = 0; first < n; first += static_cast<std::size_t>(options.repeat)) {
+    const std::string& id = suite.cases[attempts[first].case_index].id;
+    bool all = true;
+    json::Value entry;
+    entry.set("id", id);
+    if (!repeated) {
+      all = runs[first].passed;
+      for (auto& m : runs[first].result.as_object()) entry.set(m.key, std::move(m.value));
+    } else {
+      json::Array list;
+      for (std::int64_t r = 0; r < options.repeat; ++r) {
+        CaseRun& run = runs[first + static_cast<std::size_t>(r)];
+        all = all && run.passed;
+        json::Value a;
+        a.set("repeat", r);
+        for (auto& m : run.result.as_object()) a.set(m.key, std::move(m.value));
+        list.push_back(std::move(a));
+      }
+      entry.set("status", all ? "passed" : "failed");
+      entry.set("attempts", std::move(list));
+    }
+    out.report.cases.push_back({id, all});
+    cases.push_back(std::move(entry));
   }
-  if (!problems.empty()) return problems;
-
-  json::Value summary;
-  summary.set("cases", static_cast<std::int64_t>(n));
-  summary.set("passed", passed);
-  summary.set("failed", static_cast<std::int64_t>(n) - passed);
   json::Value report;
   report.set("v", 1);
   report.set("kind", "millforge_eval_report");
   report.set("suite_id", suite.id);
   report.set("suite_sha256", suite.sha256);
+  if (options.shard_count > 1) {
+    report.set("shard",
+               json::Object{{"index", options.shard_index}, {"count", options.shard_count}});
+  }
+  json::Value summary = summarize(cases);
   report.set("cases", std::move(cases));
   report.set("summary", std::move(summary));
   out.document = std::move(report);
-  std::sort(out.report.cases.begin(), out.report.cases.end(),
-            [](const ReportCase& a, const ReportCase& b) { return a.id < b.id; });
   return out;
 }
 

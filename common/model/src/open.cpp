@@ -52,7 +52,7 @@ Result<std::unique_ptr<Model>> open_model(const std::string& spec, const OpenOpt
     }
     return std::unique_ptr<Model>(std::move(*model));
   }
-  if (auto rest = after("sim:")) return open_sim(*rest);
+  if (auto rest = after("sim:")) return open_sim(*rest, options.repeat);
   if (auto live = live_profile(spec)) return open_live(live->first, live->second, options);
   return diag::error(diag::codes::kUsage,
                      "unsupported model \"" + spec +

@@ -401,7 +401,7 @@ Reply SimModel::infer(const Request& request, const std::atomic<bool>& cancel) {
   return reply;
 }
 
-Result<std::unique_ptr<Model>> open_sim(const std::string& spec) {
+Result<std::unique_ptr<Model>> open_sim(const std::string& spec, std::int64_t sample) {
   const std::size_t q = spec.find('?');
   const std::string path = spec.substr(0, q);
   diag::Diagnostics problems;
@@ -415,6 +415,7 @@ Result<std::unique_ptr<Model>> open_sim(const std::string& spec) {
     }
   }
   if (!problems.empty()) return problems;
+  options.seed += static_cast<std::uint64_t>(sample);  // sample N of seed S draws as seed S+N
   Result<std::string> bytes = io::read_input(path, 16u << 20);
   if (!bytes) return bytes.take_diagnostics();
   auto steps = ScriptedModel::parse_steps(*bytes);

@@ -45,6 +45,12 @@ std::string campaign_case_trace(std::string_view suite_id, std::string_view case
   return join({"campaign", suite_id, "case", case_id, "trace"});
 }
 
+std::string campaign_attempt_trace(std::string_view suite_id, std::string_view case_id,
+                                   std::int64_t repeat) {
+  const std::string n = std::to_string(repeat);
+  return join({"campaign", suite_id, "case", case_id, "repeat", n, "trace"});
+}
+
 std::string compile_plan(std::string_view harness_id, std::int64_t version) {
   return compile_prefix(harness_id, version) + "/plan";
 }

@@ -15,17 +15,29 @@ namespace mf::eval {
 
 struct ReportCase {
   std::string id;
-  bool passed = false;
+  bool passed = false;  // with repeats: every attempt passed
 };
 
 struct Report {
   std::string suite_id;
-  std::vector<ReportCase> cases;  // sorted by id, unique
+  std::vector<ReportCase> cases;            // sorted by id, unique
+  json::Value document;                     // the report as read
+  std::optional<double> latency_median_ms;  // summary.latency_ms.median, when recorded
+  std::optional<double> cost_median_usd;    // summary.usage.cost_usd.median, when priced
 };
 
-// Strictly parses a report: every member checked, summary consistent with the cases, a case's
-// status consistent with its failures.
+// Strictly parses a report: every member checked, the summary exactly what summarize() makes of
+// the cases, a case's status consistent with its failures (and, repeated, with its attempts).
 Result<Report> parse_report(std::string_view bytes);
+
+// The summary of a report's cases (docs/formats/eval.md, "Statistics"): counts, the pass rate
+// and its Wilson interval; with repeats the attempt counts, pass@k, pass^k and the flaky cases;
+// latency and usage medians and p90s when the cases record them.
+json::Value summarize(const json::Array& cases);
+
+// `mf-eval merge`: the shard reports of one campaign (same suite, same repeat, every shard of one
+// count exactly once) as the one report a single run would have written.
+Result<json::Value> merge_reports(const std::vector<std::pair<std::string, std::string>>& named);
 
 struct Comparison {
   std::vector<std::string> improved;         // failed -> passed
@@ -35,13 +47,28 @@ struct Comparison {
   std::vector<std::string> added;            // in the candidate only ("new")
   std::optional<double> baseline_pass_rate;  // passed / cases; none for an empty report
   std::optional<double> candidate_pass_rate;
+  // Over the cases in both: the exact McNemar p of improved against regressed, and the paired
+  // difference of pass rates (candidate minus baseline) with its 95% interval.
+  double mcnemar_p = 1;
+  double difference = 0, difference_low = 0, difference_high = 0;
+  // Candidate over baseline: the summaries' median latency and median cost per attempt, when both
+  // reports record them.
+  std::optional<double> latency_ratio;
+  std::optional<double> cost_ratio;
 };
 
 Comparison compare(const Report& baseline, const Report& candidate);
 json::Value to_json(const Comparison& c);
 
-// The gate: fails when more than `max_regressions` cases regressed or any baseline case is missing
-// from the candidate. Returns the reasons, empty when the gate passes.
-std::vector<std::string> gate_failures(const Comparison& c, std::int64_t max_regressions);
+struct Gates {
+  std::int64_t max_regressions = 0;
+  std::optional<double> alpha;              // fail on a significant regression (McNemar p < alpha)
+  std::optional<double> max_latency_ratio;  // fail when the latency ratio is above, or unknown
+  std::optional<double> max_cost_ratio;     // fail when the cost ratio is above, or unknown
+};
+
+// The gate: fails when more than `max_regressions` cases regressed, any baseline case is missing
+// from the candidate, or a statistical gate given fails. Returns the reasons, empty when it passes.
+std::vector<std::string> gate_failures(const Comparison& c, const Gates& gates);
 
 }  // namespace mf::eval

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,17 +22,44 @@
 
 namespace mf::eval {
 
+// Finished attempts, kept as they finish so an interrupted campaign resumes where it stopped
+// (docs/formats/eval.md, "Campaigns"). An attempt is "<case id>.<repeat>".
+class Journal {
+ public:
+  virtual ~Journal() = default;
+  // The result recorded for `attempt`, when there is one.
+  virtual std::optional<json::Value> find(const std::string& attempt) const = 0;
+  // Records a finished attempt; called one at a time.
+  virtual Status append(const std::string& attempt, const json::Value& result) = 0;
+};
+
+// An append-only JSONL file: one canonical line {"v":1,"campaign","attempt","result"} per
+// attempt, written before the attempt counts as done. With `resume` the attempts it holds are
+// reused: a last line cut short (a kill mid-write) is dropped, a line of another campaign is
+// MF-V003, as is any other damage. Without it the file starts empty.
+Result<std::unique_ptr<Journal>> open_file_journal(const std::string& path,
+                                                   const std::string& campaign, bool resume);
+
 struct RunOptions {
-  unsigned jobs = 1;         // threads; at least 1
-  bool fixed_clock = false;  // traces carry t_ms 0 and the report omits latency_ms
+  unsigned jobs = 1;        // threads; at least 1
+  std::int64_t repeat = 1;  // attempts per case, each its own sample (docs/formats/eval.md)
+  // This run takes the cases whose position in id order k has k % shard_count == shard_index - 1.
+  std::int64_t shard_index = 1;
+  std::int64_t shard_count = 1;
+  std::vector<std::string> only;  // case ids to run (empty: all); each must be in the suite
+  Journal* journal = nullptr;     // resume from and record into; none: every attempt runs
+  bool fixed_clock = false;       // traces carry t_ms 0 and the report omits latency_ms
   std::string run_id_prefix = "eval-";
   std::string traces_dir;  // when set, each case's trace is published as DIR/<id>.jsonl
   // Called once per finished case, serialised, with the number done so far.
   std::function<void(std::size_t done, std::size_t total)> progress;
   const std::atomic<bool>* cancel = nullptr;  // unstarted cases then end `cancelled` at once
-  // Called with each finished case's trace (from worker threads, one call at a time), e.g. to keep
-  // it in the store; a failure is the case's problem like a trace file that cannot be published.
-  std::function<Status(const std::string& case_id, std::string_view trace)> keep_trace;
+  // Called with each finished attempt's trace (from worker threads, one call at a time), e.g. to
+  // keep it in the store; a failure is the case's problem like a trace file that cannot be
+  // published. `repeat` is the attempt's sample index; nothing for a campaign without repeats.
+  std::function<Status(const std::string& case_id, std::optional<std::int64_t> repeat,
+                       std::string_view trace)>
+      keep_trace;
   // How live models use the reply cache (docs/live-backends.md); scripted and sim models ignore
   // it. One cache serves every thread.
   model::OpenOptions models;
@@ -59,8 +88,14 @@ struct SuiteRun {
   std::size_t failed() const;
 };
 
-// Runs every case and returns the report. Fails only on I/O (a trace file that cannot be
-// published) or an internal error; failed cases are part of the report.
+// The campaign's identity, which a journal's lines carry: a digest of the suite's bytes, what
+// each case runs (task digest and script, plan digest, model spec), the repeat count, the shard,
+// the case filter, the run id prefix and the clock.
+std::string campaign_id(const Suite& suite, const RunOptions& options);
+
+// Runs every attempt of the campaign that the journal does not already hold and returns the
+// report. Fails only on I/O (a trace file or journal line that cannot be written), an unknown
+// --case id, or an internal error; failed cases are part of the report.
 Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options);
 
 }  // namespace mf::eval

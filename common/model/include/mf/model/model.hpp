@@ -98,7 +98,8 @@ bool is_live_spec(std::string_view spec);
 struct OpenOptions {
   CacheMode cache = CacheMode::Off;
   std::shared_ptr<ReplyCache> replies;  // required unless cache is Off
-  std::int64_t repeat = 0;              // the sample index the cache keys on beside the request
+  std::int64_t repeat =
+      0;  // the sample index: the cache keys on it beside the request; a sim adds it to its seed
 };
 
 // "scripted:FILE", "sim:FILE?...", "openai:PROFILE.json" or "anthropic:PROFILE.json". A bad spec,

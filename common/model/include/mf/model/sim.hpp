@@ -58,7 +58,8 @@ class SimModel final : public Model {
   std::optional<Fault> last_fault_;
 };
 
-// "FILE?seed=S&faults=R[&kinds=a,b]" (the part after "sim:").
-Result<std::unique_ptr<Model>> open_sim(const std::string& spec);
+// "FILE?seed=S&faults=R[&kinds=a,b]" (the part after "sim:"); sample N (a repeat index) draws as
+// seed S+N, so the repeats of a campaign are distinct samples and each is reproducible.
+Result<std::unique_ptr<Model>> open_sim(const std::string& spec, std::int64_t sample = 0);
 
 }  // namespace mf::model

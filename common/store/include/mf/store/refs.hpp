@@ -14,9 +14,12 @@ std::string run_trace(std::string_view run_id);
 std::string run_result(std::string_view run_id);
 std::string run_response(std::string_view run_id, std::int64_t call);
 
-// mf-eval --store: campaign/<suite_id>/report and campaign/<suite_id>/case/<case_id>/trace.
+// mf-eval --store: campaign/<suite_id>/report and campaign/<suite_id>/case/<case_id>/trace; with
+// --repeat, campaign/<suite_id>/case/<case_id>/repeat/<n>/trace per attempt.
 std::string campaign_report(std::string_view suite_id);
 std::string campaign_case_trace(std::string_view suite_id, std::string_view case_id);
+std::string campaign_attempt_trace(std::string_view suite_id, std::string_view case_id,
+                                   std::int64_t repeat);
 
 // mf-compile --store: compile/<harness_id>/<version>/{plan,diagnostics}; a rejected compilation
 // has no identity yet and files its report under compile/rejected/<request_sha256>.

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# mf-eval campaigns (docs/formats/eval.md, "Campaigns"): repeats as distinct samples with pass@k,
+# pass^k and flaky cases; the journal, and a campaign killed with SIGKILL that resumes into the
+# report an uninterrupted run writes; shards merged into that same report; --case; and every way
+# a journal or a set of shards can be wrong.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
+
+eval_bin="$MF_BIN/mf-eval"
+fx=$MF_SOURCE_DIR/fixtures
+ab=$fx/harness/ablation
+
+# --- Repeats: each attempt its own sample ------------------------------------------------------
+mkdir -p "$tmp/rep"
+cp "$ab/golden.plan.json" "$tmp/rep/"
+cp "$fx/harness/runs/golden-ok.json" "$tmp/rep/"
+jq -n --arg ws "$fx/repository" '{suite_id: "repeats", cases: [
+  {id: "sim", plan: "golden.plan.json", model: "sim:golden-ok.json?seed=3&faults=0.5",
+   workspace: $ws, request: {instruction: "Report on src/lib.rs."},
+   expect: {terminal: "completed"}},
+  {id: "steady", plan: "golden.plan.json", model: "scripted:golden-ok.json", workspace: $ws,
+   request: {instruction: "Report on src/lib.rs."}, expect: {terminal: "completed"}}]}' \
+  >"$tmp/rep/suite.json"
+mkdir -p "$tmp/rep/traces"
+run_rep() { "$eval_bin" run --suite "$tmp/rep/suite.json" --repeat 6 --fixed-clock "$@"; }
+rc=0
+run_rep --output "$tmp/rep/r1.json" --traces "$tmp/rep/traces" -j 1 >/dev/null 2>&1 || rc=$?
+[[ $rc -le 1 ]] || fail "repeat run exited $rc"
+r=$tmp/rep/r1.json
+jq -e '[.cases[] | .attempts | length] == [6, 6] and
+       ([.cases[].attempts[] | .repeat] == [0,1,2,3,4,5,0,1,2,3,4,5])' "$r" >/dev/null ||
+  fail "six attempts per case: $(jq -c '[.cases[] | .attempts | length]' "$r")"
+# The sim's samples differ (its seed moves with the sample); the scripted one's cannot. The run
+# ids differ by attempt, so the events are compared without the envelope.
+events() { jq -c 'del(.prev, .run_id)' "$tmp/rep/traces/$1.jsonl" | sha256sum; }
+[[ $(for n in 0 1 2 3 4 5; do events "sim.$n"; done | sort -u | wc -l) -gt 1 ]] ||
+  fail "the sim's repeats are one sample"
+[[ $(for n in 0 1 2 3 4 5; do events "steady.$n"; done | sort -u | wc -l) -eq 1 ]] ||
+  fail "the scripted repeats differ"
+# The summary follows from the attempts.
+jq -e '.summary as $s | [.cases[] | [.attempts[] | .status == "passed"]] as $o |
+  ($o | map(select(all)) | length) as $all | ($o | map(select(any)) | length) as $any |
+  ($o | map(select(any and (all | not))) | length) as $mixed |
+  $s.repeat == 6 and $s.attempts == 12 and
+  $s.attempts_passed == ([$o[][] | select(.)] | length) and
+  $s.passed == $all and $s.pass_hat_k == $all / 2 and $s.pass_at_k == $any / 2 and
+  ($s.flaky | length) == $mixed and ($s.wilson95 | length) == 2 and
+  $s.wilson95[0] <= $s.pass_rate and $s.pass_rate <= $s.wilson95[1]' "$r" >/dev/null ||
+  fail "summary: $(jq -c .summary "$r")"
+# Every attempt's trace, under its own name and run id, verifies.
+for n in 0 5; do
+  t=$tmp/rep/traces/sim.$n.jsonl
+  [[ -s $t ]] || fail "no trace $t"
+  run 0 "$MF_BIN/mf-replay" --expect-sha256 "$(jq -r ".cases[0].attempts[$n].trace_sha256" "$r")" "$t"
+  [[ $(jq -r .run_id "$tmp/out") == "eval-sim.$n" ]] || fail "run id of attempt $n"
+done
+# Byte-identical for any -j, and compare reads repeated reports.
+run_rep --output "$tmp/rep/r2.json" -j 2 >/dev/null 2>&1 || true
+cmp -s "$r" "$tmp/rep/r2.json" || fail "repeats differ between -j 1 and -j 2"
+run 0 "$eval_bin" compare --baseline "$r" --candidate "$tmp/rep/r2.json"
+# A repeated report edited: one attempt's status flipped (its failures kept) is refused.
+jq '.cases[1].attempts[2].status = "failed"' "$r" >"$tmp/rep/torn.json"
+run 2 "$eval_bin" compare --baseline "$r" --candidate "$tmp/rep/torn.json"
+
+# --- Journal, SIGKILL and resume ---------------------------------------------------------------
+# Cases that take a moment each (a real shell call of 0.2 s), so a kill lands mid-campaign.
+mkdir -p "$tmp/kill"
+# The read-submit harness with the shell in place of the read.
+sed 's/builtin\.pi_compat\.read@1/builtin.pi_compat.bash@1/; s/read_submit/slow_shell/g' \
+  "$fx/harness/read-submit.yaml" >"$tmp/kill/slow.yaml"
+run 0 "$MF_BIN/mf-compile" "$tmp/kill/slow.yaml" -o -
+cp "$tmp/out" "$tmp/kill/slow.plan.json"
+cat >"$tmp/kill/run.json" <<'EOF'
+{"steps": [{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 0.2; echo done"}}]},
+           {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "ok"}}]}]}
+EOF
+mkdir -p "$tmp/kill/ws"
+jq -n --arg ws "$tmp/kill/ws" '{suite_id: "slow", cases: [range(0; 12) |
+  {id: ("slow-\(. + 10)"), plan: "slow.plan.json", model: "scripted:run.json", workspace: $ws,
+   expect: {terminal: "completed", tools: ["bash", "submit"]}}]}' >"$tmp/kill/suite.json"
+slow() { "$eval_bin" run --suite "$tmp/kill/suite.json" --fixed-clock "$@"; }
+run 0 slow --output "$tmp/kill/whole.json" -j 1
+[[ $(wc -l <"$tmp/kill/whole.json.journal") -eq 12 ]] || fail "the journal does not hold 12 attempts"
+# Started directly (not through the function), so $! is mf-eval itself.
+"$eval_bin" run --suite "$tmp/kill/suite.json" --fixed-clock --output "$tmp/kill/cut.json" -j 1 \
+  >/dev/null 2>&1 &
+pid=$!
+disown "$pid"  # no job notice for the kill
+for ((i = 0; i < 200; i++)); do
+  [[ -f $tmp/kill/cut.json.journal && $(wc -l <"$tmp/kill/cut.json.journal") -ge 3 ]] && break
+  sleep 0.05
+done
+kill -KILL "$pid" 2>/dev/null || true
+while kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
+done_before=$(wc -l <"$tmp/kill/cut.json.journal")
+[[ $done_before -ge 3 && $done_before -lt 12 ]] || fail "the kill did not land mid-campaign ($done_before)"
+[[ ! -e $tmp/kill/cut.json ]] || fail "a killed campaign left a report"
+# A kill mid-append leaves a torn last line: it is dropped on resume.
+printf '{"v":1,"campaign":"' >>"$tmp/kill/cut.json.journal"
+run 0 slow --output "$tmp/kill/cut.json" -j 2 --resume
+cmp -s "$tmp/kill/whole.json" "$tmp/kill/cut.json" || fail "the resumed report differs from an uninterrupted one"
+[[ $(wc -l <"$tmp/kill/cut.json.journal") -eq 12 ]] || fail "resume duplicated or lost attempts"
+[[ $(jq -s '[.[].attempt] | unique | length' "$tmp/kill/cut.json.journal") -eq 12 ]] ||
+  fail "an attempt was journaled twice"
+# Resuming a finished campaign runs nothing and writes the same report.
+start=$(date +%s%N)
+run 0 slow --output "$tmp/kill/cut.json" --resume
+(( ($(date +%s%N) - start) / 1000000 < 2000 )) || fail "a finished campaign ran again"
+cmp -s "$tmp/kill/whole.json" "$tmp/kill/cut.json" || fail "a second resume changed the report"
+# The journal of another campaign (other --repeat), or one damaged before its end, is refused.
+run 2 slow --output "$tmp/kill/cut.json" --resume --repeat 2
+grep -q 'MF-V003' "$tmp/err" || fail "another campaign's journal was not refused: $(cat "$tmp/err")"
+sed -i '2s/.*/garbage/' "$tmp/kill/cut.json.journal"
+run 2 slow --output "$tmp/kill/cut.json" --resume
+grep -q "cut.json.journal:2: error MF-V003" "$tmp/err" || fail "a damaged journal: $(cat "$tmp/err")"
+# Without --resume the journal starts over.
+run 0 slow --output "$tmp/kill/cut.json" --case slow-10
+[[ $(wc -l <"$tmp/kill/cut.json.journal") -eq 1 ]] || fail "a fresh run kept the old journal"
+
+# --- Shards and merge --------------------------------------------------------------------------
+shards=()
+for i in 1 2 3 4 5; do
+  run 0 slow --output "$tmp/kill/s$i.json" --shard "$i/5" -j 2
+  jq -e --argjson i "$i" '.shard == {index: $i, count: 5}' "$tmp/kill/s$i.json" >/dev/null ||
+    fail "shard $i does not say so"
+  shards+=("$tmp/kill/s$i.json")
+done
+[[ $(jq -s '[.[].cases[].id] | length' "${shards[@]}") -eq 12 ]] || fail "the shards do not cover the cases once"
+run 0 "$eval_bin" merge --output "$tmp/kill/merged.json" "${shards[@]}"
+cmp -s "$tmp/kill/whole.json" "$tmp/kill/merged.json" || fail "merged shards differ from one run"
+# Shards merge in any order; a repeat campaign's shards too.
+run 0 "$eval_bin" merge --output - "${shards[4]}" "${shards[0]}" "${shards[2]}" "${shards[1]}" "${shards[3]}"
+cmp -s "$tmp/kill/whole.json" "$tmp/out" || fail "merge depends on the order of its inputs"
+for i in 1 2; do
+  run_rep --output "$tmp/rep/s$i.json" --shard "$i/2" >/dev/null 2>&1 || true
+done
+run_rep --output - >"$tmp/rep/r3.json" 2>/dev/null || true
+rc=0
+"$eval_bin" merge --output "$tmp/rep/m.json" "$tmp/rep/s1.json" "$tmp/rep/s2.json" || rc=$?
+[[ $rc -le 1 ]] || fail "merging repeat shards exited $rc"
+cmp -s "$tmp/rep/r3.json" "$tmp/rep/m.json" || fail "merged repeat shards differ from one run"
+# A shard missing, given twice, of another count, of another suite, or not a shard: exit 2.
+run 2 "$eval_bin" merge --output - "${shards[@]:0:4}"
+grep -q 'shard(s) 5 of 5 are missing' "$tmp/err" || fail "missing shard: $(cat "$tmp/err")"
+run 2 "$eval_bin" merge --output - "${shards[@]}" "${shards[0]}"
+run 2 "$eval_bin" merge --output - "${shards[@]:0:4}" "$tmp/rep/s2.json"
+run 2 "$eval_bin" merge --output - "${shards[@]}" "$tmp/kill/whole.json"
+[[ ! -s $tmp/out ]] || fail "a refused merge wrote a report"
+
+# --- compare: paired statistics and gates -----------------------------------------------------
+# Six of the twelve cases made to fail (kept consistent: failures, counts; the derived members
+# dropped, as a report of an earlier version would lack them).
+jq '(.cases[:6][]) |= (.status = "failed" | .failures = [{check: "terminal", expected: "completed",
+      actual: "tool_failed"}]) | .summary = {cases: 12, passed: 6, failed: 6}' \
+  "$tmp/kill/whole.json" >"$tmp/kill/worse.json"
+run 1 "$eval_bin" compare --baseline "$tmp/kill/whole.json" --candidate "$tmp/kill/worse.json" \
+  --max-regressions 10 --alpha 0.05
+jq -e '.mcnemar_p == 0.03125 and .pass_rate_difference.estimate == -0.5 and
+       .pass_rate_difference.ci95[1] < 0' "$tmp/out" >/dev/null || fail "statistics: $(cat "$tmp/out")"
+grep -q 'a significant regression: 6 regressed against 0 improved, McNemar p = 0.03125 < 0.05' \
+  "$tmp/err" || fail "alpha gate: $(cat "$tmp/err")"
+run 0 "$eval_bin" compare --baseline "$tmp/kill/whole.json" --candidate "$tmp/kill/worse.json" \
+  --max-regressions 10 --alpha 0.01
+# Latency: a real (unfixed) clock, then every case three times slower, the summary recomputed
+# (nearest rank: the 6th and 11th of 12 sorted values).
+run 0 "$eval_bin" run --suite "$tmp/kill/suite.json" --output "$tmp/kill/timed.json" -j 2
+jq -e '.summary.latency_ms.median >= 200' "$tmp/kill/timed.json" >/dev/null ||
+  fail "no latency: $(jq -c .summary "$tmp/kill/timed.json")"
+jq '.cases[].latency_ms *= 3 | ([.cases[].latency_ms] | sort) as $l |
+    .summary.latency_ms = {median: $l[5], p90: $l[10]}' "$tmp/kill/timed.json" >"$tmp/kill/slower.json"
+run 1 "$eval_bin" compare --baseline "$tmp/kill/timed.json" --candidate "$tmp/kill/slower.json" \
+  --max-latency-ratio 2
+jq -e '.latency_ratio == 3' "$tmp/out" >/dev/null || fail "latency ratio: $(cat "$tmp/out")"
+grep -q 'median latency is 3 times the baseline' "$tmp/err" || fail "latency gate: $(cat "$tmp/err")"
+run 0 "$eval_bin" compare --baseline "$tmp/kill/timed.json" --candidate "$tmp/kill/slower.json" \
+  --max-latency-ratio 3.5
+# A gate on what a report does not record fails: it cannot be checked.
+run 1 "$eval_bin" compare --baseline "$tmp/kill/whole.json" --candidate "$tmp/kill/whole.json" \
+  --max-cost-ratio 1.5
+grep -q 'the cost gate cannot be checked' "$tmp/err" || fail "cost gate: $(cat "$tmp/err")"
+# A doctored summary that contradicts its cases is refused.
+jq '.summary.latency_ms.median = 1' "$tmp/kill/timed.json" >"$tmp/kill/lie.json"
+run 2 "$eval_bin" compare --baseline "$tmp/kill/timed.json" --candidate "$tmp/kill/lie.json"
+grep -q '/summary/latency_ms' "$tmp/err" || fail "a lying summary: $(cat "$tmp/err")"
+for bad in 0 -1 x 1e99 ''; do
+  run 2 "$eval_bin" compare --baseline "$tmp/kill/whole.json" --candidate "$tmp/kill/whole.json" \
+    --alpha "$bad"
+done
+
+# --- --case ------------------------------------------------------------------------------------
+run 0 slow --output - --case slow-11,slow-13 --case slow-20
+[[ $(jq -c '[.cases[].id]' "$tmp/out") == '["slow-11","slow-13","slow-20"]' ]] || fail "--case: $(jq -c '[.cases[].id]' "$tmp/out")"
+run 2 slow --output - --case slow-99
+grep -q 'MF-V002' "$tmp/err" || fail "an unknown --case was not refused"
+
+echo "campaign: ok"
