@@ -223,13 +223,17 @@ TEST(EvalRun, TracesAreWrittenPerCaseWithThePrefixedRunId) {
   RunOptions o = fixed(2);
   o.traces_dir = dir.string();
   o.run_id_prefix = "ci-";
-  std::size_t progress_calls = 0;
-  o.progress = [&](std::size_t done, std::size_t total) {
-    EXPECT_EQ(done, ++progress_calls);
+  std::size_t progress_calls = 0, last_passed = 0;
+  o.progress = [&](std::size_t done, std::size_t total, std::size_t passed) {
+    EXPECT_EQ(done, progress_calls++);  // the first call is the start: nothing done yet
     EXPECT_EQ(total, 4u);
+    EXPECT_LE(passed, done);
+    EXPECT_GE(passed, last_passed);
+    last_passed = passed;
   };
   json::Value report = run_ok(*suite, o);
-  EXPECT_EQ(progress_calls, 4u);
+  EXPECT_EQ(progress_calls, 5u);
+  EXPECT_EQ(last_passed, 4u);
   for (const auto& c : report.find("cases")->as_array()) {
     const std::string id = c.find("id")->as_string();
     const std::string trace = read_file((dir / (id + ".jsonl")).string());

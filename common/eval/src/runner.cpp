@@ -541,6 +541,9 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   std::atomic<std::size_t> next{0};
   std::mutex progress_mutex, keep_mutex, journal_mutex;
   std::size_t done = n - todo.size();
+  std::size_t passed = static_cast<std::size_t>(
+      std::count_if(runs.begin(), runs.end(), [](const CaseRun& r) { return r.passed; }));
+  if (options.progress) options.progress(done, n, passed);
   diag::Diagnostics journal_problems;
   auto worker = [&] {
     for (;;) {
@@ -567,7 +570,8 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       }
       if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
-        options.progress(++done, n);
+        passed += runs[i].passed ? 1 : 0;
+        options.progress(++done, n, passed);
       }
     }
   };

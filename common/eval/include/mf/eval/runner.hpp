@@ -51,8 +51,9 @@ struct RunOptions {
   bool fixed_clock = false;       // traces carry t_ms 0 and the report omits latency_ms
   std::string run_id_prefix = "eval-";
   std::string traces_dir;  // when set, each case's trace is published as DIR/<id>.jsonl
-  // Called once per finished case, serialised, with the number done so far.
-  std::function<void(std::size_t done, std::size_t total)> progress;
+  // Called once per finished attempt, serialised: attempts done so far (those the journal held
+  // included), all of them, and how many of those done passed; plus once at the start.
+  std::function<void(std::size_t done, std::size_t total, std::size_t passed)> progress;
   const std::atomic<bool>* cancel = nullptr;  // unstarted cases then end `cancelled` at once
   // Called with each finished attempt's trace (from worker threads, one call at a time), e.g. to
   // keep it in the store; a failure is the case's problem like a trace file that cannot be
