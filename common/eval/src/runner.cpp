@@ -357,12 +357,12 @@ class FileJournal final : public Journal {
   }
 
   Status append(const std::string& attempt, const json::Value& result) override {
-    json::Value line;
-    line.set("v", 1);
-    line.set("campaign", campaign_);
-    line.set("attempt", attempt);
-    line.set("result", result);
-    const std::string bytes = json::canonical(line) + "\n";
+    // Serialised outside the lock; only the write is one at a time.
+    std::string bytes = "{\"attempt\":" + json::canonical(json::Value(attempt)) +
+                        ",\"campaign\":\"" + campaign_ + "\",\"result\":";
+    json::write_canonical(result, bytes);
+    bytes += ",\"v\":1}\n";
+    std::lock_guard<std::mutex> lock(write_mutex_);
     // One write of the whole line: the kernel keeps it whatever then happens to the process, so
     // a kill leaves at most a torn last line, which the next open drops. (Not synced: a power
     // loss may cost the last attempts, which a resume then runs again.)
@@ -376,7 +376,6 @@ class FileJournal final : public Journal {
       }
       off += static_cast<std::size_t>(n);
     }
-    done_.emplace(attempt, result);
     return {};
   }
 
@@ -384,7 +383,8 @@ class FileJournal final : public Journal {
   int fd_;
   std::string path_;
   std::string campaign_;
-  std::map<std::string, json::Value> done_;
+  std::map<std::string, json::Value> done_;  // what the journal held when opened
+  std::mutex write_mutex_;
 };
 
 std::string attempt_key(const std::string& id, std::int64_t repeat) {
@@ -563,8 +563,8 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
                                terminal != nullptr && terminal->is_string() &&
                                terminal->as_string() == "cancelled";
       if (options.journal != nullptr && runs[i].problems.empty() && !interrupted) {
-        std::lock_guard<std::mutex> lock(journal_mutex);
         if (Status s = options.journal->append(attempts[i].key, runs[i].result); !s) {
+          std::lock_guard<std::mutex> lock(journal_mutex);
           for (const auto& d : s.diagnostics()) journal_problems.push_back(d);
         }
       }

@@ -27,9 +27,9 @@ namespace mf::eval {
 class Journal {
  public:
   virtual ~Journal() = default;
-  // The result recorded for `attempt`, when there is one.
+  // The result the journal held for `attempt` when it was opened, when there is one.
   virtual std::optional<json::Value> find(const std::string& attempt) const = 0;
-  // Records a finished attempt; called one at a time.
+  // Records a finished attempt; safe to call from several threads at once.
   virtual Status append(const std::string& attempt, const json::Value& result) = 0;
 };
 
