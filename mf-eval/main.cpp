@@ -24,7 +24,7 @@ struct Opts {
   cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, format;
   cli::Texts cases;
   cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio;
-  cli::Number jobs, repeat, max_regressions;
+  cli::Number jobs, repeat, case_timeout, max_regressions;
   cli::Flag fixed_clock, resume;
 };
 
@@ -51,6 +51,7 @@ int run(cli::Context& ctx, const Opts& o) {
   options.jobs = static_cast<unsigned>(ctx.get(o.jobs, 1));
   options.repeat = ctx.get(o.repeat, 1);
   if (options.repeat > 1000) return cli::usage_error(ctx.tool, "--repeat is at most 1000");
+  options.case_timeout_ms = ctx.get(o.case_timeout, 0);
   if (ctx.given(o.shard) &&
       !parse_shard(ctx.get(o.shard), options.shard_index, options.shard_count)) {
     return cli::usage_error(ctx.tool,
@@ -223,6 +224,7 @@ int main(int argc, char** argv) {
           "Run a suite of cases (in parallel) into a report; compare two reports with gates.",
       .usage =
           "mf-eval run --suite FILE --output FILE|- [-j N] [--repeat K] [--shard I/N] "
+          "[--case-timeout-ms MS] "
           "[--case ID,...] [--resume] [--journal FILE] [--fixed-clock] [--traces DIR] "
           "[--store DIR] [--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
@@ -318,6 +320,12 @@ int main(int argc, char** argv) {
                           run_cmd,
                           {},
                           1}),
+      .case_timeout = d.number({"case-timeout-ms",
+                                "run: each attempt ends timed_out after this long (default: none)",
+                                "MS",
+                                run_cmd,
+                                {},
+                                1}),
       .max_regressions = d.number({"max-regressions",
                                    "compare: gate on the number of regressed cases (default 0)",
                                    "N",

@@ -147,6 +147,17 @@ run 2 "$eval_bin" merge --output - "${shards[@]:0:4}" "$tmp/rep/s2.json"
 run 2 "$eval_bin" merge --output - "${shards[@]}" "$tmp/kill/whole.json"
 [[ ! -s $tmp/out ]] || fail "a refused merge wrote a report"
 
+# --- Per-case timeout: each attempt ends timed_out, its shell call stopped with it -------------
+start=$(date +%s%N)
+run 1 slow --output - --case-timeout-ms 50 -j 2
+elapsed=$((($(date +%s%N) - start) / 1000000))
+jq -e '[.cases[].terminal] | length == 12 and all(. == "timed_out")' "$tmp/out" >/dev/null ||
+  fail "timeouts: $(jq -c '[.cases[].terminal]' "$tmp/out")"
+(( elapsed < 2000 )) || fail "the timeout did not stop the 0.2 s calls (${elapsed} ms for 12)"
+jq '(.cases[] | .expect) = {terminal: "timed_out"}' "$tmp/kill/suite.json" >"$tmp/kill/to.json"
+run 0 "$eval_bin" run --suite "$tmp/kill/to.json" --output - --fixed-clock --case-timeout-ms 50
+run 2 slow --output - --case-timeout-ms 0
+
 # --- compare: paired statistics and gates -----------------------------------------------------
 # Six of the twelve cases made to fail (kept consistent: failures, counts; the derived members
 # dropped, as a report of an earlier version would lack them).

@@ -150,6 +150,10 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
   if (!writer) return writer.take_diagnostics();
   runtime::RunOptions ro;
   ro.cancel = options.cancel;
+  if (options.case_timeout_ms > 0) {
+    ro.deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(options.case_timeout_ms);
+  }
   return runtime::run_task(c.loaded_task, meter, **writer, ro);
 }
 
@@ -176,6 +180,7 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
   if (!c.request.is_null()) request.request = json::canonical(c.request);
   request.guardrails = c.guardrails;
   request.cancel = options.cancel;
+  request.deadline_ms = options.case_timeout_ms;
   return runtime::run_plan_request(request);
 }
 
@@ -479,6 +484,7 @@ std::string campaign_id(const Suite& suite, const RunOptions& options) {
       {"repeat", options.repeat},
       {"shard", json::Array{options.shard_index, options.shard_count}},
       {"only", std::move(only)},
+      {"case_timeout_ms", options.case_timeout_ms},
       {"run_id_prefix", options.run_id_prefix},
       {"fixed_clock", options.fixed_clock},
   });

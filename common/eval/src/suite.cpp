@@ -30,12 +30,12 @@ constexpr std::size_t kMaxPlanBytes = 16u << 20;
 constexpr std::size_t kMaxCaseIdLength = 128;
 constexpr std::string_view kScripted = "scripted:";
 constexpr std::string_view kSim = "sim:";
-constexpr std::array<std::string_view, 5> kTerminals = {
-    "completed", "invalid_output", "model_failed", "budget_exhausted", "cancelled"};
-// A suite case has no deadline, so timed_out is not among the endings a plan case can expect.
-constexpr std::array<std::string_view, 6> kPlanTerminals = {"completed",         "budget_exhausted",
-                                                            "model_failed",      "tool_failed",
-                                                            "terminal_rejected", "cancelled"};
+// timed_out is expected only under mf-eval run --case-timeout-ms.
+constexpr std::array<std::string_view, 6> kTerminals = {
+    "completed", "invalid_output", "model_failed", "budget_exhausted", "cancelled", "timed_out"};
+constexpr std::array<std::string_view, 7> kPlanTerminals = {
+    "completed",         "budget_exhausted", "model_failed", "tool_failed",
+    "terminal_rejected", "cancelled",        "timed_out"};
 constexpr std::array<std::string_view, 3> kDispositions = {"success", "blocked", "rejected"};
 // The guardrail_violation kinds of docs/formats/trace.md.
 constexpr std::array<std::string_view, 9> kViolationKinds = {

@@ -47,6 +47,7 @@ struct RunOptions {
   std::int64_t shard_index = 1;
   std::int64_t shard_count = 1;
   std::vector<std::string> only;  // case ids to run (empty: all); each must be in the suite
+  std::int64_t case_timeout_ms = 0;  // each attempt ends timed_out after this long; 0 = none
   Journal* journal = nullptr;     // resume from and record into; none: every attempt runs
   bool fixed_clock = false;       // traces carry t_ms 0 and the report omits latency_ms
   std::string run_id_prefix = "eval-";
@@ -91,7 +92,7 @@ struct SuiteRun {
 
 // The campaign's identity, which a journal's lines carry: a digest of the suite's bytes, what
 // each case runs (task digest and script, plan digest, model spec), the repeat count, the shard,
-// the case filter, the run id prefix and the clock.
+// the case filter, the per-case timeout, the run id prefix and the clock.
 std::string campaign_id(const Suite& suite, const RunOptions& options);
 
 // Runs every attempt of the campaign that the journal does not already hold and returns the
