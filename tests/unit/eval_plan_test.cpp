@@ -104,7 +104,7 @@ TEST(EvalPlanSuite, EachRuleHasItsCodeAndPointer) {
        "/cases/0/expect/output"},
       {"task-only terminal", plan_case(p + R"("expect":{"terminal":"invalid_output"})"), "MF-S020",
        "/cases/0/expect/terminal"},
-      {"terminal no case can reach", plan_case(p + R"("expect":{"terminal":"timed_out"})"),
+      {"terminal no plan case can reach", plan_case(p + R"("expect":{"terminal":"finished"})"),
        "MF-S020", "/cases/0/expect/terminal"},
       {"bad disposition", plan_case(p + R"("expect":{"disposition":"ok"})"), "MF-S020",
        "/cases/0/expect/disposition"},
