@@ -48,6 +48,15 @@ step "mf-eval: the four-case conformance suite, then a compare gate"
 jq -c '.summary' "$out/forge-eval.json"
 "$bin/mf-eval" compare --baseline "$out/forge-eval.json" --candidate "$out/forge-eval.json"
 
+step "mf-eval campaign: three samples per case in two shards, merged into one report, rendered"
+for i in 1 2; do
+  "$bin/mf-eval" run --suite fixtures/forge/eval-suite.json --output "$out/s$i.json" \
+    --shard "$i/2" --repeat 3 --fixed-clock --quiet
+done
+"$bin/mf-eval" merge --output "$out/forge-repeat.json" "$out/s1.json" "$out/s2.json"
+jq -c '.summary | {cases, attempts, pass_at_k, pass_hat_k, wilson95}' "$out/forge-repeat.json"
+"$bin/mf-eval" report "$out/forge-repeat.json" --format html --output "$out/forge-repeat.html"
+
 step "mf-toolread: a root-confined slice of the task fixture"
 "$bin/mf-toolread" --root fixtures --path forge/task-valid.json --start-line 1 --end-line 20 |
   jq -c '{path, start_line, end_line, total_lines, file_sha256}'

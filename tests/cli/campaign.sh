@@ -198,6 +198,12 @@ for bad in 0 -1 x 1e99 ''; do
     --alpha "$bad"
 done
 
+# --- examples/campaign: make targets per shard, then the merge and the renderings --------------
+make -s -C "$MF_SOURCE_DIR/examples/campaign" -j2 campaign MF_BIN="$(cd "$MF_BIN" && pwd)" OUT="$tmp/make" \
+  SUITE="$tmp/kill/suite.json" SHARDS=3 REPEAT=1 >/dev/null
+cmp -s "$tmp/kill/whole.json" "$tmp/make/report.json" || fail "the make campaign differs from one run"
+for f in report.md junit.xml report.html; do [[ -s $tmp/make/$f ]] || fail "make campaign: no $f"; done
+
 # --- --case ------------------------------------------------------------------------------------
 run 0 slow --output - --case slow-11,slow-13 --case slow-20
 [[ $(jq -c '[.cases[].id]' "$tmp/out") == '["slow-11","slow-13","slow-20"]' ]] || fail "--case: $(jq -c '[.cases[].id]' "$tmp/out")"
