@@ -1,4 +1,5 @@
 // mf-eval: run suites of cases into reports; compare reports with gates (docs/formats/eval.md).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/model/live.hpp"
+#include "mf/runtime/plan_run.hpp"
 #include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 
@@ -22,7 +24,7 @@ namespace {
 
 struct Opts {
   cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, format;
-  cli::Texts cases;
+  cli::Texts models, presets, cases;
   cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio;
   cli::Number jobs, repeat, case_timeout, max_regressions;
   cli::Flag fixed_clock, resume;
@@ -52,6 +54,53 @@ int run(cli::Context& ctx, const Opts& o) {
   options.repeat = ctx.get(o.repeat, 1);
   if (options.repeat > 1000) return cli::usage_error(ctx.tool, "--repeat is at most 1000");
   options.case_timeout_ms = ctx.get(o.case_timeout, 0);
+  // The matrix: every --model LABEL=SPEC crossed with every --guardrails PRESET.
+  std::vector<std::pair<std::string, std::string>> models;
+  for (const auto& m : ctx.get(o.models)) {
+    const auto eq = m.find('=');
+    const std::string label = eq == std::string::npos ? "" : m.substr(0, eq);
+    const bool ok = !label.empty() && label.size() <= 64 &&
+                    label.find_first_not_of(
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                        "0123456789_-") == std::string::npos;
+    if (!ok || eq + 1 == m.size()) {
+      return cli::usage_error(ctx.tool,
+                              "--model takes LABEL=SPEC, LABEL of [A-Za-z0-9_-], not '" + m + "'");
+    }
+    for (const auto& [seen, spec] : models) {
+      if (seen == label) return cli::usage_error(ctx.tool, "--model " + label + " given twice");
+    }
+    const std::string spec = m.substr(eq + 1);
+    if (mf::Status s = mf::model::check_model_spec(spec); !s) {
+      return cli::report(ctx.tool, s.diagnostics());
+    }
+    models.emplace_back(label, spec);
+  }
+  std::vector<mf::runtime::Guardrails> presets;
+  for (const auto& p : ctx.get(o.presets)) {
+    auto g = mf::runtime::parse_guardrails(p);
+    if (!g) return cli::usage_error(ctx.tool, "--guardrails: no preset '" + p + "'");
+    if (std::find(presets.begin(), presets.end(), *g) != presets.end()) {
+      return cli::usage_error(ctx.tool, "--guardrails " + p + " given twice");
+    }
+    presets.push_back(*g);
+  }
+  for (std::size_t m = 0; m < std::max<std::size_t>(models.size(), 1); ++m) {
+    for (std::size_t g = 0; g < std::max<std::size_t>(presets.size(), 1); ++g) {
+      if (models.empty() && presets.empty()) break;
+      eval::Variant v;
+      if (!models.empty()) {
+        v.label = models[m].first;
+        v.model = models[m].second;
+      }
+      if (!presets.empty()) {
+        const std::string name(mf::runtime::name(presets[g]));
+        v.label += (v.label.empty() ? "" : ".") + name;
+        v.guardrails = presets[g];
+      }
+      options.variants.push_back(std::move(v));
+    }
+  }
   if (ctx.given(o.shard) &&
       !parse_shard(ctx.get(o.shard), options.shard_index, options.shard_count)) {
     return cli::usage_error(ctx.tool,
@@ -224,7 +273,7 @@ int main(int argc, char** argv) {
           "Run a suite of cases (in parallel) into a report; compare two reports with gates.",
       .usage =
           "mf-eval run --suite FILE --output FILE|- [-j N] [--repeat K] [--shard I/N] "
-          "[--case-timeout-ms MS] "
+          "[--case-timeout-ms MS] [--model LABEL=SPEC]... [--guardrails PRESET]... "
           "[--case ID,...] [--resume] [--journal FILE] [--fixed-clock] [--traces DIR] "
           "[--store DIR] [--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
@@ -242,6 +291,8 @@ int main(int argc, char** argv) {
               "mf-eval run --suite live-suite.json --output replay.json --fixed-clock --cache read "
               "--store st",
               "mf-eval run --suite suite.json --output r.json --repeat 5 -j 2 | jq .summary",
+              "mf-eval run --suite plans.json --output m.json --model small=openai:small.json "
+              "--model big=openai:big.json --guardrails full --guardrails bare --cache readwrite",
               "mf-eval run --suite suite.json --output r.json --resume   # after an interruption",
               "mf-eval run --suite suite.json --output s1.json --shard 1/2 --fixed-clock && "
               "mf-eval run --suite suite.json --output s2.json --shard 2/2 --fixed-clock && "
@@ -301,6 +352,16 @@ int main(int argc, char** argv) {
                         "FORMAT",
                         {"report"},
                         {"md", "junit", "html"}}),
+      .models = d.texts({"model",
+                         "run: cross every case with this model, LABEL=SPEC (repeatable; the "
+                         "report names its entries <case>.LABEL)",
+                         "LABEL=SPEC", run_cmd}),
+      .presets = d.texts(
+          {"guardrails",
+           "run: cross every plan case with this preset (repeatable)",
+           "PRESET",
+           run_cmd,
+           {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery", "no_compact", "bare"}}),
       .cases = d.texts(
           {"case", "run: only these case ids (repeatable, or comma-separated)", "ID,...", run_cmd}),
       .baseline = d.text({"baseline", "compare: the reference", "FILE", compare_cmd}),

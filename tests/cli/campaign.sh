@@ -62,6 +62,51 @@ run 0 "$eval_bin" compare --baseline "$r" --candidate "$tmp/rep/r2.json"
 jq '.cases[1].attempts[2].status = "failed"' "$r" >"$tmp/rep/torn.json"
 run 2 "$eval_bin" compare --baseline "$r" --candidate "$tmp/rep/torn.json"
 
+# --- A matrix: cases x models x presets ------------------------------------------------------
+g=$tmp/rep/golden-ok.json
+matrix() {
+  "$eval_bin" run --suite "$tmp/rep/suite.json" --fixed-clock \
+    --model "calm=sim:$g?seed=1&faults=0" --model "noisy=sim:$g?seed=1&faults=0.6" \
+    --guardrails full --guardrails bare "$@"
+}
+rc=0
+matrix --output "$tmp/rep/m.json" -j 2 >/dev/null 2>&1 || rc=$?
+[[ $rc -le 1 ]] || fail "matrix exited $rc"
+m=$tmp/rep/m.json
+[[ $(jq -c '[.cases[].id]' "$m") == \
+   '["sim.calm.bare","sim.calm.full","sim.noisy.bare","sim.noisy.full","steady.calm.bare","steady.calm.full","steady.noisy.bare","steady.noisy.full"]' ]] ||
+  fail "matrix ids: $(jq -c '[.cases[].id]' "$m")"
+jq -e '(.summary.variants | keys) == ["calm.bare", "calm.full", "noisy.bare", "noisy.full"] and
+       all(.summary.variants[]; .cases == 2) and
+       (.cases[] | select(.id == "steady.noisy.bare") | .variant) ==
+         {label: "noisy.bare", model: ("sim:'"$g"'?seed=1&faults=0.6"), guardrails: "bare"}' "$m" \
+  >/dev/null || fail "matrix summary: $(jq -c .summary.variants "$m")"
+# The column's model and preset really ran: a fault-free sim under full guardrails passes, and its
+# traces record the preset.
+jq -e '.cases[] | select(.id == "sim.calm.full") | .status == "passed"' "$m" >/dev/null ||
+  fail "the calm column failed"
+matrix --output - --traces "$tmp/rep/traces" --case steady >/dev/null 2>&1 || true
+[[ $(head -1 "$tmp/rep/traces/steady.noisy.bare.jsonl" | jq -r .guardrails) == bare ]] ||
+  fail "the preset did not reach the run"
+# Byte-identical across -j, shards and merge; the columns are part of the campaign's identity.
+matrix --output "$tmp/rep/m1.json" -j 1 >/dev/null 2>&1 || true
+cmp -s "$m" "$tmp/rep/m1.json" || fail "the matrix differs between -j 1 and -j 2"
+for i in 1 2 3; do matrix --output "$tmp/rep/ms$i.json" --shard "$i/3" >/dev/null 2>&1 || true; done
+"$eval_bin" merge --output "$tmp/rep/mm.json" "$tmp/rep/ms"{1,2,3}.json >/dev/null 2>&1 || true
+cmp -s "$m" "$tmp/rep/mm.json" || fail "merged matrix shards differ from one run"
+run 2 "$eval_bin" run --suite "$tmp/rep/suite.json" --fixed-clock --output "$tmp/rep/m.json" --resume \
+  --model "calm=sim:$g?seed=1&faults=0"
+grep -q MF-V003 "$tmp/err" || fail "another matrix resumed this journal"
+# Refusals: a bad label, a label twice, an unknown preset, presets for task cases, a sim for a task.
+for bad in "=sim:$g" "a.b=sim:$g" "calm" "x y=sim:$g"; do
+  run 2 "$eval_bin" run --suite "$tmp/rep/suite.json" --output - --model "$bad"
+done
+run 2 "$eval_bin" run --suite "$tmp/rep/suite.json" --output - --model "a=sim:$g" --model "a=sim:$g"
+run 2 "$eval_bin" run --suite "$tmp/rep/suite.json" --output - --guardrails lax
+run 2 "$eval_bin" run --suite "$fx/forge/eval-suite.json" --output - --guardrails bare
+run 2 "$eval_bin" run --suite "$fx/forge/eval-suite.json" --output - --model "s=sim:$g"
+run 2 "$eval_bin" run --suite "$tmp/rep/suite.json" --output - --model "x=sim:/nonexistent.json"
+
 # --- Journal, SIGKILL and resume ---------------------------------------------------------------
 # Cases that take a moment each (a real shell call of 0.2 s), so a kill lands mid-campaign.
 mkdir -p "$tmp/kill"

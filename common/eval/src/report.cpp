@@ -130,10 +130,25 @@ bool parse_run(json::FieldReader& r) {
   return status && *status == "passed";
 }
 
+// A campaign matrix column: {label, model?, guardrails?}.
+void check_variant(json::FieldReader& r) {
+  const json::Value* variant = r.object("variant", false);
+  if (variant == nullptr) return;
+  json::FieldReader v(*variant, r.pointer_of("variant"));
+  if (auto label = v.string("label"); label && (label->empty() || !valid_case_id(*label))) {
+    v.add(diag::error(codes::kBadIdentifier, "invalid variant label", v.pointer_of("label")));
+  }
+  v.string("model", false);
+  v.string("guardrails", false);
+  v.reject_unknown({"label", "model", "guardrails"});
+  for (auto& d : v.take()) r.add(std::move(d));
+}
+
 std::optional<ReportCase> parse_case(const json::Value& v, const std::string& pointer,
                                      diag::Diagnostics& problems) {
   json::FieldReader r(v, pointer);
   ReportCase c;
+  check_variant(r);
   if (auto id = r.string("id")) {
     c.id = *id;
     if (!valid_case_id(c.id)) {
@@ -173,11 +188,12 @@ std::optional<ReportCase> parse_case(const json::Value& v, const std::string& po
                             std::to_string(runs) + " attempts passed",
                         r.pointer_of("status")));
     }
-    r.reject_unknown({"id", "status", "attempts"});
+    r.reject_unknown({"id", "status", "attempts", "variant"});
   } else {
     c.passed = parse_run(r);
     r.reject_unknown({"id", "status", "terminal", "model_calls", "repairs", "trace_sha256", "usage",
-                      "failures", "latency_ms", "tool_calls", "disposition", "violations"});
+                      "failures", "latency_ms", "tool_calls", "disposition", "violations",
+                      "variant"});
   }
   const bool ok = r.ok();
   for (auto& d : r.take()) problems.push_back(std::move(d));
@@ -293,6 +309,12 @@ Result<Report> parse_report(std::string_view bytes) {
 
 namespace {
 
+const json::Value* at_path(const json::Value& v, std::initializer_list<std::string_view> path) {
+  const json::Value* p = &v;
+  for (auto key : path) p = p != nullptr && p->is_object() ? p->find(key) : nullptr;
+  return p;
+}
+
 // {median, p90} of `values` (nearest rank), with their total when `total`.
 json::Value distribution(const std::vector<double>& values, bool total) {
   json::Value d =
@@ -317,7 +339,9 @@ json::Value rate(std::int64_t passed, std::int64_t n) {
 
 }  // namespace
 
-json::Value summarize(const json::Array& cases) {
+namespace {
+
+json::Value summary_of(const json::Array& cases) {
   const auto n = static_cast<std::int64_t>(cases.size());
   std::int64_t passed = 0, attempts = 0, attempts_passed = 0, any_passed = 0, repeat = 1;
   json::Array flaky;
@@ -379,6 +403,24 @@ json::Value summarize(const json::Array& cases) {
     json::Value u = json::Object{};
     for (const auto& [key, values] : usage) u.set(key, distribution(values, true));
     summary.set("usage", std::move(u));
+  }
+  return summary;
+}
+
+}  // namespace
+
+json::Value summarize(const json::Array& cases) {
+  json::Value summary = summary_of(cases);
+  // A campaign matrix: the same statistics per column (model, preset).
+  std::map<std::string, json::Array> columns;
+  for (const json::Value& c : cases) {
+    const json::Value* label = at_path(c, {"variant", "label"});
+    if (label != nullptr && label->is_string()) columns[label->as_string()].push_back(c);
+  }
+  if (!columns.empty()) {
+    json::Value by = json::Object{};
+    for (const auto& [label, group] : columns) by.set(label, summary_of(group));
+    summary.set("variants", std::move(by));
   }
   return summary;
 }

@@ -117,11 +117,11 @@ class ScratchDir {
 // A fresh model for one run: a task case's script from the bytes the suite loaded, anything else
 // opened from its spec (live models with the run's cache options).
 Result<std::unique_ptr<model::Model>> open_case_model(const Case& c, const RunOptions& options,
-                                                      std::int64_t repeat) {
-  if (c.script.empty()) {
+                                                      std::int64_t repeat, const Variant* v) {
+  if (c.script.empty() || (v != nullptr && !v->model.empty())) {
     model::OpenOptions o = options.models;
     o.repeat = repeat;
-    return model::open_model(c.model_spec, o);
+    return model::open_model(v != nullptr && !v->model.empty() ? v->model : c.model_spec, o);
   }
   auto script = model::ScriptedModel::parse(c.script);
   if (!script) return script.take_diagnostics();
@@ -131,6 +131,8 @@ Result<std::unique_ptr<model::Model>> open_case_model(const Case& c, const RunOp
 // One attempt of a case: its sample index and the names its trace goes by.
 struct Attempt {
   std::size_t case_index = 0;
+  const Variant* variant = nullptr;  // the matrix column, if any
+  std::string id;                    // the case's id in the report: "<case id>[.<label>]"
   std::int64_t repeat = 0;
   std::string key;     // "<id>.<repeat>": the journal's name for it
   std::string run_id;  // prefix + id (+ "." + repeat with repeats)
@@ -140,7 +142,7 @@ struct Attempt {
 Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
                                           const RunOptions& options, std::string& trace,
                                           Usage& usage) {
-  Result<std::unique_ptr<model::Model>> model = open_case_model(c, options, a.repeat);
+  Result<std::unique_ptr<model::Model>> model = open_case_model(c, options, a.repeat, a.variant);
   if (!model) return model.take_diagnostics();
   UsageMeter meter(**model, usage);
   trace::WriterOptions wo;
@@ -162,7 +164,7 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
 Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
                                           const RunOptions& options, std::string& trace,
                                           Usage& usage) {
-  auto model = open_case_model(c, options, a.repeat);
+  auto model = open_case_model(c, options, a.repeat, a.variant);
   if (!model) return model.take_diagnostics();
   ScratchDir artifacts;
   if (artifacts.path().empty()) {
@@ -178,7 +180,8 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
   request.workspace = c.workspace_path;
   request.artifact_dir = artifacts.path();
   if (!c.request.is_null()) request.request = json::canonical(c.request);
-  request.guardrails = c.guardrails;
+  request.guardrails =
+      a.variant != nullptr && a.variant->guardrails ? *a.variant->guardrails : c.guardrails;
   request.cancel = options.cancel;
   request.deadline_ms = options.case_timeout_ms;
   return runtime::run_plan_request(request);
@@ -210,7 +213,7 @@ CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
   if (options.keep_trace) {
     std::lock_guard<std::mutex> lock(keep_mutex);
     const auto repeat = options.repeat > 1 ? std::optional<std::int64_t>(a.repeat) : std::nullopt;
-    if (Status s = options.keep_trace(c.id, repeat, trace); !s) {
+    if (Status s = options.keep_trace(a.id, repeat, trace); !s) {
       for (const auto& d : s.diagnostics()) run.problems.push_back(in_case(c, d));
       return run;
     }
@@ -485,6 +488,18 @@ std::string campaign_id(const Suite& suite, const RunOptions& options) {
       {"shard", json::Array{options.shard_index, options.shard_count}},
       {"only", std::move(only)},
       {"case_timeout_ms", options.case_timeout_ms},
+      {"variants",
+       [&] {
+         json::Array v;
+         for (const auto& x : options.variants) {
+           v.push_back(
+               json::Object{{"label", x.label},
+                            {"model", x.model},
+                            {"guardrails", x.guardrails ? json::Value(runtime::name(*x.guardrails))
+                                                        : json::Value(nullptr)}});
+         }
+         return json::Value(std::move(v));
+       }()},
       {"run_id_prefix", options.run_id_prefix},
       {"fixed_clock", options.fixed_clock},
   });
@@ -517,17 +532,38 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     }
   }
   const bool repeated = options.repeat > 1;
+  std::vector<const Variant*> columns;
+  for (const auto& v : options.variants) columns.push_back(&v);
+  if (columns.empty()) columns.push_back(nullptr);
+  for (std::size_t i : chosen) {
+    for (const Variant* v : columns) {
+      const Case& c = suite.cases[i];
+      if (v == nullptr) continue;
+      if (c.kind == CaseKind::Task && v->guardrails) {
+        return diag::error(codes::kUsage, "--guardrails applies to plan cases; case \"" + c.id +
+                                              "\" is a task case");
+      }
+      if (c.kind == CaseKind::Task && v->model.rfind("sim:", 0) == 0) {
+        return diag::error(codes::kUsage,
+                           "a sim model answers plan cases; case \"" + c.id + "\" is a task case");
+      }
+    }
+  }
   std::vector<Attempt> attempts;
   for (std::size_t i : chosen) {
-    const std::string& id = suite.cases[i].id;
-    for (std::int64_t r = 0; r < options.repeat; ++r) {
-      Attempt a;
-      a.case_index = i;
-      a.repeat = r;
-      a.key = attempt_key(id, r);
-      a.run_id = options.run_id_prefix + id + (repeated ? "." + std::to_string(r) : "");
-      a.file = id + (repeated ? "." + std::to_string(r) : "") + ".jsonl";
-      attempts.push_back(std::move(a));
+    for (const Variant* v : columns) {
+      const std::string id = suite.cases[i].id + (v != nullptr ? "." + v->label : "");
+      for (std::int64_t r = 0; r < options.repeat; ++r) {
+        Attempt a;
+        a.case_index = i;
+        a.variant = v;
+        a.id = id;
+        a.repeat = r;
+        a.key = attempt_key(id, r);
+        a.run_id = options.run_id_prefix + id + (repeated ? "." + std::to_string(r) : "");
+        a.file = id + (repeated ? "." + std::to_string(r) : "") + ".jsonl";
+        attempts.push_back(std::move(a));
+      }
     }
   }
   const std::size_t n = attempts.size();
@@ -601,10 +637,16 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   SuiteRun out;
   out.report.suite_id = suite.id;
   for (std::size_t first = 0; first < n; first += static_cast<std::size_t>(options.repeat)) {
-    const std::string& id = suite.cases[attempts[first].case_index].id;
+    const std::string& id = attempts[first].id;
     bool all = true;
     json::Value entry;
     entry.set("id", id);
+    if (const Variant* v = attempts[first].variant) {
+      json::Value variant = json::Object{{"label", v->label}};
+      if (!v->model.empty()) variant.set("model", v->model);
+      if (v->guardrails) variant.set("guardrails", runtime::name(*v->guardrails));
+      entry.set("variant", std::move(variant));
+    }
     if (!repeated) {
       all = runs[first].passed;
       for (auto& m : runs[first].result.as_object()) entry.set(m.key, std::move(m.value));
@@ -624,6 +666,20 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     out.report.cases.push_back({id, all});
     cases.push_back(std::move(entry));
   }
+  // Ids with a variant label need not keep the cases' order ("a-b" sorts before "a.x").
+  std::vector<std::size_t> order(cases.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return out.report.cases[x].id < out.report.cases[y].id;
+  });
+  json::Array sorted;
+  std::vector<ReportCase> typed;
+  for (std::size_t i : order) {
+    sorted.push_back(std::move(cases[i]));
+    typed.push_back(out.report.cases[i]);
+  }
+  cases = std::move(sorted);
+  out.report.cases = std::move(typed);
   json::Value report;
   report.set("v", 1);
   report.set("kind", "millforge_eval_report");

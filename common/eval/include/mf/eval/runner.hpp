@@ -40,16 +40,25 @@ class Journal {
 Result<std::unique_ptr<Journal>> open_file_journal(const std::string& path,
                                                    const std::string& campaign, bool resume);
 
+// One column of a campaign's matrix: every case runs with this model and, for plan cases, this
+// preset instead of its own. Its label names the case's entries in the report ("<id>.<label>").
+struct Variant {
+  std::string label;                              // [A-Za-z0-9_-]+, joined by "." when crossed
+  std::string model;                              // a model spec; empty: the case's own
+  std::optional<runtime::Guardrails> guardrails;  // plan cases; none: the case's own
+};
+
 struct RunOptions {
   unsigned jobs = 1;        // threads; at least 1
   std::int64_t repeat = 1;  // attempts per case, each its own sample (docs/formats/eval.md)
   // This run takes the cases whose position in id order k has k % shard_count == shard_index - 1.
   std::int64_t shard_index = 1;
   std::int64_t shard_count = 1;
-  std::vector<std::string> only;  // case ids to run (empty: all); each must be in the suite
+  std::vector<std::string> only;     // case ids to run (empty: all); each must be in the suite
   std::int64_t case_timeout_ms = 0;  // each attempt ends timed_out after this long; 0 = none
-  Journal* journal = nullptr;     // resume from and record into; none: every attempt runs
-  bool fixed_clock = false;       // traces carry t_ms 0 and the report omits latency_ms
+  std::vector<Variant> variants;     // the matrix's columns; empty: every case as the suite says
+  Journal* journal = nullptr;        // resume from and record into; none: every attempt runs
+  bool fixed_clock = false;          // traces carry t_ms 0 and the report omits latency_ms
   std::string run_id_prefix = "eval-";
   std::string traces_dir;  // when set, each case's trace is published as DIR/<id>.jsonl
   // Called once per finished attempt, serialised: attempts done so far (those the journal held
