@@ -356,12 +356,8 @@ int main(int argc, char** argv) {
                          "run: cross every case with this model, LABEL=SPEC (repeatable; the "
                          "report names its entries <case>.LABEL)",
                          "LABEL=SPEC", run_cmd}),
-      .presets = d.texts(
-          {"guardrails",
-           "run: cross every plan case with this preset (repeatable)",
-           "PRESET",
-           run_cmd,
-           {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery", "no_compact", "bare"}}),
+      .presets = d.texts({"guardrails", "run: cross every plan case with this preset (repeatable)",
+                          "PRESET", run_cmd, mf::runtime::guardrail_names()}),
       .cases = d.texts(
           {"case", "run: only these case ids (repeatable, or comma-separated)", "ID,...", run_cmd}),
       .baseline = d.text({"baseline", "compare: the reference", "FILE", compare_cmd}),

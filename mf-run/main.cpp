@@ -295,12 +295,9 @@ int main(int argc, char** argv) {
                          "plan: the run's request {\"instruction\", \"context\"} (a file, or "
                          "inline JSON)",
                          "FILE|JSON", task}),
-      .guardrails = d.text(
-          {"guardrails",
-           "plan: full (default), or switch one mechanism off for ablations",
-           "PRESET",
-           task,
-           {"full", "no_rescue", "no_nudge", "no_steps", "no_recovery", "no_compact", "bare"}}),
+      .guardrails =
+          d.text({"guardrails", "plan: full (default), or switch one mechanism off for ablations",
+                  "PRESET", task, mf::runtime::guardrail_names()}),
       .repeat_index = d.number({"repeat-index",
                                 "the sample index (default 0): live models' reply cache keys "
                                 "on it beside the request, a sim model draws as seed S+N",

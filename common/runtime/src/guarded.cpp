@@ -665,6 +665,10 @@ std::string_view name(Guardrails g) {
   return kGuardrailNames[static_cast<std::size_t>(g)];
 }
 
+std::vector<std::string> guardrail_names() {
+  return {std::begin(kGuardrailNames), std::end(kGuardrailNames)};
+}
+
 std::optional<Guardrails> parse_guardrails(std::string_view n) {
   for (std::size_t i = 0; i < std::size(kGuardrailNames); ++i) {
     if (kGuardrailNames[i] == n) return static_cast<Guardrails>(i);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mf/model/model.hpp"
 #include "mf/runtime/run_loop.hpp"
@@ -29,6 +30,7 @@ enum class Guardrails : std::uint8_t {
 };
 std::string_view name(Guardrails g);  // full, no_rescue, ...
 std::optional<Guardrails> parse_guardrails(std::string_view name);
+std::vector<std::string> guardrail_names();  // every preset, in declaration order
 
 // Where a forked run came from (recorded in run_started).
 struct Parent {
