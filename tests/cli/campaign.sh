@@ -106,6 +106,10 @@ run 2 "$eval_bin" run --suite "$tmp/rep/suite.json" --output - --guardrails lax
 run 2 "$eval_bin" run --suite "$fx/forge/eval-suite.json" --output - --guardrails bare
 run 2 "$eval_bin" run --suite "$fx/forge/eval-suite.json" --output - --model "s=sim:$g"
 run 2 "$eval_bin" run --suite "$tmp/rep/suite.json" --output - --model "x=sim:/nonexistent.json"
+# A case id near the limit with a column label would make a report id no reader accepts.
+jq --arg id "$(printf 'c%.0s' $(seq 1 124))" '.cases[0].id = $id' "$tmp/rep/suite.json" >"$tmp/rep/long.json"
+run 2 "$eval_bin" run --suite "$tmp/rep/long.json" --output - --guardrails full
+grep -q 'makes an id over 128 characters' "$tmp/err" || fail "a long id: $(cat "$tmp/err")"
 
 # --- Journal, SIGKILL and resume ---------------------------------------------------------------
 # Cases that take a moment each (a real shell call of 0.2 s), so a kill lands mid-campaign.

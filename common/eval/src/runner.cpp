@@ -536,14 +536,17 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   for (const auto& v : options.variants) columns.push_back(&v);
   if (columns.empty()) columns.push_back(nullptr);
   for (std::size_t i : chosen) {
-    for (const Variant* v : columns) {
+    for (const Variant& v : options.variants) {
       const Case& c = suite.cases[i];
-      if (v == nullptr) continue;
-      if (c.kind == CaseKind::Task && v->guardrails) {
+      if (!valid_case_id(c.id + "." + v.label)) {
+        return diag::error(codes::kUsage, "case \"" + c.id + "\" with column \"" + v.label +
+                                              "\" makes an id over 128 characters");
+      }
+      if (c.kind == CaseKind::Task && v.guardrails) {
         return diag::error(codes::kUsage, "--guardrails applies to plan cases; case \"" + c.id +
                                               "\" is a task case");
       }
-      if (c.kind == CaseKind::Task && v->model.rfind("sim:", 0) == 0) {
+      if (c.kind == CaseKind::Task && v.model.rfind("sim:", 0) == 0) {
         return diag::error(codes::kUsage,
                            "a sim model answers plan cases; case \"" + c.id + "\" is a task case");
       }
