@@ -24,7 +24,7 @@ namespace {
 
 struct Opts {
   cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, format;
-  cli::Texts models, presets, cases;
+  cli::Texts models, presets, cases, tags;
   cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio;
   cli::Number jobs, repeat, case_timeout, max_regressions;
   cli::Flag fixed_clock, resume;
@@ -106,11 +106,14 @@ int run(cli::Context& ctx, const Opts& o) {
     return cli::usage_error(ctx.tool,
                             "--shard takes i/n with 1 <= i <= n, not '" + ctx.get(o.shard) + "'");
   }
-  for (const auto& list : ctx.get(o.cases)) {
-    for (std::size_t at = 0; at <= list.size();) {
-      const std::size_t comma = std::min(list.find(',', at), list.size());
-      if (comma > at) options.only.push_back(list.substr(at, comma - at));
-      at = comma + 1;
+  for (const auto& [lists, out] :
+       {std::pair{ctx.get(o.cases), &options.only}, std::pair{ctx.get(o.tags), &options.tags}}) {
+    for (const auto& list : lists) {
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        if (comma > at) out->push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
     }
   }
   options.fixed_clock = ctx.fixed_clock(o.fixed_clock);
@@ -273,7 +276,8 @@ int main(int argc, char** argv) {
           "Run a suite of cases (in parallel) into a report; compare two reports with gates.",
       .usage =
           "mf-eval run --suite FILE --output FILE|- [-j N] [--repeat K] [--shard I/N] "
-          "[--case-timeout-ms MS] [--model LABEL=SPEC]... [--guardrails PRESET]... "
+          "[--tags TAG,...] [--case-timeout-ms MS] [--model LABEL=SPEC]... "
+          "[--guardrails PRESET]... "
           "[--case ID,...] [--resume] [--journal FILE] [--fixed-clock] [--traces DIR] "
           "[--store DIR] [--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
@@ -360,6 +364,9 @@ int main(int argc, char** argv) {
                           "PRESET", run_cmd, mf::runtime::guardrail_names()}),
       .cases = d.texts(
           {"case", "run: only these case ids (repeatable, or comma-separated)", "ID,...", run_cmd}),
+      .tags = d.texts({"tags",
+                       "run: only cases with one of these tags (repeatable, or comma-separated)",
+                       "TAG,...", run_cmd}),
       .baseline = d.text({"baseline", "compare: the reference", "FILE", compare_cmd}),
       .candidate = d.text({"candidate", "compare: the new report", "FILE", compare_cmd}),
       .alpha = d.text({"alpha", "compare: fail on a regression significant at this level (McNemar)",

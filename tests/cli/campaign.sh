@@ -259,4 +259,21 @@ run 0 slow --output - --case slow-11,slow-13 --case slow-20
 run 2 slow --output - --case slow-99
 grep -q 'MF-V002' "$tmp/err" || fail "an unknown --case was not refused"
 
+# --- Tags -------------------------------------------------------------------------------------
+jq '.cases |= (to_entries | map(.value + {tags: (if .key % 3 == 0 then ["smoke", "shell"]
+                                                 elif .key % 3 == 1 then ["shell"] else [] end)}))' \
+  "$tmp/kill/suite.json" >"$tmp/kill/tagged.json"
+run 0 "$eval_bin" run --suite "$tmp/kill/tagged.json" --output - --fixed-clock --tags smoke
+[[ $(jq -c '[.cases[].id]' "$tmp/out") == '["slow-10","slow-13","slow-16","slow-19"]' ]] ||
+  fail "--tags smoke: $(jq -c '[.cases[].id]' "$tmp/out")"
+run 0 "$eval_bin" run --suite "$tmp/kill/tagged.json" --output - --fixed-clock --tags smoke,shell --case slow-11,slow-12
+[[ $(jq -c '[.cases[].id]' "$tmp/out") == '["slow-11"]' ]] || fail "--tags with --case: $(jq -c '[.cases[].id]' "$tmp/out")"
+run 2 "$eval_bin" run --suite "$tmp/kill/tagged.json" --output - --tags nightly
+grep -q 'MF-V002' "$tmp/err" || fail "a tag no case has was not refused"
+for bad in '["Smoke"]' '["a","a"]' '[""]' '[7]'; do
+  jq --argjson t "$bad" '.cases[0].tags = $t' "$tmp/kill/suite.json" >"$tmp/kill/badtag.json"
+  run 2 "$eval_bin" run --suite "$tmp/kill/badtag.json" --output -
+  grep -q '/cases/0/tags' "$tmp/err" || fail "bad tags $bad: $(cat "$tmp/err")"
+done
+
 echo "campaign: ok"

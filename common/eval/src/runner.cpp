@@ -487,6 +487,7 @@ std::string campaign_id(const Suite& suite, const RunOptions& options) {
       {"repeat", options.repeat},
       {"shard", json::Array{options.shard_index, options.shard_count}},
       {"only", std::move(only)},
+      {"tags", json::Array(options.tags.begin(), options.tags.end())},
       {"case_timeout_ms", options.case_timeout_ms},
       {"variants",
        [&] {
@@ -520,10 +521,23 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
                                    [&](const Case& c) { return c.id == id; });
     if (!known) return diag::error(codes::kUnknownCase, "--case " + id + " is not in the suite");
   }
+  for (const auto& tag : options.tags) {
+    const bool used = std::any_of(suite.cases.begin(), suite.cases.end(), [&](const Case& c) {
+      return std::find(c.tags.begin(), c.tags.end(), tag) != c.tags.end();
+    });
+    if (!used) return diag::error(codes::kUnknownCase, "--tags " + tag + ": no case has it");
+  }
   for (std::size_t i = 0, k = 0; i < suite.cases.size(); ++i) {
     const auto& id = suite.cases[i].id;
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), id) == options.only.end()) {
+      continue;
+    }
+    const auto& tags = suite.cases[i].tags;
+    if (!options.tags.empty() &&
+        std::none_of(options.tags.begin(), options.tags.end(), [&](const std::string& t) {
+          return std::find(tags.begin(), tags.end(), t) != tags.end();
+        })) {
       continue;
     }
     if (static_cast<std::int64_t>(k++ % static_cast<std::size_t>(options.shard_count)) ==

@@ -174,6 +174,7 @@ Expect parse_expect(json::FieldReader& parent, const json::Value& v, CaseKind ki
   return expect;
 }
 
+// The case's id, and its tags (at most 32, each 1-64 characters of [a-z0-9_.-], given once).
 void parse_id(json::FieldReader& r, Case& c) {
   if (auto id = r.string("id")) {
     c.id = *id;
@@ -184,6 +185,27 @@ void parse_id(json::FieldReader& r, Case& c) {
                         r.pointer_of("id")));
     }
   }
+  const json::Value* tags = r.array("tags", false);
+  if (tags == nullptr) return;
+  if (tags->as_array().size() > 32) {
+    r.add(diag::error(codes::kSchema, "a case has at most 32 tags", r.pointer_of("tags")));
+  }
+  for (std::size_t i = 0; i < tags->as_array().size(); ++i) {
+    const json::Value& t = tags->as_array()[i];
+    const bool ok = t.is_string() && !t.as_string().empty() && t.as_string().size() <= 64 &&
+                    t.as_string().find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.-") ==
+                        std::string::npos;
+    if (!ok) {
+      r.add(diag::error(codes::kBadIdentifier, "a tag is 1-64 characters of [a-z0-9_.-]",
+                        index_pointer(r.pointer_of("tags"), i)));
+    } else if (std::find(c.tags.begin(), c.tags.end(), t.as_string()) != c.tags.end()) {
+      r.add(diag::error(codes::kSchema, "tag \"" + t.as_string() + "\" is listed twice",
+                        index_pointer(r.pointer_of("tags"), i)));
+    } else {
+      c.tags.push_back(t.as_string());
+    }
+  }
+  std::sort(c.tags.begin(), c.tags.end());
 }
 
 // The model's file: everything after the backend prefix, up to the sim's parameters.
@@ -252,7 +274,8 @@ void parse_plan_case(json::FieldReader& r, Case& c) {
   if (const json::Value* expect = r.object("expect")) {
     c.expect = parse_expect(r, *expect, CaseKind::Plan);
   }
-  r.reject_unknown({"id", "plan", "task", "model", "workspace", "request", "guardrails", "expect"});
+  r.reject_unknown(
+      {"id", "tags", "plan", "task", "model", "workspace", "request", "guardrails", "expect"});
 }
 
 void parse_task_case(json::FieldReader& r, Case& c) {
@@ -279,7 +302,7 @@ void parse_task_case(json::FieldReader& r, Case& c) {
   if (const json::Value* expect = r.object("expect")) {
     c.expect = parse_expect(r, *expect, CaseKind::Task);
   }
-  r.reject_unknown({"id", "task", "model", "expect"});
+  r.reject_unknown({"id", "tags", "task", "model", "expect"});
 }
 
 std::optional<Case> parse_case(const json::Value& v, const std::string& pointer,

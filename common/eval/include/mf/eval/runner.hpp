@@ -55,6 +55,7 @@ struct RunOptions {
   std::int64_t shard_index = 1;
   std::int64_t shard_count = 1;
   std::vector<std::string> only;     // case ids to run (empty: all); each must be in the suite
+  std::vector<std::string> tags;     // run only cases with one of these tags (empty: all)
   std::int64_t case_timeout_ms = 0;  // each attempt ends timed_out after this long; 0 = none
   std::vector<Variant> variants;     // the matrix's columns; empty: every case as the suite says
   Journal* journal = nullptr;        // resume from and record into; none: every attempt runs
@@ -101,7 +102,7 @@ struct SuiteRun {
 
 // The campaign's identity, which a journal's lines carry: a digest of the suite's bytes, what
 // each case runs (task digest and script, plan digest, model spec), the repeat count, the shard,
-// the case filter, the per-case timeout, the run id prefix and the clock.
+// the case and tag filters, the per-case timeout, the matrix, the run id prefix and the clock.
 std::string campaign_id(const Suite& suite, const RunOptions& options);
 
 // Runs every attempt of the campaign that the journal does not already hold and returns the

@@ -37,7 +37,8 @@ enum class CaseKind : std::uint8_t { Task, Plan };
 
 struct Case {
   CaseKind kind = CaseKind::Task;
-  std::string id;     // [A-Za-z0-9._-], at most 128 characters, not starting with '.'
+  std::string id;                 // [A-Za-z0-9._-], at most 128 characters, not starting with '.'
+  std::vector<std::string> tags;  // [a-z0-9_.-], at most 64 characters each; sorted, unique
   std::string task;   // task cases: the suite's "task" member, relative to the suite's directory
   std::string plan;   // plan cases: the compiled plan, relative to the suite's directory
   std::string model;  // "scripted:FILE" (either kind) or "sim:FILE?..." (plan cases)
