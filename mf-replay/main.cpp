@@ -1,7 +1,9 @@
 // mf-replay: verify and summarise a recorded trace (docs/formats/trace.md); re-run a plan run from
 // its recorded replies (--strict) or fork a new run from one (--fork-at) (docs/replay.md).
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <iostream>
 
 #include "mf/cli/cli.hpp"
@@ -10,6 +12,7 @@
 #include "mf/json/canonical.hpp"
 #include "mf/json/jsonl.hpp"
 #include "mf/runtime/replay.hpp"
+#include "mf/trace/otlp.hpp"
 #include "mf/trace/verify.hpp"
 
 namespace cli = mf::cli;
@@ -22,7 +25,45 @@ struct Opts {
   cli::Number fork_at;
   cli::Text plan, responses, trace, workspace, artifacts, run_id;
   cli::Flag fixed_clock;
+  cli::Text exported;
+  cli::Number start_unix_ms;
 };
+
+// --export otlp-json: the verified trace as OTLP/JSON spans on stdout.
+int export_otlp(cli::Context& ctx, const Opts& o, const std::string& path) {
+  const std::string source = path == "-" ? "<stdin>" : path;
+  mf::Result<std::string> bytes = mf::io::read_input(path, 256u << 20);
+  if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), source);
+  auto summary = mf::trace::verify(*bytes);
+  if (!summary) return cli::report(ctx.tool, summary.diagnostics(), source);
+  if (summary->status == mf::trace::Outcome::Corrupt) {
+    return cli::report(ctx.tool, {*summary->first_error}, source, mf::diag::Job::Check);
+  }
+  // Times: t_ms after --start-unix-ms, else after the moment the last event was written (the
+  // file's modification time, or now for stdin) less the run's length.
+  std::int64_t start = ctx.get(o.start_unix_ms, -1);
+  if (start < 0) {
+    std::int64_t last = 0;
+    const auto end = bytes->find_last_of('\n', bytes->size() >= 2 ? bytes->size() - 2 : 0);
+    if (auto line = mf::json::parse(bytes->substr(end == std::string::npos ? 0 : end + 1))) {
+      if (const auto* t = line->find("t_ms")) last = t->as_exact_int().value_or(0);
+    }
+    struct stat st {};
+    std::int64_t written_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+    if (path != "-" && ::stat(path.c_str(), &st) == 0) {
+      written_ms =
+          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+    }
+    start = written_ms - last;
+  }
+  auto spans = mf::trace::to_otlp(*bytes, start);
+  if (!spans) return cli::report(ctx.tool, spans.diagnostics(), source);
+  mf::Status w = mf::io::write_output("-", mf::json::canonical_file(*spans));
+  if (!w) return cli::report(ctx.tool, w.diagnostics());
+  return cli::kSuccess;
+}
 
 // --strict and --fork-at: the loop again, from the recorded replies.
 int rerun(cli::Context& ctx, const Opts& o, const std::string& path) {
@@ -73,6 +114,12 @@ int verify(cli::Context& ctx, const Opts& o) {
   if (args.size() > 1) return cli::usage_error(ctx.tool, "takes one TRACE (or '-')");
   const std::string path = args.empty() ? "-" : args[0];
   const std::string source = path == "-" ? "<stdin>" : path;
+  if (ctx.given(o.exported)) {
+    if (ctx.get(o.strict) || ctx.given(o.fork_at)) {
+      return cli::usage_error(ctx.tool, "--export with --strict or --fork-at");
+    }
+    return export_otlp(ctx, o, path);
+  }
   if (ctx.get(o.strict) || ctx.given(o.fork_at)) return rerun(ctx, o, path);
 
   mf::trace::VerifyOptions options;
@@ -102,7 +149,8 @@ int main(int argc, char** argv) {
       .usage =
           "mf-replay [options] TRACE|-\n"
           "       mf-replay --strict --plan PLAN [--workspace DIR] TRACE\n"
-          "       mf-replay --fork-at SEQ --responses FILE --plan PLAN --trace NEW TRACE",
+          "       mf-replay --fork-at SEQ --responses FILE --plan PLAN --trace NEW TRACE\n"
+          "       mf-replay --export otlp-json [--start-unix-ms MS] TRACE",
       .examples =
           {
               "mf-replay target/forge-valid.jsonl",
@@ -113,6 +161,8 @@ int main(int argc, char** argv) {
               "mf-replay --strict --plan plan.json --workspace fixtures/repository run.jsonl",
               "mf-replay --fork-at 9 --responses alt.json --plan plan.json run.jsonl --trace "
               "fork.jsonl",
+              "mf-replay --export otlp-json run.jsonl | curl -s -H 'Content-Type: "
+              "application/json' --data-binary @- http://localhost:4318/v1/traces",
           },
       .positional = "operands",
       .details =
@@ -133,7 +183,9 @@ int main(int argc, char** argv) {
           "first_difference} and exits 1 naming the first differing event. --fork-at SEQ starts\n"
           "a new run that reuses the replies recorded before event SEQ and asks the --responses\n"
           "model after it; its trace (--trace, a new file) names parent_run_id and fork_seq, and\n"
-          "the original is never changed.",
+          "the original is never changed. --export otlp-json prints the verified trace as\n"
+          "OpenTelemetry spans (OTLP/JSON, GenAI conventions: the run, each model call and\n"
+          "each tool call); a corrupt trace is refused (exit 1).",
   };
   cli::Options d;
   const Opts o{
@@ -166,6 +218,15 @@ int main(int argc, char** argv) {
                            "DIR"}),
       .run_id = d.text({"run-id", "--fork-at: the new run's id", "ID"}),
       .fixed_clock = d.flag({"fixed-clock", "--fork-at: every t_ms is 0 (also MF_FIXED_CLOCK=1)"}),
+      .exported =
+          d.text({"export", "print the trace in another format", "FORMAT", {}, {"otlp-json"}}),
+      .start_unix_ms = d.number({"start-unix-ms",
+                                 "--export: the run's start, in ms since the epoch (default: the "
+                                 "file's modification time less the run's length)",
+                                 "MS",
+                                 {},
+                                 {},
+                                 0}),
   };
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return verify(ctx, o); });
 }
