@@ -148,24 +148,30 @@ int run(cli::Context& ctx, const Opts& o) {
   // The journal: --journal, else beside a report file; --resume reuses what it holds.
   const std::string output = ctx.get(o.output);
   const std::string journal_path = ctx.get(o.journal, output == "-" ? "" : output + ".journal");
-  if (ctx.get(o.resume) && journal_path.empty()) {
-    return cli::usage_error(ctx.tool, "--resume needs a journal: --journal FILE or --output FILE");
+  if (ctx.get(o.resume) && journal_path.empty() && ctx.store_dir(o.store).empty()) {
+    return cli::usage_error(ctx.tool,
+                            "--resume needs a journal: --journal FILE, --output FILE or --store");
   }
   const std::string suite_path = ctx.get(o.suite);
   mf::Result<eval::Suite> suite = eval::load_suite(suite_path);
   if (!suite) return cli::report(ctx.tool, suite.diagnostics(), suite_path);
   std::unique_ptr<eval::Journal> journal;
-  if (!journal_path.empty()) {
+  const std::string store_dir = ctx.store_dir(o.store);
+  auto session = mf::model::open_store_session(
+      store_dir, *mf::model::parse_cache_mode(ctx.get(o.cache, "off")), !store_dir.empty());
+  if (!session) return cli::report(ctx.tool, session.diagnostics());
+  if (!store_dir.empty() && !ctx.given(o.journal)) {
+    // With a store the journal lives there, beside the traces it names.
+    journal = eval::store_journal(session->store, session->lock, suite->id,
+                                  eval::campaign_id(*suite, options), ctx.get(o.resume));
+    options.journal = journal.get();
+  } else if (!journal_path.empty()) {
     auto opened = eval::open_file_journal(journal_path, eval::campaign_id(*suite, options),
                                           ctx.get(o.resume));
     if (!opened) return cli::report(ctx.tool, opened.diagnostics());
     journal = std::move(*opened);
     options.journal = journal.get();
   }
-  const std::string store_dir = ctx.store_dir(o.store);
-  auto session = mf::model::open_store_session(
-      store_dir, *mf::model::parse_cache_mode(ctx.get(o.cache, "off")), !store_dir.empty());
-  if (!session) return cli::report(ctx.tool, session.diagnostics());
   options.models = session->models;
   mf::store::Store* store = store_dir.empty() ? nullptr : session->store.get();
   if (store != nullptr) {
@@ -312,7 +318,8 @@ int main(int argc, char** argv) {
       .details =
           "run: exit 0 when every case passed, 1 when any failed (the report is still written), "
           "2 for an invalid suite. Each finished attempt is appended to a journal (--journal, "
-          "default REPORT.journal beside a report file); --resume reuses the attempts it holds, "
+          "default REPORT.journal beside a report file, or the store with --store); --resume "
+          "reuses the attempts it holds, "
           "so an interrupted campaign (even by SIGKILL) goes on where it stopped, and the report "
           "is the one an uninterrupted run writes. --shard i/n runs every n-th case; merge "
           "joins the shard reports into the report one run writes. --repeat K runs each case K "

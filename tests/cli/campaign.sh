@@ -166,6 +166,26 @@ grep -q "cut.json.journal:2: error MF-V003" "$tmp/err" || fail "a damaged journa
 run 0 slow --output "$tmp/kill/cut.json" --case slow-10
 [[ $(wc -l <"$tmp/kill/cut.json.journal") -eq 1 ]] || fail "a fresh run kept the old journal"
 
+# With --store the journal is in the store: killed and resumed the same way.
+"$eval_bin" run --suite "$tmp/kill/suite.json" --fixed-clock --output "$tmp/kill/st.json" -j 1 \
+  --store "$tmp/kill/store" >/dev/null 2>&1 &
+pid=$!
+disown "$pid"
+for ((i = 0; i < 200; i++)); do
+  [[ $("$MF_BIN/mf-store" --store "$tmp/kill/store" ls --refs 2>/dev/null | grep -c '/journal/' || true) -ge 3 ]] && break
+  sleep 0.05
+done
+kill -KILL "$pid" 2>/dev/null || true
+while kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
+kept=$("$MF_BIN/mf-store" --store "$tmp/kill/store" ls --refs | grep -c '/journal/' || true)
+[[ $kept -ge 3 && $kept -lt 12 ]] || fail "the store journal kill did not land mid-campaign ($kept)"
+[[ ! -e $tmp/kill/st.json.journal ]] || fail "a store campaign wrote a journal file"
+run 0 slow --output "$tmp/kill/st.json" -j 2 --store "$tmp/kill/store" --resume
+cmp -s "$tmp/kill/whole.json" "$tmp/kill/st.json" || fail "the store-resumed report differs"
+[[ $("$MF_BIN/mf-store" --store "$tmp/kill/store" ls --refs | grep -c '/journal/') -eq 12 ]] ||
+  fail "the store journal does not hold 12 attempts"
+run 0 "$MF_BIN/mf-store" --store "$tmp/kill/store" verify
+
 # --- Shards and merge --------------------------------------------------------------------------
 shards=()
 for i in 1 2 3 4 5; do

@@ -26,6 +26,7 @@
 #include "mf/model/model.hpp"
 #include "mf/model/scripted.hpp"
 #include "mf/runtime/plan_run.hpp"
+#include "mf/store/refs.hpp"
 #include "mf/trace/writer.hpp"
 
 namespace mf::eval {
@@ -465,6 +466,54 @@ Result<std::unique_ptr<Journal>> open_file_journal(const std::string& path,
     done.emplace(a->as_string(), *r);  // an attempt journaled twice keeps its first result
   }
   return std::unique_ptr<Journal>(new FileJournal(fd, path, campaign, std::move(done)));
+}
+
+namespace {
+
+class StoreJournal final : public Journal {
+ public:
+  StoreJournal(std::shared_ptr<store::Store> store, std::shared_ptr<std::mutex> lock,
+               std::string prefix, bool resume)
+      : store_(std::move(store)),
+        lock_(std::move(lock)),
+        prefix_(std::move(prefix)),
+        resume_(resume) {}
+
+  std::optional<json::Value> find(const std::string& attempt) const override {
+    if (!resume_) return std::nullopt;
+    std::lock_guard<std::mutex> guard(*lock_);
+    auto ref = store_->get_ref(prefix_ + attempt);
+    if (!ref || !*ref) return std::nullopt;
+    auto bytes = store_->get(**ref);
+    if (!bytes) return std::nullopt;
+    auto v = json::parse(*bytes);
+    if (!v || !v->is_object()) return std::nullopt;
+    return std::move(*v);
+  }
+
+  Status append(const std::string& attempt, const json::Value& result) override {
+    const std::string bytes = json::canonical(result);
+    std::lock_guard<std::mutex> guard(*lock_);
+    auto kept = store_->put_named(prefix_ + attempt, bytes);
+    return kept ? Status() : Status(kept.take_diagnostics());
+  }
+
+ private:
+  std::shared_ptr<store::Store> store_;
+  std::shared_ptr<std::mutex> lock_;
+  std::string prefix_;
+  bool resume_;
+};
+
+}  // namespace
+
+std::unique_ptr<Journal> store_journal(std::shared_ptr<store::Store> store,
+                                       std::shared_ptr<std::mutex> lock,
+                                       const std::string& suite_id, const std::string& campaign,
+                                       bool resume) {
+  return std::make_unique<StoreJournal>(
+      std::move(store), std::move(lock),
+      store::refs::campaign_journal(suite_id, campaign.substr(0, 16)) + "/", resume);
 }
 
 std::string campaign_id(const Suite& suite, const RunOptions& options) {

@@ -45,6 +45,10 @@ std::string campaign_case_trace(std::string_view suite_id, std::string_view case
   return join({"campaign", suite_id, "case", case_id, "trace"});
 }
 
+std::string campaign_journal(std::string_view suite_id, std::string_view campaign) {
+  return join({"campaign", suite_id, "journal", campaign});
+}
+
 std::string campaign_attempt_trace(std::string_view suite_id, std::string_view case_id,
                                    std::int64_t repeat) {
   const std::string n = std::to_string(repeat);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "mf/json/value.hpp"
 #include "mf/model/model.hpp"
 #include "mf/runtime/run_loop.hpp"
+#include "mf/store/store.hpp"
 
 namespace mf::eval {
 
@@ -39,6 +41,16 @@ class Journal {
 // MF-V003, as is any other damage. Without it the file starts empty.
 Result<std::unique_ptr<Journal>> open_file_journal(const std::string& path,
                                                    const std::string& campaign, bool resume);
+
+// In the store (`mf-eval run --store`): each attempt's entry as an object under the ref
+// campaign/<suite_id>/journal/<first 16 hex digits of the campaign>/<attempt>, written in one
+// LMDB transaction. Only one campaign's refs are read, so another campaign's are never mixed in.
+// `lock` serialises the store with whoever else writes to it (the traces, the reply cache).
+// Without `resume` nothing already there is reused.
+std::unique_ptr<Journal> store_journal(std::shared_ptr<store::Store> store,
+                                       std::shared_ptr<std::mutex> lock,
+                                       const std::string& suite_id, const std::string& campaign,
+                                       bool resume);
 
 // One column of a campaign's matrix: every case runs with this model and, for plan cases, this
 // preset instead of its own. Its label names the case's entries in the report ("<id>.<label>").

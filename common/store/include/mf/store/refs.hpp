@@ -20,6 +20,9 @@ std::string campaign_report(std::string_view suite_id);
 std::string campaign_case_trace(std::string_view suite_id, std::string_view case_id);
 std::string campaign_attempt_trace(std::string_view suite_id, std::string_view case_id,
                                    std::int64_t repeat);
+// The journal of one campaign in the store (mf-eval run --store): one ref per attempt below
+// campaign/<suite_id>/journal/<campaign digest prefix>.
+std::string campaign_journal(std::string_view suite_id, std::string_view campaign);
 
 // mf-compile --store: compile/<harness_id>/<version>/{plan,diagnostics}; a rejected compilation
 // has no identity yet and files its report under compile/rejected/<request_sha256>.
