@@ -25,7 +25,7 @@ namespace {
 struct Opts {
   cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, format;
   cli::Texts models, presets, cases, tags;
-  cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio;
+  cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio, max_false_closure;
   cli::Number jobs, repeat, case_timeout, max_regressions;
   cli::Flag fixed_clock, resume;
 };
@@ -253,9 +253,11 @@ int compare(cli::Context& ctx, const Opts& o) {
   if (!written) return cli::report(ctx.tool, written.diagnostics());
   eval::Gates gates;
   gates.max_regressions = ctx.get(o.max_regressions, 0);
-  for (const auto& [option, field] : {std::pair{&o.alpha, &gates.alpha},
-                                      std::pair{&o.max_latency_ratio, &gates.max_latency_ratio},
-                                      std::pair{&o.max_cost_ratio, &gates.max_cost_ratio}}) {
+  for (const auto& [option, field] :
+       {std::pair{&o.alpha, &gates.alpha},
+        std::pair{&o.max_latency_ratio, &gates.max_latency_ratio},
+        std::pair{&o.max_cost_ratio, &gates.max_cost_ratio},
+        std::pair{&o.max_false_closure, &gates.max_false_closure_rate}}) {
     if (!ctx.given(*option)) continue;
     const std::string text = ctx.get(*option);
     char* end = nullptr;
@@ -290,7 +292,8 @@ int main(int argc, char** argv) {
           "       mf-eval report REPORT.json --format md|junit|html [--output FILE|-] "
           "[--traces DIR]\n"
           "       mf-eval compare --baseline FILE --candidate FILE [--max-regressions N] "
-          "[--alpha A] [--max-latency-ratio R] [--max-cost-ratio R]",
+          "[--alpha A] [--max-latency-ratio R] [--max-cost-ratio R] "
+          "[--max-false-closure-rate R]",
       .examples =
           {
               "mf-eval run --suite fixtures/forge/eval-suite.json --output target/forge-eval.json",
@@ -329,7 +332,8 @@ int main(int argc, char** argv) {
           "new case ids, the McNemar p, the paired pass-rate difference with its interval and "
           "the latency and cost ratios as canonical JSON; exit 1 when more cases regressed than "
           "--max-regressions (default 0), a baseline case is missing from the candidate, or a "
-          "gate given (--alpha, --max-latency-ratio, --max-cost-ratio) fails, 2 for an invalid "
+          "gate given (--alpha, --max-latency-ratio, --max-cost-ratio, "
+          "--max-false-closure-rate) fails, 2 for an invalid "
           "report. Formats: docs/formats/eval.md.",
   };
   cli::Options d;
@@ -384,6 +388,9 @@ int main(int argc, char** argv) {
       .max_cost_ratio =
           d.text({"max-cost-ratio", "compare: fail when the median cost grows past R times", "R",
                   compare_cmd}),
+      .max_false_closure = d.text({"max-false-closure-rate",
+                                   "compare: fail when the candidate's false-closure rate is above",
+                                   "R", compare_cmd}),
       .jobs = d.number({"jobs,j", "run: cases in parallel (default 1)", "N", run_cmd, {}, 1}),
       .repeat = d.number({"repeat",
                           "run: attempts per case, each its own sample (default 1)",

@@ -111,6 +111,43 @@ jq --arg id "$(printf 'c%.0s' $(seq 1 124))" '.cases[0].id = $id' "$tmp/rep/suit
 run 2 "$eval_bin" run --suite "$tmp/rep/long.json" --output - --guardrails full
 grep -q 'makes an id over 128 characters' "$tmp/err" || fail "a long id: $(cat "$tmp/err")"
 
+# --- Evidence graders and Millforge's scoring --------------------------------------------------
+draft=c10bfc6b322adf4f86ad81a8717f07f3005af87dad361676a63f273fc14d4c22  # the golden run's draft
+jq -n --arg ws "$fx/repository" --arg draft "$draft" '{suite_id: "evidence", cases: [
+  {id: "honest", plan: "golden.plan.json", model: "scripted:golden-ok.json", workspace: $ws,
+   expect: {terminal: "completed", artifacts: {draft: $draft, report: true},
+            pointers: {"/terminal_result": "BUILDER_COMPLETE", "/artifacts/0/artifact_id": "draft"},
+            forbidden_tools: ["finish_blocked", "write_failure_report"]}},
+  {id: "forbidden", plan: "golden.plan.json", model: "scripted:golden-ok.json", workspace: $ws,
+   expect: {terminal: "completed", forbidden_tools: ["collect_context"]}},
+  {id: "wrong-digest", plan: "golden.plan.json", model: "scripted:golden-ok.json", workspace: $ws,
+   expect: {artifacts: {draft: ("0" * 64), failure_report: true}}},
+  {id: "wrong-pointer", plan: "golden.plan.json", model: "scripted:golden-ok.json", workspace: $ws,
+   expect: {pointers: {"/summary": "nothing", "/artifacts/9/sha256": "x"}}}]}' >"$tmp/rep/evidence.json"
+run 1 "$eval_bin" run --suite "$tmp/rep/evidence.json" --output "$tmp/rep/ev.json" --fixed-clock
+ev=$tmp/rep/ev.json
+[[ $(jq -c '[.cases[] | {id, status, outcome}]' "$ev") == \
+   '[{"id":"forbidden","status":"failed","outcome":"false_closure"},{"id":"honest","status":"passed","outcome":"valid_completion"},{"id":"wrong-digest","status":"failed","outcome":"false_closure"},{"id":"wrong-pointer","status":"failed","outcome":"false_closure"}]' ]] ||
+  fail "evidence: $(jq -c '[.cases[] | {id, status, outcome, failures}]' "$ev")"
+[[ $(jq -c '.cases[] | select(.id == "forbidden") | .failures' "$ev") == \
+   '[{"actual":["collect_context"],"check":"forbidden_tools","expected":["collect_context"]}]' ]] ||
+  fail "forbidden: $(jq -c '.cases[] | select(.id == "forbidden") | .failures' "$ev")"
+[[ $(jq -c '[.cases[] | select(.id == "wrong-digest") | .failures[] | [.check, (.actual != null)]]' "$ev") == \
+   '[["artifacts/draft",true],["artifacts/failure_report",false]]' ]] || fail "digests: $(jq -c .cases "$ev")"
+[[ $(jq -c '[.cases[] | select(.id == "wrong-pointer") | .failures[] | .check]' "$ev") == \
+   '["pointers/~1summary","pointers/~1artifacts~19~1sha256"]' ]] || fail "pointers: $(jq -c .cases "$ev")"
+jq -e '.summary.outcomes == {false_closure: 3, valid_completion: 1} and .summary.false_closure_rate == 0.75' \
+  "$ev" >/dev/null || fail "outcome summary: $(jq -c .summary "$ev")"
+run 1 "$eval_bin" compare --baseline "$ev" --candidate "$ev" --max-false-closure-rate 0.5
+grep -q 'false-closure rate 0.75 is above 0.5' "$tmp/err" || fail "false-closure gate: $(cat "$tmp/err")"
+run 0 "$eval_bin" compare --baseline "$ev" --candidate "$ev" --max-false-closure-rate 0.8
+for bad in '{"pointers": {"no-slash": 1}}' '{"artifacts": {"draft": "abc"}}' '{"forbidden_tools": [""]}' \
+           '{"terminal": "model_failed", "pointers": {"/a": 1}}' '{"pointers": {}}'; do
+  jq --argjson e "$bad" '.cases = [.cases[0] | .expect = $e]' "$tmp/rep/evidence.json" >"$tmp/rep/bad-ev.json"
+  run 2 "$eval_bin" run --suite "$tmp/rep/bad-ev.json" --output -
+  grep -q '/cases/0/expect' "$tmp/err" || fail "bad expectation $bad: $(cat "$tmp/err")"
+done
+
 # --- Journal, SIGKILL and resume ---------------------------------------------------------------
 # Cases that take a moment each (a real shell call of 0.2 s), so a kill lands mid-campaign.
 mkdir -p "$tmp/kill"

@@ -320,9 +320,11 @@ TEST(EvalPlanRun, FailedChecksAreExactEntries) {
             R"({"actual":0,"check":"violations/text_response","expected":1},)"
             R"({"actual":["collect_context","write_report","finish_success"],"check":"tools",)"
             R"("expected":["collect_context","finish_success"]}])");
-  // Wilson at 0 of 1: [0, z^2 / (1 + z^2)].
+  // Wilson at 0 of 1: [0, z^2 / (1 + z^2)]. The run was accepted as a success although its
+  // checks failed: a false closure, in Millforge's scoring.
   EXPECT_EQ(json::canonical(*report.find("summary")),
-            R"({"cases":1,"failed":1,"pass_rate":0,"passed":0,"wilson95":[0,0.7934506856227626]})");
+            R"({"cases":1,"failed":1,"false_closure_rate":1,"outcomes":{"false_closure":1},)"
+            R"("pass_rate":0,"passed":0,"wilson95":[0,0.7934506856227626]})");
 }
 
 TEST(EvalPlanRun, PresetAndRequestReachTheRun) {

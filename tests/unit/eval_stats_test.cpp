@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "mf/eval/report.hpp"
+#include "mf/eval/runner.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 
@@ -90,6 +91,33 @@ TEST(EvalStats, SummaryOfRepeatedCases) {
   EXPECT_EQ(json::canonical(*s.find("flaky")), R"(["flaky"])");
   EXPECT_EQ(s.find("latency_ms"), nullptr);
   EXPECT_EQ(s.find("usage"), nullptr);
+}
+
+}  // namespace
+}  // namespace mf::eval
+
+namespace mf::eval {
+namespace {
+
+TEST(EvalScoring, MillforgesPrecedence) {
+  const auto run = [](std::string terminal, std::string disposition) {
+    runtime::RunOutcome o;
+    o.terminal = std::move(terminal);
+    if (!disposition.empty()) o.output = json::Object{{"disposition", disposition}};
+    return o;
+  };
+  Expect none, blocked;
+  blocked.disposition = "blocked";
+  EXPECT_EQ(plan_outcome(none, run("model_failed", ""), false), "provider_failure");
+  for (const char* t :
+       {"tool_failed", "timed_out", "cancelled", "budget_exhausted", "terminal_rejected"}) {
+    EXPECT_EQ(plan_outcome(none, run(t, ""), false), "runtime_failure") << t;
+  }
+  EXPECT_EQ(plan_outcome(none, run("completed", "success"), true), "valid_completion");
+  EXPECT_EQ(plan_outcome(none, run("completed", "success"), false), "false_closure");
+  EXPECT_EQ(plan_outcome(blocked, run("completed", "blocked"), true), "correctly_blocked");
+  EXPECT_EQ(plan_outcome(none, run("completed", "blocked"), false), "false_blocked");
+  EXPECT_EQ(plan_outcome(blocked, run("completed", "rejected"), false), "false_blocked");
 }
 
 }  // namespace

@@ -293,7 +293,8 @@ TEST(EvalCompare, ClassifiesEveryCaseId) {
   // half-width 1.96 * sqrt(2) / 4.
   const json::Value v = to_json(c);
   EXPECT_EQ(json::canonical(v),
-            R"({"baseline_pass_rate":0.6,"candidate_pass_rate":0.6,"cost_ratio":null,)"
+            R"({"baseline_pass_rate":0.6,"candidate_false_closure_rate":null,)"
+            R"("candidate_pass_rate":0.6,"cost_ratio":null,)"
             R"("improved":["b"],"latency_ratio":null,"mcnemar_p":1,"missing":["e"],"new":["f"],)"
             R"("pass_rate_difference":{"ci95":[)" +
                 json::canonical(json::Value(-1.959963984540054 * std::sqrt(2.0) / 4)) + "," +

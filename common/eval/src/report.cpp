@@ -74,6 +74,14 @@ std::optional<std::string> read_status(json::FieldReader& r) {
 // returns whether it passed.
 bool parse_run(json::FieldReader& r) {
   auto status = read_status(r);
+  if (auto o = r.string("outcome", false)) {
+    static const std::set<std::string> kOutcomes = {"provider_failure", "runtime_failure",
+                                                    "false_closure",    "correctly_blocked",
+                                                    "false_blocked",    "valid_completion"};
+    if (kOutcomes.count(*o) == 0) {
+      r.add(diag::error(codes::kSchema, "unknown outcome \"" + *o + "\"", r.pointer_of("outcome")));
+    }
+  }
   r.string("terminal");
   count(r, "model_calls", true);
   count(r, "repairs", true);
@@ -174,7 +182,7 @@ std::optional<ReportCase> parse_case(const json::Value& v, const std::string& po
       ++runs;
       a.reject_unknown({"repeat", "status", "terminal", "model_calls", "repairs", "trace_sha256",
                         "usage", "failures", "latency_ms", "tool_calls", "disposition",
-                        "violations"});
+                        "violations", "outcome"});
       for (auto& d : a.take()) r.add(std::move(d));
     }
     if (items != nullptr && runs < 2) {
@@ -193,7 +201,7 @@ std::optional<ReportCase> parse_case(const json::Value& v, const std::string& po
     c.passed = parse_run(r);
     r.reject_unknown({"id", "status", "terminal", "model_calls", "repairs", "trace_sha256", "usage",
                       "failures", "latency_ms", "tool_calls", "disposition", "violations",
-                      "variant"});
+                      "variant", "outcome"});
   }
   const bool ok = r.ok();
   for (auto& d : r.take()) problems.push_back(std::move(d));
@@ -303,6 +311,7 @@ Result<Report> parse_report(std::string_view bytes) {
   };
   report.latency_median_ms = median_at({"latency_ms", "median"});
   report.cost_median_usd = median_at({"usage", "cost_usd", "median"});
+  report.false_closure_rate = median_at({"false_closure_rate"});
   report.document = std::move(*doc);
   return report;
 }
@@ -347,7 +356,13 @@ json::Value summary_of(const json::Array& cases) {
   json::Array flaky;
   std::vector<double> latency;
   std::map<std::string, std::vector<double>> usage;  // input_tokens, output_tokens, cost_usd
+  std::map<std::string, std::int64_t> outcomes;      // plan attempts by Millforge's scoring
+  std::int64_t scored = 0;
   const auto observe = [&](const json::Value& run) {
+    if (const json::Value* o = run.find("outcome"); o != nullptr && o->is_string()) {
+      ++outcomes[o->as_string()];
+      ++scored;
+    }
     if (const json::Value* l = run.find("latency_ms"); l != nullptr && l->is_number()) {
       latency.push_back(l->as_number());
     }
@@ -397,6 +412,12 @@ json::Value summary_of(const json::Array& cases) {
     summary.set("pass_at_k", rate(any_passed, n));
     summary.set("pass_hat_k", rate(passed, n));
     summary.set("flaky", std::move(flaky));
+  }
+  if (scored > 0) {
+    json::Value by = json::Object{};
+    for (const auto& [name, n] : outcomes) by.set(name, n);
+    summary.set("outcomes", std::move(by));
+    summary.set("false_closure_rate", rate(outcomes["false_closure"], scored));
   }
   if (!latency.empty()) summary.set("latency_ms", distribution(latency, false));
   if (!usage.empty()) {
@@ -534,6 +555,7 @@ Comparison compare(const Report& baseline, const Report& candidate) {
   };
   out.latency_ratio = ratio(baseline.latency_median_ms, candidate.latency_median_ms);
   out.cost_ratio = ratio(baseline.cost_median_usd, candidate.cost_median_usd);
+  out.candidate_false_closure_rate = candidate.false_closure_rate;
   return out;
 }
 
@@ -554,6 +576,9 @@ json::Value to_json(const Comparison& c) {
                      {"ci95", json::Array{c.difference_low, c.difference_high}}});
   v.set("latency_ratio", c.latency_ratio ? json::Value(*c.latency_ratio) : json::Value(nullptr));
   v.set("cost_ratio", c.cost_ratio ? json::Value(*c.cost_ratio) : json::Value(nullptr));
+  v.set("candidate_false_closure_rate", c.candidate_false_closure_rate
+                                            ? json::Value(*c.candidate_false_closure_rate)
+                                            : json::Value(nullptr));
   return v;
 }
 
@@ -585,6 +610,15 @@ std::vector<std::string> gate_failures(const Comparison& c, const Gates& gates) 
     } else if (*ratio > *limit) {
       reasons.push_back(std::string("median ") + what + " is " + number(*ratio) +
                         " times the baseline's (at most " + number(*limit) + " allowed)");
+    }
+  }
+  if (gates.max_false_closure_rate) {
+    if (!c.candidate_false_closure_rate) {
+      reasons.push_back(
+          "the false-closure gate cannot be checked: the candidate has no scored plan attempt");
+    } else if (*c.candidate_false_closure_rate > *gates.max_false_closure_rate) {
+      reasons.push_back("false-closure rate " + number(*c.candidate_false_closure_rate) +
+                        " is above " + number(*gates.max_false_closure_rate));
     }
   }
   return reasons;

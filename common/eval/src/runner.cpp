@@ -34,6 +34,7 @@ namespace mf::eval {
 namespace {
 
 namespace codes = diag::codes;
+using json::Value;
 
 // Token totals of one run. They live outside the meter because a plan run owns, and destroys, the
 // model it is given.
@@ -230,6 +231,7 @@ CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
   }
   json::Array failures = grade(c.expect, *outcome, facts ? &*facts : nullptr);
   run.passed = failures.empty();
+  const std::string scored = facts ? plan_outcome(c.expect, *outcome, run.passed) : "";
   json::Value& r = run.result;
   r.set("status", run.passed ? "passed" : "failed");
   r.set("terminal", outcome->terminal);
@@ -247,6 +249,7 @@ CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
     json::Value violations = json::Object{};
     for (const auto& [kind, n] : facts->violations) violations.set(kind, n);
     r.set("violations", std::move(violations));
+    r.set("outcome", scored);
   }
   if (!options.fixed_clock) {
     r.set("latency_ms",
@@ -256,6 +259,16 @@ CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
 }
 
 }  // namespace
+
+std::string plan_outcome(const Expect& expect, const runtime::RunOutcome& outcome, bool passed) {
+  if (outcome.terminal == "model_failed") return "provider_failure";
+  if (!outcome.completed()) return "runtime_failure";
+  const Value* d = outcome.output.find("disposition");
+  const std::string disposition = d != nullptr && d->is_string() ? d->as_string() : "";
+  if (disposition == "success") return passed ? "valid_completion" : "false_closure";
+  return expect.disposition && *expect.disposition == disposition ? "correctly_blocked"
+                                                                  : "false_blocked";
+}
 
 Result<PlanFacts> plan_facts(std::string_view trace) {
   PlanFacts facts;
@@ -268,6 +281,10 @@ Result<PlanFacts> plan_facts(std::string_view trace) {
     if (event == nullptr || !event->is_string()) continue;
     const std::string& name = event->as_string();
     const json::Value* call_id = line->find("call_id");
+    if ((name == "tool_called" || name == "tool_denied") && line->find("tool") != nullptr &&
+        line->find("tool")->is_string()) {
+      facts.named.push_back(line->find("tool")->as_string());
+    }
     if (name == "guardrail_violation") {
       if (const json::Value* kind = line->find("kind"); kind != nullptr && kind->is_string()) {
         ++facts.violations[kind->as_string()];
@@ -324,7 +341,44 @@ json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome,
       fail("output/" + json::escape_token(m.key), m.value, actual);
     }
   }
+  // Pointers into the output, then the plan's evidence checks.
+  for (const auto& [pointer, expected] : expect.pointers) {
+    const Value* actual = nullptr;
+    if (outcome.completed()) {
+      if (auto found = json::resolve(outcome.output, pointer)) actual = *found;
+    }
+    if (actual == nullptr || json::canonical(*actual) != json::canonical(expected)) {
+      fail("pointers/" + json::escape_token(pointer), expected, actual);
+    }
+  }
   if (facts == nullptr) return failures;
+  std::vector<std::string> forbidden;
+  for (const auto& name : facts->named) {
+    if (std::find(expect.forbidden_tools.begin(), expect.forbidden_tools.end(), name) !=
+            expect.forbidden_tools.end() &&
+        std::find(forbidden.begin(), forbidden.end(), name) == forbidden.end()) {
+      forbidden.push_back(name);
+    }
+  }
+  if (!forbidden.empty()) {
+    const Value actual(json::Array(forbidden.begin(), forbidden.end()));
+    fail("forbidden_tools",
+         json::Array(expect.forbidden_tools.begin(), expect.forbidden_tools.end()), &actual);
+  }
+  const Value* listed = outcome.completed() ? outcome.output.find("artifacts") : nullptr;
+  for (const auto& [id, digest] : expect.artifacts) {
+    const Value* found = nullptr;
+    for (std::size_t i = 0; listed != nullptr && i < listed->as_array().size(); ++i) {
+      const Value& a = listed->as_array()[i];
+      if (a.find("artifact_id") != nullptr && a.find("artifact_id")->as_string() == id) found = &a;
+    }
+    const Value* sha = found != nullptr ? found->find("sha256") : nullptr;
+    const bool ok = sha != nullptr && (digest.empty() || sha->as_string() == digest);
+    if (!ok) {
+      fail("artifacts/" + json::escape_token(id), digest.empty() ? Value(true) : Value(digest),
+           sha);
+    }
+  }
   for (const auto& [kind, expected] : expect.violations) {
     const auto it = facts->violations.find(kind);
     const std::int64_t actual = it == facts->violations.end() ? 0 : it->second;

@@ -82,7 +82,49 @@ std::optional<std::int64_t> count(json::FieldReader& r, std::string_view key) {
 }
 
 // The checks only a plan run can answer: its disposition, calls, guardrail kinds and tools.
+// forbidden_tools: [name, ...]; artifacts: {id: true | "<sha256>"}.
+void parse_plan_evidence(json::FieldReader& r, Expect& expect) {
+  if (const json::Value* names = r.array("forbidden_tools", false)) {
+    for (std::size_t i = 0; i < names->as_array().size(); ++i) {
+      const json::Value& n = names->as_array()[i];
+      if (!n.is_string() || n.as_string().empty()) {
+        r.add(diag::error(codes::kSchema, "a tool name must be a non-empty string",
+                          index_pointer(r.pointer_of("forbidden_tools"), i)));
+      } else {
+        expect.forbidden_tools.push_back(n.as_string());
+      }
+    }
+  }
+  if (const json::Value* artifacts = r.object("artifacts", false)) {
+    const std::string at = r.pointer_of("artifacts");
+    if (artifacts->as_object().empty()) {
+      r.add(diag::error(codes::kSchema, "\"artifacts\" lists no artifact: it checks nothing", at));
+    }
+    for (const json::Member& m : artifacts->as_object()) {
+      std::string where = at;
+      json::append_token(where, m.key);
+      const bool present = m.value.is_bool() && m.value.as_bool();
+      const bool digest =
+          m.value.is_string() && m.value.as_string().size() == 64 &&
+          m.value.as_string().find_first_not_of("0123456789abcdef") == std::string::npos;
+      if (!present && !digest) {
+        r.add(diag::error(codes::kSchema,
+                          "an artifact is expected as true (present, with a digest) or its "
+                          "SHA-256 (64 lowercase hex digits)",
+                          where));
+        continue;
+      }
+      expect.artifacts.emplace_back(m.key, digest ? m.value.as_string() : std::string());
+    }
+    if (expect.terminal && *expect.terminal != "completed" && !expect.artifacts.empty()) {
+      r.add(diag::error(codes::kSchema, "artifacts are checked only when terminal is \"completed\"",
+                        at));
+    }
+  }
+}
+
 void parse_plan_expect(json::FieldReader& r, Expect& expect) {
+  parse_plan_evidence(r, expect);
   expect.disposition = r.string("disposition", false);
   if (expect.disposition && !listed(kDispositions, *expect.disposition)) {
     r.add(diag::error(codes::kSchema,
@@ -134,6 +176,30 @@ void parse_plan_expect(json::FieldReader& r, Expect& expect) {
   }
 }
 
+// pointers: {"/json/pointer": value}; only a completed run has an output to point into.
+void parse_pointers(json::FieldReader& r, Expect& expect) {
+  const json::Value* pointers = r.object("pointers", false);
+  if (pointers == nullptr) return;
+  const std::string at = r.pointer_of("pointers");
+  if (pointers->as_object().empty()) {
+    r.add(diag::error(codes::kSchema, "\"pointers\" lists no pointer: it checks nothing", at));
+  }
+  for (const json::Member& m : pointers->as_object()) {
+    std::string where = at;
+    json::append_token(where, m.key);
+    if (m.key.empty() || !json::parse_pointer(m.key)) {
+      r.add(
+          diag::error(codes::kSchema, "\"" + m.key + "\" is not a JSON pointer (RFC 6901)", where));
+      continue;
+    }
+    expect.pointers.emplace_back(m.key, m.value);
+  }
+  if (expect.terminal && *expect.terminal != "completed" && !expect.pointers.empty()) {
+    r.add(diag::error(codes::kSchema, "pointers are checked only when terminal is \"completed\"",
+                      at));
+  }
+}
+
 Expect parse_expect(json::FieldReader& parent, const json::Value& v, CaseKind kind) {
   Expect expect;
   json::FieldReader r(v, parent.pointer_of("expect"));
@@ -159,11 +225,13 @@ Expect parse_expect(json::FieldReader& parent, const json::Value& v, CaseKind ki
                           r.pointer_of("output")));
       }
     }
-    r.reject_unknown({"terminal", "model_calls", "repairs", "output"});
+    parse_pointers(r, expect);
+    r.reject_unknown({"terminal", "model_calls", "repairs", "output", "pointers"});
   } else {
     parse_plan_expect(r, expect);
-    r.reject_unknown(
-        {"terminal", "disposition", "model_calls", "tool_calls", "violations", "tools"});
+    parse_pointers(r, expect);
+    r.reject_unknown({"terminal", "disposition", "model_calls", "tool_calls", "violations", "tools",
+                      "pointers", "forbidden_tools", "artifacts"});
   }
   if (v.is_object() && v.as_object().empty()) {
     r.add(diag::error(codes::kSchema,

@@ -20,10 +20,11 @@ struct ReportCase {
 
 struct Report {
   std::string suite_id;
-  std::vector<ReportCase> cases;            // sorted by id, unique
-  json::Value document;                     // the report as read
-  std::optional<double> latency_median_ms;  // summary.latency_ms.median, when recorded
-  std::optional<double> cost_median_usd;    // summary.usage.cost_usd.median, when priced
+  std::vector<ReportCase> cases;             // sorted by id, unique
+  json::Value document;                      // the report as read
+  std::optional<double> latency_median_ms;   // summary.latency_ms.median, when recorded
+  std::optional<double> false_closure_rate;  // summary.false_closure_rate, with plan attempts
+  std::optional<double> cost_median_usd;     // summary.usage.cost_usd.median, when priced
 };
 
 // Strictly parses a report: every member checked, the summary exactly what summarize() makes of
@@ -55,6 +56,7 @@ struct Comparison {
   // reports record them.
   std::optional<double> latency_ratio;
   std::optional<double> cost_ratio;
+  std::optional<double> candidate_false_closure_rate;
 };
 
 Comparison compare(const Report& baseline, const Report& candidate);
@@ -65,6 +67,8 @@ struct Gates {
   std::optional<double> alpha;              // fail on a significant regression (McNemar p < alpha)
   std::optional<double> max_latency_ratio;  // fail when the latency ratio is above, or unknown
   std::optional<double> max_cost_ratio;     // fail when the cost ratio is above, or unknown
+  // fail when the candidate's false-closure rate is above, or unknown (no plan attempts)
+  std::optional<double> max_false_closure_rate;
 };
 
 // The gate: fails when more than `max_regressions` cases regressed, any baseline case is missing

@@ -94,7 +94,14 @@ struct RunOptions {
 struct PlanFacts {
   std::map<std::string, std::int64_t> violations;
   std::vector<std::string> tools;
+  std::vector<std::string> named;  // every tool a call named: tool_called and tool_denied events
 };
+
+// Millforge's scoring of a plan attempt, in its precedence: provider_failure (model_failed),
+// runtime_failure (tool_failed, timed_out, cancelled, budget_exhausted, terminal_rejected),
+// false_closure (a success terminal accepted though a check failed), correctly_blocked or
+// false_blocked (a blocked or rejected terminal, as the case expected or not), valid_completion.
+std::string plan_outcome(const Expect& expect, const runtime::RunOutcome& outcome, bool passed);
 
 // Reads the facts back from the JSONL trace the run wrote.
 Result<PlanFacts> plan_facts(std::string_view trace);

@@ -31,6 +31,12 @@ struct Expect {
   std::optional<std::int64_t> tool_calls;
   std::vector<std::pair<std::string, std::int64_t>> violations;  // kind -> count, suite order
   std::optional<std::vector<std::string>> tools;  // tool names of successful calls, in order
+  // Both kinds: JSON pointer -> value in the output (task: the verified output; plan: the result
+  // document {node_id, terminal_result, disposition, summary, artifacts}), in suite order.
+  std::vector<std::pair<std::string, json::Value>> pointers;
+  std::vector<std::string> forbidden_tools;  // plan: tools no call may name (even a refused one)
+  // plan: artifact id -> its SHA-256, or "" for "present, with a digest", in suite order.
+  std::vector<std::pair<std::string, std::string>> artifacts;
 };
 
 enum class CaseKind : std::uint8_t { Task, Plan };
