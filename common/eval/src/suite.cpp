@@ -82,6 +82,26 @@ std::optional<std::int64_t> count(json::FieldReader& r, std::string_view key) {
 }
 
 // The checks only a plan run can answer: its disposition, calls, guardrail kinds and tools.
+// An expectation map ({name: value}): its members, each with its pointer. A map that is there
+// but empty checks nothing, which is refused.
+std::vector<std::pair<const json::Member*, std::string>> entries(json::FieldReader& r,
+                                                                 std::string_view key) {
+  std::vector<std::pair<const json::Member*, std::string>> out;
+  const json::Value* map = r.object(key, false);
+  if (map == nullptr) return out;
+  const std::string at = r.pointer_of(key);
+  if (map->as_object().empty()) {
+    r.add(diag::error(codes::kSchema,
+                      "\"" + std::string(key) + "\" lists nothing: it checks nothing", at));
+  }
+  for (const json::Member& m : map->as_object()) {
+    std::string where = at;
+    json::append_token(where, m.key);
+    out.emplace_back(&m, std::move(where));
+  }
+  return out;
+}
+
 // forbidden_tools: [name, ...]; artifacts: {id: true | "<sha256>"}.
 void parse_plan_evidence(json::FieldReader& r, Expect& expect) {
   if (const json::Value* names = r.array("forbidden_tools", false)) {
@@ -95,14 +115,10 @@ void parse_plan_evidence(json::FieldReader& r, Expect& expect) {
       }
     }
   }
-  if (const json::Value* artifacts = r.object("artifacts", false)) {
+  {
     const std::string at = r.pointer_of("artifacts");
-    if (artifacts->as_object().empty()) {
-      r.add(diag::error(codes::kSchema, "\"artifacts\" lists no artifact: it checks nothing", at));
-    }
-    for (const json::Member& m : artifacts->as_object()) {
-      std::string where = at;
-      json::append_token(where, m.key);
+    for (const auto& [member, where] : entries(r, "artifacts")) {
+      const json::Member& m = *member;
       const bool present = m.value.is_bool() && m.value.as_bool();
       const bool digest =
           m.value.is_string() && m.value.as_string().size() == 64 &&
@@ -139,14 +155,9 @@ void parse_plan_expect(json::FieldReader& r, Expect& expect) {
                       r.pointer_of("disposition")));
   }
   expect.tool_calls = count(r, "tool_calls");
-  if (const json::Value* violations = r.object("violations", false)) {
-    const std::string at = r.pointer_of("violations");
-    if (violations->as_object().empty()) {
-      r.add(diag::error(codes::kSchema, "\"violations\" lists no kind: it checks nothing", at));
-    }
-    for (const json::Member& m : violations->as_object()) {
-      std::string pointer = at;
-      json::append_token(pointer, m.key);
+  {
+    for (const auto& [member, pointer] : entries(r, "violations")) {
+      const json::Member& m = *member;
       const std::optional<std::int64_t> n =
           m.value.is_number() ? m.value.as_exact_int() : std::nullopt;
       if (!listed(kViolationKinds, m.key)) {
@@ -178,15 +189,9 @@ void parse_plan_expect(json::FieldReader& r, Expect& expect) {
 
 // pointers: {"/json/pointer": value}; only a completed run has an output to point into.
 void parse_pointers(json::FieldReader& r, Expect& expect) {
-  const json::Value* pointers = r.object("pointers", false);
-  if (pointers == nullptr) return;
   const std::string at = r.pointer_of("pointers");
-  if (pointers->as_object().empty()) {
-    r.add(diag::error(codes::kSchema, "\"pointers\" lists no pointer: it checks nothing", at));
-  }
-  for (const json::Member& m : pointers->as_object()) {
-    std::string where = at;
-    json::append_token(where, m.key);
+  for (const auto& [member, where] : entries(r, "pointers")) {
+    const json::Member& m = *member;
     if (m.key.empty() || !json::parse_pointer(m.key)) {
       r.add(
           diag::error(codes::kSchema, "\"" + m.key + "\" is not a JSON pointer (RFC 6901)", where));
