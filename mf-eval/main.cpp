@@ -49,6 +49,12 @@ bool parse_shard(const std::string& text, std::int64_t& index, std::int64_t& cou
 
 int run(cli::Context& ctx, const Opts& o) {
   if (int rc = cli::require(ctx, {o.suite, o.output})) return rc;
+  const std::string format = ctx.get(o.format, "json");
+  if (format != "json" && ctx.get(o.output) == "-") {
+    return cli::usage_error(ctx.tool, "run --format " + format +
+                                          " prints the rendering on stdout: give --output FILE "
+                                          "for the report");
+  }
   eval::RunOptions options;
   options.jobs = static_cast<unsigned>(ctx.get(o.jobs, 1));
   options.repeat = ctx.get(o.repeat, 1);
@@ -190,6 +196,11 @@ int run(cli::Context& ctx, const Opts& o) {
   const std::string report_bytes = mf::json::canonical_file(done->document);
   mf::Status written = mf::io::write_output(output, report_bytes);
   if (!written) return cli::report(ctx.tool, written.diagnostics());
+  if (format != "json") {
+    mf::Status shown = mf::io::write_output(
+        "-", eval::render(done->document, *eval::parse_format(format), ctx.get(o.traces)));
+    if (!shown) return cli::report(ctx.tool, shown.diagnostics());
+  }
   if (store != nullptr) {
     auto kept = store->put_named(mf::store::refs::campaign_report(suite->id), report_bytes);
     if (!kept) return cli::report(ctx.tool, kept.diagnostics());
@@ -228,8 +239,11 @@ int report(cli::Context& ctx, const Opts& o) {
   if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), args[1]);
   mf::Result<eval::Report> parsed = eval::parse_report(*bytes);
   if (!parsed) return cli::report(ctx.tool, parsed.diagnostics(), args[1]);
+  const std::string format = ctx.get(o.format);
   const std::string text =
-      eval::render(parsed->document, *eval::parse_format(ctx.get(o.format)), ctx.get(o.traces));
+      format == "json"
+          ? mf::json::canonical_file(parsed->document)
+          : eval::render(parsed->document, *eval::parse_format(format), ctx.get(o.traces));
   mf::Status written = mf::io::write_output(ctx.get(o.output, "-"), text);
   if (!written) return cli::report(ctx.tool, written.diagnostics());
   return cli::kSuccess;
@@ -247,10 +261,10 @@ int compare(cli::Context& ctx, const Opts& o) {
     if (!report) return cli::report(ctx.tool, report.diagnostics(), path);
     reports[i] = std::move(report).value();
   }
-  const eval::Comparison comparison = eval::compare(reports[0], reports[1]);
-  mf::Status written =
-      mf::io::write_output("-", mf::json::canonical_file(eval::to_json(comparison)));
-  if (!written) return cli::report(ctx.tool, written.diagnostics());
+  const std::string format = ctx.get(o.format, "json");
+  if (format != "json" && format != "md") {
+    return cli::usage_error(ctx.tool, "compare --format is json or md");
+  }
   eval::Gates gates;
   gates.max_regressions = ctx.get(o.max_regressions, 0);
   for (const auto& [option, field] :
@@ -268,7 +282,12 @@ int compare(cli::Context& ctx, const Opts& o) {
     }
     *field = v;
   }
+  const eval::Comparison comparison = eval::compare(reports[0], reports[1]);
   const auto reasons = eval::gate_failures(comparison, gates);
+  const mf::json::Value doc = eval::to_json(comparison);
+  mf::Status written = mf::io::write_output(
+      "-", format == "md" ? eval::render_comparison(doc, reasons) : mf::json::canonical_file(doc));
+  if (!written) return cli::report(ctx.tool, written.diagnostics());
   for (const auto& reason : reasons) {
     std::cerr << ctx.tool.name << ": gate failed: " << reason << '\n';
   }
@@ -284,16 +303,16 @@ int main(int argc, char** argv) {
           "Run a suite of cases (in parallel) into a report; compare two reports with gates.",
       .usage =
           "mf-eval run --suite FILE --output FILE|- [-j N] [--repeat K] [--shard I/N] "
-          "[--tags TAG,...] [--case-timeout-ms MS] [--model LABEL=SPEC]... "
+          "[--tags TAG,...] [--case-timeout-ms MS] [--model LABEL=SPEC]... [--format F] "
           "[--guardrails PRESET]... "
           "[--case ID,...] [--resume] [--journal FILE] [--fixed-clock] [--traces DIR] "
           "[--store DIR] [--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
-          "       mf-eval report REPORT.json --format md|junit|html [--output FILE|-] "
+          "       mf-eval report REPORT.json --format json|md|junit|html [--output FILE|-] "
           "[--traces DIR]\n"
           "       mf-eval compare --baseline FILE --candidate FILE [--max-regressions N] "
           "[--alpha A] [--max-latency-ratio R] [--max-cost-ratio R] "
-          "[--max-false-closure-rate R]",
+          "[--max-false-closure-rate R] [--format json|md]",
       .examples =
           {
               "mf-eval run --suite fixtures/forge/eval-suite.json --output target/forge-eval.json",
@@ -363,10 +382,11 @@ int main(int argc, char** argv) {
       .journal = d.text(
           {"journal", "run: the attempts journal (default REPORT.journal)", "FILE", run_cmd}),
       .format = d.text({"format",
-                        "report: md (Markdown), junit (JUnit XML) or html (one page, inline SVG)",
+                        "report, run: json, md (Markdown), junit (JUnit XML) or html (one page, "
+                        "inline SVG), on stdout; compare: json (default) or md",
                         "FORMAT",
-                        {"report"},
-                        {"md", "junit", "html"}}),
+                        {"report", "run", "compare"},
+                        {"json", "md", "junit", "html"}}),
       .models = d.texts({"model",
                          "run: cross every case with this model, LABEL=SPEC (repeatable; the "
                          "report names its entries <case>.LABEL)",

@@ -78,6 +78,24 @@ shot --dump-dom >"$tmp/dom.html" 2>/dev/null
 ! grep -q '<script' "$tmp/dom.html" || fail "the browser found a script element"
 grep -q 'Outcome per case and attempt' "$tmp/dom.html" || fail "no outcome matrix"
 
+# --- --format on run and compare ------------------------------------------------------------
+run 1 "$eval_bin" run --suite "$tmp/s/suite.json" --output "$tmp/r2.json" --repeat 2 --format junit
+python3 -c 'import sys, xml.etree.ElementTree as ET; ET.parse(sys.argv[1])' "$tmp/out" ||
+  fail "run --format junit printed no XML"
+jq -e '.kind == "millforge_eval_report"' "$tmp/r2.json" >/dev/null || fail "run --format wrote no report"
+run 2 "$eval_bin" run --suite "$tmp/s/suite.json" --output - --format md
+jq '(.cases[] | select(.id == "provider-failure")) |= (.status = "failed" |
+      .attempts[0].status = "failed" | .attempts[0].failures = [{check: "terminal",
+      expected: "model_failed", actual: "completed"}]) | .summary = {cases: 5, passed: 3, failed: 2}' \
+  "$r" >"$tmp/worse.json"
+run 1 "$eval_bin" compare --baseline "$r" --candidate "$tmp/worse.json" --format md
+grep -q '^# Eval comparison: gate failed$' "$tmp/out" || fail "compare md: $(cat "$tmp/out")"
+grep -q '^| regressed | `provider-failure` |$' "$tmp/out" || fail "compare md regressed row"
+grep -q '^- 1 case(s) regressed' "$tmp/out" || fail "compare md reasons"
+run 2 "$eval_bin" compare --baseline "$r" --candidate "$r" --format html
+run 2 "$eval_bin" compare --baseline "$r" --candidate "$r" --alpha nope
+[[ ! -s $tmp/out ]] || fail "a usage error after the comparison was printed"
+
 # --- Refusals --------------------------------------------------------------------------------
 run 2 "$eval_bin" report "$r" --format pdf
 run 2 "$eval_bin" report "$r"

@@ -364,6 +364,42 @@ std::string html(const Value& report, const std::string& traces_dir) {
 
 }  // namespace
 
+std::string render_comparison(const json::Value& c, const std::vector<std::string>& reasons) {
+  const auto ids = [&](const char* key) {
+    std::string out;
+    for (const Value& id : c.find(key)->as_array()) {
+      out += (out.empty() ? "`" : ", `") + cell(id.as_string()) + "`";
+    }
+    return out.empty() ? std::string("–") : out;
+  };
+  const auto rate = [&](const char* key) {
+    const Value* v = c.find(key);
+    return v != nullptr && v->is_number() ? percent(v->as_number()) : std::string("–");
+  };
+  const auto ratio = [&](const char* key) {
+    const Value* v = c.find(key);
+    return v != nullptr && v->is_number() ? number(v->as_number()) + "×" : std::string("–");
+  };
+  const Value& d = *c.find("pass_rate_difference");
+  std::string md = std::string("# Eval comparison: ") +
+                   (reasons.empty() ? "gate passed" : "gate failed") +
+                   "\n\n| | baseline | candidate |\n|---|---:|---:|\n| pass rate | " +
+                   rate("baseline_pass_rate") + " | " + rate("candidate_pass_rate") + " |\n\n";
+  md += "Paired difference " + percent(d.find("estimate")->as_number()) + " (95% CI " +
+        percent(d.find("ci95")->as_array()[0].as_number()) + " to " +
+        percent(d.find("ci95")->as_array()[1].as_number()) +
+        "), McNemar p = " + number(c.find("mcnemar_p")->as_number()) + "; latency " +
+        ratio("latency_ratio") + ", cost " + ratio("cost_ratio") + ".\n\n";
+  md += "| | cases |\n|---|---|\n| regressed | " + ids("regressed") + " |\n| improved | " +
+        ids("improved") + " |\n| missing | " + ids("missing") + " |\n| new | " + ids("new") +
+        " |\n";
+  if (!reasons.empty()) {
+    md += "\nThe gate failed:\n\n";
+    for (const auto& r : reasons) md += "- " + cell(r) + "\n";
+  }
+  return md;
+}
+
 std::optional<Format> parse_format(std::string_view name) {
   if (name == "md") return Format::Markdown;
   if (name == "junit") return Format::JUnit;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mf/json/value.hpp"
 
@@ -18,5 +19,10 @@ std::optional<Format> parse_format(std::string_view name);  // md, junit, html
 // `traces_dir`, when not empty, is where the HTML page links each attempt's trace
 // (<dir>/<id>.jsonl, or <dir>/<id>.<n>.jsonl with repeats), relative to the page.
 std::string render(const json::Value& report, Format format, const std::string& traces_dir = "");
+
+// `mf-eval compare --format md`: the comparison (to_json(Comparison)) and the gate's reasons as
+// Markdown for a pull-request comment.
+std::string render_comparison(const json::Value& comparison,
+                              const std::vector<std::string>& reasons);
 
 }  // namespace mf::eval
