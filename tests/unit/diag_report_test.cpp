@@ -136,6 +136,14 @@ TEST(DiagSecrets, KeysAreFoundWhateverPrecedesThem) {
   EXPECT_FALSE(find_secret("task-management-system-overview-page").has_value());
   EXPECT_FALSE(find_secret("desk-lamp").has_value());
   EXPECT_EQ(redact_secrets("X" + key + " y"), "X[REDACTED] y");
+  // The pre-filter skips "task-" and "risk-" but never a key after them, nor a token whose
+  // prefix is only a part of the text ("gh" in "high").
+  EXPECT_TRUE(find_secret("task-a risk-b \"" + key + "\" disk-c").has_value());
+  EXPECT_FALSE(find_secret("a high-risk-review of the length of things").has_value());
+  EXPECT_TRUE(find_secret("high ghs_abcdefghijklmnopqrstuvwxyz0123456789").has_value());
+  EXPECT_TRUE(find_secret(std::string(3000, 'x') + "sk-" + std::string(19, 'a') + " sk-" +
+                          std::string(24, 'b') + "9")
+                  .has_value());
 }
 
 TEST(DiagSecrets, RenderedDiagnosticsRedactSourceMessageAndPointer) {

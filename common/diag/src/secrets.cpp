@@ -37,13 +37,25 @@ const std::vector<Pattern>& patterns() {
   return list;
 }
 
-// Substrings every pattern needs; text without any of them skips the regex engine entirely.
+// Substrings the patterns need (each pattern needs one of them); text without any of them skips
+// the regex engine entirely. They are as long as the patterns allow: "gh" alone would send
+// every "high" and "length" through the engine.
 bool may_hold_secret(std::string_view text) {
-  static constexpr std::array<std::string_view, 11> kMarkers = {
-      "sk-",  "gh",          "github_pat_", "AKIA",  "ASIA", "xox",
-      "AIza", "PRIVATE KEY", "eyJ",         "earer", "EARER"};
+  static constexpr std::array<std::string_view, 14> kMarkers = {
+      "ghp_", "gho_", "ghu_", "ghs_",        "ghr_", "github_pat_", "AKIA",
+      "ASIA", "xox",  "AIza", "PRIVATE KEY", "eyJ",  "earer",       "EARER"};
   for (auto m : kMarkers) {
     if (text.find(m) != std::string_view::npos) return true;
+  }
+  // "sk-" is in every "task-" and "risk-": a key needs at least 20 key characters after it.
+  const auto key_char = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  };
+  for (auto at = text.find("sk-"); at != std::string_view::npos; at = text.find("sk-", at + 1)) {
+    std::size_t run = 0;
+    for (std::size_t i = at + 3; i < text.size() && run < 20 && key_char(text[i]); ++i) ++run;
+    if (run >= 20) return true;
   }
   return false;
 }
