@@ -425,10 +425,31 @@ class FileJournal final : public Journal {
                         ",\"campaign\":\"" + campaign_ + "\",\"result\":";
     json::write_canonical(result, bytes);
     bytes += ",\"v\":1}\n";
-    std::lock_guard<std::mutex> lock(write_mutex_);
-    // One write of the whole line: the kernel keeps it whatever then happens to the process, so
-    // a kill leaves at most a torn last line, which the next open drops. (Not synced: a power
-    // loss may cost the last attempts, which a resume then runs again.)
+    // Group commit: a line that arrives while another thread writes joins the next batch that
+    // thread writes, so the threads never queue behind each other's system calls. A line counts
+    // as kept once written; a kill before that costs its attempt, which a resume runs again.
+    std::unique_lock<std::mutex> lock(write_mutex_);
+    pending_ += bytes;
+    if (writing_) return {};
+    writing_ = true;
+    Status written;
+    while (!pending_.empty() && written) {
+      std::string batch;
+      batch.swap(pending_);
+      lock.unlock();
+      written = write_all(batch);
+      lock.lock();
+    }
+    pending_.clear();
+    writing_ = false;
+    return written;
+  }
+
+ private:
+  // One write per batch of whole lines: the kernel keeps it whatever then happens to the
+  // process, so a kill leaves at most a torn last line, which the next open drops. (Not synced: a
+  // power loss may cost the last attempts, which a resume then runs again.)
+  Status write_all(std::string_view bytes) {
     std::size_t off = 0;
     while (off < bytes.size()) {
       const ssize_t n = ::write(fd_, bytes.data() + off, bytes.size() - off);
@@ -442,12 +463,13 @@ class FileJournal final : public Journal {
     return {};
   }
 
- private:
   int fd_;
   std::string path_;
   std::string campaign_;
   std::map<std::string, json::Value> done_;  // what the journal held when opened
   std::mutex write_mutex_;
+  std::string pending_;   // lines waiting for the thread that writes
+  bool writing_ = false;  // a thread is writing (outside the lock)
 };
 
 std::string attempt_key(const std::string& id, std::int64_t repeat) {
