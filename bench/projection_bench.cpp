@@ -57,20 +57,13 @@ void BM_Project(benchmark::State& state, Mode mode) {
   for (auto _ : state) benchmark::DoNotOptimize(project(c, in));
   state.SetComplexityN(state.range(0));
 }
-BENCHMARK_CAPTURE(BM_Project, Compiled, Mode::Compiled)
-    ->Arg(500)
-    ->Arg(1000)
-    ->Arg(2000)
-    ->Arg(5000)
-    ->Unit(benchmark::kMicrosecond)
-    ->Complexity();
-BENCHMARK_CAPTURE(BM_Project, AllTools, Mode::AllTools)
-    ->Arg(500)
-    ->Arg(1000)
-    ->Arg(2000)
-    ->Arg(5000)
-    ->Unit(benchmark::kMicrosecond)
-    ->Complexity();
+// The catalog sizes both modes are measured at.
+void sizes(benchmark::internal::Benchmark* b) {
+  for (int n : {500, 1000, 2000, 5000}) b->Arg(n);
+  b->Unit(benchmark::kMicrosecond)->Complexity();
+}
+BENCHMARK_CAPTURE(BM_Project, Compiled, Mode::Compiled)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Project, AllTools, Mode::AllTools)->Apply(sizes);
 
 void BM_CatalogBuild(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(make_catalog(static_cast<int>(state.range(0))));

@@ -234,4 +234,15 @@ TEST(PointerResolve, ScalarRootResolvesOnlyTheEmptyPointer) {
   EXPECT_EQ(only_error(r.diagnostics()).code, codes::kBadPointer);
 }
 
+// find_at answers exactly where resolve does, and nullptr where resolve has a diagnostic.
+TEST(PointerFindAt, AgreesWithResolve) {
+  const Value doc = Object{{"a", Array{Value(1), Object{{"b/c", Value("x")}}}}, {"", Value(2)}};
+  for (const char* p : {"", "/a", "/a/0", "/a/1/b~1c", "/", "/a/2", "/a/01", "/a/-", "/a/0/z",
+                        "/nope", "a", "/a/1/b~2"}) {
+    auto resolved = mf::json::resolve(doc, p);
+    const Value* found = mf::json::find_at(doc, p);
+    EXPECT_EQ(found, resolved ? *resolved : nullptr) << p;
+  }
+}
+
 }  // namespace

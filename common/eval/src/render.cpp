@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mf/json/canonical.hpp"
+#include "mf/json/pointer.hpp"
 
 namespace mf::eval {
 
@@ -66,12 +67,6 @@ std::string percent(double v) {
 
 std::string number(double v) {
   return json::canonical(Value(v));
-}
-
-const Value* at(const Value& v, std::initializer_list<std::string_view> path) {
-  const Value* p = &v;
-  for (auto key : path) p = p != nullptr && p->is_object() ? p->find(key) : nullptr;
-  return p;
 }
 
 std::string run_name(const Run& r) {
@@ -321,13 +316,14 @@ std::string html(const Value& report, const std::string& traces_dir) {
                          ", pass^k " + percent(s.find("pass_hat_k")->as_number()) + ")",
                      a->as_number(), aci[0].as_number(), aci[1].as_number());
   }
-  const auto measure = [&](const std::string& label,
-                           std::initializer_list<std::string_view> run_key, const Value* summary) {
+  // One measure over the runs (`pointer` into a run), with the summary's median and p90 of it.
+  const auto measure = [&](const std::string& label, const std::string& pointer) {
+    const Value* summary = json::find_at(s, pointer);
     if (summary == nullptr) return;
     std::vector<double> values;
     for (const auto& c : views) {
       for (const Run& r : c.runs) {
-        if (const Value* v = at(*r.entry, run_key); v != nullptr && v->is_number()) {
+        if (const Value* v = json::find_at(*r.entry, pointer); v != nullptr && v->is_number()) {
           values.push_back(v->as_number());
         }
       }
@@ -336,9 +332,9 @@ std::string html(const Value& report, const std::string& traces_dir) {
     page += strip_svg(label, values, summary->find("median")->as_number(),
                       summary->find("p90")->as_number());
   };
-  measure("Latency per attempt (ms)", {"latency_ms"}, s.find("latency_ms"));
+  measure("Latency per attempt (ms)", "/latency_ms");
   for (const char* key : {"input_tokens", "output_tokens", "cost_usd"}) {
-    measure(std::string(key) + " per attempt", {"usage", key}, at(s, {"usage", key}));
+    measure(std::string(key) + " per attempt", std::string("/usage/") + key);
   }
   page += matrix_svg(views);
   page +=

@@ -303,26 +303,18 @@ Result<Report> parse_report(std::string_view bytes) {
     for (auto& d : s.take()) problems.push_back(std::move(d));
   }
   if (!problems.empty()) return problems;
-  const auto median_at =
-      [&](std::initializer_list<std::string_view> path) -> std::optional<double> {
-    const json::Value* v = summary;
-    for (auto key : path) v = v != nullptr && v->is_object() ? v->find(key) : nullptr;
+  const auto number_at = [&](std::string_view pointer) -> std::optional<double> {
+    const json::Value* v = json::find_at(*summary, pointer);
     return v != nullptr && v->is_number() ? std::optional<double>(v->as_number()) : std::nullopt;
   };
-  report.latency_median_ms = median_at({"latency_ms", "median"});
-  report.cost_median_usd = median_at({"usage", "cost_usd", "median"});
-  report.false_closure_rate = median_at({"false_closure_rate"});
+  report.latency_median_ms = number_at("/latency_ms/median");
+  report.cost_median_usd = number_at("/usage/cost_usd/median");
+  report.false_closure_rate = number_at("/false_closure_rate");
   report.document = std::move(*doc);
   return report;
 }
 
 namespace {
-
-const json::Value* at_path(const json::Value& v, std::initializer_list<std::string_view> path) {
-  const json::Value* p = &v;
-  for (auto key : path) p = p != nullptr && p->is_object() ? p->find(key) : nullptr;
-  return p;
-}
 
 // {median, p90} of `values` (nearest rank), with their total when `total`.
 json::Value distribution(const std::vector<double>& values, bool total) {
@@ -435,7 +427,7 @@ json::Value summarize(const json::Array& cases) {
   // A campaign matrix: the same statistics per column (model, preset).
   std::map<std::string, json::Array> columns;
   for (const json::Value& c : cases) {
-    const json::Value* label = at_path(c, {"variant", "label"});
+    const json::Value* label = json::find_at(c, "/variant/label");
     if (label != nullptr && label->is_string()) columns[label->as_string()].push_back(c);
   }
   if (!columns.empty()) {

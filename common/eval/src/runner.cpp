@@ -343,10 +343,7 @@ json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome,
   }
   // Pointers into the output, then the plan's evidence checks.
   for (const auto& [pointer, expected] : expect.pointers) {
-    const Value* actual = nullptr;
-    if (outcome.completed()) {
-      if (auto found = json::resolve(outcome.output, pointer)) actual = *found;
-    }
+    const Value* actual = outcome.completed() ? json::find_at(outcome.output, pointer) : nullptr;
     if (actual == nullptr || json::canonical(*actual) != json::canonical(expected)) {
       fail("pointers/" + json::escape_token(pointer), expected, actual);
     }

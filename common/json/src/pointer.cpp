@@ -114,6 +114,24 @@ std::string format_pointer(const std::vector<std::string>& tokens) {
   return out;
 }
 
+const Value* find_at(const Value& root, std::string_view pointer) {
+  auto tokens = parse_pointer(pointer);
+  if (!tokens) return nullptr;
+  const Value* cur = &root;
+  for (const std::string& token : *tokens) {
+    if (cur->is_object()) {
+      cur = cur->find(token);
+    } else if (cur->is_array() && is_index_syntax(token) &&
+               index_value(token) < cur->as_array().size()) {
+      cur = &cur->as_array()[index_value(token)];
+    } else {
+      cur = nullptr;
+    }
+    if (cur == nullptr) return nullptr;
+  }
+  return cur;
+}
+
 Result<const Value*> resolve(const Value& root, std::string_view pointer) {
   auto tokens = parse_pointer(pointer);
   if (!tokens) return tokens.take_diagnostics();

@@ -23,5 +23,8 @@ std::string format_pointer(const std::vector<std::string>& tokens);
 // The value the pointer names, or MF-S030 naming the first token that does not resolve.
 // Array tokens must be canonical decimal indexes ("0", "12"; not "01", not "-").
 Result<const Value*> resolve(const Value& root, std::string_view pointer);
+// The same, nullptr when the pointer is malformed or names nothing: for lookups where absence is
+// an answer, not an error (no diagnostic is built).
+const Value* find_at(const Value& root, std::string_view pointer);
 
 }  // namespace mf::json
