@@ -6,6 +6,7 @@
 #include "mf/harness/command.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/mcp/command.hpp"
 
 namespace cli = mf::cli;
 
@@ -14,12 +15,14 @@ namespace {
 // The options apply to compiling, not to verify; --catalog also to project.
 const std::vector<std::string> kCompile{""};
 const std::vector<std::string> kProject{"project"};
+const std::vector<std::string> kConnector{"connector"};
 
 struct Opts {
   cli::Texts catalog, profiles;
   cli::Text out, store, diagnostics, format, expect_id, stage, legal_terminals, capabilities;
   cli::Text units, input;
   cli::Flag explain;
+  cli::Text server, policy, timeout_ms;
 };
 
 // mf-compile project: one prompt projection (docs/projection.md) on stdout.
@@ -45,6 +48,34 @@ int verify(const cli::Context& ctx, const std::vector<std::string>& args) {
                        mf::diag::Job::Check);
   }
   auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*summary));
+  return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
+}
+
+// mf-compile connector discover|admit: a snapshot of an MCP server, or the manifest a policy
+// admits from one (docs/connectors.md), on stdout.
+int connector(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
+  mf::Result<mf::json::Value> doc = mf::json::Value();
+  if (args.size() == 2 && args[1] == "discover") {
+    if (int rc = cli::require(ctx, {o.server}); rc != 0) return rc;
+    std::int64_t timeout = 0;
+    if (ctx.given(o.timeout_ms)) {
+      try {
+        timeout = std::stoll(ctx.get(o.timeout_ms));
+      } catch (const std::exception&) {
+        timeout = -1;
+      }
+      if (timeout < 1) return cli::usage_error(ctx.tool, "--timeout-ms takes a positive integer");
+    }
+    doc = mf::mcp::discover_command(ctx.get(o.server), timeout);
+  } else if (args.size() == 3 && args[1] == "admit") {
+    if (int rc = cli::require(ctx, {o.policy}); rc != 0) return rc;
+    doc = mf::mcp::admit_command(args[2], ctx.get(o.policy));
+  } else {
+    return cli::usage_error(ctx.tool,
+                            "connector takes 'discover --server CMD' or 'admit SNAPSHOT --policy P'");
+  }
+  if (!doc) return cli::report(ctx.tool, doc.diagnostics());
+  auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*doc));
   return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
 }
 
@@ -85,7 +116,9 @@ int main(int argc, char** argv) {
       .usage =
           "mf-compile [options] HARNESS.yaml|HARNESS.json|-\n"
           "       mf-compile verify PLAN.compiled.json|-\n"
-          "       mf-compile project --input INPUT.json [--catalog C] [--units U] [--explain]",
+          "       mf-compile project --input INPUT.json [--catalog C] [--units U] [--explain]\n"
+          "       mf-compile connector discover --server CMD [--timeout-ms MS]\n"
+          "       mf-compile connector admit SNAPSHOT.json|- --policy POLICY.json|-",
       .examples =
           {
               "mf-compile harness.yaml --catalog tools.json --profiles profiles.json --out plans/",
@@ -97,6 +130,10 @@ int main(int argc, char** argv) {
               "mf-compile verify plans/my.harness@1.<sha>.compiled.json",
               "mf-compile project --catalog tools.json --units units.json --input turn.json",
               "mf-compile project --units units.json --input turn.json --explain",
+              "mf-compile connector discover --server 'npx -y @modelcontextprotocol/server-filesystem "
+              "/data' > snap.json",
+              "mf-compile connector admit snap.json --policy admit.json > manifest.json",
+              "mf-compile harness.yaml --catalog builtin --catalog manifest.json -o -",
           },
       .positional = "args",
       .details =
@@ -110,8 +147,13 @@ int main(int argc, char** argv) {
           "compiles the prompt projection of one turn (the tools of the catalogs and the units "
           "of --units against --input) and prints it as canonical JSON (docs/projection.md), "
           "with --explain also a readable account on stderr; "
-          "a malformed unit or input, or a mandatory unit over the budget, exits 2.",
-      .commands = {"verify", "project"},
+          "a malformed unit or input, or a mandatory unit over the budget, exits 2. "
+          "connector discover starts an MCP server on stdio, lists its tools and prints the "
+          "discovery snapshot; connector admit prints the tool catalog (manifest) a policy admits "
+          "from a snapshot, each tool pinned to the server and its listed digest, for --catalog "
+          "(docs/connectors.md). A server that cannot be reached exits 2 (MF-N001); every "
+          "admission fault is one diagnostic (MF-N003..MF-N010).",
+      .commands = {"verify", "project", "connector"},
   };
   cli::Options d;
   const Opts o{
@@ -148,12 +190,20 @@ int main(int argc, char** argv) {
       .input = d.text({"input", "project: the turn's input document", "FILE|-", kProject}),
       .explain = d.flag({"explain", "project: also a readable account of every decision, on stderr",
                          "", kProject}),
+      .server = d.text({"server", "connector discover: the server's command line (stdio)", "CMD",
+                        kConnector}),
+      .policy = d.text({"policy", "connector admit: the admission policy", "FILE|-", kConnector}),
+      .timeout_ms = d.text({"timeout-ms",
+                            "connector discover: start, initialize and listing within MS "
+                            "(default 30000)",
+                            "MS", kConnector}),
   };
 
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
     if (!args.empty() && args[0] == "verify") return verify(ctx, args);
     if (!args.empty() && args[0] == "project") return project(ctx, o, args);
+    if (!args.empty() && args[0] == "connector") return connector(ctx, o, args);
     return compile(ctx, o, args);
   });
 }

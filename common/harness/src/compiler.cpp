@@ -458,6 +458,7 @@ Value lower(const Compilation& c, const std::string& source_sha256) {
         {"timeout_ms", t.timeout_ms},
         {"output_policy", *descriptor.find("output_policy")},
     });
+    if (!t.connector.is_null()) nodes.back().set("connector", t.connector);
   }
   json::Array required_by_terminal;
   for (const auto& t : s.required_by_terminal) {

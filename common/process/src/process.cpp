@@ -291,6 +291,271 @@ Result<ShellOutcome> run_shell(const ShellCommand& command) {
   }
 }
 
+// --- Server ---
+
+struct Server::Impl {
+  bp::child reaper;
+  int in = -1, out = -1, err = -1, status = -1;
+  std::optional<int> wait_status;
+  bool stopped = false;
+
+  ~Impl() {
+    for (int fd : {in, out, err, status}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  void close_input() {
+    if (in >= 0) ::close(in);
+    in = -1;
+  }
+  // Reads the reaper's report of the child's exit, if it has come.
+  void poll_status() {
+    if (wait_status || status < 0) return;
+    int st = -1;
+    ssize_t n;
+    do {
+      n = ::read(status, &st, sizeof st);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN) return;
+    wait_status = n == static_cast<ssize_t>(sizeof st) ? st : -1;
+  }
+};
+
+namespace {
+
+// Blocks SIGPIPE for this thread while it writes to a pipe whose reader may be gone, and takes a
+// SIGPIPE the write raised before unblocking, so the broken pipe is only an EPIPE.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    ::sigemptyset(&set_);
+    ::sigaddset(&set_, SIGPIPE);
+    sigset_t pending;
+    ::sigpending(&pending);
+    was_pending_ = ::sigismember(&pending, SIGPIPE) == 1;
+    ::pthread_sigmask(SIG_BLOCK, &set_, &old_);
+  }
+  ~SigpipeBlocked() {
+    if (!was_pending_) {
+      sigset_t pending;
+      ::sigpending(&pending);
+      const timespec zero{0, 0};
+      if (::sigismember(&pending, SIGPIPE) == 1) ::sigtimedwait(&set_, nullptr, &zero);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t set_{}, old_{};
+  bool was_pending_ = false;
+};
+
+int wait_ms(Clock::time_point deadline) {
+  if (deadline == Clock::time_point::max()) return static_cast<int>(kPollStep.count());
+  return poll_ms(deadline - Clock::now());
+}
+
+bool stop_requested(Clock::time_point deadline, const std::atomic<bool>* cancel, Io& why) {
+  if (cancel != nullptr && cancel->load()) {
+    why = Io::Cancelled;
+    return true;
+  }
+  if (Clock::now() >= deadline) {
+    why = Io::TimedOut;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  stop(std::chrono::milliseconds(0));
+}
+
+Result<std::unique_ptr<Server>> Server::start(const ServerCommand& command,
+                                              std::size_t stderr_tail_bytes) {
+  if (command.argv.empty()) return diag::error(diag::codes::kInternal, "server: empty argv");
+  const std::string& program = command.argv.front();
+  boost::filesystem::path exe = program;
+  if (program.find('/') == std::string::npos) exe = bp::search_path(program);
+  if (exe.empty()) return cannot_run(program, "not found on PATH");
+  // [0] the child's end, [1] ours, for stdin, stdout, stderr and the reaper's exit report.
+  int in[2], out[2], err[2], st[2];
+  int* all[] = {in, out, err, st};
+  int made = 0;
+  for (; made < 4; ++made) {
+    if (::pipe2(all[made], O_CLOEXEC) != 0) break;
+  }
+  auto impl = std::make_unique<Impl>();
+  if (made < 4) {
+    for (int i = 0; i < made; ++i) ::close(all[i][0]), ::close(all[i][1]);
+    return cannot_run(program, std::strerror(errno));
+  }
+  impl->in = in[1];
+  impl->out = out[0];
+  impl->err = err[0];
+  impl->status = st[0];
+  const int child_in = in[0], child_out = out[1], child_err = err[1], status_sink = st[1];
+  for (int fd : {impl->in, impl->out, impl->err, impl->status}) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+  bp::environment env = boost::this_process::environment();
+  for (const auto& [key, value] : command.env) env[key] = value;
+  const std::vector<std::string> args(command.argv.begin() + 1, command.argv.end());
+  const char* cwd = command.cwd.empty() ? nullptr : command.cwd.c_str();
+  pid_t failed_pid = -1;
+  std::error_code ec;
+  auto setup = [=](auto& exec) {
+    ::setpgid(0, 0);
+    if (::dup2(child_in, 0) < 0 || ::dup2(child_out, 1) < 0 || ::dup2(child_err, 2) < 0) {
+      exec.set_error(std::error_code(errno, std::system_category()), "dup2 failed");
+      ::_exit(127);
+    }
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      const long max_fd = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
+      for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    if (cwd != nullptr && ::chdir(cwd) != 0) {
+      exec.set_error(std::error_code(errno, std::system_category()), "chdir failed");
+      ::_exit(127);
+    }
+    if (!reaper::fork_under_reaper(status_sink)) {
+      exec.set_error(std::error_code(errno, std::system_category()), "cannot start the reaper");
+      ::_exit(127);
+    }
+    ::setpgid(0, 0);
+  };
+  auto on_error = [&failed_pid](auto& exec, const std::error_code&) { failed_pid = exec.pid; };
+  try {
+    impl->reaper = bp::child(bp::exe = exe, bp::args = args, env,
+                             bp::extend::on_exec_setup = setup, bp::extend::on_error = on_error, ec);
+  } catch (const std::exception& e) {
+    ec = std::make_error_code(std::errc::io_error);
+    for (int fd : {child_in, child_out, child_err, status_sink}) ::close(fd);
+    return cannot_run(program, e.what());
+  }
+  for (int fd : {child_in, child_out, child_err, status_sink}) ::close(fd);
+  if (ec) {
+    if (failed_pid > 0) ::waitpid(failed_pid, nullptr, 0);
+    return cannot_run(program, ec.message());
+  }
+  std::unique_ptr<Server> server(new Server(std::move(impl)));
+  server->err_cap_ = std::max<std::size_t>(stderr_tail_bytes, 1);
+  return server;
+}
+
+void Server::drain_stderr() {
+  if (impl_->err < 0) return;
+  char buffer[64 * 1024];
+  for (;;) {
+    const ssize_t n = ::read(impl_->err, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || (n < 0 && errno != EAGAIN)) {
+      ::close(impl_->err);
+      impl_->err = -1;
+      return;
+    }
+    if (n < 0) return;
+    err_total_ += static_cast<std::uint64_t>(n);
+    // A ring of the last err_cap_ bytes.
+    for (ssize_t i = 0; i < n; ++i) {
+      if (err_ring_.size() < err_cap_) {
+        err_ring_.push_back(buffer[i]);
+      } else {
+        err_ring_[err_at_] = buffer[i];
+        err_at_ = (err_at_ + 1) % err_cap_;
+      }
+    }
+  }
+}
+
+std::string Server::stderr_tail() const {
+  if (err_ring_.size() < err_cap_) return err_ring_;
+  return err_ring_.substr(err_at_) + err_ring_.substr(0, err_at_);
+}
+
+std::optional<int> Server::exit_code() {
+  impl_->poll_status();
+  if (!impl_->wait_status) return std::nullopt;
+  const int st = *impl_->wait_status;
+  return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Io Server::write(std::string_view bytes, Clock::time_point deadline,
+                 const std::atomic<bool>* cancel) {
+  SigpipeBlocked blocked;
+  while (!bytes.empty()) {
+    if (impl_->in < 0) return Io::Closed;
+    const ssize_t n = ::write(impl_->in, bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) return Io::Closed;
+    Io why = Io::Ok;
+    if (stop_requested(deadline, cancel, why)) return why;
+    drain_stderr();
+    pollfd p[2] = {{impl_->in, POLLOUT, 0}, {impl_->err, POLLIN, 0}};
+    ::poll(p, 2, wait_ms(deadline));
+    if (exit_code()) return Io::Closed;
+  }
+  return Io::Ok;
+}
+
+Io Server::read(std::string& out, Clock::time_point deadline, const std::atomic<bool>* cancel) {
+  char buffer[64 * 1024];
+  for (;;) {
+    drain_stderr();
+    if (impl_->out < 0) return Io::Closed;
+    const ssize_t n = ::read(impl_->out, buffer, sizeof buffer);
+    if (n > 0) {
+      out.append(buffer, static_cast<std::size_t>(n));
+      return Io::Ok;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || errno != EAGAIN) return Io::Closed;
+    // Nothing to read: an exited child with nothing left to say is closed even when a process it
+    // left behind still holds its stdout open.
+    if (exit_code()) return Io::Closed;
+    Io why = Io::Ok;
+    if (stop_requested(deadline, cancel, why)) return why;
+    pollfd p[3] = {{impl_->out, POLLIN, 0}, {impl_->err, POLLIN, 0}, {impl_->status, POLLIN, 0}};
+    ::poll(p, 3, wait_ms(deadline));
+  }
+}
+
+void Server::stop(std::chrono::milliseconds grace) {
+  if (!impl_ || impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->close_input();
+  const auto until = Clock::now() + grace;
+  while (!exit_code() && Clock::now() < until) {
+    drain_stderr();
+    pollfd p[2] = {{impl_->status, POLLIN, 0}, {impl_->err, POLLIN, 0}};
+    ::poll(p, 2, poll_ms(until - Clock::now()));
+  }
+  // The reaper kills the child's group and everything left below it, then exits.
+  std::error_code ec;
+  if (impl_->reaper.valid() && impl_->reaper.running(ec)) ::kill(impl_->reaper.id(), SIGTERM);
+  const auto reaper_until = Clock::now() + kReaperGrace;
+  while (impl_->reaper.valid() && impl_->reaper.running(ec) && Clock::now() < reaper_until) {
+    drain_stderr();
+    ::poll(nullptr, 0, 2);
+  }
+  if (impl_->reaper.valid() && impl_->reaper.running(ec)) {
+    ::kill(impl_->reaper.id(), SIGKILL);
+    impl_->reaper.wait(ec);
+  }
+  drain_stderr();
+  impl_->poll_status();
+}
+
 std::string self_directory() {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);

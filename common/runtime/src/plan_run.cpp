@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "mf/diag/codes.hpp"
+#include "mf/mcp/connector.hpp"
 #include "mf/harness/plan.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/fields.hpp"
@@ -133,7 +134,18 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
         std::chrono::steady_clock::now() + std::chrono::milliseconds(request.deadline_ms);
     context.deadline = options.deadline;
   }
+  // Connector tools: their servers started and checked against the plan's pins before anything
+  // runs; they stop when the executor goes.
+  auto connectors = mcp::Broker::open(*bindings, {}, request.cancel);
+  if (!connectors) {
+    auto ds = connectors.take_diagnostics();
+    for (auto& d : ds) {
+      if (d.source.empty() && !d.pointer.empty()) d.source = request.plan_path;
+    }
+    return ds;
+  }
   tools::ExecutorOptions eo;
+  eo.connectors = std::move(*connectors);
   eo.granted_capabilities = po.capabilities;
   eo.artifact_dir = request.artifact_dir;
   eo.fixed_clock = request.fixed_clock;

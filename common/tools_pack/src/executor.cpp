@@ -136,6 +136,7 @@ Result<std::vector<Binding>> bindings_from_plan(const json::Value& plan) {
         {"implementation_id", *binding.find("implementation_id")},
         {"descriptor_sha256", *binding.find("descriptor_sha256")},
     };
+    if (const Value* c = n.find("connector"); c != nullptr) descriptor.set("connector", *c);
     auto catalog = Catalog::from_json(json::Object{{"schema_version", "1.0"},
                                                    {"kind", "millforge_tool_catalog"},
                                                    {"tools", json::Array{descriptor}}});
@@ -189,7 +190,7 @@ json::Value to_json(const ToolTraceRecord& r) {
                            {"descriptor_sha256", t.descriptor_sha256},
                            {"implementation_id", t.implementation_id}};
   }
-  return json::Object{
+  Value out = json::Object{
       {"schema_version", "1.0"},
       {"call_id", r.call_id},
       {"model_tool_name", r.model_tool_name},
@@ -210,6 +211,8 @@ json::Value to_json(const ToolTraceRecord& r) {
       {"summary", r.summary},
       {"denied", r.denied},
   };
+  if (!r.connector.is_null()) out.set("connector", r.connector);
+  return out;
 }
 
 ToolExecutor::ToolExecutor(std::vector<Binding> bindings, CallContext context,
@@ -361,9 +364,14 @@ Execution ToolExecutor::call(const ToolCall& call) {
   if (ctx.cancelled()) return deny("Operation aborted", ExecutionStatus::Cancelled);
   if (started >= context_.deadline) return deny("Operation aborted", ExecutionStatus::TimedOut);
   ToolResult result =
-      impl != nullptr ? impl->run(Invocation{args, ctx, options_.artifact_dir, b, options_.request})
-                      : ToolResult::error("No implementation is available for " + b.tool.ref() +
-                                          " (" + b.tool.implementation_id + ")");
+      !b.tool.connector.is_null()
+          ? (options_.connectors != nullptr
+                 ? options_.connectors->call(b.tool, args, ctx, rec.connector)
+                 : ToolResult::refusal("No connector session is open for " + b.tool.ref()))
+      : impl != nullptr
+          ? impl->run(Invocation{args, ctx, options_.artifact_dir, b, options_.request})
+          : ToolResult::error("No implementation is available for " + b.tool.ref() + " (" +
+                              b.tool.implementation_id + ")");
   bound_output(b.tool, call.name, result);
   settle(b, call, args, ctx, result, rec);
   return finish(std::move(result));

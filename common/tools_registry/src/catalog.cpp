@@ -134,6 +134,57 @@ void read_output_policy(json::FieldReader& f, ToolDescriptor& d, EntryFaults& fa
   }
 }
 
+bool sha256_hex(const json::Value* v) {
+  return v != nullptr && v->is_string() && v->as_string().size() == 64 &&
+         std::all_of(v->as_string().begin(), v->as_string().end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// The pins of a connector tool. Their meaning is the MCP layer's; here only their shape.
+void read_connector(const json::Value& c, const std::string& at, EntryFaults& faults) {
+  json::FieldReader r(c, at);
+  auto id = r.string("connector_id");
+  auto name = r.string("provider_tool_name");
+  for (const char* key : {"server_name", "server_version", "protocol_version"}) r.string(key);
+  const json::Value* server = r.object("server");
+  r.reject_unknown({"connector_id", "provider_tool_name", "provider_sha256", "server",
+                    "server_name", "server_version", "protocol_version", "snapshot_sha256"});
+  auto ds = r.take();
+  if (id && !valid_dotted_id(*id)) {
+    ds.push_back(diag::error(codes::kMalformedDescriptor, "connector_id must be dotted lowercase",
+                             at + "/connector_id"));
+  }
+  if (name && (name->empty() || name->size() > 128)) {
+    ds.push_back(diag::error(codes::kMalformedDescriptor,
+                             "provider_tool_name must be 1..128 bytes", at + "/provider_tool_name"));
+  }
+  for (const char* key : {"provider_sha256", "snapshot_sha256"}) {
+    if (!sha256_hex(c.find(key))) {
+      ds.push_back(diag::error(codes::kMalformedDescriptor,
+                               std::string(key) + " must be 64 lowercase hex digits",
+                               at + "/" + key));
+    }
+  }
+  if (server != nullptr) {
+    const json::Value* cmd = server->find("command");
+    const json::Value* t = server->find("transport");
+    const bool ok = t != nullptr && t->is_string() && t->as_string() == "stdio" &&
+                    server->as_object().size() == 2 && cmd != nullptr && cmd->is_array() &&
+                    !cmd->as_array().empty() &&
+                    std::all_of(cmd->as_array().begin(), cmd->as_array().end(),
+                                [](const json::Value& a) { return a.is_string(); });
+    if (!ok) {
+      ds.push_back(diag::error(codes::kMalformedDescriptor,
+                               "server must be {\"transport\":\"stdio\",\"command\":[strings]}",
+                               at + "/server"));
+    }
+  }
+  for (auto& e : ds) {
+    e.code = codes::kMalformedDescriptor;
+    faults.list.push_back(std::move(e));
+  }
+}
+
 }  // namespace
 
 Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& at) {
@@ -190,10 +241,15 @@ Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& 
       bad("implementation_id", "implementation_id must be dotted lowercase");
     }
   }
+  if (const json::Value* c = f.object("connector", false)) {
+    read_connector(*c, f.pointer_of("connector"), faults);
+    d.connector = *c;
+  }
   auto claimed = f.string("descriptor_sha256", false);
   f.reject_unknown({"tool_id", "version", "model_tool_name", "description", "input_schema",
                     "output_schema", "required_capabilities", "side_effect_class", "idempotency",
-                    "timeout_ms", "output_policy", "implementation_id", "descriptor_sha256"});
+                    "timeout_ms", "output_policy", "implementation_id", "connector",
+                    "descriptor_sha256"});
   diag::Diagnostics ds = f.take();
   for (auto& e : ds) e.code = codes::kMalformedDescriptor;  // one family for catalog entries
   for (auto& e : faults.list) ds.push_back(std::move(e));
@@ -245,7 +301,7 @@ bool valid_model_tool_name(std::string_view s) {
 
 json::Value to_json(const ToolDescriptor& d) {
   json::Array caps(d.required_capabilities.begin(), d.required_capabilities.end());
-  return json::Object{
+  json::Value v = json::Object{
       {"tool_id", d.tool_id},
       {"version", d.version},
       {"model_tool_name", d.model_tool_name},
@@ -261,6 +317,8 @@ json::Value to_json(const ToolDescriptor& d) {
                                      {"redact_secrets", d.output_policy.redact_secrets}}},
       {"implementation_id", d.implementation_id},
   };
+  if (!d.connector.is_null()) v.set("connector", d.connector);
+  return v;
 }
 
 Result<Catalog> Catalog::from_json(const json::Value& doc) {

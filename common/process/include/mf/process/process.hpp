@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +60,57 @@ struct ShellOutcome {
 // `setsid` children and double-forked daemons are killed with it. Output written until then is
 // drained. Fails only when the child cannot start.
 Result<ShellOutcome> run_shell(const ShellCommand& command);
+
+// A long-lived child spoken to through its stdin and stdout (an MCP server). It runs under a
+// reaper of its own, as run_shell's commands do: whatever it starts (a `setsid` grandchild, a
+// daemon) is killed with it, and the reaper kills it when this process dies, however it dies
+// (PR_SET_PDEATHSIG; note that the signal follows the thread that started the server). Its stderr
+// is drained into a bounded tail whenever it is read from, so a chatty server never blocks.
+struct ServerCommand {
+  std::vector<std::string> argv;  // argv[0]: a path, or a name looked up on PATH
+  std::string cwd;                // empty: the caller's working directory
+  std::vector<std::pair<std::string, std::string>> env;  // set on top of the inherited environment
+};
+
+enum class Io : std::uint8_t { Ok, Closed, TimedOut, Cancelled };
+
+class Server {
+ public:
+  // Fails (MF-X001 wording: "cannot run ...") only when the program cannot be started.
+  static Result<std::unique_ptr<Server>> start(const ServerCommand& command,
+                                               std::size_t stderr_tail_bytes = 64 << 10);
+  ~Server();  // stop(0 ms)
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Writes all of `bytes` to the child's stdin. Closed when the child no longer reads (its end
+  // is gone: no SIGPIPE reaches this process).
+  Io write(std::string_view bytes, std::chrono::steady_clock::time_point deadline,
+           const std::atomic<bool>* cancel);
+  // Appends what the child wrote to stdout (at least one byte unless the outcome is not Ok),
+  // waiting until the deadline. Closed at end of file.
+  Io read(std::string& out, std::chrono::steady_clock::time_point deadline,
+          const std::atomic<bool>* cancel);
+  // Ends the child: closes its stdin, gives it `grace` to exit, then kills it and everything it
+  // started, and reaps. Idempotent.
+  void stop(std::chrono::milliseconds grace);
+
+  // The exit code once the child has exited (-1: a signal ended it), else nullopt.
+  std::optional<int> exit_code();
+  // The last stderr bytes (at most the tail size) and how many it wrote in all.
+  std::string stderr_tail() const;
+  std::uint64_t stderr_bytes() const { return err_total_; }
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  void drain_stderr();
+  std::unique_ptr<Impl> impl_;
+  std::string err_ring_;
+  std::size_t err_at_ = 0, err_cap_ = 0;
+  std::uint64_t err_total_ = 0;
+};
 
 // The directory holding the running executable (where the sibling mf-* binaries are).
 std::string self_directory();

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,6 +96,8 @@ struct ToolTraceRecord {
   std::int64_t duration_ms = 0;
   std::string summary;
   bool denied = false;  // refused before entry (tool_denied)
+  // A connector tool's evidence (docs/connectors.md); null for every other tool.
+  json::Value connector;
 };
 json::Value to_json(const ToolTraceRecord& r);
 
@@ -103,11 +106,22 @@ struct Execution {
   ToolTraceRecord record;
 };
 
+// Where calls of connector tools (descriptors with a `connector`) go: the run's open MCP
+// sessions (mf::mcp::Broker). A call reaches it only after every check of the boundary.
+class Connectors {
+ public:
+  virtual ~Connectors() = default;
+  // Runs one call; `evidence` receives what the trace records of it.
+  virtual ToolResult call(const ToolDescriptor& tool, const json::Value& args,
+                          const CallContext& ctx, json::Value& evidence) = 0;
+};
+
 struct ExecutorOptions {
   std::vector<std::string> granted_capabilities;
   std::string artifact_dir;  // where read_artifact/write_artifact keep artifacts; empty = none
   json::Value request;       // the run's request (instruction, context) for the request.* tools
   bool fixed_clock = false;  // durations recorded as 0 (deterministic traces)
+  std::shared_ptr<Connectors> connectors;  // null: connector tools are refused
 };
 
 class ToolExecutor {

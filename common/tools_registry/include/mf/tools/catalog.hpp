@@ -50,6 +50,10 @@ struct ToolDescriptor {
   std::int64_t timeout_ms = 300000;
   OutputPolicy output_policy;
   std::string implementation_id;  // "impl.<tool_id>.v<version>" unless the catalog names one
+  // For a tool of an MCP server, what admission pinned (docs/connectors.md): connector_id,
+  // provider_tool_name, provider_sha256, server, server_name, server_version, protocol_version,
+  // snapshot_sha256. Null for every other tool (and then absent from the digested form).
+  json::Value connector;
   // SHA-256 of the canonical descriptor (every field above, defaults filled in); computed here,
   // never taken from a catalog file.
   std::string descriptor_sha256;
