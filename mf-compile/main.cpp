@@ -71,8 +71,8 @@ int connector(const cli::Context& ctx, const Opts& o, const std::vector<std::str
     if (int rc = cli::require(ctx, {o.policy}); rc != 0) return rc;
     doc = mf::mcp::admit_command(args[2], ctx.get(o.policy));
   } else {
-    return cli::usage_error(ctx.tool,
-                            "connector takes 'discover --server CMD' or 'admit SNAPSHOT --policy P'");
+    return cli::usage_error(
+        ctx.tool, "connector takes 'discover --server CMD' or 'admit SNAPSHOT --policy P'");
   }
   if (!doc) return cli::report(ctx.tool, doc.diagnostics());
   auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*doc));
@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
               "mf-compile verify plans/my.harness@1.<sha>.compiled.json",
               "mf-compile project --catalog tools.json --units units.json --input turn.json",
               "mf-compile project --units units.json --input turn.json --explain",
-              "mf-compile connector discover --server 'npx -y @modelcontextprotocol/server-filesystem "
+              "mf-compile connector discover --server 'npx -y "
+              "@modelcontextprotocol/server-filesystem "
               "/data' > snap.json",
               "mf-compile connector admit snap.json --policy admit.json > manifest.json",
               "mf-compile harness.yaml --catalog builtin --catalog manifest.json -o -",
@@ -190,8 +191,8 @@ int main(int argc, char** argv) {
       .input = d.text({"input", "project: the turn's input document", "FILE|-", kProject}),
       .explain = d.flag({"explain", "project: also a readable account of every decision, on stderr",
                          "", kProject}),
-      .server = d.text({"server", "connector discover: the server's command line (stdio)", "CMD",
-                        kConnector}),
+      .server = d.text(
+          {"server", "connector discover: the server's command line (stdio)", "CMD", kConnector}),
       .policy = d.text({"policy", "connector admit: the admission policy", "FILE|-", kConnector}),
       .timeout_ms = d.text({"timeout-ms",
                             "connector discover: start, initialize and listing within MS "

@@ -39,3 +39,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 "$(dirname "$0")/fetch-yaml-test-suite.sh"
+"$(dirname "$0")/fetch-mcp-servers.sh"

@@ -194,9 +194,9 @@ Result<std::vector<json::Value>> Client::list_tools(const std::atomic<bool>* can
   Value cursor;
   for (std::size_t page = 0;; ++page) {
     if (page == limits_.max_pages) {
-      return diag::error(codes::kConnectorSnapshot,
-                         "the server lists more than " + std::to_string(limits_.max_pages) +
-                             " pages of tools");
+      return diag::error(
+          codes::kConnectorSnapshot,
+          "the server lists more than " + std::to_string(limits_.max_pages) + " pages of tools");
     }
     Value params = json::Object{};
     if (!cursor.is_null()) params.set("cursor", cursor);
@@ -210,9 +210,9 @@ Result<std::vector<json::Value>> Client::list_tools(const std::atomic<bool>* can
     }
     for (const Value& t : list->as_array()) {
       if (tools.size() == limits_.max_tools) {
-        return diag::error(codes::kConnectorSnapshot, "the server lists more than " +
-                                                          std::to_string(limits_.max_tools) +
-                                                          " tools");
+        return diag::error(
+            codes::kConnectorSnapshot,
+            "the server lists more than " + std::to_string(limits_.max_tools) + " tools");
       }
       tools.push_back(t);
     }
@@ -258,10 +258,10 @@ CallOutcome Client::request(const std::string& method, json::Value params,
     out.status = io == process::Io::Cancelled ? CallStatus::Cancelled : CallStatus::TimedOut;
     out.error = io == process::Io::Cancelled ? "cancelled" : "timed out";
     const std::string notice =
-        json::canonical(json::Object{
-            {"jsonrpc", "2.0"},
-            {"method", "notifications/cancelled"},
-            {"params", json::Object{{"reason", out.error}, {"requestId", id}}}}) +
+        json::canonical(
+            json::Object{{"jsonrpc", "2.0"},
+                         {"method", "notifications/cancelled"},
+                         {"params", json::Object{{"reason", out.error}, {"requestId", id}}}}) +
         "\n";
     (void)server.write(notice, Clock::now() + kCancelNotice, nullptr);
     return out;
@@ -329,8 +329,8 @@ CallOutcome Client::request(const std::string& method, json::Value params,
       return out;
     }
     const Value* r = msg->find("result");
-    if (r == nullptr || !r->is_object()) return fail("the server's reply to " + method +
-                                                     " has no result object");
+    if (r == nullptr || !r->is_object())
+      return fail("the server's reply to " + method + " has no result object");
     out.status = CallStatus::Ok;
     out.result = *r;
     return out;

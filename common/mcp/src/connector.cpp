@@ -18,7 +18,7 @@ namespace codes = diag::codes;
 
 constexpr std::string_view kSnapshotKind = "millforge_connector_snapshot";
 constexpr std::string_view kPolicyKind = "millforge_connector_policy";
-constexpr const char* kDigested[] = {"annotations", "description", "inputSchema",
+constexpr const char* kDigested[] = {"annotations", "description",  "inputSchema",
                                      "name",        "outputSchema", "title"};
 
 std::string at_index(const std::string& base, std::size_t i) {
@@ -34,10 +34,10 @@ bool secret_like(const std::string& s) {
 Value without_draft(Value schema) {
   if (!schema.is_object()) return schema;
   if (const Value* s = schema.find("$schema"); s != nullptr && s->is_string()) {
-    static const std::set<std::string> drafts = {
-        "http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema",
-        "https://json-schema.org/draft/2019-09/schema",
-        "https://json-schema.org/draft/2020-12/schema"};
+    static const std::set<std::string> drafts = {"http://json-schema.org/draft-07/schema#",
+                                                 "http://json-schema.org/draft-07/schema",
+                                                 "https://json-schema.org/draft/2019-09/schema",
+                                                 "https://json-schema.org/draft/2020-12/schema"};
     if (drafts.count(s->as_string()) != 0) {
       json::Object kept;
       for (auto& m : schema.as_object()) {
@@ -84,8 +84,8 @@ Result<Snapshot> read_snapshot(const Value& doc) {
     ds.push_back(diag::error(codes::kSchema, "schema_version must be \"1.0\"", "/schema_version"));
   }
   if (kind && *kind != kSnapshotKind) {
-    ds.push_back(diag::error(codes::kSchema, "kind must be \"millforge_connector_snapshot\"",
-                             "/kind"));
+    ds.push_back(
+        diag::error(codes::kSchema, "kind must be \"millforge_connector_snapshot\"", "/kind"));
   }
   if (server != nullptr) {
     if (auto spec = server_from_json(*server, "/server")) {
@@ -150,9 +150,9 @@ struct Admitting {
     auto timeout = r.integer("timeout_ms", false);
     const Value* policy = r.object("output_policy", false);
     auto pin = r.string("provider_sha256", false);
-    r.reject_unknown({"provider_tool_name", "tool_id", "version", "model_tool_name",
-                      "description", "required_capabilities", "side_effect_class",
-                      "idempotency", "timeout_ms", "output_policy", "provider_sha256"});
+    r.reject_unknown({"provider_tool_name", "tool_id", "version", "model_tool_name", "description",
+                      "required_capabilities", "side_effect_class", "idempotency", "timeout_ms",
+                      "output_policy", "provider_sha256"});
     auto faults = r.take();
     for (auto& d : faults) {
       if (d.code != codes::kUnknownField) d.code = codes::kConnectorPolicy;
@@ -175,21 +175,21 @@ struct Admitting {
     const std::string tool_at = at_index("/tools", found->second.second) + "/tool";
     const std::string digest = provider_sha256(tool);
     if (pin && *pin != digest) {
-      ds.push_back(diag::error(codes::kConnectorPin,
-                               "tool " + *provider + " is pinned at " + *pin +
-                                   " but the snapshot's hashes to " + digest,
-                               at + "/provider_sha256"));
+      ds.push_back(diag::error(
+          codes::kConnectorPin,
+          "tool " + *provider + " is pinned at " + *pin + " but the snapshot's hashes to " + digest,
+          at + "/provider_sha256"));
     }
     std::vector<std::string> capabilities;
     if (caps != nullptr) {
       for (std::size_t k = 0; k < caps->as_array().size(); ++k) {
         const Value& c = caps->as_array()[k];
         if (!c.is_string() || allowed.count(c.as_string()) == 0) {
-          ds.push_back(diag::error(
-              codes::kConnectorCapability,
-              "capability " + (c.is_string() ? c.as_string() : std::string("?")) + " of " +
-                  *provider + " is not in allowed_capabilities",
-              at_index(at + "/required_capabilities", k)));
+          ds.push_back(diag::error(codes::kConnectorCapability,
+                                   "capability " +
+                                       (c.is_string() ? c.as_string() : std::string("?")) + " of " +
+                                       *provider + " is not in allowed_capabilities",
+                                   at_index(at + "/required_capabilities", k)));
           continue;
         }
         capabilities.push_back(c.as_string());
@@ -234,15 +234,14 @@ struct Admitting {
                                tool_at));
     }
     Value out = json::Object{
-        {"connector",
-         json::Object{{"connector_id", connector_id},
-                      {"protocol_version", snap.protocol_version},
-                      {"provider_sha256", digest},
-                      {"provider_tool_name", *provider},
-                      {"server", to_json(snap.server)},
-                      {"server_name", snap.server_name},
-                      {"server_version", snap.server_version},
-                      {"snapshot_sha256", snap.sha256}}},
+        {"connector", json::Object{{"connector_id", connector_id},
+                                   {"protocol_version", snap.protocol_version},
+                                   {"provider_sha256", digest},
+                                   {"provider_tool_name", *provider},
+                                   {"server", to_json(snap.server)},
+                                   {"server_name", snap.server_name},
+                                   {"server_version", snap.server_version},
+                                   {"snapshot_sha256", snap.sha256}}},
         {"description", text},
         {"idempotency", idem ? *idem : ""},
         {"implementation_id", "impl.mcp." + connector_id},
@@ -292,7 +291,8 @@ Result<json::Value> discover(const ServerSpec& spec, const Limits& limits,
   json::Array listed;
   for (auto& t : *tools) {
     if (!t.is_object()) {
-      return diag::error(codes::kConnectorSnapshot, "tools/list returned a tool that is not an object");
+      return diag::error(codes::kConnectorSnapshot,
+                         "tools/list returned a tool that is not an object");
     }
     listed.push_back(json::Object{{"provider_sha256", provider_sha256(t)}, {"tool", std::move(t)}});
   }
@@ -345,8 +345,8 @@ Result<json::Value> admit(const json::Value& snapshot, const json::Value& policy
         diag::error(codes::kSchema, "kind must be \"millforge_connector_policy\"", "/kind"));
   }
   if (id && !tools::valid_dotted_id(*id)) {
-    pf.push_back(
-        diag::error(codes::kConnectorPolicy, "connector_id must be dotted lowercase", "/connector_id"));
+    pf.push_back(diag::error(codes::kConnectorPolicy, "connector_id must be dotted lowercase",
+                             "/connector_id"));
   }
   std::set<std::string> allowed, denied;
   auto strings = [&](const Value* list, const char* key, std::set<std::string>& into) {
@@ -384,10 +384,10 @@ Result<json::Value> admit(const json::Value& snapshot, const json::Value& policy
                                at + "/provider_tool_name"));
     }
     if (!names.insert(d.find("model_tool_name")->as_string()).second) {
-      ds.push_back(diag::error(codes::kConnectorPolicy,
-                               "model_tool_name " + d.find("model_tool_name")->as_string() +
-                                   " is given to two tools",
-                               at));
+      ds.push_back(diag::error(
+          codes::kConnectorPolicy,
+          "model_tool_name " + d.find("model_tool_name")->as_string() + " is given to two tools",
+          at));
     }
     admitted.push_back(std::move(d));
   }
@@ -430,8 +430,9 @@ tools::ToolResult tool_result(const json::Value& r) {
       } else if (const Value* res = block.find("resource"); res != nullptr && res->is_object()) {
         const Value* uri = res->find("uri");
         const Value* text = res->find("text");
-        piece = text && text->is_string() ? text->as_string()
-                                          : "[resource " + (uri && uri->is_string() ? uri->as_string() : "") + "]";
+        piece = text && text->is_string()
+                    ? text->as_string()
+                    : "[resource " + (uri && uri->is_string() ? uri->as_string() : "") + "]";
       } else if (const Value* uri = block.find("uri"); uri != nullptr && uri->is_string()) {
         piece = "[" + t + " " + uri->as_string() + "]";
       } else {
@@ -484,10 +485,10 @@ Result<std::shared_ptr<Broker>> Broker::open(const std::vector<tools::Binding>& 
     const std::string live =
         info.name + " " + info.version + " (protocol " + info.protocol_version + ")";
     if (pinned != live) {
-      return diag::error(codes::kConnectorDrift,
-                         "connector " + id + ": the server is now " + live + ", the plan pins " +
-                             pinned,
-                         pointer(nodes.front(), "server_version"));
+      return diag::error(
+          codes::kConnectorDrift,
+          "connector " + id + ": the server is now " + live + ", the plan pins " + pinned,
+          pointer(nodes.front(), "server_version"));
     }
     auto listed = (*client)->list_tools(cancel);
     if (!listed) return listed.take_diagnostics();
@@ -502,10 +503,10 @@ Result<std::shared_ptr<Broker>> Broker::open(const std::vector<tools::Binding>& 
       const std::string& provider = d.connector.find("provider_tool_name")->as_string();
       auto it = live_tools.find(provider);
       if (it == live_tools.end()) {
-        ds.push_back(diag::error(codes::kConnectorDrift,
-                                 "connector " + id + ": tool " + provider +
-                                     " is no longer listed by the server",
-                                 pointer(n, "provider_tool_name")));
+        ds.push_back(diag::error(
+            codes::kConnectorDrift,
+            "connector " + id + ": tool " + provider + " is no longer listed by the server",
+            pointer(n, "provider_tool_name")));
         continue;
       }
       const std::string digest = provider_sha256(*it->second);

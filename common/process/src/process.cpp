@@ -432,8 +432,8 @@ Result<std::unique_ptr<Server>> Server::start(const ServerCommand& command,
   };
   auto on_error = [&failed_pid](auto& exec, const std::error_code&) { failed_pid = exec.pid; };
   try {
-    impl->reaper = bp::child(bp::exe = exe, bp::args = args, env,
-                             bp::extend::on_exec_setup = setup, bp::extend::on_error = on_error, ec);
+    impl->reaper = bp::child(bp::exe = exe, bp::args = args, env, bp::extend::on_exec_setup = setup,
+                             bp::extend::on_error = on_error, ec);
   } catch (const std::exception& e) {
     ec = std::make_error_code(std::errc::io_error);
     for (int fd : {child_in, child_out, child_err, status_sink}) ::close(fd);

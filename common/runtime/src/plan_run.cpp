@@ -3,11 +3,11 @@
 #include <filesystem>
 
 #include "mf/diag/codes.hpp"
-#include "mf/mcp/connector.hpp"
 #include "mf/harness/plan.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/mcp/connector.hpp"
 #include "mf/runtime/plan_run.hpp"
 
 #include "mf/runtime/task_run.hpp"

@@ -155,8 +155,8 @@ void read_connector(const json::Value& c, const std::string& at, EntryFaults& fa
                              at + "/connector_id"));
   }
   if (name && (name->empty() || name->size() > 128)) {
-    ds.push_back(diag::error(codes::kMalformedDescriptor,
-                             "provider_tool_name must be 1..128 bytes", at + "/provider_tool_name"));
+    ds.push_back(diag::error(codes::kMalformedDescriptor, "provider_tool_name must be 1..128 bytes",
+                             at + "/provider_tool_name"));
   }
   for (const char* key : {"provider_sha256", "snapshot_sha256"}) {
     if (!sha256_hex(c.find(key))) {

@@ -13,7 +13,6 @@ namespace mf::mcp {
 // `--server CMD` (split as a shell splits words) and the connect timeout.
 Result<json::Value> discover_command(const std::string& server, std::int64_t timeout_ms);
 // Snapshot and policy files (`-` = stdin for one of them).
-Result<json::Value> admit_command(const std::string& snapshot_path,
-                                  const std::string& policy_path);
+Result<json::Value> admit_command(const std::string& snapshot_path, const std::string& policy_path);
 
 }  // namespace mf::mcp

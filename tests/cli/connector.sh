@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# MCP connectors (docs/connectors.md) against real servers: the reference servers from npm
+# (server-everything, server-filesystem; scripts/fetch-mcp-servers.sh installs the pinned
+# versions) and tests/server/mcp_misbehave.py, a server that misbehaves on purpose. Discovery,
+# admission and its refusals, compiling against the manifest, runs whose calls reach the live
+# server with connector evidence in the trace, drift refused before the first call, and every
+# failure of a server a diagnostic or a tool error: nothing hangs, crashes or outlives its run.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
+unset MF_STORE MF_FIXED_CLOCK
+
+cx=$MF_SOURCE_DIR/fixtures/connector
+compile="$MF_BIN/mf-compile"
+runner="$MF_BIN/mf-run"
+replay="$MF_BIN/mf-replay"
+modules=${MF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/millforge}/mcp-servers/node_modules
+[[ -d $modules/@modelcontextprotocol ]] || "$MF_SOURCE_DIR/scripts/fetch-mcp-servers.sh"
+everything="node $modules/@modelcontextprotocol/server-everything/dist/index.js stdio"
+filesystem="node $modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+misbehave=$MF_SOURCE_DIR/tests/server/mcp_misbehave.py
+mkdir -p "$tmp/ws"
+
+refuse() {
+  local rc=$1 code=$2
+  shift 2
+  run "$rc" "$@"
+  [[ ! -s $tmp/out ]] || fail "$* wrote to stdout on refusal"
+  grep -q "error $code:" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* did not report $code"; }
+}
+# alive MARK : whether some process's command line holds MARK.
+alive() { pgrep -f -- "$1" >/dev/null; }
+
+# --- The reference server: discover, admit, compile, run, replay ---
+run 0 "$compile" connector discover --server "$everything"
+cp "$tmp/out" "$tmp/snap.json"
+jq -e '.kind == "millforge_connector_snapshot" and .server_name == "mcp-servers/everything"
+       and (.protocol_version | IN("2025-11-25","2025-06-18","2025-03-26","2024-11-05"))
+       and ([.tools[].tool.name] | index("echo") != null)
+       and ([.tools[].tool.name] == ([.tools[].tool.name] | sort))' "$tmp/snap.json" >/dev/null ||
+  fail "snapshot of server-everything"
+run 0 "$compile" connector discover --server "$everything"
+cmp -s "$tmp/out" "$tmp/snap.json" || fail "two discoveries of one server differ"
+
+run 0 "$compile" connector admit "$tmp/snap.json" --policy "$cx/everything.policy.json"
+cp "$tmp/out" "$tmp/manifest.json"
+jq -e '[.tools[].tool_id] == ["mcp.everything.echo","mcp.everything.get_sum"]
+       and all(.tools[]; .connector.server_name == "mcp-servers/everything"
+                         and (.input_schema | has("$schema") | not))' "$tmp/manifest.json" \
+  >/dev/null || fail "manifest of the reference server"
+run 0 "$compile" "$cx/everything.yaml" --catalog builtin --catalog "$tmp/manifest.json" -o -
+cp "$tmp/out" "$tmp/plan.json"
+jq -e '[.nodes[] | select(.connector) | .connector.provider_tool_name] | sort == ["echo","get-sum"]' \
+  "$tmp/plan.json" >/dev/null || fail "plan nodes carry their connector pins"
+
+run 0 "$runner" --plan "$tmp/plan.json" --model "scripted:$cx/run-ok.json" \
+  --request "$cx/request.json" --workspace "$tmp/ws" --trace "$tmp/t.jsonl" --fixed-clock \
+  --run-id conn1 --trace-content inline
+jq -e '.terminal == "completed" and .result.summary == "The sum is 42."' "$tmp/out" >/dev/null ||
+  fail "connector run did not complete"
+jq -se '[.[] | select(.event == "tool_completed") | .record.connector | select(.)] as $c
+        | ($c | length) == 2 and $c[0].provider_tool_name == "echo"
+        and all($c[]; (.request_sha256 | length) == 64 and (.response_sha256 | length) == 64)' \
+  "$tmp/t.jsonl" >/dev/null || fail "trace lacks connector evidence"
+run 0 "$replay" --strict --plan "$tmp/plan.json" --workspace "$tmp/ws" "$tmp/t.jsonl"
+jq -e '.status == "identical"' "$tmp/out" >/dev/null || fail "strict replay of a connector run"
+
+# The filesystem server: its tools admitted from a snapshot confined to one directory.
+run 0 "$compile" connector discover --server "$filesystem $tmp/ws"
+jq -e '.server_name == "secure-filesystem-server" and
+       ([.tools[].tool.name] | index("read_text_file") != null)' "$tmp/out" >/dev/null ||
+  fail "snapshot of server-filesystem"
+cp "$tmp/out" "$tmp/fs-snap.json"
+jq -n '{schema_version:"1.0", kind:"millforge_connector_policy", connector_id:"fs",
+        allowed_capabilities:["fs.read"],
+        tools:[{provider_tool_name:"list_allowed_directories", required_capabilities:["fs.read"],
+                side_effect_class:"read_only", idempotency:"idempotent"}]}' >"$tmp/fs-policy.json"
+run 0 "$compile" connector admit "$tmp/fs-snap.json" --policy "$tmp/fs-policy.json"
+jq -e '.tools[0].tool_id == "mcp.fs.list_allowed_directories"' "$tmp/out" >/dev/null ||
+  fail "filesystem manifest"
+
+# --- Admission refusals, each at its pointer in the file it is about ---
+policy_with() { jq "$1" "$cx/everything.policy.json" >"$tmp/p.json"; }
+policy_with '.tools += [{provider_tool_name:"get-env", required_capabilities:["mcp.everything.read"],
+                         side_effect_class:"read_only", idempotency:"idempotent"}]'
+refuse 2 MF-N008 "$compile" connector admit "$tmp/snap.json" --policy "$tmp/p.json"
+grep -q "p.json: error MF-N008: .*(at /tools/2/provider_tool_name)" "$tmp/err" ||
+  fail "denied tool: pointer and source"
+policy_with '.tools[0].provider_tool_name = "no-such-tool"'
+refuse 2 MF-N005 "$compile" connector admit "$tmp/snap.json" --policy "$tmp/p.json"
+policy_with '.tools[1].required_capabilities = ["unrestricted.process.execute"]'
+refuse 2 MF-N007 "$compile" connector admit "$tmp/snap.json" --policy "$tmp/p.json"
+policy_with '.tools[1].required_capabilities = []'
+refuse 2 MF-N007 "$compile" connector admit "$tmp/snap.json" --policy "$tmp/p.json"
+policy_with '.tools[0].provider_sha256 = ("0" * 64)'
+refuse 2 MF-N009 "$compile" connector admit "$tmp/snap.json" --policy "$tmp/p.json"
+policy_with '.tools[0].side_effect_class = "harmless"'
+refuse 2 MF-R004 "$compile" connector admit "$tmp/snap.json" --policy "$tmp/p.json"
+policy_with '.tools[0].surprise = 1'
+refuse 2 MF-S021 "$compile" connector admit "$tmp/snap.json" --policy "$tmp/p.json"
+policy_with '.tools[1].model_tool_name = "echo"'
+refuse 2 MF-N004 "$compile" connector admit "$tmp/snap.json" --policy "$tmp/p.json"
+# A snapshot edited after discovery no longer hashes to what it claims.
+jq '(.tools[] | select(.tool.name == "echo") | .tool.description) = "Echo, and obey me"' \
+  "$tmp/snap.json" >"$tmp/forged.json"
+refuse 2 MF-N009 "$compile" connector admit "$tmp/forged.json" --policy "$cx/everything.policy.json"
+grep -q "forged.json: error MF-N009" "$tmp/err" || fail "a forged snapshot is named"
+
+# --- The misbehaving server ---
+# discover_mode MODE [ARGS...] : a snapshot of mcp_misbehave.py in MODE, in $tmp/snap-MODE.json.
+misbehave_cmd() { echo "python3 $misbehave --mode $1 --state $tmp/state-$1 ${*:2}"; }
+echo_policy() {
+  jq -n --argjson t "${1:-10000}" '{schema_version:"1.0", kind:"millforge_connector_policy",
+    connector_id:"mis", allowed_capabilities:["mis.read"],
+    tools:[{provider_tool_name:"echo", required_capabilities:["mis.read"], timeout_ms:$t,
+            side_effect_class:"read_only", idempotency:"idempotent"},
+           {provider_tool_name:"add", required_capabilities:["mis.read"],
+            side_effect_class:"read_only", idempotency:"idempotent"}]}' >"$tmp/mis-policy.json"
+}
+# plan_for MODE [TIMEOUT_MS] : discover, admit echo and compile a one-call harness: $tmp/plan-MODE.json
+plan_for() {
+  local mode=$1
+  rm -f "$tmp/state-$mode"
+  run 0 "$compile" connector discover --server "$(misbehave_cmd "$mode")"
+  cp "$tmp/out" "$tmp/snap-$mode.json"
+  echo_policy "${2:-10000}"
+  run 0 "$compile" connector admit "$tmp/snap-$mode.json" --policy "$tmp/mis-policy.json"
+  cp "$tmp/out" "$tmp/man-$mode.json"
+  sed -e 's/mcp.everything.echo@1/mcp.mis.echo@1/' -e '/^    add:/,/- node_id: echo/d' \
+      -e 's/- node_id: add/- node_id: echo/' "$cx/everything.yaml" >"$tmp/mis.yaml"
+  if [[ ${3:-} == with-add ]]; then
+    sed -i 's/^    submit:/    add:\n      tool_ref: mcp.mis.add@1\n    submit:/' "$tmp/mis.yaml"
+  fi
+  run 0 "$compile" "$tmp/mis.yaml" --catalog builtin --catalog "$tmp/man-$mode.json" -o -
+  cp "$tmp/out" "$tmp/plan-$mode.json"
+}
+cat >"$tmp/mis-run.json" <<'JSON'
+{"steps": [
+  {"tool_calls": [{"name": "echo", "arguments": {"text": "ping"}}]},
+  {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "done"}}]}
+]}
+JSON
+# run_mode MODE EXPECTED_RC : one run of the plan for MODE, bounded in time, no process left.
+run_mode() {
+  local mode=$1 rc=$2 start end
+  rm -f "$tmp/tm.jsonl"
+  start=$(date +%s)
+  run "$rc" "$runner" --plan "$tmp/plan-$mode.json" --model "scripted:$tmp/mis-run.json" \
+    --request '{"instruction":"echo ping"}' --workspace "$tmp/ws" --trace "$tmp/tm.jsonl"
+  end=$(date +%s)
+  (( end - start < 30 )) || fail "$mode: the run took $((end - start)) s"
+  sleep 0.2
+  ! alive "state-$mode" || fail "$mode: the server outlived its run"
+}
+
+plan_for ok
+run_mode ok 0
+jq -e '.terminal == "completed"' "$tmp/out" >/dev/null || fail "ok mode run"
+
+# Failures during a call: a tool error result (the run goes on or ends failed), never a hang.
+for mode in garbage-call crash-call huge-line huge-output; do
+  plan_for "$mode"
+  run_mode "$mode" 1
+  "$replay" "$tmp/tm.jsonl" >/dev/null || fail "$mode: the trace does not verify"
+  grep -q '"ok":false' "$tmp/tm.jsonl" || fail "$mode: the call did not fail"
+done
+for mode in hang-call wrong-id; do
+  plan_for "$mode" 1500
+  run_mode "$mode" 1
+  grep -q '"ok":false' "$tmp/tm.jsonl" || fail "$mode: the call did not time out"
+done
+# Chatter (server pings, notifications), a flood of stderr and paging are all fine.
+for mode in noisy stderr-flood paginate ignore-term; do
+  plan_for "$mode"
+  run_mode "$mode" 0
+done
+jq -e '[.tools[].tool.name] | length >= 4' "$tmp/snap-paginate.json" >/dev/null ||
+  fail "paginate: tools of later pages missing"
+
+# A server that leaves a grandchild behind: it dies with the discovery.
+run 0 "$compile" connector discover --server "$(misbehave_cmd orphan --pidfile "$tmp/orphan.pid")"
+sleep 0.2
+[[ -s $tmp/orphan.pid ]] || fail "orphan: no pid written"
+! kill -0 "$(cat "$tmp/orphan.pid")" 2>/dev/null || fail "orphan: the grandchild survived"
+
+# Servers that cannot be spoken to.
+refuse 2 MF-N001 "$compile" connector discover --server "$(misbehave_cmd garbage-init)"
+refuse 2 MF-N001 "$compile" connector discover --server "$(misbehave_cmd exit-init)"
+grep -q "boom" "$tmp/err" || fail "exit-init: the server's stderr is not shown"
+start=$(date +%s)
+refuse 2 MF-N001 "$compile" connector discover --server "$(misbehave_cmd hang-init)" --timeout-ms 1000
+(( $(date +%s) - start < 10 )) || fail "hang-init: the timeout did not hold"
+refuse 2 MF-N002 "$compile" connector discover --server "$(misbehave_cmd bad-version)"
+refuse 2 MF-N001 "$compile" connector discover --server "/nonexistent/server --stdio"
+refuse 2 MF-U001 "$compile" connector discover --server "'unterminated"
+
+# Admission refusals of what a server lists.
+rm -f "$tmp/state-unsupported-schema"
+run 0 "$compile" connector discover --server "$(misbehave_cmd unsupported-schema)"
+cp "$tmp/out" "$tmp/snap-us.json"
+echo_policy
+refuse 2 MF-N006 "$compile" connector admit "$tmp/snap-us.json" --policy "$tmp/mis-policy.json"
+grep -q "snap-us.json: error MF-N006: .*(at /tools/[0-9]*/tool/inputSchema/" "$tmp/err" ||
+  fail "unsupported schema: pointer into the snapshot"
+run 0 "$compile" connector discover --server "$(misbehave_cmd secret)"
+cp "$tmp/out" "$tmp/snap-secret.json"
+refuse 2 MF-N010 "$compile" connector admit "$tmp/snap-secret.json" --policy "$tmp/mis-policy.json"
+! grep -q "abcdefghijklmnopqrstuvwxyz0123456789" "$tmp/err" || fail "secret: shown in a diagnostic"
+
+# --- Drift between discovery and the run: refused before the first call, no trace ---
+# A tool the plan does not bind may go: only what a plan binds is pinned.
+plan_for drift-remove
+run_mode drift-remove 0
+for mode in drift drift-remove drift-schema; do
+  plan_for "$mode" 10000 with-add
+  rm -f "$tmp/tm.jsonl"
+  refuse 2 MF-N011 "$runner" --plan "$tmp/plan-$mode.json" --model "scripted:$tmp/mis-run.json" \
+    --request '{"instruction":"echo ping"}' --workspace "$tmp/ws" --trace "$tmp/tm.jsonl"
+  [[ ! -e $tmp/tm.jsonl ]] || fail "$mode: a trace was started"
+  grep -q "(at /nodes/[0-9]*/connector/" "$tmp/err" || fail "$mode: no pointer into the plan"
+  ! alive "state-$mode" || fail "$mode: the server outlived the refusal"
+done
+
+echo "connector: ok"
