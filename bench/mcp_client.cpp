@@ -31,9 +31,8 @@ int main(int argc, char** argv) {
   }
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < calls; ++i) {
-    auto r = (*client)->call_tool(argv[2], *args, std::chrono::steady_clock::now() +
-                                                      std::chrono::seconds(30),
-                                  nullptr);
+    auto r = (*client)->call_tool(
+        argv[2], *args, std::chrono::steady_clock::now() + std::chrono::seconds(30), nullptr);
     if (r.status != mf::mcp::CallStatus::Ok) {
       std::fprintf(stderr, "mcp_client: call %ld: %s\n", i, r.error.c_str());
       return 1;
@@ -43,9 +42,9 @@ int main(int argc, char** argv) {
                       std::chrono::steady_clock::now() - start)
                       .count();
   std::printf("%s\n", mf::json::canonical(mf::json::Object{{"calls", calls},
-                                                            {"client", "millforge"},
-                                                            {"per_call_us", double(us) / calls},
-                                                            {"total_us", std::int64_t(us)}})
+                                                           {"client", "millforge"},
+                                                           {"per_call_us", double(us) / calls},
+                                                           {"total_us", std::int64_t(us)}})
                           .c_str());
   return 0;
 }

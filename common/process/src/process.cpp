@@ -122,6 +122,30 @@ diag::Diagnostic cannot_run(const std::string& program, const std::string& why) 
   return diag::error(diag::codes::kInternal, "cannot run " + program + ": " + why);
 }
 
+// In the forked child, before exec (its stdio already in place): only stdin, stdout and stderr
+// (and `inherit`) reach the program, as with Node's spawn, so descriptors the caller holds
+// (stores, traces) do not leak into it, least of all into a sandbox; close-on-exec rather than
+// closed, because Boost still reports exec errors through one. Then the directory change (ours
+// rather than bp::start_dir's, which ignores a failing chdir), and the fork under the reaper:
+// only the program (the reaper's child) returns to be executed, in a process group of its own.
+template <class Exec>
+void become_reaped(Exec& exec, const char* cwd, int status_fd, const std::vector<int>& inherit) {
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    const long max_fd = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
+    for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  for (const int fd : inherit) ::fcntl(fd, F_SETFD, 0);
+  if (cwd != nullptr && ::chdir(cwd) != 0) {
+    exec.set_error(std::error_code(errno, std::system_category()), "chdir failed");
+    ::_exit(127);
+  }
+  if (!reaper::fork_under_reaper(status_fd)) {
+    exec.set_error(std::error_code(errno, std::system_category()), "cannot start the reaper");
+    ::_exit(127);
+  }
+  ::setpgid(0, 0);
+}
+
 // Starts the command under its reaper (reaper.hpp), which reports the command's wait status on
 // `status_fd`; the command in its own process group, stdin at /dev/null, stdout and stderr on
 // `pipe`. Boost may throw; the caller catches.
@@ -136,30 +160,10 @@ Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe, int status
   const char* cwd = command.cwd.empty() ? nullptr : command.cwd.c_str();
   pid_t failed_pid = -1;
   std::error_code ec;
-  // The directory change is ours rather than bp::start_dir's, which ignores a failing chdir and
-  // would run the command wherever we happen to be.
   const std::vector<int> inherit = command.inherit_fds;
   auto setup = [cwd, status_fd, &inherit](auto& exec) {
     ::setpgid(0, 0);  // the reaper's own group, out of reach of the terminal's signals
-    // Only stdin, stdout and stderr reach the command, as with Node's spawn: descriptors the
-    // caller holds (stores, traces) must not leak into it, least of all into a sandbox.
-    // Close-on-exec rather than closed, because Boost still reports exec errors through one.
-    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-      const long max_fd = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
-      for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
-    for (const int fd : inherit) ::fcntl(fd, F_SETFD, 0);
-    if (cwd != nullptr && ::chdir(cwd) != 0) {
-      exec.set_error(std::error_code(errno, std::system_category()), "chdir failed");
-      ::_exit(127);
-    }
-    // From here on this is the reaper; only the command (its child) returns to be executed, in
-    // a process group of its own.
-    if (!reaper::fork_under_reaper(status_fd)) {
-      exec.set_error(std::error_code(errno, std::system_category()), "cannot start the reaper");
-      ::_exit(127);
-    }
-    ::setpgid(0, 0);
+    become_reaped(exec, cwd, status_fd, inherit);
   };
   auto on_error = [&failed_pid](auto& exec, const std::error_code&) { failed_pid = exec.pid; };
   bp::child child(bp::exe = exe, bp::args = args, bp::std_in = bp::null,
@@ -416,19 +420,7 @@ Result<std::unique_ptr<Server>> Server::start(const ServerCommand& command,
       exec.set_error(std::error_code(errno, std::system_category()), "dup2 failed");
       ::_exit(127);
     }
-    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-      const long max_fd = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
-      for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
-    if (cwd != nullptr && ::chdir(cwd) != 0) {
-      exec.set_error(std::error_code(errno, std::system_category()), "chdir failed");
-      ::_exit(127);
-    }
-    if (!reaper::fork_under_reaper(status_sink)) {
-      exec.set_error(std::error_code(errno, std::system_category()), "cannot start the reaper");
-      ::_exit(127);
-    }
-    ::setpgid(0, 0);
+    become_reaped(exec, cwd, status_sink, {});
   };
   auto on_error = [&failed_pid](auto& exec, const std::error_code&) { failed_pid = exec.pid; };
   try {
