@@ -1,0 +1,146 @@
+// The MCP layer's pure parts (docs/connectors.md): command-line splitting, the provider digest,
+// the model-facing text of a result, and admission of a snapshot under a policy; and the client
+// against tests/server/mcp_misbehave.py for the faults a run sees only as tool errors.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "mf/diag/codes.hpp"
+#include "mf/json/reader.hpp"
+#include "mf/mcp/client.hpp"
+#include "mf/mcp/connector.hpp"
+
+namespace {
+
+using mf::json::Value;
+namespace mcp = mf::mcp;
+namespace codes = mf::diag::codes;
+
+Value parse(const char* text) {
+  auto v = mf::json::parse(text);
+  EXPECT_TRUE(v);
+  return *v;
+}
+
+TEST(McpServerArgument, SplitsAsAShellSplitsWords) {
+  auto s = mcp::parse_server_argument(R"(node "/a b/x.js" 'it''s' c\ d  e)");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->command, (std::vector<std::string>{"node", "/a b/x.js", "its", "c d", "e"}));
+  EXPECT_FALSE(mcp::parse_server_argument("node 'open"));
+  EXPECT_FALSE(mcp::parse_server_argument("   "));
+}
+
+TEST(McpProviderDigest, CoversTheDescriptorNotItsOrderOrMeta) {
+  const Value a = parse(R"({"name":"e","description":"d","inputSchema":{"type":"object"}})");
+  const Value b = parse(R"({"inputSchema":{"type":"object"},"description":"d","name":"e",
+                            "_meta":{"x":1},"execution":{"taskSupport":"forbidden"}})");
+  const Value c = parse(R"({"name":"e","description":"D","inputSchema":{"type":"object"}})");
+  EXPECT_EQ(mcp::provider_sha256(a), mcp::provider_sha256(b));
+  EXPECT_NE(mcp::provider_sha256(a), mcp::provider_sha256(c));
+}
+
+TEST(McpToolResult, TextBlocksJoinedOthersNamedStructuredAsDetails) {
+  auto r = mcp::tool_result(parse(R"({"content":[{"type":"text","text":"a"},
+      {"type":"image","data":"AAAA","mimeType":"image/png"},{"type":"text","text":"b"}],
+      "structuredContent":{"sum":3}})"));
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "a\n[image image/png, 4 bytes of base64]\nb");
+  EXPECT_EQ(r.details, parse(R"({"sum":3})"));
+  auto e = mcp::tool_result(parse(R"({"content":[{"type":"text","text":"no"}],"isError":true})"));
+  EXPECT_TRUE(e.is_error);
+  EXPECT_EQ(e.text, "no");
+}
+
+Value snapshot(const char* tools) {
+  Value tl = parse(tools);
+  mf::json::Array listed;
+  for (const Value& t : tl.as_array()) {
+    listed.push_back(mf::json::Object{{"provider_sha256", mcp::provider_sha256(t)}, {"tool", t}});
+  }
+  return mf::json::Object{{"capabilities", mf::json::Object{}},
+                          {"kind", "millforge_connector_snapshot"},
+                          {"protocol_version", "2025-06-18"},
+                          {"schema_version", "1.0"},
+                          {"server", parse(R"({"transport":"stdio","command":["srv"]})")},
+                          {"server_name", "s"},
+                          {"server_version", "1"},
+                          {"tools", std::move(listed)}};
+}
+
+Value policy(const char* tools) {
+  return mf::json::Object{{"allowed_capabilities", parse(R"(["c.read"])")},
+                          {"connector_id", "s"},
+                          {"kind", "millforge_connector_policy"},
+                          {"schema_version", "1.0"},
+                          {"tools", parse(tools)}};
+}
+
+TEST(McpAdmit, PinsEachToolAndDropsADraftSchemaMarker) {
+  auto m = mcp::admit(snapshot(R"([{"name":"Get-It","description":"d","inputSchema":{
+          "$schema":"http://json-schema.org/draft-07/schema#","type":"object"}}])"),
+                      policy(R"([{"provider_tool_name":"Get-It","model_tool_name":"get_it",
+          "required_capabilities":["c.read"],"side_effect_class":"read_only",
+          "idempotency":"idempotent"}])"));
+  ASSERT_TRUE(m) << m.diagnostics().front().message;
+  const Value& t = m->find("tools")->as_array().at(0);
+  EXPECT_EQ(t.find("tool_id")->as_string(), "mcp.s.get_it");
+  EXPECT_EQ(t.find("input_schema")->find("$schema"), nullptr);
+  EXPECT_EQ(t.find("connector")->find("provider_tool_name")->as_string(), "Get-It");
+}
+
+TEST(McpAdmit, EveryFaultReportedWithItsFile) {
+  auto m = mcp::admit(snapshot(R"([{"name":"a","description":"","inputSchema":{"type":"object",
+          "properties":{"x":{"type":"string","format":"uri"}}}}])"),
+                      policy(R"([{"provider_tool_name":"a","required_capabilities":["c.write"],
+          "side_effect_class":"read_only","idempotency":"idempotent"},
+          {"provider_tool_name":"gone","required_capabilities":["c.read"],
+          "side_effect_class":"read_only","idempotency":"idempotent"}])"));
+  ASSERT_FALSE(m);
+  std::map<std::string, std::string> seen;  // code -> source
+  for (const auto& d : m.diagnostics()) seen[d.code] = d.source;
+  EXPECT_EQ(seen[std::string(codes::kConnectorCapability)], "policy");
+  EXPECT_EQ(seen[std::string(codes::kConnectorPolicy)], "policy");  // no description
+  EXPECT_EQ(seen[std::string(codes::kConnectorNotListed)], "policy");
+  EXPECT_EQ(seen[std::string(codes::kConnectorSchema)], "snapshot");
+}
+
+mcp::ServerSpec misbehave(const char* mode) {
+  return {
+      {"python3", std::string(MF_SOURCE_DIR) + "/tests/server/mcp_misbehave.py", "--mode", mode}};
+}
+
+TEST(McpClient, ATimeoutLeavesTheSessionUsable) {
+  auto c = mcp::Client::connect(misbehave("ok"));
+  ASSERT_TRUE(c);
+  const auto soon = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  auto slow = (*c)->call_tool("sleep", parse(R"({"ms":1500})"), soon, nullptr);
+  EXPECT_EQ(slow.status, mcp::CallStatus::TimedOut);
+  const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto ok = (*c)->call_tool("echo", parse(R"({"text":"hi"})"), later, nullptr);
+  ASSERT_EQ(ok.status, mcp::CallStatus::Ok) << ok.error;
+  EXPECT_EQ(mcp::tool_result(ok.result).text, "hi");
+}
+
+TEST(McpClient, GarbageBreaksTheSessionForGood) {
+  auto c = mcp::Client::connect(misbehave("garbage-call"));
+  ASSERT_TRUE(c);
+  const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto r = (*c)->call_tool("echo", parse(R"({"text":"hi"})"), later, nullptr);
+  EXPECT_EQ(r.status, mcp::CallStatus::Failed);
+  EXPECT_NE(r.error.find("not JSON"), std::string::npos) << r.error;
+  auto again = (*c)->call_tool("echo", parse(R"({"text":"hi"})"), later, nullptr);
+  EXPECT_EQ(again.status, mcp::CallStatus::Failed);
+}
+
+TEST(McpClient, CancellationIsPromptAndTold) {
+  auto c = mcp::Client::connect(misbehave("hang-call"));
+  ASSERT_TRUE(c);
+  std::atomic<bool> cancel{true};
+  const auto start = std::chrono::steady_clock::now();
+  auto r =
+      (*c)->call_tool("echo", parse(R"({"text":"hi"})"), start + std::chrono::seconds(30), &cancel);
+  EXPECT_EQ(r.status, mcp::CallStatus::Cancelled);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+}  // namespace
