@@ -122,6 +122,23 @@ diag::Diagnostic cannot_run(const std::string& program, const std::string& why) 
   return diag::error(diag::codes::kInternal, "cannot run " + program + ": " + why);
 }
 
+// What a child is started from: the executable (a name without '/' looked up on PATH; empty when
+// not found), its arguments, and the inherited environment with `env` set on top.
+struct Program {
+  boost::filesystem::path exe;
+  std::vector<std::string> args;
+  bp::environment env;
+};
+Program program_of(const std::vector<std::string>& argv,
+                   const std::vector<std::pair<std::string, std::string>>& env) {
+  const std::string& name = argv.front();
+  Program p{
+      name.find('/') == std::string::npos ? bp::search_path(name) : boost::filesystem::path(name),
+      std::vector<std::string>(argv.begin() + 1, argv.end()), boost::this_process::environment()};
+  for (const auto& [key, value] : env) p.env[key] = value;
+  return p;
+}
+
 // In the forked child, before exec (its stdio already in place): only stdin, stdout and stderr
 // (and `inherit`) reach the program, as with Node's spawn, so descriptors the caller holds
 // (stores, traces) do not leak into it, least of all into a sandbox; close-on-exec rather than
@@ -151,12 +168,8 @@ void become_reaped(Exec& exec, const char* cwd, int status_fd, const std::vector
 // `pipe`. Boost may throw; the caller catches.
 Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe, int status_fd) {
   const std::string& program = command.argv.front();
-  boost::filesystem::path exe = program;
-  if (program.find('/') == std::string::npos) exe = bp::search_path(program);
-  if (exe.empty()) return cannot_run(program, "not found on PATH");
-  bp::environment env = boost::this_process::environment();
-  for (const auto& [key, value] : command.env) env[key] = value;
-  const std::vector<std::string> args(command.argv.begin() + 1, command.argv.end());
+  Program p = program_of(command.argv, command.env);
+  if (p.exe.empty()) return cannot_run(program, "not found on PATH");
   const char* cwd = command.cwd.empty() ? nullptr : command.cwd.c_str();
   pid_t failed_pid = -1;
   std::error_code ec;
@@ -166,8 +179,8 @@ Result<bp::child> launch(const ShellCommand& command, bp::pipe& pipe, int status
     become_reaped(exec, cwd, status_fd, inherit);
   };
   auto on_error = [&failed_pid](auto& exec, const std::error_code&) { failed_pid = exec.pid; };
-  bp::child child(bp::exe = exe, bp::args = args, bp::std_in = bp::null,
-                  (bp::std_out & bp::std_err) = pipe, env, bp::extend::on_exec_setup = setup,
+  bp::child child(bp::exe = p.exe, bp::args = p.args, bp::std_in = bp::null,
+                  (bp::std_out & bp::std_err) = pipe, p.env, bp::extend::on_exec_setup = setup,
                   bp::extend::on_error = on_error, ec);
   if (ec) {
     if (failed_pid > 0) ::waitpid(failed_pid, nullptr, 0);  // Boost leaves a failed fork unreaped
@@ -385,9 +398,8 @@ Result<std::unique_ptr<Server>> Server::start(const ServerCommand& command,
                                               std::size_t stderr_tail_bytes) {
   if (command.argv.empty()) return diag::error(diag::codes::kInternal, "server: empty argv");
   const std::string& program = command.argv.front();
-  boost::filesystem::path exe = program;
-  if (program.find('/') == std::string::npos) exe = bp::search_path(program);
-  if (exe.empty()) return cannot_run(program, "not found on PATH");
+  Program p = program_of(command.argv, command.env);
+  if (p.exe.empty()) return cannot_run(program, "not found on PATH");
   // [0] the child's end, [1] ours, for stdin, stdout, stderr and the reaper's exit report.
   int in[2], out[2], err[2], st[2];
   int* all[] = {in, out, err, st};
@@ -408,9 +420,6 @@ Result<std::unique_ptr<Server>> Server::start(const ServerCommand& command,
   for (int fd : {impl->in, impl->out, impl->err, impl->status}) {
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
-  bp::environment env = boost::this_process::environment();
-  for (const auto& [key, value] : command.env) env[key] = value;
-  const std::vector<std::string> args(command.argv.begin() + 1, command.argv.end());
   const char* cwd = command.cwd.empty() ? nullptr : command.cwd.c_str();
   pid_t failed_pid = -1;
   std::error_code ec;
@@ -424,10 +433,10 @@ Result<std::unique_ptr<Server>> Server::start(const ServerCommand& command,
   };
   auto on_error = [&failed_pid](auto& exec, const std::error_code&) { failed_pid = exec.pid; };
   try {
-    impl->reaper = bp::child(bp::exe = exe, bp::args = args, env, bp::extend::on_exec_setup = setup,
-                             bp::extend::on_error = on_error, ec);
+    impl->reaper =
+        bp::child(bp::exe = p.exe, bp::args = p.args, p.env, bp::extend::on_exec_setup = setup,
+                  bp::extend::on_error = on_error, ec);
   } catch (const std::exception& e) {
-    ec = std::make_error_code(std::errc::io_error);
     for (int fd : {child_in, child_out, child_err, status_sink}) ::close(fd);
     return cannot_run(program, e.what());
   }
