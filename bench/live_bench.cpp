@@ -28,10 +28,10 @@
 #include <string>
 #include <thread>
 
-#include "http.hpp"
 #include "mf/io/file.hpp"
 #include "mf/model/model.hpp"
 #include "mf/model/scripted.hpp"
+#include "mf/net/http.hpp"
 #include "mf/runtime/run_loop.hpp"
 #include "mf/runtime/task.hpp"
 #include "mf/trace/writer.hpp"
@@ -268,14 +268,14 @@ std::string primed_body() {
   return ok ? server().last_body() : std::string();
 }
 
-// The backend's transport alone (common/model/src/http.hpp): the same POST through http::post.
+// The backend's transport alone (mf/net/http.hpp): the same POST through http::send.
 void TransportPost(benchmark::State& state) {
-  mf::model::http::Post post;
+  mf::net::http::Request post;
   post.url = plain_url();
   post.body = primed_body();
   for (auto _ : state) {
-    auto r = mf::model::http::post(post);
-    if (r.outcome != mf::model::http::Outcome::Complete || r.status != 200) {
+    auto r = mf::net::http::send(post);
+    if (r.outcome != mf::net::http::Outcome::Complete || r.status != 200) {
       state.SkipWithError("post failed");
       break;
     }

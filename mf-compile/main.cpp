@@ -72,7 +72,7 @@ int connector(const cli::Context& ctx, const Opts& o, const std::vector<std::str
     doc = mf::mcp::admit_command(args[2], ctx.get(o.policy));
   } else {
     return cli::usage_error(
-        ctx.tool, "connector takes 'discover --server CMD' or 'admit SNAPSHOT --policy P'");
+        ctx.tool, "connector takes 'discover --server CMD|URL' or 'admit SNAPSHOT --policy P'");
   }
   if (!doc) return cli::report(ctx.tool, doc.diagnostics());
   auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*doc));
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
           "mf-compile [options] HARNESS.yaml|HARNESS.json|-\n"
           "       mf-compile verify PLAN.compiled.json|-\n"
           "       mf-compile project --input INPUT.json [--catalog C] [--units U] [--explain]\n"
-          "       mf-compile connector discover --server CMD [--timeout-ms MS]\n"
+          "       mf-compile connector discover --server CMD|URL [--timeout-ms MS]\n"
           "       mf-compile connector admit SNAPSHOT.json|- --policy POLICY.json|-",
       .examples =
           {
@@ -133,6 +133,7 @@ int main(int argc, char** argv) {
               "mf-compile connector discover --server 'npx -y "
               "@modelcontextprotocol/server-filesystem "
               "/data' > snap.json",
+              "mf-compile connector discover --server http://127.0.0.1:3001/mcp > snap.json",
               "mf-compile connector admit snap.json --policy admit.json > manifest.json",
               "mf-compile harness.yaml --catalog builtin --catalog manifest.json -o -",
           },
@@ -149,8 +150,10 @@ int main(int argc, char** argv) {
           "of --units against --input) and prints it as canonical JSON (docs/projection.md), "
           "with --explain also a readable account on stderr; "
           "a malformed unit or input, or a mandatory unit over the budget, exits 2. "
-          "connector discover starts an MCP server on stdio, lists its tools and prints the "
-          "discovery snapshot; connector admit prints the tool catalog (manifest) a policy admits "
+          "connector discover starts an MCP server on stdio (--server CMD, a command line) or "
+          "opens a session with a running one over Streamable HTTP (--server URL, http:// or "
+          "https://), lists its tools and prints the discovery snapshot; connector admit prints "
+          "the tool catalog (manifest) a policy admits "
           "from a snapshot, each tool pinned to the server and its listed digest, for --catalog "
           "(docs/connectors.md). A server that cannot be reached exits 2 (MF-N001); every "
           "admission fault is one diagnostic (MF-N003..MF-N010).",

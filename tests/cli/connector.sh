@@ -18,7 +18,15 @@ modules=${MF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/millforge}/mcp-servers/n
 everything="node $modules/@modelcontextprotocol/server-everything/dist/index.js stdio"
 filesystem="node $modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 misbehave=$MF_SOURCE_DIR/tests/server/mcp_misbehave.py
+http_misbehave=$MF_SOURCE_DIR/tests/server/mcp_http_misbehave.py
 mkdir -p "$tmp/ws"
+# The HTTP servers started below end with this script.
+servers=()
+trap '((${#servers[@]} == 0)) || kill "${servers[@]}" 2>/dev/null
+      [[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"' EXIT
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 
 refuse() {
   local rc=$1 code=$2
@@ -117,10 +125,11 @@ echo_policy() {
             side_effect_class:"read_only", idempotency:"idempotent"}]}' >"$tmp/mis-policy.json"
 }
 # plan_for MODE [TIMEOUT_MS] : discover, admit echo and compile a one-call harness: $tmp/plan-MODE.json
+# (the server is mcp_misbehave.py in MODE, or $mis_server when set)
 plan_for() {
   local mode=$1
   rm -f "$tmp/state-$mode"
-  run 0 "$compile" connector discover --server "$(misbehave_cmd "$mode")"
+  run 0 "$compile" connector discover --server "${mis_server:-$(misbehave_cmd "$mode")}"
   cp "$tmp/out" "$tmp/snap-$mode.json"
   echo_policy "${2:-10000}"
   run 0 "$compile" connector admit "$tmp/snap-$mode.json" --policy "$tmp/mis-policy.json"
@@ -205,6 +214,93 @@ run 0 "$compile" connector discover --server "$(misbehave_cmd secret)"
 cp "$tmp/out" "$tmp/snap-secret.json"
 refuse 2 MF-N010 "$compile" connector admit "$tmp/snap-secret.json" --policy "$tmp/mis-policy.json"
 ! grep -q "abcdefghijklmnopqrstuvwxyz0123456789" "$tmp/err" || fail "secret: shown in a diagnostic"
+
+# --- Streamable HTTP: the reference server, then the misbehaving one ---
+port=$(free_port)
+PORT=$port node "$modules/@modelcontextprotocol/server-everything/dist/index.js" streamableHttp \
+  >/dev/null 2>"$tmp/everything-http.err" &
+servers+=($!)
+url=http://127.0.0.1:$port/mcp
+for _ in $(seq 100); do curl -s -o /dev/null "$url" && break; sleep 0.1; done
+run 0 "$compile" connector discover --server "$url"
+cp "$tmp/out" "$tmp/hsnap.json"
+jq -e --arg u "$url" --slurpfile s "$tmp/snap.json" '.server == {transport: "http", url: $u}
+       and .server_name == "mcp-servers/everything" and .tools == $s[0].tools' "$tmp/hsnap.json" \
+  >/dev/null || fail "snapshot of server-everything over HTTP"
+run 0 "$compile" connector discover --server " $url "
+cmp -s "$tmp/out" "$tmp/hsnap.json" || fail "two discoveries over HTTP differ"
+run 0 "$compile" connector admit "$tmp/hsnap.json" --policy "$cx/everything.policy.json"
+cp "$tmp/out" "$tmp/hmanifest.json"
+run 0 "$compile" "$cx/everything.yaml" --catalog builtin --catalog "$tmp/hmanifest.json" -o -
+cp "$tmp/out" "$tmp/hplan.json"
+run 0 "$runner" --plan "$tmp/hplan.json" --model "scripted:$cx/run-ok.json" \
+  --request "$cx/request.json" --workspace "$tmp/ws" --trace "$tmp/ht.jsonl" --fixed-clock \
+  --run-id conn2 --trace-content inline
+jq -e '.terminal == "completed" and .result.summary == "The sum is 42."' "$tmp/out" >/dev/null ||
+  fail "connector run over HTTP did not complete"
+jq -se '[.[] | select(.event == "tool_completed") | .record.connector | select(.)] | length == 2' \
+  "$tmp/ht.jsonl" >/dev/null || fail "HTTP trace lacks connector evidence"
+run 0 "$replay" --strict --plan "$tmp/hplan.json" --workspace "$tmp/ws" "$tmp/ht.jsonl"
+jq -e '.status == "identical"' "$tmp/out" >/dev/null || fail "strict replay of an HTTP run"
+
+# http_start MODE : mcp_http_misbehave.py in MODE, its endpoint in $mis_server, its log in
+# $tmp/http-MODE.log.
+http_start() {
+  rm -f "$tmp/http-$1.port"
+  : >"$tmp/http-$1.log"
+  python3 "$http_misbehave" --mode "$1" --port-file "$tmp/http-$1.port" --log "$tmp/http-$1.log" \
+    --parent-pid $$ 2>"$tmp/http-$1.err" &
+  servers+=($!)
+  for _ in $(seq 100); do [[ -s $tmp/http-$1.port ]] && break; sleep 0.1; done
+  mis_server=http://127.0.0.1:$(<"$tmp/http-$1.port")/mcp
+}
+# Replies as JSON, as event streams, without a session, and with a ping to answer mid-stream.
+for mode in json sse stateless noisy; do
+  http_start "$mode"
+  plan_for "h-$mode"
+  run_mode "h-$mode" 0
+  jq -e '.terminal == "completed"' "$tmp/out" >/dev/null || fail "HTTP $mode: run"
+  ! grep -q '^refused' "$tmp/http-$mode.log" || fail "HTTP $mode: $(grep '^refused' "$tmp/http-$mode.log")"
+done
+sid=$(sed -n 's/^session //p' "$tmp/http-json.log" | tail -1)
+grep -qx "deleted $sid" "$tmp/http-json.log" || fail "HTTP: the session was not ended with DELETE"
+grep -q '^answered srv-' "$tmp/http-noisy.log" || fail "HTTP noisy: the server's ping went unanswered"
+# Failures during a call: a tool error, never a hang.
+for case in "garbage-sse:is not JSON: this is not JSON" "short-sse:stream ended before its reply" \
+  "expire:ended the session (HTTP 404)" "empty-call:HTTP 200 without a reply" \
+  "html-call:is not JSON: <html>" "huge-call:a message over 64 MiB"; do
+  mode=${case%%:*}
+  http_start "$mode"
+  plan_for "h-$mode"
+  run_mode "h-$mode" 1
+  grep -q '"ok":false' "$tmp/tm.jsonl" || fail "HTTP $mode: the call did not fail"
+  grep -qF "${case#*:}" "$tmp/tm.jsonl" || fail "HTTP $mode: the reason is not '${case#*:}'"
+done
+http_start hang-call
+plan_for h-hang-call 1500
+run_mode h-hang-call 1
+grep -q '"ok":false' "$tmp/tm.jsonl" || fail "HTTP hang-call: the call did not time out"
+grep -q '^cancelled ' "$tmp/http-hang-call.log" || fail "HTTP hang-call: no cancellation sent"
+# Servers that cannot be spoken to, and URLs that are refused before any request.
+http_start status-500
+refuse 2 MF-N001 "$compile" connector discover --server "$mis_server"
+grep -q "HTTP 500: internal trouble" "$tmp/err" || fail "status-500: $(cat "$tmp/err")"
+http_start bad-session
+refuse 2 MF-N001 "$compile" connector discover --server "$mis_server"
+grep -q "session id" "$tmp/err" || fail "bad-session: $(cat "$tmp/err")"
+key=sk-abcdefghijklmnopqrstuvwxyz0123456789
+refuse 2 MF-N001 "$compile" connector discover --server "http://127.0.0.1:$(free_port)/mcp?key=$key" \
+  --timeout-ms 2000
+! grep -q "$key" "$tmp/err" || fail "a secret in a URL is shown"
+refuse 2 MF-U001 "$compile" connector discover --server "http://me:$key@127.0.0.1:1/mcp"
+! grep -q "$key" "$tmp/err" || fail "credentials in a URL are shown"
+refuse 2 MF-U001 "$compile" connector discover --server "https:///mcp"
+jq --arg u "http://127.0.0.1:1/mcp?key=$key" '.server.url = $u' "$tmp/hsnap.json" >"$tmp/p.json"
+refuse 2 MF-N010 "$compile" connector admit "$tmp/p.json" --policy "$cx/everything.policy.json"
+grep -q "p.json: error MF-N010: .*(at /server/url)" "$tmp/err" || fail "secret URL: pointer"
+jq '.server.url = "ftp://127.0.0.1/mcp"' "$tmp/hsnap.json" >"$tmp/p.json"
+refuse 2 MF-S020 "$compile" connector admit "$tmp/p.json" --policy "$cx/everything.policy.json"
+unset mis_server
 
 # --- Drift between discovery and the run: refused before the first call, no trace ---
 # A tool the plan does not bind may go: only what a plan binds is pinned.

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "mf/diag/codes.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/mcp/client.hpp"
 #include "mf/mcp/connector.hpp"
@@ -28,6 +29,47 @@ TEST(McpServerArgument, SplitsAsAShellSplitsWords) {
   EXPECT_EQ(s->command, (std::vector<std::string>{"node", "/a b/x.js", "its", "c d", "e"}));
   EXPECT_FALSE(mcp::parse_server_argument("node 'open"));
   EXPECT_FALSE(mcp::parse_server_argument("   "));
+}
+
+TEST(McpServerArgument, AnHttpUrlIsAnEndpointCheckedBeforeUse) {
+  auto s = mcp::parse_server_argument("  http://127.0.0.1:8080/mcp?x=1 ");
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->command.empty());
+  EXPECT_EQ(s->url, "http://127.0.0.1:8080/mcp?x=1");
+  EXPECT_EQ(s->name(), s->url);
+  EXPECT_TRUE(mcp::parse_server_argument("https://example.org/mcp"));
+  for (const char* bad : {"http://user:pw@host/mcp", "https:///mcp", "http://:80/x",
+                          "http://host/a b", "http://host/\x01"}) {
+    auto r = mcp::parse_server_argument(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.diagnostics().front().code, codes::kUsage) << bad;
+    EXPECT_EQ(r.diagnostics().front().message.find("pw"), std::string::npos);
+  }
+  EXPECT_FALSE(mcp::parse_server_argument("http://h/" + std::string(2100, 'a')));
+  // Another scheme is not a URL: it is a command line.
+  auto f = mcp::parse_server_argument("ftp://host/x");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->command, std::vector<std::string>{"ftp://host/x"});
+}
+
+TEST(McpServerJson, BothTransportsRoundTripAndFaultsArePointed) {
+  for (const char* text : {R"({"transport":"http","url":"http://127.0.0.1:1/mcp"})",
+                           R"({"transport":"stdio","command":["node","s.js"]})"}) {
+    auto s = mcp::server_from_json(parse(text), "/server");
+    ASSERT_TRUE(s) << text;
+    EXPECT_EQ(mf::json::canonical(mcp::to_json(*s)), mf::json::canonical(parse(text)));
+  }
+  auto at = [](const char* text) {
+    auto s = mcp::server_from_json(parse(text), "/server");
+    EXPECT_FALSE(s) << text;
+    return s ? std::string() : s.diagnostics().front().pointer;
+  };
+  EXPECT_EQ(at(R"({"transport":"http","url":"ftp://h/x"})"), "/server/url");
+  EXPECT_EQ(at(R"({"transport":"http","url":"http://a:b@h/x"})"), "/server/url");
+  EXPECT_EQ(at(R"({"transport":"http"})"), "/server/url");
+  EXPECT_EQ(at(R"({"transport":"http","url":"http://h/x","command":["a"]})"), "/server/command");
+  EXPECT_EQ(at(R"({"transport":"stdio","url":"http://h/x","command":["a"]})"), "/server/url");
+  EXPECT_EQ(at(R"({"transport":"sse","url":"http://h/x"})"), "/server/transport");
 }
 
 TEST(McpProviderDigest, CoversTheDescriptorNotItsOrderOrMeta) {
@@ -105,8 +147,10 @@ TEST(McpAdmit, EveryFaultReportedWithItsFile) {
 }
 
 mcp::ServerSpec misbehave(const char* mode) {
-  return {
-      {"python3", std::string(MF_SOURCE_DIR) + "/tests/server/mcp_misbehave.py", "--mode", mode}};
+  mcp::ServerSpec s;
+  s.command = {"python3", std::string(MF_SOURCE_DIR) + "/tests/server/mcp_misbehave.py", "--mode",
+               mode};
+  return s;
 }
 
 TEST(McpClient, ATimeoutLeavesTheSessionUsable) {
@@ -130,6 +174,15 @@ TEST(McpClient, GarbageBreaksTheSessionForGood) {
   EXPECT_NE(r.error.find("not JSON"), std::string::npos) << r.error;
   auto again = (*c)->call_tool("echo", parse(R"({"text":"hi"})"), later, nullptr);
   EXPECT_EQ(again.status, mcp::CallStatus::Failed);
+}
+
+TEST(McpClient, AnHttpEndpointNobodyListensOnIsUnreachable) {
+  mcp::ServerSpec spec;
+  spec.url = "http://127.0.0.1:1/mcp";
+  auto c = mcp::Client::connect(spec);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.diagnostics().front().code, codes::kConnectorUnreachable);
+  EXPECT_NE(c.diagnostics().front().message.find("127.0.0.1:1"), std::string::npos);
 }
 
 TEST(McpClient, CancellationIsPromptAndTold) {

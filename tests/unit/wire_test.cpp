@@ -15,6 +15,8 @@
 namespace mf::model::wire {
 namespace {
 
+using net::SseParser;
+
 json::Value parsed(std::string_view text) {
   Result<json::Value> v = json::parse(text);
   EXPECT_TRUE(v.ok()) << text;

@@ -1,12 +1,13 @@
 #include "mf/mcp/client.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/secrets.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
-#include "mf/process/process.hpp"
+#include "transport.hpp"
 
 namespace mf::mcp {
 namespace {
@@ -18,7 +19,6 @@ namespace codes = diag::codes;
 constexpr std::size_t kStderrShown = 2048;
 constexpr std::size_t kLineShown = 80;
 constexpr auto kCancelNotice = std::chrono::milliseconds(200);
-constexpr auto kStopGrace = std::chrono::milliseconds(500);
 
 std::string shown(std::string_view text, std::size_t max) {
   std::string s(text.substr(0, max));
@@ -31,32 +31,59 @@ std::string shown(std::string_view text, std::size_t max) {
 
 }  // namespace
 
-struct Client::Session {
-  std::unique_ptr<process::Server> server;
-  std::string buffer;  // bytes read past the last complete line
-  std::size_t scanned = 0;
-};
-
 json::Value to_json(const ServerSpec& s) {
+  if (!s.url.empty()) return json::Object{{"transport", "http"}, {"url", s.url}};
   return json::Object{{"command", json::Array(s.command.begin(), s.command.end())},
                       {"transport", "stdio"}};
 }
+
+namespace {
+
+// Why `url` is not an endpoint this client reaches, or "" when it is one.
+std::string url_fault(std::string_view url) {
+  const bool https = url.starts_with("https://");
+  if (!https && !url.starts_with("http://"))
+    return "a server URL must start with http:// or https://";
+  if (url.size() > 2048) return "a server URL is longer than 2048 bytes";
+  if (!std::all_of(url.begin(), url.end(), [](char c) { return c > 0x20 && c < 0x7F; })) {
+    return "a server URL must be visible ASCII (percent-encode the rest)";
+  }
+  const std::string_view rest = url.substr(https ? 8 : 7);
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (authority.find('@') != std::string_view::npos) {
+    return "a server URL must not carry credentials";
+  }
+  if (authority.empty() || authority.front() == ':') return "a server URL names no host";
+  return {};
+}
+
+}  // namespace
 
 Result<ServerSpec> server_from_json(const json::Value& v, const std::string& pointer) {
   auto bad = [&](std::string msg, std::string at) {
     return diag::error(codes::kSchema, std::move(msg), std::move(at));
   };
   if (!v.is_object()) return bad("a server must be an object", pointer);
-  ServerSpec s;
+  const Value* t = v.find("transport");
+  const bool http = t != nullptr && t->is_string() && t->as_string() == "http";
+  if (!http && (t == nullptr || !t->is_string() || t->as_string() != "stdio")) {
+    return bad("a server's transport must be \"stdio\" or \"http\"", pointer + "/transport");
+  }
   for (const auto& m : v.as_object()) {
-    if (m.key != "transport" && m.key != "command") {
+    if (m.key != "transport" && m.key != (http ? "url" : "command")) {
       return diag::error(codes::kUnknownField, "unknown member '" + m.key + "' of a server",
                          pointer + "/" + m.key);
     }
   }
-  const Value* t = v.find("transport");
-  if (t == nullptr || !t->is_string() || t->as_string() != "stdio") {
-    return bad("a server's transport must be \"stdio\"", pointer + "/transport");
+  ServerSpec s;
+  if (http) {
+    const Value* u = v.find("url");
+    if (u == nullptr || !u->is_string()) return bad("an http server needs a url", pointer + "/url");
+    if (std::string why = url_fault(u->as_string()); !why.empty()) {
+      return bad(std::move(why), pointer + "/url");
+    }
+    s.url = u->as_string();
+    return s;
   }
   const Value* c = v.find("command");
   if (c == nullptr || !c->is_array() || c->as_array().empty() || c->as_array().size() > 256) {
@@ -75,6 +102,15 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
 
 Result<ServerSpec> parse_server_argument(std::string_view text) {
   ServerSpec s;
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  if (text.starts_with("http://") || text.starts_with("https://")) {
+    if (std::string why = url_fault(text); !why.empty()) {
+      return diag::error(codes::kUsage, "--server: " + why);
+    }
+    s.url = std::string(text);
+    return s;
+  }
   std::string word;
   bool in_word = false;
   char quote = 0;
@@ -109,21 +145,21 @@ Result<ServerSpec> parse_server_argument(std::string_view text) {
   return s;
 }
 
-Client::Client(std::unique_ptr<Session> session, Limits limits)
-    : session_(std::move(session)), limits_(limits) {}
+Client::Client(std::unique_ptr<detail::Transport> transport, Limits limits)
+    : transport_(std::move(transport)), limits_(limits) {}
 
 Client::~Client() {
   close();
 }
 
 void Client::close() {
-  if (session_ && session_->server) session_->server->stop(kStopGrace);
+  if (transport_) transport_->stop();
   if (broken_.empty()) broken_ = "the connector is closed";
 }
 
 std::string Client::stderr_tail() const {
-  if (!session_ || !session_->server) return {};
-  std::string tail = session_->server->stderr_tail();
+  if (!transport_) return {};
+  std::string tail = transport_->stderr_tail();
   if (tail.size() > kStderrShown) tail = tail.substr(tail.size() - kStderrShown);
   while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xC0) == 0x80) {
     tail.erase(0, 1);
@@ -133,15 +169,9 @@ std::string Client::stderr_tail() const {
 
 Result<std::unique_ptr<Client>> Client::connect(const ServerSpec& spec, const Limits& limits,
                                                 const std::atomic<bool>* cancel) {
-  auto server = process::Server::start({spec.command, {}, {}});
-  if (!server) {
-    auto ds = server.take_diagnostics();
-    for (auto& d : ds) d.code = codes::kConnectorUnreachable;
-    return ds;
-  }
-  auto session = std::make_unique<Session>();
-  session->server = std::move(*server);
-  std::unique_ptr<Client> client(new Client(std::move(session), limits));
+  auto transport = detail::open_transport(spec, limits);
+  if (!transport) return transport.take_diagnostics();
+  std::unique_ptr<Client> client(new Client(std::move(*transport), limits));
   const auto deadline = Clock::now() + std::chrono::milliseconds(limits.connect_timeout_ms);
   Value params = json::Object{
       {"capabilities", json::Object{}},
@@ -149,8 +179,9 @@ Result<std::unique_ptr<Client>> Client::connect(const ServerSpec& spec, const Li
       {"protocolVersion", std::string(kProtocolVersions[0])},
   };
   CallOutcome init = client->request("initialize", std::move(params), deadline, cancel);
+  const std::string server = shown(spec.name(), 256);
   auto unreachable = [&](const std::string& why) {
-    std::string msg = "MCP server " + spec.command.front() + ": " + why;
+    std::string msg = "MCP server " + server + ": " + why;
     if (std::string tail = client->stderr_tail(); !tail.empty()) {
       msg += "; its stderr ends: " + shown(tail, kStderrShown);
     }
@@ -168,7 +199,7 @@ Result<std::unique_ptr<Client>> Client::connect(const ServerSpec& spec, const Li
       std::end(kProtocolVersions)) {
     client->close();
     return diag::error(codes::kConnectorProtocol,
-                       "MCP server " + spec.command.front() + " speaks protocol version \"" +
+                       "MCP server " + server + " speaks protocol version \"" +
                            shown(pv->as_string(), kLineShown) + "\", not one of 2025-11-25, " +
                            "2025-06-18, 2025-03-26, 2024-11-05");
   }
@@ -180,10 +211,12 @@ Result<std::unique_ptr<Client>> Client::connect(const ServerSpec& spec, const Li
   if (const Value* c = init.result.find("capabilities"); c != nullptr) {
     client->info_.capabilities = *c;
   }
-  const std::string note = R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
-                           "\n";
-  if (client->session_->server->write(note, deadline, cancel) != process::Io::Ok) {
-    return unreachable("it stopped reading after initialize");
+  client->transport_->negotiated(client->info_.protocol_version);
+  const detail::Exchange note = client->transport_->exchange(
+      R"({"jsonrpc":"2.0","method":"notifications/initialized"})", deadline, cancel, nullptr);
+  if (note.kind != detail::Exchange::Ok) {
+    return unreachable("it refused the initialized notification" +
+                       (note.why.empty() ? std::string() : ": " + shown(note.why, 512)));
   }
   return client;
 }
@@ -239,68 +272,23 @@ CallOutcome Client::request(const std::string& method, json::Value params,
     out.error = broken_;
     return out;
   }
-  process::Server& server = *session_->server;
   const std::int64_t id = next_id_++;
-  auto fail = [&](std::string why) {
-    broken_ = why;
-    server.stop(kStopGrace);
-    out.status = CallStatus::Failed;
-    out.error = std::move(why);
-    return out;
-  };
-  auto io_end = [&](process::Io io, const std::string& what) {
-    if (io == process::Io::Closed) {
-      std::string why = "the server " + what;
-      if (auto code = server.exit_code()) why += " (exit code " + std::to_string(*code) + ")";
-      return fail(why);
-    }
-    // A deadline or a cancellation: the server is told, and the session goes on.
-    out.status = io == process::Io::Cancelled ? CallStatus::Cancelled : CallStatus::TimedOut;
-    out.error = io == process::Io::Cancelled ? "cancelled" : "timed out";
-    const std::string notice =
-        json::canonical(
-            json::Object{{"jsonrpc", "2.0"},
-                         {"method", "notifications/cancelled"},
-                         {"params", json::Object{{"reason", out.error}, {"requestId", id}}}}) +
-        "\n";
-    (void)server.write(notice, Clock::now() + kCancelNotice, nullptr);
-    return out;
-  };
-  std::string line = json::canonical(json::Object{
-      {"id", id}, {"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
-  line += '\n';
-  if (auto io = server.write(line, deadline, cancel); io != process::Io::Ok) {
-    return io_end(io, "stopped reading its input");
-  }
-  Session& s = *session_;
   json::ReadLimits rl;
   rl.max_bytes = limits_.max_frame_bytes;
   rl.max_string_bytes = limits_.max_frame_bytes;
-  for (;;) {
-    const std::size_t nl = s.buffer.find('\n', s.scanned);
-    if (nl == std::string::npos) {
-      s.scanned = s.buffer.size();
-      if (s.buffer.size() > limits_.max_frame_bytes) {
-        return fail("the server sent a message over " +
-                    std::to_string(limits_.max_frame_bytes >> 20) + " MiB");
-      }
-      if (auto io = server.read(s.buffer, deadline, cancel); io != process::Io::Ok) {
-        return io_end(io, "closed its output");
-      }
-      continue;
-    }
-    std::string text = s.buffer.substr(0, nl);
-    s.buffer.erase(0, nl + 1);
-    s.scanned = 0;
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    if (text.find_first_not_of(" \t") == std::string::npos) continue;
+  std::string broke;                                  // why a handler found the session unusable
+  std::optional<detail::Exchange::Kind> interrupted;  // a deadline or cancel while answering
+  const detail::OnMessage on = [&](std::string_view text) {
     auto msg = json::parse_object(text, rl);
-    if (!msg) return fail("the server sent a line that is not JSON: " + shown(text, kLineShown));
+    if (!msg) {
+      broke = "the server sent a message that is not JSON: " + shown(text, kLineShown);
+      return detail::Step::Broken;
+    }
     const Value* mid = msg->find("id");
     if (const Value* m = msg->find("method"); m != nullptr) {
       if (mid == nullptr) {
         ++skipped_;  // a notification: progress, logging, list changes
-        continue;
+        return detail::Step::More;
       }
       // A request of the server's: a ping is answered, anything else refused.
       Value reply = json::Object{{"id", *mid}, {"jsonrpc", "2.0"}};
@@ -309,15 +297,19 @@ CallOutcome Client::request(const std::string& method, json::Value params,
       } else {
         reply.set("error", json::Object{{"code", -32601}, {"message", "Method not found"}});
       }
-      if (auto io = server.write(json::canonical(reply) + "\n", deadline, cancel);
-          io != process::Io::Ok) {
-        return io_end(io, "stopped reading its input");
+      const detail::Exchange e =
+          transport_->exchange(json::canonical(reply), deadline, cancel, nullptr);
+      if (e.kind == detail::Exchange::Ok) return detail::Step::More;
+      if (e.kind == detail::Exchange::Broken) {
+        broke = e.why;
+      } else {
+        interrupted = e.kind;
       }
-      continue;
+      return detail::Step::Broken;
     }
     if (mid == nullptr || !mid->is_number() || mid->as_exact_int() != id) {
       ++skipped_;  // a reply to something else (a late one, or a wrong id)
-      continue;
+      return detail::Step::More;
     }
     if (const Value* e = msg->find("error"); e != nullptr) {
       std::string m = "error";
@@ -326,15 +318,39 @@ CallOutcome Client::request(const std::string& method, json::Value params,
       }
       out.status = CallStatus::Failed;
       out.error = method + " failed: " + shown(m, 512);
-      return out;
+      return detail::Step::Done;
     }
     const Value* r = msg->find("result");
-    if (r == nullptr || !r->is_object())
-      return fail("the server's reply to " + method + " has no result object");
+    if (r == nullptr || !r->is_object()) {
+      broke = "the server's reply to " + method + " has no result object";
+      return detail::Step::Broken;
+    }
     out.status = CallStatus::Ok;
     out.result = *r;
+    return detail::Step::Done;
+  };
+  const std::string message = json::canonical(json::Object{
+      {"id", id}, {"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+  detail::Exchange e = transport_->exchange(message, deadline, cancel, &on);
+  if (interrupted) e.kind = *interrupted;
+  if (e.kind == detail::Exchange::Ok) return out;
+  if (e.kind == detail::Exchange::Broken) {
+    broken_ = shown(broke.empty() ? e.why : broke, 1024);
+    transport_->stop();
+    out.status = CallStatus::Failed;
+    out.error = broken_;
     return out;
   }
+  // A deadline or a cancellation: the server is told, and the session goes on.
+  const bool cancelled = e.kind == detail::Exchange::Cancelled;
+  out.status = cancelled ? CallStatus::Cancelled : CallStatus::TimedOut;
+  out.error = cancelled ? "cancelled" : "timed out";
+  const std::string notice = json::canonical(
+      json::Object{{"jsonrpc", "2.0"},
+                   {"method", "notifications/cancelled"},
+                   {"params", json::Object{{"reason", out.error}, {"requestId", id}}}});
+  (void)transport_->exchange(notice, Clock::now() + kCancelNotice, nullptr, nullptr);
+  return out;
 }
 
 }  // namespace mf::mcp

@@ -327,6 +327,12 @@ Result<json::Value> admit(const json::Value& snapshot, const json::Value& policy
                                at_index("/server/command", i)));
     }
   }
+  if (secret_like(snap->server.url)) {
+    ds.push_back(diag::error(codes::kConnectorSecret,
+                             "the server URL holds what looks like a secret; a URL is pinned in "
+                             "the catalog and the trace, so it must not carry one",
+                             "/server/url"));
+  }
   json::FieldReader f(policy, "");
   auto version = f.string("schema_version");
   auto kind = f.string("kind");

@@ -8,16 +8,18 @@
 #include <cstdlib>
 #include <thread>
 
-#include "http.hpp"
 #include "mf/diag/codes.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/model/live.hpp"
+#include "mf/net/http.hpp"
 #include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 
 namespace mf::model {
+
+namespace http = net::http;
 
 namespace {
 
@@ -276,7 +278,7 @@ class LiveModel final : public Model {
 
   Reply call(const Request& request, std::string body, const std::atomic<bool>& cancel) const {
     std::string error;
-    http::Post post;
+    http::Request post;
     post.headers = headers(error);
     if (!error.empty()) {
       Reply r;
@@ -298,9 +300,11 @@ class LiveModel final : public Model {
       std::optional<wire::StreamDecoder> decoder;
       if (profile_.wire.stream) {
         decoder.emplace(profile_.wire);
-        post.sink = [&decoder](std::string_view piece) { return decoder->feed(piece).ok(); };
+        post.sink = [&decoder](std::string_view piece, const http::Response&) {
+          return decoder->feed(piece).ok();
+        };
       }
-      const http::Response response = http::post(post);
+      const http::Response response = http::send(post);
       Reply reply;
       const Attempt a = judge(response, reply, decoder ? &*decoder : nullptr);
       if (a.error.empty()) {

@@ -248,7 +248,7 @@ struct StreamDecoder::State {
           return assembler->event(event, data);
         }) {}
   std::unique_ptr<detail::StreamAssembler> assembler;
-  SseParser parser;
+  net::SseParser parser;
   Status failure;
 };
 

@@ -1,7 +1,7 @@
 // The wire formats of the live backends (docs/live-backends.md): building a request body from a
 // model::Request, and turning what a server sends back (a JSON body, or a Server-Sent Events
 // stream fed in arbitrary pieces) into a model::Reply. Pure functions over bytes: no network, no
-// clock, no environment. The transport (http.hpp) and the backend (live.cpp) sit on top.
+// clock, no environment. The transport (mf/net/http.hpp) and the backend (live.cpp) sit on top.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
 #include "mf/model/model.hpp"
+#include "mf/net/sse.hpp"
 
 namespace mf::model::wire {
 
@@ -42,34 +43,6 @@ json::Value build_body(const Settings& settings, const Request& request);
 // A 2xx JSON body (non-streaming). Malformed JSON, a missing choice, or an `error` member is a
 // failure reply whose error says what was wrong (never the whole body).
 Reply parse_body(const Settings& settings, std::string_view body);
-
-// Incremental Server-Sent Events parser (the WHATWG event-stream rules: `data:` lines joined by
-// '\n', `event:` names, comments, CR/LF/CRLF line ends, a BOM at the start). Bytes may arrive
-// split anywhere, including inside a CRLF or a UTF-8 sequence. A line longer than `max_line`
-// is an error.
-class SseParser {
- public:
-  using OnEvent = std::function<Status(std::string_view event, std::string_view data)>;
-  explicit SseParser(OnEvent on_event, std::size_t max_line = 8u << 20);
-  Status feed(std::string_view bytes);
-  // End of stream: dispatches nothing that was not terminated by a blank line (per the rules).
-  Status finish();
-
- private:
-  Status scan(std::string_view bytes);
-  Status line(std::string_view l);
-  Status dispatch();
-
-  OnEvent on_event_;
-  std::size_t max_line_;
-  std::string line_;   // the unterminated tail of what was fed (at the start: held BOM bytes)
-  std::string data_;   // the event's data lines so far, joined by '\n'
-  std::string event_;  // the event's type ("" = "message")
-  bool has_data_ = false;
-  bool after_cr_ = false;  // the last feed ended in CR: an LF starting the next one is its CRLF
-  bool at_start_ = true;   // nothing decided yet about a leading BOM
-  Status failure_;         // sticky: once a feed failed, every later feed returns the same
-};
 
 // Assembles a streamed reply: OpenAI chat.completion.chunk deltas (content, reasoning_content,
 // tool calls by index with arguments concatenated, finish_reason, a final usage chunk, `[DONE]`),

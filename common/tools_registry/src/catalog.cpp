@@ -166,16 +166,19 @@ void read_connector(const json::Value& c, const std::string& at, EntryFaults& fa
     }
   }
   if (server != nullptr) {
-    const json::Value* cmd = server->find("command");
     const json::Value* t = server->find("transport");
-    const bool ok = t != nullptr && t->is_string() && t->as_string() == "stdio" &&
-                    server->as_object().size() == 2 && cmd != nullptr && cmd->is_array() &&
-                    !cmd->as_array().empty() &&
-                    std::all_of(cmd->as_array().begin(), cmd->as_array().end(),
-                                [](const json::Value& a) { return a.is_string(); });
-    if (!ok) {
+    const json::Value* cmd = server->find("command");
+    const json::Value* url = server->find("url");
+    const bool stdio = t != nullptr && t->is_string() && t->as_string() == "stdio" &&
+                       cmd != nullptr && cmd->is_array() && !cmd->as_array().empty() &&
+                       std::all_of(cmd->as_array().begin(), cmd->as_array().end(),
+                                   [](const json::Value& a) { return a.is_string(); });
+    const bool http = t != nullptr && t->is_string() && t->as_string() == "http" &&
+                      url != nullptr && url->is_string() && !url->as_string().empty();
+    if (!(stdio || http) || server->as_object().size() != 2) {
       ds.push_back(diag::error(codes::kMalformedDescriptor,
-                               "server must be {\"transport\":\"stdio\",\"command\":[strings]}",
+                               "server must be {\"transport\":\"stdio\",\"command\":[strings]} "
+                               "or {\"transport\":\"http\",\"url\":string}",
                                at + "/server"));
     }
   }

@@ -1,10 +1,11 @@
-// An MCP client (docs/connectors.md): JSON-RPC 2.0 over a server's stdio, one newline-delimited
-// message a line. It negotiates the protocol version, lists tools (following cursors) and calls
-// them with a deadline; on a timeout or a cancellation it tells the server with
-// notifications/cancelled. While it waits it answers the server's pings, refuses its other
-// requests, skips notifications and replies to ids it never sent. A line that is not JSON, or one
-// over the frame bound, breaks the session: the server is stopped and every later call fails.
-// Nothing here blocks past a deadline, and no server outlives its Client.
+// An MCP client (docs/connectors.md): JSON-RPC 2.0 over a server's stdio (one message a line) or
+// over Streamable HTTP (a POST per message; the reply a JSON body or an event stream). It
+// negotiates the protocol version, lists tools (following cursors) and calls them with a deadline;
+// on a timeout or a cancellation it tells the server with notifications/cancelled. While it waits
+// it answers the server's pings, refuses its other requests, skips notifications and replies to ids
+// it never sent. A message that is not JSON, one over the frame bound, or an HTTP failure breaks
+// the session: the server is stopped (or its HTTP session ended) and every later call fails.
+// Nothing here blocks past a deadline, and no server process outlives its Client.
 #pragma once
 
 #include <atomic>
@@ -21,20 +22,30 @@
 
 namespace mf::mcp {
 
+namespace detail {
+class Transport;
+}
+
 // The protocol versions this client speaks, newest first; it asks for the first.
 inline constexpr std::string_view kProtocolVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
                                                          "2024-11-05"};
 
-// How a server is reached: the command that starts it on stdio.
+// How a server is reached: the command that starts it on stdio, or the URL of its Streamable
+// HTTP endpoint (exactly one of the two is set).
 struct ServerSpec {
   std::vector<std::string> command;
+  std::string url;
+  // The program or the URL, for messages.
+  const std::string& name() const { return url.empty() ? command.front() : url; }
   bool operator==(const ServerSpec&) const = default;
 };
-// {"transport":"stdio","command":[...]}
+// {"transport":"stdio","command":[...]} or {"transport":"http","url":"..."}
 json::Value to_json(const ServerSpec& s);
-// Reads the form above; faults are MF-S020/MF-S021 at `pointer`.
+// Reads the forms above; faults are MF-S020/MF-S021 at `pointer`.
 Result<ServerSpec> server_from_json(const json::Value& v, const std::string& pointer);
-// Splits a command line as a shell would for words: blanks separate, '…' and "…" quote, \ escapes.
+// An http:// or https:// URL is an HTTP endpoint (no credentials in it, at most 2048 bytes of
+// visible ASCII); anything else is a command line, split as a shell would split words: blanks
+// separate, '…' and "…" quote, \ escapes.
 Result<ServerSpec> parse_server_argument(std::string_view text);
 
 struct Limits {
@@ -61,9 +72,10 @@ struct CallOutcome {
 
 class Client {
  public:
-  // Starts the server and initializes the session. MF-N001 when it cannot start, exits, or says
-  // something that is not MCP (the message carries the end of its stderr, redacted); MF-N002
-  // when it answers with a protocol version this client does not speak.
+  // Starts the server (or reaches its endpoint) and initializes the session. MF-N001 when it
+  // cannot start, exits, fails over HTTP, or says something that is not MCP (the message carries
+  // the end of its stderr, redacted); MF-N002 when it answers with a protocol version this client
+  // does not speak.
   static Result<std::unique_ptr<Client>> connect(const ServerSpec& spec, const Limits& limits = {},
                                                  const std::atomic<bool>* cancel = nullptr);
   ~Client();
@@ -81,21 +93,20 @@ class Client {
                         std::chrono::steady_clock::time_point deadline,
                         const std::atomic<bool>* cancel);
 
-  // Stops the server (closes its stdin, then kills what is left). Idempotent.
+  // Stops the server (closes its stdin, then kills what is left) or ends the HTTP session.
+  // Idempotent.
   void close();
   // The end of the server's stderr, redacted (at most 2 KiB).
   std::string stderr_tail() const;
   // Notifications and stray replies skipped so far (for tests and logs).
   std::uint64_t skipped() const { return skipped_; }
 
-  struct Session;
-
  private:
-  Client(std::unique_ptr<Session> session, Limits limits);
+  Client(std::unique_ptr<detail::Transport> transport, Limits limits);
   CallOutcome request(const std::string& method, json::Value params,
                       std::chrono::steady_clock::time_point deadline,
                       const std::atomic<bool>* cancel);
-  std::unique_ptr<Session> session_;
+  std::unique_ptr<detail::Transport> transport_;
   Limits limits_;
   ServerInfo info_;
   std::int64_t next_id_ = 1;

@@ -1,4 +1,4 @@
-#include "http.hpp"
+#include "mf/net/http.hpp"
 
 #include <curl/curl.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <mutex>
 
-namespace mf::model::http {
+namespace mf::net::http {
 
 namespace {
 
@@ -55,7 +55,8 @@ class Shared {
 struct Handles {
   CURL* easy = nullptr;
   CURLM* multi = nullptr;
-  bool configured = false;  // the per-thread options are set (post())
+  bool configured = false;  // the per-thread options are set (send())
+  bool busy = false;        // a request is under way on them (a sink is sending another)
   std::string ca_file;      // the CA file they were set with
   Handles() {
     (void)Shared::get();  // curl_global_init before the first handle
@@ -71,7 +72,7 @@ struct Handles {
 };
 
 struct Transfer {
-  const Post* request = nullptr;
+  const Request* request = nullptr;
   Response* response = nullptr;
   CURL* easy = nullptr;
   Clock::time_point started;
@@ -109,18 +110,26 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   const std::size_t n = size * count;
   t->response->received = true;
   t->last_byte = Clock::now();
-  const std::string_view line(data, n);
+  std::string_view line(data, n);
+  Response& r = *t->response;
   if (line.rfind("HTTP/", 0) == 0) {
-    t->response->retry_after_ms.reset();  // a new response (after 100 Continue, say)
+    r.retry_after_ms.reset();  // a new response (after 100 Continue, say)
+    r.headers.clear();
     return n;
   }
-  constexpr std::string_view kName = "retry-after:";
-  if (line.size() > kName.size()) {
-    std::string head(line.substr(0, kName.size()));
-    std::transform(head.begin(), head.end(), head.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (head == kName) t->response->retry_after_ms = parse_retry_after(line.substr(kName.size()));
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0 || r.headers.size() == Response::kMaxHeaders) {
+    return n;
   }
+  std::string name(line.substr(0, colon));
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string_view value = line.substr(colon + 1);
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!value.empty() && blank(value.front())) value.remove_prefix(1);
+  while (!value.empty() && blank(value.back())) value.remove_suffix(1);
+  if (name == "retry-after") r.retry_after_ms = parse_retry_after(value);
+  r.headers.emplace_back(std::move(name), std::string(value.substr(0, Response::kMaxHeaderBytes)));
   return n;
 }
 
@@ -141,7 +150,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   }
   const bool streamed = t->request->sink && t->response->status >= 200 && t->response->status < 300;
   if (streamed) {
-    if (!t->request->sink(std::string_view(data, n))) {
+    if (!t->request->sink(std::string_view(data, n), *t->response)) {
       t->stopped = true;
       return 0;
     }
@@ -204,8 +213,16 @@ std::string_view outcome_name(Outcome o) {
   return "transport failure";
 }
 
-Response post(const Post& request) {
-  thread_local Handles handles;
+const std::string* Response::header(std::string_view name) const {
+  for (const auto& [n, v] : headers) {
+    if (n == name) return &v;
+  }
+  return nullptr;
+}
+
+namespace {
+
+Response perform(Handles& handles, const Request& request) {
   Response response;
   if (handles.easy == nullptr || handles.multi == nullptr) {
     response.detail = "libcurl could not be initialised";
@@ -220,7 +237,7 @@ Response post(const Post& request) {
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);  // a DELETE is a POST under another name
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "millforge");
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_body);
@@ -242,10 +259,14 @@ Response post(const Post& request) {
   char error[CURL_ERROR_SIZE] = {0};
   curl_slist* headers = nullptr;
   for (const auto& h : request.headers) headers = curl_slist_append(headers, h.c_str());
-  headers = curl_slist_append(headers, "Content-Type: application/json");
+  if (!request.content_type.empty()) {
+    headers = curl_slist_append(headers, ("Content-Type: " + request.content_type).c_str());
+  }
   headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
 
   curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
+                   request.method == Method::Delete ? "DELETE" : nullptr);
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
   curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
@@ -302,6 +323,7 @@ Response post(const Post& request) {
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, nullptr);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, nullptr);
   curl_easy_setopt(easy, CURLOPT_XFERINFODATA, nullptr);
+  curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, nullptr);
   curl_slist_free_all(headers);
 
   if (aborted) {
@@ -321,4 +343,20 @@ Response post(const Post& request) {
   return response;
 }
 
-}  // namespace mf::model::http
+}  // namespace
+
+Response send(const Request& request) {
+  thread_local Handles handles;
+  if (handles.busy) {
+    Handles nested;  // sent from a sink: the thread's handles carry the request under way
+    return perform(nested, request);
+  }
+  handles.busy = true;
+  struct Free {
+    bool& busy;
+    ~Free() { busy = false; }
+  } free{handles.busy};
+  return perform(handles, request);
+}
+
+}  // namespace mf::net::http

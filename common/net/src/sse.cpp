@@ -1,12 +1,13 @@
-// The Server-Sent Events parser of the live backends (wire.hpp): the WHATWG event-stream rules
+// The Server-Sent Events parser (mf/net/sse.hpp): the WHATWG event-stream rules
 // over bytes that arrive in arbitrary pieces. Line ends are found with memchr, complete lines are
 // handled in place in the caller's buffer, and only a line cut by the end of a feed is copied.
+#include "mf/net/sse.hpp"
+
 #include <cstring>
 
 #include "mf/diag/codes.hpp"
-#include "wire.hpp"
 
-namespace mf::model::wire {
+namespace mf::net {
 
 namespace {
 
@@ -133,4 +134,4 @@ Status SseParser::dispatch() {
   return s;
 }
 
-}  // namespace mf::model::wire
+}  // namespace mf::net
