@@ -387,6 +387,53 @@ TEST(PromptDocuments, UnitFaultsPointAtTheMember) {
   EXPECT_EQ(build(*twice).diagnostics()[0].code, "MF-P003");
 }
 
+TEST(PromptDocuments, ConnectorToolsAreMcpToolUnits) {
+  ToolSource echo = tool("echo", "Echo the text back");
+  echo.connector = true;
+  Unit refined;
+  refined.id = "mcp_tool:echo";
+  refined.name = "echo";
+  refined.kind = Kind::McpTool;
+  refined.activation = Activation::Always;
+  auto all = with_tools({refined}, {echo, kGitTools[0]});
+  ASSERT_TRUE(all.ok()) << all.diagnostics()[0].message;
+  ASSERT_EQ(all->size(), 2u);
+  const Unit& u = all->front();
+  EXPECT_EQ(u.id, "mcp_tool:echo");
+  EXPECT_EQ(u.kind, Kind::McpTool);
+  EXPECT_EQ(u.activation, Activation::Always);
+  EXPECT_EQ(*u.schema.find("description"), json::Value("Echo the text back"));
+  EXPECT_EQ(all->back().id, "tool:git_diff");
+  // The refinement reads back unchanged, with no schema of its own.
+  auto back = units_from_json(json::Array{to_json(refined)}, "/units");
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->front().schema.is_null());
+  auto c = Catalog::build(std::move(*all));
+  ASSERT_TRUE(c.ok());
+  Projection p = run(*c, text("nothing to do with anything"));
+  EXPECT_TRUE(has(p.visible_tools, "echo"));
+  EXPECT_TRUE(has(p.active, "mcp_tool:echo"));
+
+  auto code = [](const Result<std::vector<Unit>>& r) {
+    return r.ok() ? std::string("ok") : r.diagnostics()[0].code;
+  };
+  // A connector tool is not a tool: unit: the message says which id it has.
+  auto wrong = with_tools({unit("tool:echo")}, {echo});
+  EXPECT_EQ(code(wrong), "MF-P002");
+  EXPECT_NE(wrong.diagnostics()[0].message.find("mcp_tool:echo"), std::string::npos);
+  // A declared mcp_tool unit with a schema is a unit of its own; refining a connector tool, its
+  // schema would replace the pinned one.
+  auto units =
+      json::parse(R"([{"id":"mcp_tool:echo","schema":{"input_schema":{"type":"object"}}}])");
+  ASSERT_TRUE(units.ok());
+  auto declared = units_from_json(*units, "/units");
+  ASSERT_TRUE(declared.ok());
+  EXPECT_EQ(code(with_tools(*declared, kGitTools)), "ok");
+  EXPECT_EQ(code(with_tools(*declared, {echo})), "MF-P001");
+  EXPECT_EQ(code(with_tools({refined}, kGitTools)), "MF-P002");  // no tool, no schema
+  EXPECT_EQ(code(with_tools({}, {echo, tool("echo", "x")})), "MF-P003");
+}
+
 TEST(PromptDocuments, NormalizedUnitsReadBackUnchanged) {
   auto v = json::parse(
       R"([{"id":"skill:a","aliases":["z","b"],"triggers":[{"phrase":"x y","weight":3}],)"

@@ -410,7 +410,8 @@ Status project_command(const ProjectArgs& args, int out_fd, int explain_fd) {
   }
   std::vector<prompt::ToolSource> sources;
   for (const auto& [key, t] : tools.descriptors()) {
-    sources.push_back({t.model_tool_name, t.description, t.input_schema, t.required_capabilities});
+    sources.push_back({t.model_tool_name, t.description, t.input_schema, t.required_capabilities,
+                       !t.connector.is_null()});
   }
   std::vector<prompt::Unit> declared;
   if (!args.units.empty()) {

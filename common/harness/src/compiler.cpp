@@ -179,7 +179,7 @@ void resolve(Compilation& c) {
   std::vector<prompt::ToolSource> tools;
   for (const auto& b : c.bound) {
     tools.push_back({b.tool->model_tool_name, b.tool->description, b.tool->input_schema,
-                     b.tool->required_capabilities});
+                     b.tool->required_capabilities, !b.tool->connector.is_null()});
   }
   auto catalog = projection_catalog(c.source.projection->units, tools);
   if (!catalog) {

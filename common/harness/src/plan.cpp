@@ -397,6 +397,7 @@ Result<std::optional<PlanProjection>> plan_projection(const json::Value& plan) {
       t.capabilities.push_back(c);
     }
     if (name && description && schema != nullptr) {
+      t.connector = nodes->as_array()[i].find("connector") != nullptr;
       t.name = *name;
       t.description = *description;
       t.input_schema = *schema;

@@ -180,8 +180,6 @@ Result<Unit> unit_from_json(const Value& v, const std::string& pointer) {
             {"description", d ? *d : u.description}, {"input_schema", *in}, {"name", u.name}};
       }
     }
-  } else if (u.kind == Kind::McpTool && !u.id.empty()) {
-    r.add(fault(pointer, "an mcp_tool unit needs a schema"));
   }
   r.reject_unknown({"id", "description", "aliases", "triggers", "activation", "capabilities",
                     "requires", "suggests", "conflicts", "supersedes", "priority", "mandatory",
@@ -212,23 +210,41 @@ Result<std::vector<Unit>> units_from_json(const Value& units, const std::string&
   return out;
 }
 
+std::string tool_unit_id(const std::string& name, bool connector) {
+  return (connector ? "mcp_tool:" : "tool:") + name;
+}
+
 Result<std::vector<Unit>> with_tools(std::vector<Unit> declared,
                                      const std::vector<ToolSource>& tools) {
   std::map<std::string, Unit*> by_id;
   for (auto& u : declared) by_id.emplace(u.id, &u);
   std::vector<Unit> out;
-  std::vector<std::string> imported;
+  diag::Diagnostics faults;
+  std::map<std::string, bool> named;  // tool name -> whether a connector provides it
   for (const auto& t : tools) {
-    const std::string id = "tool:" + t.name;
+    if (auto [it, fresh] = named.emplace(t.name, t.connector);
+        !fresh && it->second != t.connector) {
+      faults.push_back(diag::error(diag::codes::kUnitCatalog,
+                                   "two tools are named '" + t.name + "': a tool and a connector's",
+                                   ""));
+    }
+    const std::string id = tool_unit_id(t.name, t.connector);
     Unit u;
     if (auto it = by_id.find(id); it != by_id.end()) {
       u = std::move(*it->second);
       it->second->id.clear();  // consumed: a second tool of the name is a unit of its own,
       by_id.erase(it);         // which Catalog::build refuses as declared twice (MF-P003)
+      if (t.connector && !u.schema.is_null()) {
+        faults.push_back(diag::error(diag::codes::kUnitMalformed,
+                                     "unit '" + id +
+                                         "' refines a connector tool: its schema is "
+                                         "the pinned descriptor's and cannot be declared",
+                                     ""));
+      }
     } else {
       u.id = id;
       u.name = t.name;
-      u.kind = Kind::Tool;
+      u.kind = t.connector ? Kind::McpTool : Kind::Tool;
     }
     u.description = t.description;
     u.capabilities = t.capabilities;
@@ -239,12 +255,17 @@ Result<std::vector<Unit>> with_tools(std::vector<Unit> declared,
         {"description", t.description}, {"input_schema", t.input_schema}, {"name", t.name}};
     out.push_back(std::move(u));
   }
-  diag::Diagnostics faults;
   for (auto& u : declared) {
     if (u.id.empty()) continue;
-    if (u.kind == Kind::Tool) {
-      faults.push_back(diag::error(diag::codes::kUnitUnknown,
-                                   "unit '" + u.id + "' names no tool of the catalog", ""));
+    if (u.kind == Kind::Tool || (u.kind == Kind::McpTool && u.schema.is_null())) {
+      std::string msg =
+          "unit '" + u.id + "' names no " +
+          (u.kind == Kind::Tool ? "tool of the catalog" : "connector tool and declares no schema");
+      if (auto it = named.find(u.name); it != named.end()) {
+        msg += it->second ? " ('" + u.name + "' is a connector tool: mcp_tool:" + u.name + ")"
+                          : " ('" + u.name + "' is not a connector tool: tool:" + u.name + ")";
+      }
+      faults.push_back(diag::error(diag::codes::kUnitUnknown, std::move(msg), ""));
       continue;
     }
     out.push_back(std::move(u));
@@ -280,6 +301,7 @@ Value to_json(const Unit& u) {
                          {"priority", u.priority},
                          {"mandatory", u.mandatory}};
   if (u.kind == Kind::McpTool) {
+    if (u.schema.is_null()) return v;  // a declared refinement of a connector tool
     v.set("schema", json::Object{{"description", *u.schema.find("description")},
                                  {"input_schema", *u.schema.find("input_schema")}});
   } else if (u.kind != Kind::Tool) {  // a tool's schema is its descriptor's, never declared

@@ -36,7 +36,13 @@ prompt::Input Projector::input(const tools::ToolExecutor& executor, const TurnFa
                     [&](const auto& rule) { return executor.succeeded(rule.node_id); });
     if (ready) in.signals.push_back("ready:" + b.node_id);
   }
-  for (const auto& name : facts.named) in.selected.push_back("tool:" + name);
+  for (const auto& name : facts.named) {
+    const auto& bs = executor.bindings();
+    auto b = std::find_if(bs.begin(), bs.end(),
+                          [&](const auto& x) { return x.tool.model_tool_name == name; });
+    in.selected.push_back(
+        prompt::tool_unit_id(name, b != bs.end() && !b->tool.connector.is_null()));
+  }
   return in;
 }
 

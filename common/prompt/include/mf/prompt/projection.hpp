@@ -47,21 +47,27 @@ struct Unit {
 };
 
 // A tool the catalog may project: its model-facing name, description, closed input schema and
-// the capabilities a call needs.
+// the capabilities a call needs; `connector` when an MCP server provides it (docs/connectors.md).
 struct ToolSource {
   std::string name;
   std::string description;
   json::Value input_schema;
   std::vector<std::string> capabilities;
+  bool connector = false;
 };
+
+// The unit id of a tool: "tool:<name>", or "mcp_tool:<name>" for a connector tool.
+std::string tool_unit_id(const std::string& name, bool connector);
 
 // Reads the "units" array of a units document or a harness's projection section; `pointer` is
 // where that array sits, for diagnostics (MF-P001).
 Result<std::vector<Unit>> units_from_json(const json::Value& units, const std::string& pointer);
 
-// Every tool becomes a unit "tool:<name>" with its schema and capabilities; a declared unit of
+// Every tool becomes a unit (tool_unit_id) with its schema and capabilities; a declared unit of
 // that id refines it (aliases, triggers, activation, relations, priority, mandatory). A declared
-// tool unit without a tool is MF-P002.
+// tool unit without a tool is MF-P002, and so is a declared mcp_tool unit with neither a connector
+// tool nor a schema of its own; one that refines a connector tool and declares a schema is MF-P001
+// (the pinned descriptor's schema is the one shown). Two tools of one name are MF-P003.
 Result<std::vector<Unit>> with_tools(std::vector<Unit> declared,
                                      const std::vector<ToolSource>& tools);
 
