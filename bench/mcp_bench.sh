@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Per-call overhead of the MCP client against the official TypeScript SDK client, the same calls
-# on the same local stdio servers in the same run: tests/server/mcp_misbehave.py's echo (a
-# server that answers at once) and server-everything's echo. Prints one line per pair with the
-# ratio SDK/ours (above 1: ours is faster).
+# on the same local servers in the same run: tests/server/mcp_misbehave.py's echo (a stdio
+# server that answers at once) and server-everything's echo, on stdio and over Streamable HTTP.
+# Prints one line per pair with the ratio SDK/ours (above 1: ours is faster).
 # usage: MF_BIN=build/bin bench/mcp_bench.sh [CALLS]   (default 2000)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,3 +23,10 @@ pair() {
 }
 pair misbehave echo '{"text":"ping"}' python3 "$here/../tests/server/mcp_misbehave.py"
 pair everything echo '{"message":"ping"}' node "$everything" stdio
+# Streamable HTTP: server-everything on a free loopback port, for the run of this script.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$port node "$everything" streamableHttp >/dev/null 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null' EXIT
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break; sleep 0.1; done
+pair everything-http echo '{"message":"ping"}' "http://127.0.0.1:$port/mcp"

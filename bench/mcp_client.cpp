@@ -1,6 +1,6 @@
 // The MCP client's per-call cost, the same measurement as bench/mcp/sdk_client.mjs makes of the
 // official TypeScript SDK: connect, then N sequential tools/call of TOOL, timing only the calls.
-// usage: mcp_client N TOOL ARGS_JSON -- server-cmd [args...]
+// usage: mcp_client N TOOL ARGS_JSON -- server-cmd [args...]|URL   (one http:// URL: Streamable HTTP)
 // Prints {"calls":N,"client":"millforge","per_call_us":…,"total_us":…}.
 #include <chrono>
 #include <cstdio>
@@ -23,7 +23,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   mf::mcp::ServerSpec spec;
-  for (int i = 5; i < argc; ++i) spec.command.emplace_back(argv[i]);
+  if (argc == 6 && std::strncmp(argv[5], "http", 4) == 0) {
+    spec.url = argv[5];
+  } else {
+    for (int i = 5; i < argc; ++i) spec.command.emplace_back(argv[i]);
+  }
   auto client = mf::mcp::Client::connect(spec);
   if (!client) {
     std::fprintf(stderr, "mcp_client: %s\n", client.diagnostics().front().message.c_str());

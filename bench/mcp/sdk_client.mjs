@@ -1,6 +1,7 @@
 // The official MCP TypeScript SDK as a peer client, for comparing Millforge's MCP client per call.
 //
-// Connects `Client` + `StdioClientTransport` to the stdio server given after `--`, runs the
+// Connects `Client` + `StdioClientTransport` to the stdio server given after `--` (or
+// `StreamableHTTPClientTransport` when what follows `--` is one http:// URL), runs the
 // initialize handshake, then N sequential `tools/call` of TOOL with ARGS_JSON, and prints one JSON
 // line: {"client":"ts-sdk","calls":N,"total_us":...,"per_call_us":...}. Only the N calls are
 // timed (not Node's start, the server's spawn or the handshake). A call that fails, or whose result
@@ -10,7 +11,7 @@
 // The SDK comes from the cache scripts/fetch-mcp-servers.sh fills, never from the source tree:
 // MF_MCP_NODE_MODULES names its node_modules directory (DEST/node_modules).
 //
-// usage: MF_MCP_NODE_MODULES=DIR node bench/mcp/sdk_client.mjs N TOOL ARGS_JSON -- server-cmd [args...]
+// usage: MF_MCP_NODE_MODULES=DIR node bench/mcp/sdk_client.mjs N TOOL ARGS_JSON -- server-cmd [args...]|URL
 //   e.g. ... node bench/mcp/sdk_client.mjs 1000 echo '{"text":"hi"}' -- tests/server/mcp_misbehave.py
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -41,10 +42,16 @@ if (!nodeModules) usage("MF_MCP_NODE_MODULES is not set (scripts/fetch-mcp-serve
 const sdk = path.resolve(nodeModules, "@modelcontextprotocol/sdk/dist/esm");
 const load = (rel) => import(pathToFileURL(path.join(sdk, rel)).href);
 const { Client } = await load("client/index.js");
-const { StdioClientTransport } = await load("client/stdio.js");
 
 const client = new Client({ name: "millforge-bench-ts-sdk", version: "1.0.0" });
-const transport = new StdioClientTransport({ command, args: commandArgs, env: process.env, stderr: "inherit" });
+let transport;
+if (/^https?:\/\//.test(command) && commandArgs.length === 0) {
+  const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
+  transport = new StreamableHTTPClientTransport(new URL(command));
+} else {
+  const { StdioClientTransport } = await load("client/stdio.js");
+  transport = new StdioClientTransport({ command, args: commandArgs, env: process.env, stderr: "inherit" });
+}
 let status = 0;
 try {
   await client.connect(transport); // spawns the server, initialize, notifications/initialized
