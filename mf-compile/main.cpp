@@ -23,6 +23,7 @@ struct Opts {
   cli::Text units, input;
   cli::Flag explain;
   cli::Text server, policy, timeout_ms;
+  cli::Texts server_env;
 };
 
 // mf-compile project: one prompt projection (docs/projection.md) on stdout.
@@ -66,7 +67,7 @@ int connector(const cli::Context& ctx, const Opts& o, const std::vector<std::str
       }
       if (timeout < 1) return cli::usage_error(ctx.tool, "--timeout-ms takes a positive integer");
     }
-    doc = mf::mcp::discover_command(ctx.get(o.server), timeout);
+    doc = mf::mcp::discover_command(ctx.get(o.server), ctx.get(o.server_env), timeout);
   } else if (args.size() == 3 && args[1] == "admit") {
     if (int rc = cli::require(ctx, {o.policy}); rc != 0) return rc;
     doc = mf::mcp::admit_command(args[2], ctx.get(o.policy));
@@ -117,7 +118,8 @@ int main(int argc, char** argv) {
           "mf-compile [options] HARNESS.yaml|HARNESS.json|-\n"
           "       mf-compile verify PLAN.compiled.json|-\n"
           "       mf-compile project --input INPUT.json [--catalog C] [--units U] [--explain]\n"
-          "       mf-compile connector discover --server CMD|URL [--timeout-ms MS]\n"
+          "       mf-compile connector discover --server CMD|URL [--server-env NAME]... "
+          "[--timeout-ms MS]\n"
           "       mf-compile connector admit SNAPSHOT.json|- --policy POLICY.json|-",
       .examples =
           {
@@ -134,6 +136,8 @@ int main(int argc, char** argv) {
               "@modelcontextprotocol/server-filesystem "
               "/data' > snap.json",
               "mf-compile connector discover --server http://127.0.0.1:3001/mcp > snap.json",
+              "GITHUB_TOKEN=... mf-compile connector discover --server-env GITHUB_TOKEN "
+              "--server 'npx -y @modelcontextprotocol/server-github' > snap.json",
               "mf-compile connector admit snap.json --policy admit.json > manifest.json",
               "mf-compile harness.yaml --catalog builtin --catalog manifest.json -o -",
           },
@@ -152,7 +156,9 @@ int main(int argc, char** argv) {
           "a malformed unit or input, or a mandatory unit over the budget, exits 2. "
           "connector discover starts an MCP server on stdio (--server CMD, a command line) or "
           "opens a session with a running one over Streamable HTTP (--server URL, http:// or "
-          "https://), lists its tools and prints the discovery snapshot; connector admit prints "
+          "https://), lists its tools and prints the discovery snapshot; a stdio server's "
+          "environment holds only HOME, LANG, LC_ALL, LOGNAME, PATH, SHELL, TERM, TMPDIR, TZ, "
+          "USER and the --server-env variables; connector admit prints "
           "the tool catalog (manifest) a policy admits "
           "from a snapshot, each tool pinned to the server and its listed digest, for --catalog "
           "(docs/connectors.md). A server that cannot be reached exits 2 (MF-N001); every "
@@ -194,13 +200,19 @@ int main(int argc, char** argv) {
       .input = d.text({"input", "project: the turn's input document", "FILE|-", kProject}),
       .explain = d.flag({"explain", "project: also a readable account of every decision, on stderr",
                          "", kProject}),
-      .server = d.text(
-          {"server", "connector discover: the server's command line (stdio)", "CMD", kConnector}),
+      .server = d.text({"server",
+                        "connector discover: the server's command line (stdio), or the URL of "
+                        "its endpoint (Streamable HTTP)",
+                        "CMD|URL", kConnector}),
       .policy = d.text({"policy", "connector admit: the admission policy", "FILE|-", kConnector}),
       .timeout_ms = d.text({"timeout-ms",
                             "connector discover: start, initialize and listing within MS "
                             "(default 30000)",
                             "MS", kConnector}),
+      .server_env = d.texts({"server-env",
+                             "connector discover: pass this variable of the environment to a "
+                             "stdio server too, pinned by name (repeatable)",
+                             "NAME", kConnector}),
   };
 
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {

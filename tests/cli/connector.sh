@@ -218,6 +218,45 @@ done
 jq -e '[.tools[].tool.name] | length >= 4' "$tmp/snap-paginate.json" >/dev/null ||
   fail "paginate: tools of later pages missing"
 
+# The environment: a stdio server gets the base variables and those named, pinned by name.
+export MF_TEST_PASSED=passed MF_TEST_KEPT_BACK=kept-back
+rm -f "$tmp/state-ok"
+run 0 "$compile" connector discover --server "$(misbehave_cmd ok)" --server-env MF_TEST_PASSED \
+  --server-env MF_TEST_PASSED
+jq -e '.server.env == ["MF_TEST_PASSED"]' "$tmp/out" >/dev/null || fail "env: not pinned by name"
+! grep -q "passed" <(jq -c .server "$tmp/out") || fail "env: a value is pinned"
+cp "$tmp/out" "$tmp/snap-env.json"
+jq -n '{schema_version:"1.0", kind:"millforge_connector_policy", connector_id:"mis",
+        allowed_capabilities:["mis.read"],
+        tools:[{provider_tool_name:"getenv", required_capabilities:["mis.read"],
+                side_effect_class:"read_only", idempotency:"idempotent"}]}' >"$tmp/env-policy.json"
+run 0 "$compile" connector admit "$tmp/snap-env.json" --policy "$tmp/env-policy.json"
+cp "$tmp/out" "$tmp/man-env.json"
+jq -e '.tools[0].connector.server.env == ["MF_TEST_PASSED"]' "$tmp/man-env.json" >/dev/null ||
+  fail "env: the manifest lacks the names"
+sed -e 's/mcp.everything.echo@1/mcp.mis.getenv@1/' -e '/^    add:/,/- node_id: echo/d' \
+  -e 's/- node_id: add/- node_id: echo/' "$cx/everything.yaml" >"$tmp/env.yaml"
+run 0 "$compile" "$tmp/env.yaml" --catalog builtin --catalog "$tmp/man-env.json" -o -
+cp "$tmp/out" "$tmp/plan-env.json"
+cat >"$tmp/env-run.json" <<'JSON'
+{"steps": [
+  {"tool_calls": [{"name": "getenv", "arguments": {"name": "MF_TEST_PASSED"}},
+                  {"name": "getenv", "arguments": {"name": "MF_TEST_KEPT_BACK"}}]},
+  {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "done"}}]}
+]}
+JSON
+run 0 "$runner" --plan "$tmp/plan-env.json" --model "scripted:$tmp/env-run.json" \
+  --request '{"instruction":"read the environment"}' --workspace "$tmp/ws" \
+  --trace "$tmp/te.jsonl" --trace-content inline
+jq -se '[.[] | select(.event == "tool_completed" and .record.node_id == "echo") | .record.summary]
+        == ["passed", "<unset>"]' "$tmp/te.jsonl" >/dev/null || fail "env: the server's environment"
+refuse 2 MF-U001 "$compile" connector discover --server "$(misbehave_cmd ok)" --server-env 'A=B'
+refuse 2 MF-U001 "$compile" connector discover --server http://127.0.0.1:1/mcp --server-env HOME
+jq '.server.env = ["Z", "A"]' "$tmp/snap-env.json" >"$tmp/p.json"
+refuse 2 MF-S020 "$compile" connector admit "$tmp/p.json" --policy "$tmp/env-policy.json"
+grep -q "(at /server/env)" "$tmp/err" || fail "env: pointer of unsorted names"
+unset MF_TEST_PASSED MF_TEST_KEPT_BACK
+
 # A server that leaves a grandchild behind: it dies with the discovery.
 run 0 "$compile" connector discover --server "$(misbehave_cmd orphan --pidfile "$tmp/orphan.pid")"
 sleep 0.2

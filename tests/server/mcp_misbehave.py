@@ -17,6 +17,7 @@ when stdin closes. Tools:
   add  {a: number, b: number} -> text content of the sum, structuredContent {sum}
   fail {}                    -> isError result, text "it failed"
   sleep {ms: integer}        -> sleeps ms milliseconds (in a thread: pings etc. go on), then "slept"
+  getenv {name: string}      -> the value of that environment variable, or "<unset>"
 Bad arguments give an isError result; an unknown tool a -32602 error.
 
 Modes (where each one strikes):
@@ -168,7 +169,10 @@ def tools(count):
     if mode == "unsupported-schema":
         echo_props["text"]["pattern"] = "^a"
         echo_props["style"] = {"oneOf": [{"type": "string"}, {"type": "integer"}]}
-    listed = [echo, add, fail, sleep]
+    getenv = {"name": "getenv", "description": "The value of an environment variable",
+              "inputSchema": {"type": "object", "required": ["name"],
+                              "properties": {"name": {"type": "string"}}}}
+    listed = [echo, add, fail, sleep, getenv]
     if mode == "drift-remove" and count >= 2:
         listed.remove(add)
     return listed
@@ -190,6 +194,8 @@ def run_tool(name, args):
         return text(json.dumps(s), structuredContent={"sum": s})
     if name == "fail":
         return text("it failed", True)
+    if name == "getenv":
+        return text(os.environ.get(str(args.get("name")), "<unset>"))
     ms = args.get("ms")
     if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
         return text("invalid arguments: ms must be an integer >= 0", True)
@@ -218,7 +224,7 @@ def tools_call(req):
         raw(b"this is not JSON {{{\n")
     if mode == "wrong-id":
         req = dict(req, id=rid + 1000 if is_num(rid) else f"{rid}-wrong")
-    if name not in ("echo", "add", "fail", "sleep"):
+    if name not in ("echo", "add", "fail", "sleep", "getenv"):
         return error(req, -32602, f"unknown tool: {name}")
     result(req, text("x" * (64 * MiB)) if mode == "huge-output" else run_tool(name, args))
 

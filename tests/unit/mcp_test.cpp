@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "mf/diag/codes.hpp"
 #include "mf/json/canonical.hpp"
@@ -163,6 +164,43 @@ TEST(McpClient, ATimeoutLeavesTheSessionUsable) {
   auto ok = (*c)->call_tool("echo", parse(R"({"text":"hi"})"), later, nullptr);
   ASSERT_EQ(ok.status, mcp::CallStatus::Ok) << ok.error;
   EXPECT_EQ(mcp::tool_result(ok.result).text, "hi");
+}
+
+TEST(McpClient, AStdioServerSeesOnlyTheBaseVariablesAndTheNamedOnes) {
+  ::setenv("MF_TEST_PASSED", "passed", 1);
+  ::setenv("MF_TEST_KEPT_BACK", "sk-abcdefghijklmnopqrstuvwxyz0123456789", 1);
+  mcp::ServerSpec spec = misbehave("ok");
+  spec.env = {"MF_TEST_PASSED"};
+  auto c = mcp::Client::connect(spec);
+  ASSERT_TRUE(c);
+  auto value = [&](const char* name) {
+    const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    auto r = (*c)->call_tool("getenv", mf::json::Object{{"name", name}}, later, nullptr);
+    EXPECT_EQ(r.status, mcp::CallStatus::Ok) << r.error;
+    return mcp::tool_result(r.result).text;
+  };
+  EXPECT_EQ(value("MF_TEST_PASSED"), "passed");
+  EXPECT_EQ(value("MF_TEST_KEPT_BACK"), "<unset>");
+  EXPECT_EQ(value("HOME"), std::getenv("HOME"));  // PATH: a version manager may prepend to it
+}
+
+TEST(McpServerArgument, EnvironmentNamesAreCheckedAndSorted) {
+  auto s = mcp::parse_server_argument("srv", {"B_2", "A", "B_2"});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->env, (std::vector<std::string>{"A", "B_2"}));
+  EXPECT_EQ(mf::json::canonical(mcp::to_json(*s)),
+            R"({"command":["srv"],"env":["A","B_2"],"transport":"stdio"})");
+  EXPECT_FALSE(mcp::parse_server_argument("srv", {"1X"}));
+  EXPECT_FALSE(mcp::parse_server_argument("srv", {"A=B"}));
+  EXPECT_FALSE(mcp::parse_server_argument("http://h/mcp", {"A"}));
+  for (const char* bad : {R"({"transport":"stdio","command":["a"],"env":["B","A"]})",
+                          R"({"transport":"stdio","command":["a"],"env":[]})",
+                          R"({"transport":"stdio","command":["a"],"env":["A B"]})",
+                          R"({"transport":"http","url":"http://h/x","env":["A"]})"}) {
+    auto r = mcp::server_from_json(parse(bad), "/server");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.diagnostics().front().pointer, "/server/env") << bad;
+  }
 }
 
 TEST(McpClient, GarbageBreaksTheSessionForGood) {

@@ -33,11 +33,37 @@ std::string shown(std::string_view text, std::size_t max) {
 
 json::Value to_json(const ServerSpec& s) {
   if (!s.url.empty()) return json::Object{{"transport", "http"}, {"url", s.url}};
-  return json::Object{{"command", json::Array(s.command.begin(), s.command.end())},
-                      {"transport", "stdio"}};
+  Value v = json::Object{{"command", json::Array(s.command.begin(), s.command.end())}};
+  if (!s.env.empty()) v.set("env", json::Array(s.env.begin(), s.env.end()));
+  v.set("transport", "stdio");
+  return v;
 }
 
 namespace {
+
+constexpr std::size_t kMaxEnv = 64;
+
+bool env_name(std::string_view n) {
+  const auto word = [](char c, bool first) {
+    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (!first && c >= '0' && c <= '9');
+  };
+  if (n.empty() || n.size() > 128 || !word(n.front(), true)) return false;
+  return std::all_of(n.begin() + 1, n.end(), [&](char c) { return word(c, false); });
+}
+
+// Sorted, without repeats; "" when every name is one, else what is wrong.
+std::string normalize_env(std::vector<std::string>& names) {
+  if (names.size() > kMaxEnv) return "a server is given at most 64 environment variables";
+  for (const auto& n : names) {
+    if (!env_name(n)) {
+      return "an environment variable name is [A-Za-z_][A-Za-z0-9_]*, at most 128 bytes";
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return {};
+}
 
 // Why `url` is not an endpoint this client reaches, or "" when it is one.
 std::string url_fault(std::string_view url) {
@@ -70,7 +96,7 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
     return bad("a server's transport must be \"stdio\" or \"http\"", pointer + "/transport");
   }
   for (const auto& m : v.as_object()) {
-    if (m.key != "transport" && m.key != (http ? "url" : "command")) {
+    if (m.key != "transport" && m.key != (http ? "url" : "command") && (http || m.key != "env")) {
       return diag::error(codes::kUnknownField, "unknown member '" + m.key + "' of a server",
                          pointer + "/" + m.key);
     }
@@ -97,14 +123,35 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
     s.command.push_back(a.as_string());
   }
   if (s.command.front().empty()) return bad("a server's program is empty", pointer + "/command/0");
+  if (const Value* e = v.find("env"); e != nullptr) {
+    if (!e->is_array()) return bad("a server's env is an array of names", pointer + "/env");
+    for (const Value& n : e->as_array()) {
+      if (!n.is_string()) return bad("a server's env is an array of names", pointer + "/env");
+      s.env.push_back(n.as_string());
+    }
+    const std::vector<std::string> given = s.env;
+    if (std::string why = normalize_env(s.env); !why.empty()) return bad(why, pointer + "/env");
+    if (s.env != given || s.env.empty()) {
+      return bad("a server's env is 1..64 names, sorted, without repeats", pointer + "/env");
+    }
+  }
   return s;
 }
 
-Result<ServerSpec> parse_server_argument(std::string_view text) {
+Result<ServerSpec> parse_server_argument(std::string_view text,
+                                         const std::vector<std::string>& env) {
   ServerSpec s;
+  s.env = env;
+  if (std::string why = normalize_env(s.env); !why.empty()) {
+    return diag::error(codes::kUsage, "--server-env: " + why);
+  }
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   if (text.starts_with("http://") || text.starts_with("https://")) {
+    if (!s.env.empty()) {
+      return diag::error(codes::kUsage,
+                         "--server-env: an HTTP server runs elsewhere; its environment is its own");
+    }
     if (std::string why = url_fault(text); !why.empty()) {
       return diag::error(codes::kUsage, "--server: " + why);
     }

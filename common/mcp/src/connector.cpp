@@ -323,7 +323,7 @@ Result<json::Value> admit(const json::Value& snapshot, const json::Value& policy
     if (secret_like(snap->server.command[i])) {
       ds.push_back(diag::error(codes::kConnectorSecret,
                                "the server command holds what looks like a secret; pass it "
-                               "through the server's environment instead",
+                               "through the server's environment instead (--server-env NAME)",
                                at_index("/server/command", i)));
     }
   }

@@ -232,7 +232,9 @@ class HttpTransport final : public Transport {
 
 Result<std::unique_ptr<Transport>> open_transport(const ServerSpec& spec, const Limits& limits) {
   if (!spec.url.empty()) return std::unique_ptr<Transport>(new HttpTransport(spec.url, limits));
-  auto server = process::Server::start({spec.command, {}, {}});
+  std::vector<std::string> keep(std::begin(kServerEnv), std::end(kServerEnv));
+  keep.insert(keep.end(), spec.env.begin(), spec.env.end());
+  auto server = process::Server::start({spec.command, {}, {}, std::move(keep)});
   if (!server) {
     auto ds = server.take_diagnostics();
     for (auto& d : ds) d.code = codes::kConnectorUnreachable;

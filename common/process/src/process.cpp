@@ -12,6 +12,7 @@
 #include <boost/process/extend.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -123,18 +124,27 @@ diag::Diagnostic cannot_run(const std::string& program, const std::string& why) 
 }
 
 // What a child is started from: the executable (a name without '/' looked up on PATH; empty when
-// not found), its arguments, and the inherited environment with `env` set on top.
+// not found), its arguments, and the inherited environment (only the `keep` variables of it when
+// given) with `env` set on top. The program is looked up on this process's PATH either way.
 struct Program {
   boost::filesystem::path exe;
   std::vector<std::string> args;
   bp::environment env;
 };
 Program program_of(const std::vector<std::string>& argv,
-                   const std::vector<std::pair<std::string, std::string>>& env) {
+                   const std::vector<std::pair<std::string, std::string>>& env,
+                   const std::optional<std::vector<std::string>>& keep = std::nullopt) {
   const std::string& name = argv.front();
   Program p{
       name.find('/') == std::string::npos ? bp::search_path(name) : boost::filesystem::path(name),
       std::vector<std::string>(argv.begin() + 1, argv.end()), boost::this_process::environment()};
+  if (keep) {
+    bp::environment kept;
+    for (const auto& key : *keep) {
+      if (const char* value = std::getenv(key.c_str()); value != nullptr) kept[key] = value;
+    }
+    p.env = kept;
+  }
   for (const auto& [key, value] : env) p.env[key] = value;
   return p;
 }
@@ -398,7 +408,7 @@ Result<std::unique_ptr<Server>> Server::start(const ServerCommand& command,
                                               std::size_t stderr_tail_bytes) {
   if (command.argv.empty()) return diag::error(diag::codes::kInternal, "server: empty argv");
   const std::string& program = command.argv.front();
-  Program p = program_of(command.argv, command.env);
+  Program p = program_of(command.argv, command.env, command.keep_env);
   if (p.exe.empty()) return cannot_run(program, "not found on PATH");
   // [0] the child's end, [1] ours, for stdin, stdout, stderr and the reaper's exit report.
   int in[2], out[2], err[2], st[2];

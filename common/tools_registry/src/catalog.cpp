@@ -169,16 +169,22 @@ void read_connector(const json::Value& c, const std::string& at, EntryFaults& fa
     const json::Value* t = server->find("transport");
     const json::Value* cmd = server->find("command");
     const json::Value* url = server->find("url");
+    const json::Value* env = server->find("env");
+    const auto strings = [](const json::Value* a) {
+      return a != nullptr && a->is_array() && !a->as_array().empty() &&
+             std::all_of(a->as_array().begin(), a->as_array().end(),
+                         [](const json::Value& s) { return s.is_string(); });
+    };
     const bool stdio = t != nullptr && t->is_string() && t->as_string() == "stdio" &&
-                       cmd != nullptr && cmd->is_array() && !cmd->as_array().empty() &&
-                       std::all_of(cmd->as_array().begin(), cmd->as_array().end(),
-                                   [](const json::Value& a) { return a.is_string(); });
+                       strings(cmd) && (env == nullptr || strings(env)) &&
+                       server->as_object().size() == (env == nullptr ? 2U : 3U);
     const bool http = t != nullptr && t->is_string() && t->as_string() == "http" &&
-                      url != nullptr && url->is_string() && !url->as_string().empty();
-    if (!(stdio || http) || server->as_object().size() != 2) {
+                      url != nullptr && url->is_string() && !url->as_string().empty() &&
+                      server->as_object().size() == 2;
+    if (!(stdio || http)) {
       ds.push_back(diag::error(codes::kMalformedDescriptor,
-                               "server must be {\"transport\":\"stdio\",\"command\":[strings]} "
-                               "or {\"transport\":\"http\",\"url\":string}",
+                               "server must be {\"transport\":\"stdio\",\"command\":[strings]"
+                               "[,\"env\":[names]]} or {\"transport\":\"http\",\"url\":string}",
                                at + "/server"));
     }
   }

@@ -4,14 +4,17 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
 
 namespace mf::mcp {
 
-// `--server CMD` (split as a shell splits words) and the connect timeout.
-Result<json::Value> discover_command(const std::string& server, std::int64_t timeout_ms);
+// `--server CMD|URL` (a command line split as a shell splits words), `--server-env` names and the
+// connect timeout.
+Result<json::Value> discover_command(const std::string& server, const std::vector<std::string>& env,
+                                     std::int64_t timeout_ms);
 // Snapshot and policy files (`-` = stdin for one of them).
 Result<json::Value> admit_command(const std::string& snapshot_path, const std::string& policy_path);
 

@@ -70,6 +70,8 @@ struct ServerCommand {
   std::vector<std::string> argv;  // argv[0]: a path, or a name looked up on PATH
   std::string cwd;                // empty: the caller's working directory
   std::vector<std::pair<std::string, std::string>> env;  // set on top of the inherited environment
+  // When set, only these inherited variables reach the child (those that are set), `env` on top.
+  std::optional<std::vector<std::string>> keep_env;
 };
 
 enum class Io : std::uint8_t { Ok, Closed, TimedOut, Cancelled };
