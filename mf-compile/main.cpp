@@ -24,6 +24,7 @@ struct Opts {
   cli::Flag explain;
   cli::Text server, policy, timeout_ms;
   cli::Texts server_env;
+  cli::Text bearer_env;
 };
 
 // mf-compile project: one prompt projection (docs/projection.md) on stdout.
@@ -67,7 +68,8 @@ int connector(const cli::Context& ctx, const Opts& o, const std::vector<std::str
       }
       if (timeout < 1) return cli::usage_error(ctx.tool, "--timeout-ms takes a positive integer");
     }
-    doc = mf::mcp::discover_command(ctx.get(o.server), ctx.get(o.server_env), timeout);
+    doc = mf::mcp::discover_command(ctx.get(o.server), ctx.get(o.server_env), ctx.get(o.bearer_env),
+                                    timeout);
   } else if (args.size() == 3 && args[1] == "admit") {
     if (int rc = cli::require(ctx, {o.policy}); rc != 0) return rc;
     doc = mf::mcp::admit_command(args[2], ctx.get(o.policy));
@@ -119,7 +121,7 @@ int main(int argc, char** argv) {
           "       mf-compile verify PLAN.compiled.json|-\n"
           "       mf-compile project --input INPUT.json [--catalog C] [--units U] [--explain]\n"
           "       mf-compile connector discover --server CMD|URL [--server-env NAME]... "
-          "[--timeout-ms MS]\n"
+          "[--bearer-env NAME] [--timeout-ms MS]\n"
           "       mf-compile connector admit SNAPSHOT.json|- --policy POLICY.json|-",
       .examples =
           {
@@ -158,7 +160,8 @@ int main(int argc, char** argv) {
           "opens a session with a running one over Streamable HTTP (--server URL, http:// or "
           "https://), lists its tools and prints the discovery snapshot; a stdio server's "
           "environment holds only HOME, LANG, LC_ALL, LOGNAME, PATH, SHELL, TERM, TMPDIR, TZ, "
-          "USER and the --server-env variables; connector admit prints "
+          "USER and the --server-env variables; an HTTP server is sent the token of --bearer-env; "
+          "connector admit prints "
           "the tool catalog (manifest) a policy admits "
           "from a snapshot, each tool pinned to the server and its listed digest, for --catalog "
           "(docs/connectors.md). A server that cannot be reached exits 2 (MF-N001); every "
@@ -213,6 +216,10 @@ int main(int argc, char** argv) {
                              "connector discover: pass this variable of the environment to a "
                              "stdio server too, pinned by name (repeatable)",
                              "NAME", kConnector}),
+      .bearer_env = d.text({"bearer-env",
+                            "connector discover: send an HTTP server the token this variable "
+                            "holds (Authorization: Bearer), pinned by name",
+                            "NAME", kConnector}),
   };
 
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {

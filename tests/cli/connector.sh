@@ -315,13 +315,13 @@ jq -se '[.[] | select(.event == "tool_completed") | .record.connector | select(.
 run 0 "$replay" --strict --plan "$tmp/hplan.json" --workspace "$tmp/ws" "$tmp/ht.jsonl"
 jq -e '.status == "identical"' "$tmp/out" >/dev/null || fail "strict replay of an HTTP run"
 
-# http_start MODE : mcp_http_misbehave.py in MODE, its endpoint in $mis_server, its log in
+# http_start MODE [ARGS...] : mcp_http_misbehave.py in MODE, its endpoint in $mis_server, its log in
 # $tmp/http-MODE.log.
 http_start() {
   rm -f "$tmp/http-$1.port"
   : >"$tmp/http-$1.log"
   python3 "$http_misbehave" --mode "$1" --port-file "$tmp/http-$1.port" --log "$tmp/http-$1.log" \
-    --parent-pid $$ 2>"$tmp/http-$1.err" &
+    --parent-pid $$ "${@:2}" 2>"$tmp/http-$1.err" &
   servers+=($!)
   for _ in $(seq 100); do [[ -s $tmp/http-$1.port ]] && break; sleep 0.1; done
   mis_server=http://127.0.0.1:$(<"$tmp/http-$1.port")/mcp
@@ -372,6 +372,39 @@ refuse 2 MF-N010 "$compile" connector admit "$tmp/p.json" --policy "$cx/everythi
 grep -q "p.json: error MF-N010: .*(at /server/url)" "$tmp/err" || fail "secret URL: pointer"
 jq '.server.url = "ftp://127.0.0.1/mcp"' "$tmp/hsnap.json" >"$tmp/p.json"
 refuse 2 MF-S020 "$compile" connector admit "$tmp/p.json" --policy "$cx/everything.policy.json"
+# A server that wants a token: sent from the variable --bearer-env names, pinned by that name,
+# never shown, not even when the server quotes it back.
+token=tok-0123456789abcdefXYZ
+http_start auth --token "$token"
+refuse 2 MF-N001 "$compile" connector discover --server "$mis_server"
+grep -q "HTTP 401 (it wants a token: --bearer-env NAME)" "$tmp/err" || fail "auth: $(cat "$tmp/err")"
+export MF_TEST_BEARER=wrong-0123456789abcdefXYZ
+refuse 2 MF-N001 "$compile" connector discover --server "$mis_server" --bearer-env MF_TEST_BEARER
+grep -q "the token is refused" "$tmp/err" || fail "auth: $(cat "$tmp/err")"
+! grep -q "$MF_TEST_BEARER" "$tmp/err" || fail "auth: a refused token is shown"
+export MF_TEST_BEARER=$token
+run 0 "$compile" connector discover --server "$mis_server" --bearer-env MF_TEST_BEARER
+jq -e '.server.bearer_env == "MF_TEST_BEARER"' "$tmp/out" >/dev/null || fail "auth: not pinned"
+! grep -q "$token" "$tmp/out" || fail "auth: the token is in the snapshot"
+cp "$tmp/out" "$tmp/snap-auth.json"
+echo_policy
+run 0 "$compile" connector admit "$tmp/snap-auth.json" --policy "$tmp/mis-policy.json"
+cp "$tmp/out" "$tmp/man-auth.json"
+sed -e 's/mcp.everything.echo@1/mcp.mis.echo@1/' -e '/^    add:/,/- node_id: echo/d' \
+  -e 's/- node_id: add/- node_id: echo/' "$cx/everything.yaml" >"$tmp/auth.yaml"
+run 0 "$compile" "$tmp/auth.yaml" --catalog builtin --catalog "$tmp/man-auth.json" -o -
+cp "$tmp/out" "$tmp/plan-auth.json"
+run 0 "$runner" --plan "$tmp/plan-auth.json" --model "scripted:$tmp/mis-run.json" \
+  --request '{"instruction":"echo ping"}' --workspace "$tmp/ws" --trace "$tmp/ta.jsonl"
+jq -e '.terminal == "completed"' "$tmp/out" >/dev/null || fail "auth: run"
+! grep -q "$token" "$tmp/ta.jsonl" "$tmp/plan-auth.json" || fail "auth: the token is written"
+unset MF_TEST_BEARER
+rm -f "$tmp/ta.jsonl"
+refuse 2 MF-N001 "$runner" --plan "$tmp/plan-auth.json" --model "scripted:$tmp/mis-run.json" \
+  --request '{"instruction":"echo ping"}' --workspace "$tmp/ws" --trace "$tmp/ta.jsonl"
+grep -q "MF_TEST_BEARER (its bearer token) is not set" "$tmp/err" || fail "auth: $(cat "$tmp/err")"
+[[ ! -e $tmp/ta.jsonl ]] || fail "auth: a trace was started without the token"
+refuse 2 MF-U001 "$compile" connector discover --server "$(misbehave_cmd ok)" --bearer-env HOME
 unset mis_server
 
 # --- Drift between discovery and the run: refused before the first call, no trace ---

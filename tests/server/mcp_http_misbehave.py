@@ -3,6 +3,7 @@
 HTTP transport. Python standard library only.
 
 Usage: mcp_http_misbehave.py --mode MODE --port-file FILE [--log FILE] [--parent-pid PID]
+                             [--token TOKEN]
 
 Binds 127.0.0.1 on a free port and, once listening, writes the port to FILE (a temporary name,
 then renamed). The endpoint is POST/DELETE /mcp; anything else is a 404. One thread per
@@ -37,6 +38,8 @@ Modes:
   empty-call    tools/call: HTTP 200 with an empty body
   html-call     tools/call: HTTP 200, text/html, "<html>...</html>"
   huge-call     tools/call: a 70 MiB JSON body (Content-Length, streamed)
+  auth          json, but every request must carry "Authorization: Bearer TOKEN" (--token); any
+                other is answered HTTP 401 with a body that quotes the Authorization it got
 """
 import argparse
 import http.server
@@ -51,7 +54,7 @@ import uuid
 
 VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 MODES = ["json", "sse", "stateless", "noisy", "status-500", "bad-session", "hang-call",
-         "garbage-sse", "short-sse", "expire", "empty-call", "html-call", "huge-call"]
+         "garbage-sse", "short-sse", "expire", "empty-call", "html-call", "huge-call", "auth"]
 MiB = 1024 * 1024
 
 ap = argparse.ArgumentParser(description="an MCP Streamable HTTP server that misbehaves")
@@ -59,6 +62,7 @@ ap.add_argument("--mode", default="json", choices=MODES)
 ap.add_argument("--port-file", required=True)
 ap.add_argument("--log")
 ap.add_argument("--parent-pid", type=int)
+ap.add_argument("--token", default="")
 opt = ap.parse_args()
 mode = opt.mode
 lock = threading.Lock()
@@ -140,6 +144,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def post(self):
         if self.path != "/mcp":
             return self.reply(404)
+        got = self.headers.get("Authorization", "")
+        if mode == "auth" and got != "Bearer " + opt.token:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            log("unauthorized")
+            return self.reply(401, json.dumps({"error": "unauthorized", "got": got}).encode())
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         accept = self.headers.get("Accept", "")
         if "application/json" not in accept or "text/event-stream" not in accept:

@@ -193,13 +193,27 @@ TEST(McpServerArgument, EnvironmentNamesAreCheckedAndSorted) {
   EXPECT_FALSE(mcp::parse_server_argument("srv", {"1X"}));
   EXPECT_FALSE(mcp::parse_server_argument("srv", {"A=B"}));
   EXPECT_FALSE(mcp::parse_server_argument("http://h/mcp", {"A"}));
-  for (const char* bad : {R"({"transport":"stdio","command":["a"],"env":["B","A"]})",
-                          R"({"transport":"stdio","command":["a"],"env":[]})",
-                          R"({"transport":"stdio","command":["a"],"env":["A B"]})",
-                          R"({"transport":"http","url":"http://h/x","env":["A"]})"}) {
+  auto h = mcp::parse_server_argument("http://h/mcp", {}, "MCP_TOKEN");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(mf::json::canonical(mcp::to_json(*h)),
+            R"({"bearer_env":"MCP_TOKEN","transport":"http","url":"http://h/mcp"})");
+  EXPECT_FALSE(mcp::parse_server_argument("srv", {}, "MCP_TOKEN"));
+  EXPECT_FALSE(mcp::parse_server_argument("http://h/mcp", {}, "MCP TOKEN"));
+  auto back = mcp::server_from_json(mcp::to_json(*h), "/server");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, *h);
+  const std::pair<const char*, const char*> faults[] = {
+      {R"({"transport":"stdio","command":["a"],"env":["B","A"]})", "/server/env"},
+      {R"({"transport":"stdio","command":["a"],"env":[]})", "/server/env"},
+      {R"({"transport":"stdio","command":["a"],"env":["A B"]})", "/server/env"},
+      {R"({"transport":"http","url":"http://h/x","env":["A"]})", "/server/env"},
+      {R"({"transport":"http","url":"http://h/x","bearer_env":"A-B"})", "/server/bearer_env"},
+      {R"({"transport":"stdio","command":["a"],"bearer_env":"A"})", "/server/bearer_env"},
+  };
+  for (const auto& [bad, at] : faults) {
     auto r = mcp::server_from_json(parse(bad), "/server");
     ASSERT_FALSE(r) << bad;
-    EXPECT_EQ(r.diagnostics().front().pointer, "/server/env") << bad;
+    EXPECT_EQ(r.diagnostics().front().pointer, at) << bad;
   }
 }
 

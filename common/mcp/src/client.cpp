@@ -32,7 +32,11 @@ std::string shown(std::string_view text, std::size_t max) {
 }  // namespace
 
 json::Value to_json(const ServerSpec& s) {
-  if (!s.url.empty()) return json::Object{{"transport", "http"}, {"url", s.url}};
+  if (!s.url.empty()) {
+    Value v = json::Object{{"transport", "http"}, {"url", s.url}};
+    if (!s.bearer_env.empty()) v.set("bearer_env", s.bearer_env);
+    return v;
+  }
   Value v = json::Object{{"command", json::Array(s.command.begin(), s.command.end())}};
   if (!s.env.empty()) v.set("env", json::Array(s.env.begin(), s.env.end()));
   v.set("transport", "stdio");
@@ -96,7 +100,8 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
     return bad("a server's transport must be \"stdio\" or \"http\"", pointer + "/transport");
   }
   for (const auto& m : v.as_object()) {
-    if (m.key != "transport" && m.key != (http ? "url" : "command") && (http || m.key != "env")) {
+    if (m.key != "transport" && m.key != (http ? "url" : "command") &&
+        m.key != (http ? "bearer_env" : "env")) {
       return diag::error(codes::kUnknownField, "unknown member '" + m.key + "' of a server",
                          pointer + "/" + m.key);
     }
@@ -109,6 +114,13 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
       return bad(std::move(why), pointer + "/url");
     }
     s.url = u->as_string();
+    if (const Value* b = v.find("bearer_env"); b != nullptr) {
+      if (!b->is_string() || !env_name(b->as_string())) {
+        return bad("a server's bearer_env is the name of an environment variable",
+                   pointer + "/bearer_env");
+      }
+      s.bearer_env = b->as_string();
+    }
     return s;
   }
   const Value* c = v.find("command");
@@ -138,12 +150,17 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
   return s;
 }
 
-Result<ServerSpec> parse_server_argument(std::string_view text,
-                                         const std::vector<std::string>& env) {
+Result<ServerSpec> parse_server_argument(std::string_view text, const std::vector<std::string>& env,
+                                         const std::string& bearer_env) {
   ServerSpec s;
   s.env = env;
   if (std::string why = normalize_env(s.env); !why.empty()) {
     return diag::error(codes::kUsage, "--server-env: " + why);
+  }
+  if (!bearer_env.empty() && !env_name(bearer_env)) {
+    return diag::error(codes::kUsage,
+                       "--bearer-env: the name of an environment variable is "
+                       "[A-Za-z_][A-Za-z0-9_]*, at most 128 bytes");
   }
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
@@ -156,7 +173,11 @@ Result<ServerSpec> parse_server_argument(std::string_view text,
       return diag::error(codes::kUsage, "--server: " + why);
     }
     s.url = std::string(text);
+    s.bearer_env = bearer_env;
     return s;
+  }
+  if (!bearer_env.empty()) {
+    return diag::error(codes::kUsage, "--bearer-env: only an HTTP server is sent a token");
   }
   std::string word;
   bool in_word = false;

@@ -23,8 +23,8 @@ Result<json::Value> read_document(const std::string& path) {
 }  // namespace
 
 Result<json::Value> discover_command(const std::string& server, const std::vector<std::string>& env,
-                                     std::int64_t timeout_ms) {
-  auto spec = parse_server_argument(server, env);
+                                     const std::string& bearer_env, std::int64_t timeout_ms) {
+  auto spec = parse_server_argument(server, env, bearer_env);
   if (!spec) return spec.take_diagnostics();
   Limits limits;
   if (timeout_ms > 0) limits.connect_timeout_ms = timeout_ms;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <limits>
 
 #include "mf/diag/codes.hpp"
+#include "mf/diag/secrets.hpp"
 #include "mf/net/http.hpp"
 #include "mf/net/sse.hpp"
 #include "mf/process/process.hpp"
@@ -91,12 +93,23 @@ bool starts_with_ci(std::string_view text, std::string_view prefix) {
 // Streamable HTTP: a POST per message, the reply as JSON or as an event stream.
 class HttpTransport final : public Transport {
  public:
-  HttpTransport(std::string url, const Limits& limits)
-      : url_(std::move(url)), max_frame_(limits.max_frame_bytes) {}
+  HttpTransport(std::string url, std::string token, const Limits& limits)
+      : url_(std::move(url)), token_(std::move(token)), max_frame_(limits.max_frame_bytes) {}
   ~HttpTransport() override { stop(); }
 
+  // What the server says back may quote the request, token and all: no reason shown holds it.
   Exchange exchange(const std::string& message, Clock::time_point deadline,
                     const std::atomic<bool>* cancel, const OnMessage* on) override {
+    Exchange e = send(message, deadline, cancel, on);
+    for (std::size_t at; !token_.empty() && (at = e.why.find(token_)) != std::string::npos;) {
+      e.why.replace(at, token_.size(), "[REDACTED]");
+    }
+    return e;
+  }
+
+ private:
+  Exchange send(const std::string& message, Clock::time_point deadline,
+                const std::atomic<bool>* cancel, const OnMessage* on) {
     if (stopped_) return {Exchange::Broken, "the connector is closed"};
     http::Request r = request(deadline, cancel);
     r.body = message;
@@ -161,6 +174,10 @@ class HttpTransport final : public Transport {
     }
     if (response.status < 200 || response.status >= 300) {
       std::string why = "the server answered HTTP " + std::to_string(response.status);
+      if (response.status == 401 || response.status == 403) {
+        why +=
+            token_.empty() ? " (it wants a token: --bearer-env NAME)" : " (the token is refused)";
+      }
       if (!response.body.empty()) why += ": " + response.body.substr(0, kBodyShown);
       return {Exchange::Broken, std::move(why)};
     }
@@ -181,6 +198,7 @@ class HttpTransport final : public Transport {
     return {Exchange::Broken, "the server's JSON reply is not the one awaited"};
   }
 
+ public:
   void negotiated(const std::string& version) override { protocol_ = version; }
 
   void stop() override {
@@ -198,6 +216,7 @@ class HttpTransport final : public Transport {
     http::Request r;
     r.url = url_;
     r.headers.push_back("Accept: application/json, text/event-stream");
+    if (!token_.empty()) r.headers.push_back("Authorization: Bearer " + token_);
     if (!session_.empty()) r.headers.push_back("Mcp-Session-Id: " + session_);
     if (!protocol_.empty()) r.headers.push_back("MCP-Protocol-Version: " + protocol_);
     r.deadline = deadline;
@@ -222,6 +241,7 @@ class HttpTransport final : public Transport {
   }
 
   std::string url_;
+  std::string token_;
   std::size_t max_frame_;
   std::string session_;
   std::string protocol_;
@@ -231,7 +251,23 @@ class HttpTransport final : public Transport {
 }  // namespace
 
 Result<std::unique_ptr<Transport>> open_transport(const ServerSpec& spec, const Limits& limits) {
-  if (!spec.url.empty()) return std::unique_ptr<Transport>(new HttpTransport(spec.url, limits));
+  if (!spec.url.empty()) {
+    std::string token;
+    if (!spec.bearer_env.empty()) {
+      const char* value = std::getenv(spec.bearer_env.c_str());
+      token = value != nullptr ? value : "";
+      // A token goes into a header line: nothing in it may end that line.
+      if (token.empty() || token.size() > 8192 ||
+          !std::all_of(token.begin(), token.end(), [](char c) { return c > 0x20 && c < 0x7F; })) {
+        return diag::error(
+            codes::kConnectorUnreachable,
+            "MCP server " + diag::redact_secrets(spec.url) + ": " + spec.bearer_env +
+                " (its bearer token) is " +
+                (token.empty() ? "not set" : "not 1..8192 visible ASCII characters"));
+      }
+    }
+    return std::unique_ptr<Transport>(new HttpTransport(spec.url, std::move(token), limits));
+  }
   std::vector<std::string> keep(std::begin(kServerEnv), std::end(kServerEnv));
   keep.insert(keep.end(), spec.env.begin(), spec.env.end());
   auto server = process::Server::start({spec.command, {}, {}, std::move(keep)});

@@ -178,13 +178,16 @@ void read_connector(const json::Value& c, const std::string& at, EntryFaults& fa
     const bool stdio = t != nullptr && t->is_string() && t->as_string() == "stdio" &&
                        strings(cmd) && (env == nullptr || strings(env)) &&
                        server->as_object().size() == (env == nullptr ? 2U : 3U);
+    const json::Value* bearer = server->find("bearer_env");
     const bool http = t != nullptr && t->is_string() && t->as_string() == "http" &&
                       url != nullptr && url->is_string() && !url->as_string().empty() &&
-                      server->as_object().size() == 2;
+                      (bearer == nullptr || bearer->is_string()) &&
+                      server->as_object().size() == (bearer == nullptr ? 2U : 3U);
     if (!(stdio || http)) {
       ds.push_back(diag::error(codes::kMalformedDescriptor,
                                "server must be {\"transport\":\"stdio\",\"command\":[strings]"
-                               "[,\"env\":[names]]} or {\"transport\":\"http\",\"url\":string}",
+                               "[,\"env\":[names]]} or {\"transport\":\"http\",\"url\":string"
+                               "[,\"bearer_env\":name]}",
                                at + "/server"));
     }
   }

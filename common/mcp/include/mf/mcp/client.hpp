@@ -32,11 +32,14 @@ inline constexpr std::string_view kProtocolVersions[] = {"2025-11-25", "2025-06-
 
 // How a server is reached: the command that starts it on stdio, or the URL of its Streamable
 // HTTP endpoint (exactly one of the two is set). A stdio server's environment holds only
-// kServerEnv and the variables `env` names (sorted, no repeats), with this process's values.
+// kServerEnv and the variables `env` names (sorted, no repeats), with this process's values. An
+// HTTP server is sent `Authorization: Bearer <value>` when `bearer_env` names the variable that
+// holds the token.
 struct ServerSpec {
   std::vector<std::string> command;
   std::vector<std::string> env;
   std::string url;
+  std::string bearer_env;
   // The program or the URL, for messages.
   const std::string& name() const { return url.empty() ? command.front() : url; }
   bool operator==(const ServerSpec&) const = default;
@@ -46,17 +49,19 @@ inline constexpr std::string_view kServerEnv[] = {"HOME",  "LANG", "LC_ALL", "LO
                                                   "SHELL", "TERM", "TMPDIR", "TZ",      "USER"};
 
 // {"transport":"stdio","command":[...]} (with "env":[names] when it passes any) or
-// {"transport":"http","url":"..."}
+// {"transport":"http","url":"..."} (with "bearer_env":name when it sends a token)
 json::Value to_json(const ServerSpec& s);
 // Reads the forms above; faults are MF-S020/MF-S021 at `pointer`.
 Result<ServerSpec> server_from_json(const json::Value& v, const std::string& pointer);
 // An http:// or https:// URL is an HTTP endpoint (no credentials in it, at most 2048 bytes of
 // visible ASCII); anything else is a command line, split as a shell would split words: blanks
 // separate, '…' and "…" quote, \ escapes. `env` names the variables a stdio server is also given
-// (`--server-env`): each [A-Za-z_][A-Za-z0-9_]*, at most 64; MF-U001 for a bad name or an HTTP
-// server.
+// (`--server-env`): each [A-Za-z_][A-Za-z0-9_]*, at most 64; `bearer_env` the variable holding an
+// HTTP server's token (`--bearer-env`). MF-U001 for a bad name, or one given to the other
+// transport.
 Result<ServerSpec> parse_server_argument(std::string_view text,
-                                         const std::vector<std::string>& env = {});
+                                         const std::vector<std::string>& env = {},
+                                         const std::string& bearer_env = {});
 
 struct Limits {
   std::int64_t connect_timeout_ms = 30000;  // start, initialize and the tool listing

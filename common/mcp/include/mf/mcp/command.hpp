@@ -11,10 +11,10 @@
 
 namespace mf::mcp {
 
-// `--server CMD|URL` (a command line split as a shell splits words), `--server-env` names and the
-// connect timeout.
+// `--server CMD|URL` (a command line split as a shell splits words), `--server-env` names,
+// `--bearer-env` and the connect timeout.
 Result<json::Value> discover_command(const std::string& server, const std::vector<std::string>& env,
-                                     std::int64_t timeout_ms);
+                                     const std::string& bearer_env, std::int64_t timeout_ms);
 // Snapshot and policy files (`-` = stdin for one of them).
 Result<json::Value> admit_command(const std::string& snapshot_path, const std::string& policy_path);
 
