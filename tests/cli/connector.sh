@@ -35,6 +35,13 @@ refuse() {
   [[ ! -s $tmp/out ]] || fail "$* wrote to stdout on refusal"
   grep -q "error $code:" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* did not report $code"; }
 }
+# one_tool_policy ID TOOL : a policy of connector ID admitting its read-only TOOL under ID.read.
+one_tool_policy() {
+  jq -n --arg id "$1" --arg t "$2" '{schema_version:"1.0", kind:"millforge_connector_policy",
+    connector_id:$id, allowed_capabilities:["\($id).read"],
+    tools:[{provider_tool_name:$t, required_capabilities:["\($id).read"],
+            side_effect_class:"read_only", idempotency:"idempotent"}]}'
+}
 # alive MARK : whether some process's command line holds MARK.
 alive() { pgrep -f -- "$1" >/dev/null; }
 # gone_soon MARK : no process holds MARK within a second (the time a SIGKILLed process of a
@@ -112,10 +119,7 @@ jq -e '.server_name == "secure-filesystem-server" and
        ([.tools[].tool.name] | index("read_text_file") != null)' "$tmp/out" >/dev/null ||
   fail "snapshot of server-filesystem"
 cp "$tmp/out" "$tmp/fs-snap.json"
-jq -n '{schema_version:"1.0", kind:"millforge_connector_policy", connector_id:"fs",
-        allowed_capabilities:["fs.read"],
-        tools:[{provider_tool_name:"list_allowed_directories", required_capabilities:["fs.read"],
-                side_effect_class:"read_only", idempotency:"idempotent"}]}' >"$tmp/fs-policy.json"
+one_tool_policy fs list_allowed_directories >"$tmp/fs-policy.json"
 run 0 "$compile" connector admit "$tmp/fs-snap.json" --policy "$tmp/fs-policy.json"
 jq -e '.tools[0].tool_id == "mcp.fs.list_allowed_directories"' "$tmp/out" >/dev/null ||
   fail "filesystem manifest"
@@ -158,6 +162,17 @@ echo_policy() {
            {provider_tool_name:"add", required_capabilities:["mis.read"],
             side_effect_class:"read_only", idempotency:"idempotent"}]}' >"$tmp/mis-policy.json"
 }
+# one_node_plan TOOL MANIFEST NAME [with-add] : the reference harness with its one connector node
+# bound to mcp.mis.TOOL@1 (and an add node), compiled against MANIFEST into $tmp/plan-NAME.json.
+one_node_plan() {
+  sed -e "s/mcp.everything.echo@1/mcp.mis.$1@1/" -e '/^    add:/,/- node_id: echo/d' \
+      -e 's/- node_id: add/- node_id: echo/' "$cx/everything.yaml" >"$tmp/$3.yaml"
+  if [[ ${4:-} == with-add ]]; then
+    sed -i 's/^    submit:/    add:\n      tool_ref: mcp.mis.add@1\n    submit:/' "$tmp/$3.yaml"
+  fi
+  run 0 "$compile" "$tmp/$3.yaml" --catalog builtin --catalog "$2" -o -
+  cp "$tmp/out" "$tmp/plan-$3.json"
+}
 # plan_for MODE [TIMEOUT_MS] : discover, admit echo and compile a one-call harness: $tmp/plan-MODE.json
 # (the server is mcp_misbehave.py in MODE, or $mis_server when set)
 plan_for() {
@@ -168,13 +183,7 @@ plan_for() {
   echo_policy "${2:-10000}"
   run 0 "$compile" connector admit "$tmp/snap-$mode.json" --policy "$tmp/mis-policy.json"
   cp "$tmp/out" "$tmp/man-$mode.json"
-  sed -e 's/mcp.everything.echo@1/mcp.mis.echo@1/' -e '/^    add:/,/- node_id: echo/d' \
-      -e 's/- node_id: add/- node_id: echo/' "$cx/everything.yaml" >"$tmp/mis.yaml"
-  if [[ ${3:-} == with-add ]]; then
-    sed -i 's/^    submit:/    add:\n      tool_ref: mcp.mis.add@1\n    submit:/' "$tmp/mis.yaml"
-  fi
-  run 0 "$compile" "$tmp/mis.yaml" --catalog builtin --catalog "$tmp/man-$mode.json" -o -
-  cp "$tmp/out" "$tmp/plan-$mode.json"
+  one_node_plan echo "$tmp/man-$mode.json" "$mode" "${3:-}"
 }
 cat >"$tmp/mis-run.json" <<'JSON'
 {"steps": [
@@ -226,18 +235,12 @@ run 0 "$compile" connector discover --server "$(misbehave_cmd ok)" --server-env 
 jq -e '.server.env == ["MF_TEST_PASSED"]' "$tmp/out" >/dev/null || fail "env: not pinned by name"
 ! grep -q "passed" <(jq -c .server "$tmp/out") || fail "env: a value is pinned"
 cp "$tmp/out" "$tmp/snap-env.json"
-jq -n '{schema_version:"1.0", kind:"millforge_connector_policy", connector_id:"mis",
-        allowed_capabilities:["mis.read"],
-        tools:[{provider_tool_name:"getenv", required_capabilities:["mis.read"],
-                side_effect_class:"read_only", idempotency:"idempotent"}]}' >"$tmp/env-policy.json"
+one_tool_policy mis getenv >"$tmp/env-policy.json"
 run 0 "$compile" connector admit "$tmp/snap-env.json" --policy "$tmp/env-policy.json"
 cp "$tmp/out" "$tmp/man-env.json"
 jq -e '.tools[0].connector.server.env == ["MF_TEST_PASSED"]' "$tmp/man-env.json" >/dev/null ||
   fail "env: the manifest lacks the names"
-sed -e 's/mcp.everything.echo@1/mcp.mis.getenv@1/' -e '/^    add:/,/- node_id: echo/d' \
-  -e 's/- node_id: add/- node_id: echo/' "$cx/everything.yaml" >"$tmp/env.yaml"
-run 0 "$compile" "$tmp/env.yaml" --catalog builtin --catalog "$tmp/man-env.json" -o -
-cp "$tmp/out" "$tmp/plan-env.json"
+one_node_plan getenv "$tmp/man-env.json" env
 cat >"$tmp/env-run.json" <<'JSON'
 {"steps": [
   {"tool_calls": [{"name": "getenv", "arguments": {"name": "MF_TEST_PASSED"}},
@@ -390,10 +393,7 @@ cp "$tmp/out" "$tmp/snap-auth.json"
 echo_policy
 run 0 "$compile" connector admit "$tmp/snap-auth.json" --policy "$tmp/mis-policy.json"
 cp "$tmp/out" "$tmp/man-auth.json"
-sed -e 's/mcp.everything.echo@1/mcp.mis.echo@1/' -e '/^    add:/,/- node_id: echo/d' \
-  -e 's/- node_id: add/- node_id: echo/' "$cx/everything.yaml" >"$tmp/auth.yaml"
-run 0 "$compile" "$tmp/auth.yaml" --catalog builtin --catalog "$tmp/man-auth.json" -o -
-cp "$tmp/out" "$tmp/plan-auth.json"
+one_node_plan echo "$tmp/man-auth.json" auth
 run 0 "$runner" --plan "$tmp/plan-auth.json" --model "scripted:$tmp/mis-run.json" \
   --request '{"instruction":"echo ping"}' --workspace "$tmp/ws" --trace "$tmp/ta.jsonl"
 jq -e '.terminal == "completed"' "$tmp/out" >/dev/null || fail "auth: run"
