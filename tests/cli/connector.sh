@@ -386,6 +386,9 @@ refuse 2 MF-N001 "$compile" connector discover --server "$mis_server" --bearer-e
 grep -q "the token is refused" "$tmp/err" || fail "auth: $(cat "$tmp/err")"
 ! grep -q "$MF_TEST_BEARER" "$tmp/err" || fail "auth: a refused token is shown"
 export MF_TEST_BEARER=$token
+refuse 2 MF-N001 "$compile" connector discover --server "$mis_server?leak" --bearer-env MF_TEST_BEARER
+grep -q "mcp?leak: initialize failed: refused token \\[REDACTED\\]" "$tmp/err" || fail "auth: $(cat "$tmp/err")"
+! grep -q "$token" "$tmp/err" || fail "auth: a token quoted by the server is shown"
 run 0 "$compile" connector discover --server "$mis_server" --bearer-env MF_TEST_BEARER
 jq -e '.server.bearer_env == "MF_TEST_BEARER"' "$tmp/out" >/dev/null || fail "auth: not pinned"
 ! grep -q "$token" "$tmp/out" || fail "auth: the token is in the snapshot"

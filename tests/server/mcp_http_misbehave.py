@@ -39,7 +39,8 @@ Modes:
   html-call     tools/call: HTTP 200, text/html, "<html>...</html>"
   huge-call     tools/call: a 70 MiB JSON body (Content-Length, streamed)
   auth          json, but every request must carry "Authorization: Bearer TOKEN" (--token); any
-                other is answered HTTP 401 with a body that quotes the Authorization it got
+                other is answered HTTP 401 with a body that quotes the Authorization it got;
+                with a query (/mcp?leak), initialize gets a JSON-RPC error that quotes it too
 """
 import argparse
 import http.server
@@ -142,7 +143,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             log("the client hung up")
 
     def post(self):
-        if self.path != "/mcp":
+        path, _, query = self.path.partition("?")
+        if path != "/mcp":
             return self.reply(404)
         got = self.headers.get("Authorization", "")
         if mode == "auth" and got != "Bearer " + opt.token:
@@ -158,6 +160,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except ValueError:
             return self.reply(400, b'{"error":"not JSON"}')
         method, rid = msg.get("method"), msg.get("id")
+        if method == "initialize" and mode == "auth" and query:
+            return self.answer(msg, {"error": {"code": -32000,
+                                               "message": "refused token " + got[len("Bearer "):]}})
         if method == "initialize":
             return self.initialize(msg)
         if mode != "stateless":

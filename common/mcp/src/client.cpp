@@ -256,7 +256,11 @@ Result<std::unique_ptr<Client>> Client::connect(const ServerSpec& spec, const Li
     client->close();
     return diag::error(codes::kConnectorUnreachable, msg);
   };
-  if (init.status != CallStatus::Ok) return unreachable("initialize failed: " + init.error);
+  if (init.status != CallStatus::Ok) {
+    // A JSON-RPC error already reads "initialize failed: <its message>".
+    const bool answered = init.status == CallStatus::Failed && client->broken_.empty();
+    return unreachable(answered ? init.error : "initialize failed: " + init.error);
+  }
   const Value* pv = init.result.find("protocolVersion");
   const Value* si = init.result.find("serverInfo");
   if (pv == nullptr || !pv->is_string() || si == nullptr || !si->is_object() ||
@@ -401,6 +405,8 @@ CallOutcome Client::request(const std::string& method, json::Value params,
       {"id", id}, {"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
   detail::Exchange e = transport_->exchange(message, deadline, cancel, &on);
   if (interrupted) e.kind = *interrupted;
+  transport_->redact(out.error);  // a server's error message may quote the request
+  transport_->redact(broke);
   if (e.kind == detail::Exchange::Ok) return out;
   if (e.kind == detail::Exchange::Broken) {
     broken_ = shown(broke.empty() ? e.why : broke, 1024);

@@ -101,10 +101,14 @@ class HttpTransport final : public Transport {
   Exchange exchange(const std::string& message, Clock::time_point deadline,
                     const std::atomic<bool>* cancel, const OnMessage* on) override {
     Exchange e = send(message, deadline, cancel, on);
-    for (std::size_t at; !token_.empty() && (at = e.why.find(token_)) != std::string::npos;) {
-      e.why.replace(at, token_.size(), "[REDACTED]");
-    }
+    redact(e.why);
     return e;
+  }
+
+  void redact(std::string& text) const override {
+    for (std::size_t at; !token_.empty() && (at = text.find(token_)) != std::string::npos;) {
+      text.replace(at, token_.size(), "[REDACTED]");
+    }
   }
 
  private:

@@ -50,6 +50,8 @@ class Transport {
   virtual void stop() = 0;
   // The end of a child server's stderr (stdio only).
   virtual std::string stderr_tail() const { return {}; }
+  // Cuts what the transport must never show (an HTTP token) out of `text`.
+  virtual void redact(std::string& text) const { (void)text; }
 };
 
 // Starts the server of `spec` (stdio) or prepares its endpoint (HTTP). MF-N001 when a stdio
