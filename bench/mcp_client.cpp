@@ -1,7 +1,7 @@
 // The MCP client's per-call cost, the same measurement as bench/mcp/sdk_client.mjs makes of the
 // official TypeScript SDK: connect, then N sequential tools/call of TOOL, timing only the calls.
-// usage: mcp_client N TOOL ARGS_JSON -- server-cmd [args...]|URL   (one http:// URL: Streamable HTTP)
-// Prints {"calls":N,"client":"millforge","per_call_us":…,"total_us":…}.
+// usage: mcp_client N TOOL ARGS_JSON -- server-cmd [args...]|URL   (one http:// URL: Streamable
+// HTTP) Prints {"calls":N,"client":"millforge","per_call_us":…,"total_us":…}.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
