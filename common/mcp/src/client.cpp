@@ -75,7 +75,7 @@ std::string url_fault(std::string_view url) {
   if (!https && !url.starts_with("http://"))
     return "a server URL must start with http:// or https://";
   if (url.size() > 2048) return "a server URL is longer than 2048 bytes";
-  if (!std::all_of(url.begin(), url.end(), [](char c) { return c > 0x20 && c < 0x7F; })) {
+  if (!detail::visible_ascii(url)) {
     return "a server URL must be visible ASCII (percent-encode the rest)";
   }
   const std::string_view rest = url.substr(https ? 8 : 7);

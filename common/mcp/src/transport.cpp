@@ -236,8 +236,7 @@ class HttpTransport final : public Transport {
   bool adopt_session(const http::Response& response) {
     const std::string* id = response.header("mcp-session-id");
     if (id == nullptr || !session_.empty()) return true;
-    if (id->empty() || id->size() > kMaxSessionId ||
-        !std::all_of(id->begin(), id->end(), [](char c) { return c > 0x20 && c < 0x7F; })) {
+    if (id->empty() || id->size() > kMaxSessionId || !visible_ascii(*id)) {
       return false;
     }
     session_ = *id;
@@ -261,8 +260,7 @@ Result<std::unique_ptr<Transport>> open_transport(const ServerSpec& spec, const 
       const char* value = std::getenv(spec.bearer_env.c_str());
       token = value != nullptr ? value : "";
       // A token goes into a header line: nothing in it may end that line.
-      if (token.empty() || token.size() > 8192 ||
-          !std::all_of(token.begin(), token.end(), [](char c) { return c > 0x20 && c < 0x7F; })) {
+      if (token.empty() || token.size() > 8192 || !visible_ascii(token)) {
         return diag::error(
             codes::kConnectorUnreachable,
             "MCP server " + diag::redact_secrets(spec.url) + ": " + spec.bearer_env +

@@ -23,6 +23,14 @@ namespace mf::mcp::detail {
 
 using Clock = std::chrono::steady_clock;
 
+// Printable ASCII without spaces: what a URL, a session id or a token on a header line may hold.
+inline bool visible_ascii(std::string_view s) {
+  for (const char c : s) {
+    if (c <= 0x20 || c >= 0x7F) return false;
+  }
+  return true;
+}
+
 // What a handler makes of one incoming message.
 enum class Step : std::uint8_t {
   More,    // not the reply awaited: keep reading
