@@ -88,6 +88,7 @@ struct CaseRun {
   json::Value result;
   bool passed = false;
   diag::Diagnostics problems;
+  json::Value element;  // the result as the report holds it: the case entry, or one of its attempts
 };
 
 diag::Diagnostic in_case(const Case& c, const diag::Diagnostic& d) {
@@ -469,6 +470,14 @@ class FileJournal final : public Journal {
   bool writing_ = false;  // a thread is writing (outside the lock)
 };
 
+// A column as its report entries name it.
+json::Value variant_json(const Variant& v) {
+  json::Value out = json::Object{{"label", v.label}};
+  if (!v.model.empty()) out.set("model", v.model);
+  if (v.guardrails) out.set("guardrails", runtime::name(*v.guardrails));
+  return out;
+}
+
 std::string attempt_key(const std::string& id, std::int64_t repeat) {
   return id + "." + std::to_string(repeat);
 }
@@ -707,17 +716,18 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   }
   const std::size_t n = attempts.size();
   std::vector<CaseRun> runs(n);
-  std::vector<std::size_t> todo;
+  std::vector<std::size_t> todo, kept;
   for (std::size_t i = 0; i < n; ++i) {
-    std::optional<json::Value> kept =
+    std::optional<json::Value> found =
         options.journal != nullptr ? options.journal->find(attempts[i].key) : std::nullopt;
-    if (!kept) {
+    if (!found) {
       todo.push_back(i);
       continue;
     }
-    const json::Value* status = kept->find("status");
+    const json::Value* status = found->find("status");
     runs[i].passed = status != nullptr && status->is_string() && status->as_string() == "passed";
-    runs[i].result = std::move(*kept);
+    runs[i].result = std::move(*found);
+    kept.push_back(i);
   }
   std::atomic<std::size_t> next{0};
   std::mutex progress_mutex, keep_mutex, journal_mutex;
@@ -726,6 +736,21 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       std::count_if(runs.begin(), runs.end(), [](const CaseRun& r) { return r.passed; }));
   if (options.progress) options.progress(done, n, passed);
   diag::Diagnostics journal_problems;
+  // Built where the attempt finishes, so the serial merge below only moves values: a single run is
+  // its case's entry; a repeat is one element of its entry's attempts.
+  auto place = [&](std::size_t i) {
+    json::Value& e = runs[i].element;
+    e = json::Object{};
+    if (repeated) {
+      e.set("repeat", attempts[i].repeat);
+    } else {
+      e.set("id", attempts[i].id);
+      if (attempts[i].variant != nullptr) e.set("variant", variant_json(*attempts[i].variant));
+    }
+    e.as_object().reserve(e.as_object().size() + runs[i].result.as_object().size());
+    for (auto& m : runs[i].result.as_object()) e.set(m.key, std::move(m.value));
+    runs[i].result = json::Value();
+  };
   auto worker = [&] {
     for (;;) {
       const std::size_t t = next.fetch_add(1);
@@ -749,6 +774,7 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
           for (const auto& d : s.diagnostics()) journal_problems.push_back(d);
         }
       }
+      if (runs[i].problems.empty()) place(i);
       if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
         passed += runs[i].passed ? 1 : 0;
@@ -758,12 +784,12 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   };
   const std::size_t threads =
       std::clamp<std::size_t>(options.jobs, 1, std::max<std::size_t>(todo.size(), 1));
-  if (threads == 1) {
-    worker();
-  } else {
+  {
+    // The calling thread is one of the workers.
     std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+    pool.reserve(threads - 1);
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
     for (auto& t : pool) t.join();
   }
 
@@ -775,35 +801,32 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   json::Array cases;
   SuiteRun out;
   out.report.suite_id = suite.id;
+  for (std::size_t i : kept) place(i);
+  cases.reserve(n / static_cast<std::size_t>(options.repeat));
+  out.report.cases.reserve(cases.capacity());
   for (std::size_t first = 0; first < n; first += static_cast<std::size_t>(options.repeat)) {
     const std::string& id = attempts[first].id;
-    bool all = true;
-    json::Value entry;
-    entry.set("id", id);
-    if (const Variant* v = attempts[first].variant) {
-      json::Value variant = json::Object{{"label", v->label}};
-      if (!v->model.empty()) variant.set("model", v->model);
-      if (v->guardrails) variant.set("guardrails", runtime::name(*v->guardrails));
-      entry.set("variant", std::move(variant));
-    }
+    bool all = runs[first].passed;
     if (!repeated) {
-      all = runs[first].passed;
-      for (auto& m : runs[first].result.as_object()) entry.set(m.key, std::move(m.value));
+      cases.push_back(std::move(runs[first].element));
     } else {
       json::Array list;
+      list.reserve(static_cast<std::size_t>(options.repeat));
       for (std::int64_t r = 0; r < options.repeat; ++r) {
         CaseRun& run = runs[first + static_cast<std::size_t>(r)];
         all = all && run.passed;
-        json::Value a;
-        a.set("repeat", r);
-        for (auto& m : run.result.as_object()) a.set(m.key, std::move(m.value));
-        list.push_back(std::move(a));
+        list.push_back(std::move(run.element));
+      }
+      json::Value entry;
+      entry.set("id", id);
+      if (attempts[first].variant != nullptr) {
+        entry.set("variant", variant_json(*attempts[first].variant));
       }
       entry.set("status", all ? "passed" : "failed");
       entry.set("attempts", std::move(list));
+      cases.push_back(std::move(entry));
     }
     out.report.cases.push_back({id, all});
-    cases.push_back(std::move(entry));
   }
   // Ids with a variant label need not keep the cases' order ("a-b" sorts before "a.x").
   std::vector<std::size_t> order(cases.size());
