@@ -106,7 +106,7 @@ void BM_Campaign(benchmark::State& state) {
 
 // What two threads buy on this machine with no shared state at all: SHA-256 over private
 // buffers, the same total work on one thread and split over two. On a shared host (steal time,
-// vCPUs that are hyperthreads of one core) this is below 2 and bounds any campaign's speedup.
+// other guests on the same cores) this is below 2 and bounds any campaign's speedup.
 void hash_work(int threads) {
   auto part = [] {
     std::string block(4096, 'x');
