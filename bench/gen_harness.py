@@ -173,7 +173,7 @@ def catalog_doc(wid, tid):
             "description": f"Generated terminal tool {t}.",
             "input_schema": {"type": "object", "properties": {
                 "summary": {"type": "string", "minLength": 1},
-                "path": {"type": "string"}}, "required": ["summary"]},
+                "path": {"type": "string", "minLength": 1}}, "required": ["summary", "path"]},
             "required_capabilities": ["terminal.intent"],
             "side_effect_class": "terminal", "idempotency": "idempotent", "timeout_ms": 30000,
         })

@@ -19,7 +19,7 @@ const std::vector<std::string> kConnector{"connector"};
 
 struct Opts {
   cli::Texts catalog, profiles;
-  cli::Text out, store, diagnostics, format, expect_id, stage, legal_terminals, capabilities;
+  cli::Text out, store, diagnostics, format, expect_id, stage, legal_terminals, capabilities, emit;
   cli::Text units, input;
   cli::Flag explain;
   cli::Text server, policy, timeout_ms;
@@ -101,6 +101,7 @@ int compile(const cli::Context& ctx, const Opts& o, const std::vector<std::strin
   a.legal_terminals = ctx.get(o.legal_terminals);
   a.capabilities_given = ctx.given(o.capabilities);
   a.capabilities = ctx.get(o.capabilities);
+  a.emit = ctx.get(o.emit);
   auto outcome = mf::harness::compile_command(a, STDOUT_FILENO);
   if (outcome.diagnostics.empty()) return cli::kSuccess;
   const int code =
@@ -199,6 +200,10 @@ int main(int argc, char** argv) {
                   "A,B", kCompile}),
       .capabilities = d.text(
           {"capabilities", "the granted capability envelope (MF-C001)", "CAP,...", kCompile}),
+      .emit = d.text({"emit",
+                      "the plan form: mf (the default, RFC 8785) or millforge-v1 (Millforge's "
+                      "plan shape and digests)",
+                      "FORM", kCompile}),
       .units = d.text({"units", "project: the prompt units document", "FILE", kProject}),
       .input = d.text({"input", "project: the turn's input document", "FILE|-", kProject}),
       .explain = d.flag({"explain", "project: also a readable account of every decision, on stderr",

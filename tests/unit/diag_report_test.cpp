@@ -31,12 +31,28 @@ TEST(DiagReport, BoundsCountAndAnnouncesTruncation) {
   Report r(ReportLimits{3, 1024, 1 << 20});
   for (int i = 0; i < 10; ++i) r.add(error("MF-S020", "bad " + std::to_string(i)));
   const Diagnostics ds = r.diagnostics();
-  ASSERT_EQ(ds.size(), 4u);
-  EXPECT_EQ(ds[2].message, "bad 2");
-  EXPECT_EQ(ds[3].code, "MF-D001");
-  EXPECT_EQ(ds[3].severity, Severity::Warning);
-  EXPECT_EQ(r.dropped(), 7u);
+  // The warning counts toward the bound (Millforge's sentinel: 128 in all, D001 included).
+  ASSERT_EQ(ds.size(), 3u);
+  EXPECT_EQ(ds[1].message, "bad 1");
+  EXPECT_EQ(ds[2].code, "MF-D001");
+  EXPECT_EQ(ds[2].severity, Severity::Warning);
+  EXPECT_EQ(ds[2].message, "8 further diagnostics were dropped (report limit)");
+  EXPECT_EQ(r.dropped(), 8u);
   EXPECT_TRUE(r.has_errors());
+}
+
+TEST(DiagReport, AFullReportWithoutOverflowHasNoWarning) {
+  Report r;
+  for (int i = 0; i < 128; ++i) r.add(error("MF-S020", "bad " + std::to_string(i)));
+  EXPECT_EQ(r.diagnostics().size(), 128u);
+  EXPECT_EQ(r.diagnostics().back().message, "bad 127");
+  EXPECT_EQ(r.dropped(), 0u);
+  r.add(error("MF-S020", "bad 128"));
+  const Diagnostics ds = r.diagnostics();
+  ASSERT_EQ(ds.size(), 128u);
+  EXPECT_EQ(ds[126].message, "bad 126");
+  EXPECT_EQ(ds.back().code, "MF-D001");
+  EXPECT_EQ(r.dropped(), 2u);
 }
 
 TEST(DiagReport, CutsLongMessagesAtUtf8Boundary) {
@@ -50,6 +66,9 @@ TEST(DiagReport, BoundsTotalSize) {
   for (int i = 0; i < 100; ++i) r.add(error("MF-S020", std::string(500, 'x')));
   EXPECT_LT(r.diagnostics().size(), 5u);
   EXPECT_EQ(r.diagnostics().back().code, "MF-D001");
+  std::size_t total = 0;
+  for (const auto& d : r.diagnostics()) total += d.code.size() + d.message.size() + 96;
+  EXPECT_LE(total, 2000u);
 }
 
 }  // namespace

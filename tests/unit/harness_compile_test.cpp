@@ -170,15 +170,18 @@ struct Case {
   bool legal_terminals_given = false;
 };
 
-// The only fixtures whose code comes with another one. A prerequisite cycle is MF-G004; the nodes
-// that (transitively) depend on it can never run and get their own code (G005 optional node, G006
-// terminal, G007 required node). Such a node cannot exist without the cycle it depends on, so its
-// code is always reported together with MF-G004.
+// The only fixtures whose code comes with another one. A prerequisite cycle is MF-G004, and a
+// node with a rejected prerequisite (MF-G002, MF-G013) can never run; the nodes that
+// (transitively) depend on either can never run too and get their own code (G005 optional node,
+// G006 terminal, G007 required node), as in Millforge. Such a node cannot exist without the fault
+// it depends on, so its code is always reported together with that fault.
 const std::map<std::string, std::set<std::string>>& companions() {
   static const std::map<std::string, std::set<std::string>> table = {
+      {"MF-G002-self-prerequisite.yaml", {"MF-G006"}},
       {"MF-G005-node-after-cycle.yaml", {"MF-G004"}},
       {"MF-G006-terminal-after-cycle.yaml", {"MF-G004"}},
       {"MF-G007-required-after-cycle.yaml", {"MF-G004"}},
+      {"MF-G013-terminal-prerequisite.yaml", {"MF-G006"}},
   };
   return table;
 }
@@ -234,6 +237,10 @@ const std::vector<Case>& cases() {
     plain("MF-R002-unknown-tool.yaml");
     add("MF-R003-catalog-identity.yaml",
         [](Case& c) { c.only_catalog = "MF-R003-wrong-descriptor-sha256.json"; });
+    add("MF-R008-snapshot-drift.yaml",
+        [](Case& c) { c.only_catalog = "MF-R008-snapshot-drift.json"; });
+    add("MF-R009-snapshot-metadata.yaml",
+        [](Case& c) { c.only_catalog = "MF-R009-snapshot-metadata.json"; });
     add("MF-R004-malformed-descriptor.yaml",
         [](Case& c) { c.extra_catalog = "MF-R004-malformed-descriptor.json"; });
     plain("MF-R005-tool-bound-twice.yaml");
@@ -715,14 +722,17 @@ TEST(HarnessCompileGolden, EverySemanticFieldChangesTheDigest) {
       {"include_request_context",
        source([](Value& s) { at(s, "/prompt/include_request_context") = false; })},
       {"a node's required flag",
-       source([](Value& s) { at(s, "/graph/nodes/write_report").set("required", true); })},
+       source([](Value& s) { at(s, "/graph/nodes/collect_context").set("required", false); })},
       {"a prerequisite removed", source([](Value& s) {
          auto& pre = at(s, "/graph/nodes/complete/prerequisites").as_array();
          pre.erase(pre.begin());  // collect_context; it is required, so draft stays gated
        })},
-      {"an argument match", source([](Value& s) {
-         at(s, "/graph/nodes/write_report/prerequisites/0/argument_matches/path") = "body";
-       })},
+      {"an argument match",
+       [](CompileRequest& r) {
+         at(r.source, "/graph/nodes/write_report/prerequisites/0/argument_matches/path") = "body";
+         // Matched arguments take the same values (MF-G012 otherwise): body as path is.
+         at(r.catalogs[0].doc, "/tools/1/input_schema/properties/body").set("minLength", 1);
+       }},
       {"a terminal result", source([](Value& s) {
          at(s, "/graph/nodes/blocked/terminal_result") = "STUCK";
          at(s, "/artifacts/required_by_terminal").as_object()[1].key = "STUCK";
@@ -960,7 +970,8 @@ TEST(HarnessCompileDeterminism, ManyFaultsComeInPointerOrder) {
   CompileResult g = compile(base_request(graph));
   ASSERT_FALSE(g.ok);
   EXPECT_EQ(g.failure_phase, "graph");
-  EXPECT_EQ(code_set(g.diagnostics), (std::set<std::string>{"MF-G001", "MF-G002", "MF-G008"}))
+  EXPECT_EQ(code_set(g.diagnostics),
+            (std::set<std::string>{"MF-G001", "MF-G002", "MF-G006", "MF-G008"}))
       << describe(g.diagnostics);
   for (unsigned seed = 0; seed < 5; ++seed) {
     EXPECT_EQ(compile(base_request(shuffled(graph, seed))).diagnostics, g.diagnostics);

@@ -21,13 +21,18 @@ std::size_t weight(const Diagnostic& d) {
   return d.code.size() + d.message.size() + d.pointer.size() + 96;  // fixed overhead of the fields
 }
 
+// An upper bound of the weight of the MF-D001 warning.
+constexpr std::size_t kWarningWeight = 192;
+
 }  // namespace
 
 void Report::add(Diagnostic d) {
   d.message = cut_utf8(std::move(d.message), limits_.max_message_bytes);
   d.pointer = cut_utf8(std::move(d.pointer), limits_.max_message_bytes);
   const std::size_t w = weight(d);
-  if (kept_.size() >= limits_.max_diagnostics || bytes_ + w > limits_.max_report_bytes) {
+  // Room for the truncation warning stays free, so the report with it stays within the bound.
+  const std::size_t reserve = kWarningWeight;
+  if (kept_.size() >= limits_.max_diagnostics || bytes_ + w + reserve > limits_.max_report_bytes) {
     ++dropped_;
     return;
   }
@@ -42,15 +47,21 @@ void Report::add_all(const Diagnostics& ds) {
 Diagnostics Report::diagnostics() const {
   Diagnostics out = kept_;
   if (dropped_ > 0) {
+    if (out.size() >= limits_.max_diagnostics) out.pop_back();  // the warning counts toward it
     Diagnostic w{codes::kTruncated,
                  Severity::Warning,
-                 std::to_string(dropped_) + " further diagnostics were dropped (report limit)",
+                 std::to_string(dropped()) + " further diagnostics were dropped (report limit)",
                  "",
                  0,
                  0};
     out.push_back(std::move(w));
   }
   return out;
+}
+
+std::size_t Report::dropped() const {
+  if (dropped_ == 0) return 0;
+  return dropped_ + (kept_.size() >= limits_.max_diagnostics ? 1 : 0);
 }
 
 bool Report::has_errors() const {

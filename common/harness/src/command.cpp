@@ -8,6 +8,7 @@
 #include "mf/diag/codes.hpp"
 #include "mf/diag/report.hpp"
 #include "mf/harness/compiler.hpp"
+#include "mf/harness/millforge.hpp"
 #include "mf/harness/plan.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
@@ -158,6 +159,12 @@ struct Documents {
 diag::Diagnostics check_request(const CompileArgs& args, CompileRequest& request, Documents& docs) {
   request.expected_harness_id = args.expected_harness_id;
   request.stage = args.stage;
+  if (!args.emit.empty() && args.emit != "mf" && args.emit != kMillforgeForm) {
+    return {diag::error(codes::kBadRequest, "--emit \"" + args.emit +
+                                                "\" is not a plan form (mf, " +
+                                                std::string(kMillforgeForm) + ")")};
+  }
+  if (args.emit == kMillforgeForm) request.form = PlanForm::MillforgeV1;
   if (args.legal_terminals_given) {
     auto list = split_list(args.legal_terminals, "legal-terminals", valid_terminal);
     if (!list) return list.take_diagnostics();
@@ -216,6 +223,10 @@ CompileResult compile_source(const CompileArgs& args, CompileRequest& request,
   return result;
 }
 
+const char* form_name(PlanForm form) {
+  return form == PlanForm::MillforgeV1 ? kMillforgeForm : "mf";
+}
+
 // What was asked, as a digest: names the report of a rejected compilation.
 std::string request_digest(const CompileArgs& args, const CompileRequest& request,
                            const std::string& source_document_sha256) {
@@ -230,13 +241,14 @@ std::string request_digest(const CompileArgs& args, const CompileRequest& reques
       {"stage", args.stage},
       {"legal_terminals", args.legal_terminals_given ? Value(args.legal_terminals) : Value()},
       {"capabilities", args.capabilities_given ? Value(args.capabilities) : Value()},
+      {"emit", form_name(request.form)},
   });
 }
 
 // The compile report (docs/formats/plan.md).
 Value report_document(const diag::Report& report, const CompileResult& result,
-                      const std::string& source_document_sha256,
-                      const std::string& request_sha256) {
+                      const std::string& source_document_sha256, const std::string& request_sha256,
+                      const char* form) {
   auto maybe = [](const std::string& s) { return s.empty() ? Value() : Value(s); };
   const Value* id = result.ok ? result.plan.find("harness_id") : nullptr;
   const Value* version = result.ok ? result.plan.find("harness_version") : nullptr;
@@ -251,6 +263,14 @@ Value report_document(const diag::Report& report, const CompileResult& result,
   doc.set("source_sha256", maybe(result.source_sha256));
   doc.set("compiled_sha256", maybe(result.compiled_sha256));
   doc.set("plan_file", maybe(result.ok ? plan_file_name(result.plan) : std::string()));
+  doc.set("plan_form", form);
+  json::Array snapshots;
+  for (const auto& c : result.catalog_snapshots) {
+    snapshots.push_back(json::Object{{"catalog", c.name},
+                                     {"snapshot_id", c.snapshot_id},
+                                     {"snapshot_sha256", c.snapshot_sha256}});
+  }
+  doc.set("catalog_snapshots", std::move(snapshots));
   doc.set("request_sha256", request_sha256);
   return doc;
 }
@@ -335,7 +355,8 @@ CompileOutcome compile_command(const CompileArgs& args, int out_fd) {
   report.add_all(result.diagnostics);
   CompileOutcome outcome;
   outcome.compiled = result.ok;
-  outcome.report = report_document(report, result, source_document_sha256, request_sha256);
+  outcome.report = report_document(report, result, source_document_sha256, request_sha256,
+                                   form_name(request.form));
   outcome.diagnostics = report.diagnostics();
   const std::string report_bytes = json::canonical_file(outcome.report);
 
@@ -351,10 +372,13 @@ CompileOutcome compile_command(const CompileArgs& args, int out_fd) {
 Result<json::Value> verify_command(const std::string& path) {
   auto text = io::read_input(path);
   if (!text) return about(path, text.take_diagnostics());
-  auto plan = load_plan(*text);
+  auto parsed = json::parse_object(*text);
+  const bool millforge = parsed && is_millforge_plan(*parsed);
+  auto plan = millforge ? load_millforge_plan(*text) : load_plan(*text);
   if (!plan) return plan;
   return Value(json::Object{
       {"verified", true},
+      {"form", millforge ? kMillforgeForm : "mf"},
       {"harness_id", *plan->find("harness_id")},
       {"harness_version", *plan->find("harness_version")},
       {"compiled_sha256", *plan->find("compiled_sha256")},

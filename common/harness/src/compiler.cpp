@@ -8,6 +8,7 @@
 
 #include "graph.hpp"
 #include "mf/diag/codes.hpp"
+#include "mf/harness/millforge.hpp"
 #include "mf/harness/plan.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
@@ -15,6 +16,7 @@
 #include "mf/json/reader.hpp"
 #include "mf/tools/catalog.hpp"
 #include "mf/yaml/reader.hpp"
+#include "millforge.hpp"
 #include "source.hpp"
 
 namespace mf::harness {
@@ -38,7 +40,10 @@ struct Compilation {
   std::map<std::string, const Node*> by_id;
   std::vector<Bound> bound;       // in node_id order
   std::string projection_sha256;  // the projection catalog's, when the source has the section
+  // Per declared artifact: its valid producers, and those a terminal requiring it is gated by.
+  std::map<std::string, std::set<std::string>> producers, gated;
   diag::Diagnostics ds;
+  std::vector<CatalogSnapshot> snapshots;
 
   void add(std::string code, std::string message, std::string pointer) {
     ds.push_back(diag::error(std::move(code), std::move(message), std::move(pointer)));
@@ -77,6 +82,8 @@ void load_catalogs(Compilation& c) {
       }
       continue;
     }
+    const tools::SnapshotIdentity id = loaded->snapshot_identity();
+    c.snapshots.push_back({doc.name, id.snapshot_id, id.snapshot_sha256});
     if (Status merged = c.catalog.merge(*loaded); !merged) {
       for (auto d : merged.diagnostics()) {
         d.message = "catalog " + doc.name + ": " + d.message;
@@ -189,34 +196,68 @@ void resolve(Compilation& c) {
   c.projection_sha256 = catalog->sha256();
 }
 
-// The properties an input schema declares, with the type it gives each (empty when untyped).
-std::map<std::string, Value> schema_properties(const Value& schema) {
-  std::map<std::string, Value> out;
-  const Value* props = schema.is_object() ? schema.find("properties") : nullptr;
-  if (props == nullptr || !props->is_object()) return out;
-  for (const auto& m : props->as_object()) {
-    const Value* type = m.value.is_object() ? m.value.find("type") : nullptr;
-    out.emplace(m.key, type ? *type : Value());
+// A schema without its annotations (title, description, default, examples, $comment), which do
+// not change what it accepts; property names and data (const, enum) are kept as they are.
+Value without_annotations(const Value& schema) {
+  if (!schema.is_object()) return schema;
+  static const std::set<std::string> annotations = {"title", "description", "default", "examples",
+                                                    "$comment"};
+  json::Object out;
+  for (const auto& m : schema.as_object()) {
+    if (annotations.count(m.key) != 0) continue;
+    if (m.key == "properties" && m.value.is_object()) {
+      json::Object props;
+      for (const auto& p : m.value.as_object()) {
+        props.push_back({p.key, without_annotations(p.value)});
+      }
+      out.push_back({m.key, std::move(props)});
+    } else if ((m.key == "anyOf" || m.key == "oneOf") && m.value.is_array()) {
+      json::Array branches;
+      for (const auto& b : m.value.as_array()) branches.push_back(without_annotations(b));
+      out.push_back({m.key, std::move(branches)});
+    } else if (m.key == "items" || m.key == "additionalProperties") {
+      out.push_back({m.key, without_annotations(m.value)});
+    } else {
+      out.push_back(m);
+    }
   }
   return out;
 }
 
-// An argument match names an argument of each tool, of the same type where both are typed.
+// A top-level argument of an input schema: its schema (nullptr when not declared) and whether the
+// schema requires it.
+std::pair<const Value*, bool> argument(const Value& schema, const std::string& name) {
+  const Value* props = schema.is_object() ? schema.find("properties") : nullptr;
+  const Value* prop = props != nullptr && props->is_object() ? props->find(name) : nullptr;
+  const Value* required = schema.is_object() ? schema.find("required") : nullptr;
+  const bool listed =
+      required != nullptr && required->is_array() &&
+      std::any_of(required->as_array().begin(), required->as_array().end(),
+                  [&](const Value& r) { return r.is_string() && r.as_string() == name; });
+  return {prop, listed};
+}
+
+// An argument match names a required argument of each tool, and the two arguments take the same
+// values: their schemas agree once annotations are set aside (Millforge's rule).
 void check_argument_matches(Compilation& c, const Prerequisite& p,
                             const tools::ToolDescriptor& prior_tool,
                             const tools::ToolDescriptor& current_tool) {
-  const auto prior = schema_properties(prior_tool.input_schema);
-  const auto current = schema_properties(current_tool.input_schema);
   for (const auto& m : p.matches) {
-    auto a = prior.find(m.prior);
-    auto b = current.find(m.current);
+    const auto [a, a_required] = argument(prior_tool.input_schema, m.prior);
+    const auto [b, b_required] = argument(current_tool.input_schema, m.current);
     std::string why;
-    if (a == prior.end()) {
+    if (a == nullptr) {
       why = "the prerequisite's tool has no argument " + quoted(m.prior);
-    } else if (b == current.end()) {
+    } else if (b == nullptr) {
       why = "this node's tool has no argument " + quoted(m.current);
-    } else if (!a->second.is_null() && !b->second.is_null() && !(a->second == b->second)) {
-      why = "arguments " + quoted(m.prior) + " and " + quoted(m.current) + " have different types";
+    } else if (!a_required) {
+      why = "the prerequisite's tool does not require argument " + quoted(m.prior);
+    } else if (!b_required) {
+      why = "this node's tool does not require argument " + quoted(m.current);
+    } else if (json::canonical(without_annotations(*a)) !=
+               json::canonical(without_annotations(*b))) {
+      why =
+          "arguments " + quoted(m.prior) + " and " + quoted(m.current) + " have different schemas";
     }
     if (!why.empty()) {
       c.add(codes::kBadArgumentMatch, "argument match on " + quoted(p.node_id) + ": " + why,
@@ -225,31 +266,54 @@ void check_argument_matches(Compilation& c, const Prerequisite& p,
   }
 }
 
-// A node's prerequisites: other, known, listed once, not terminal. The accepted ones become edges.
+// A node's prerequisites, judged per distinct prerequisite as Millforge does: itself (G002), not
+// a node (G001), a terminal (G013) and listed twice (G003) each apply on their own. Only a
+// prerequisite none of them applies to becomes an edge and has its argument matches checked; a
+// node with a rejected prerequisite is `invalid` and can never run.
 void check_prerequisites(Compilation& c, const Node& n,
-                         std::map<std::string, const tools::ToolDescriptor*>& tool_of,
-                         Edges& edges) {
-  std::set<std::string> seen;
+                         std::map<std::string, const tools::ToolDescriptor*>& tool_of, Edges& edges,
+                         std::set<std::string>& invalid) {
+  std::vector<std::vector<const Prerequisite*>> distinct;
   for (const auto& p : n.prerequisites) {
-    auto target = c.by_id.find(p.node_id);
-    if (p.node_id == n.node_id) {
-      c.add(codes::kSelfPrerequisite,
-            "node " + quoted(n.node_id) + " lists itself as a prerequisite", p.pointer);
-    } else if (target == c.by_id.end()) {
-      c.add(codes::kUnknownPrerequisite, "prerequisite " + quoted(p.node_id) + " is not a node",
-            p.pointer);
-    } else if (!seen.insert(p.node_id).second) {
-      c.add(codes::kDuplicatePrerequisite, "prerequisite " + quoted(p.node_id) + " is listed twice",
-            p.pointer);
-    } else if (target->second->terminal_result) {
-      c.add(codes::kTerminalPrerequisite,
-            "terminal node " + quoted(p.node_id) +
-                " cannot be a prerequisite: a terminal ends the run",
-            p.pointer);
+    auto same = std::find_if(distinct.begin(), distinct.end(),
+                             [&](const auto& d) { return d.front()->node_id == p.node_id; });
+    if (same == distinct.end()) {
+      distinct.push_back({&p});
     } else {
-      edges[n.node_id].push_back(p.node_id);
-      check_argument_matches(c, p, *tool_of[p.node_id], *tool_of[n.node_id]);
+      same->push_back(&p);
     }
+  }
+  for (const auto& occurrences : distinct) {
+    const Prerequisite& p = *occurrences.front();
+    auto target = c.by_id.find(p.node_id);
+    bool accepted = true;
+    auto reject = [&](const char* code, std::string message, const std::string& at) {
+      c.add(code, std::move(message), at);
+      accepted = false;
+    };
+    if (p.node_id == n.node_id) {
+      reject(codes::kSelfPrerequisite,
+             "node " + quoted(n.node_id) + " lists itself as a prerequisite", p.pointer);
+    }
+    if (target == c.by_id.end()) {
+      reject(codes::kUnknownPrerequisite, "prerequisite " + quoted(p.node_id) + " is not a node",
+             p.pointer);
+    } else if (target->second->terminal_result) {
+      reject(codes::kTerminalPrerequisite,
+             "terminal node " + quoted(p.node_id) +
+                 " cannot be a prerequisite: a terminal ends the run",
+             p.pointer);
+    }
+    if (occurrences.size() > 1) {
+      reject(codes::kDuplicatePrerequisite,
+             "prerequisite " + quoted(p.node_id) + " is listed twice", occurrences[1]->pointer);
+    }
+    if (!accepted) {
+      invalid.insert(n.node_id);
+      continue;
+    }
+    edges[n.node_id].push_back(p.node_id);
+    check_argument_matches(c, p, *tool_of[p.node_id], *tool_of[n.node_id]);
   }
 }
 
@@ -274,9 +338,11 @@ void check_terminal(Compilation& c, const Node& n,
   }
 }
 
-// Cycles over the accepted edges: each is one fault, reported at its first node; nodes that only
-// depend on a cycle can never run either.
-void check_cycles(Compilation& c, const Edges& edges) {
+// Cycles over the accepted edges: each is one fault, reported at its first node. A node that
+// depends on a cycle or on a node with a rejected prerequisite can never run either (G005, G006
+// for a terminal, G007 for a required node). Returns every node that can never run.
+std::set<std::string> check_reachability(Compilation& c, const Edges& edges,
+                                         const std::set<std::string>& invalid) {
   std::vector<std::string> order;
   for (const auto& n : c.source.nodes) order.push_back(n.node_id);
   std::set<std::string> cyclic;
@@ -289,14 +355,46 @@ void check_cycles(Compilation& c, const Edges& edges) {
     c.add(codes::kCycle, "prerequisites form a cycle: " + members,
           c.by_id[component.front()]->pointer + "/prerequisites");
   }
-  if (cyclic.empty()) return;
-  const std::set<std::string> blocked = depends_on_any(edges, cyclic);
+  std::set<std::string> stuck = cyclic;
+  stuck.insert(invalid.begin(), invalid.end());
+  const std::set<std::string> stranded = depends_on_any(edges, stuck);
   for (const auto& n : c.source.nodes) {
-    if (blocked.count(n.node_id) == 0) continue;
+    if (stranded.count(n.node_id) == 0) continue;
     const char* code = n.terminal_result ? codes::kUnreachableTerminal
                        : n.required      ? codes::kUnreachableRequired
                                          : codes::kUnreachableNode;
-    c.add(code, "node " + quoted(n.node_id) + " can never run: it depends on a prerequisite cycle",
+    c.add(code,
+          "node " + quoted(n.node_id) +
+              " can never run: it depends on a prerequisite cycle or on a node whose "
+              "prerequisites are rejected",
+          n.pointer + "/prerequisites");
+  }
+  stuck.insert(stranded.begin(), stranded.end());
+  return stuck;
+}
+
+// Every terminal that can run depends, through its prerequisites, on every required node (G006
+// otherwise). A terminal missing a required node that can never run itself is left to that
+// node's own fault.
+void check_terminal_gating(Compilation& c, const Edges& edges, const std::set<std::string>& stuck) {
+  std::vector<std::string> required;
+  for (const auto& n : c.source.nodes) {
+    if (n.required) required.push_back(n.node_id);
+  }
+  for (const auto& n : c.source.nodes) {
+    if (!n.terminal_result || n.required || stuck.count(n.node_id) != 0) continue;
+    const std::set<std::string> before = prerequisites_of(edges, n.node_id);
+    std::string missing;
+    bool all_can_run = true;
+    for (const auto& r : required) {
+      if (before.count(r) != 0) continue;
+      missing += (missing.empty() ? "" : ", ") + r;
+      all_can_run = all_can_run && stuck.count(r) == 0;
+    }
+    if (missing.empty() || !all_can_run) continue;
+    c.add(codes::kUnreachableTerminal,
+          "terminal node " + quoted(n.node_id) + " is not gated by required node(s) " + missing +
+              ": it does not depend on them through its prerequisites",
           n.pointer + "/prerequisites");
   }
 }
@@ -307,9 +405,10 @@ void check_graph(Compilation& c) {
   for (const auto& n : c.source.nodes) c.by_id[n.node_id] = &n;
 
   Edges edges;  // node -> the prerequisites that passed the per-edge checks
+  std::set<std::string> invalid;
   std::map<std::string, std::string> terminal_owner;
   for (const auto& n : c.source.nodes) {
-    check_prerequisites(c, n, tool_of, edges);
+    check_prerequisites(c, n, tool_of, edges, invalid);
     if (n.terminal_result) check_terminal(c, n, terminal_owner);
   }
   if (terminal_owner.empty()) {
@@ -324,7 +423,26 @@ void check_graph(Compilation& c) {
       }
     }
   }
-  check_cycles(c, edges);
+  check_terminal_gating(c, edges, check_reachability(c, edges, invalid));
+}
+
+// What Millforge's plan form cannot carry: refused rather than dropped.
+void check_form(Compilation& c) {
+  if (c.request.form != PlanForm::MillforgeV1) return;
+  if (c.source.projection) {
+    c.add(codes::kBadRequest,
+          std::string("the ") + kMillforgeForm +
+              " form has no projection section; compile without --emit to keep it",
+          "/projection");
+  }
+  for (const auto& b : c.bound) {
+    if (!b.tool->connector.is_null()) {
+      c.add(codes::kBadRequest,
+            std::string("the ") + kMillforgeForm + " form cannot carry the connector pins of " +
+                b.tool->ref(),
+            b.node->pointer + "/tool_ref");
+    }
+  }
 }
 
 void check_capabilities(Compilation& c) {
@@ -347,24 +465,29 @@ void check_artifacts(Compilation& c) {
   const auto& s = c.source;
   const std::set<std::string> declared(s.declared_artifact_ids.begin(),
                                        s.declared_artifact_ids.end());
-  std::map<std::string, std::vector<const Node*>> producers;
+  auto& producers = c.producers;
   for (const auto& b : c.bound) {
     const Node& n = *b.node;
     for (std::size_t i = 0; i < n.produces.size(); ++i) {
       const std::string& a = n.produces[i];
       const std::string where = n.pointer + "/produces";
-      if (declared.count(a) == 0) {
+      const bool is_declared = declared.count(a) != 0;
+      const bool may = b.tool->may_produce(a);
+      if (!is_declared) {
         c.add(codes::kUndeclaredProduced,
               "node " + quoted(n.node_id) + " produces undeclared artifact " + quoted(a), where);
-      } else if (b.tool->side_effect_class == tools::SideEffect::ReadOnly ||
-                 b.tool->side_effect_class == tools::SideEffect::Terminal) {
+      }
+      if (!may) {
+        const std::string why = b.tool->produced_artifact_ids
+                                    ? " does not list it in produced_artifact_ids"
+                                    : " is " + std::string(tools::name(b.tool->side_effect_class)) +
+                                          " and lists no produced_artifact_ids";
         c.add(codes::kToolCannotProduce,
               "node " + quoted(n.node_id) + " cannot produce " + quoted(a) + ": " + b.tool->ref() +
-                  " is " + std::string(tools::name(b.tool->side_effect_class)),
+                  why,
               where);
-      } else {
-        producers[a].push_back(&n);
       }
+      if (is_declared && may) producers[a].insert(n.node_id);
     }
   }
   // Transitive prerequisites of a node.
@@ -403,9 +526,13 @@ void check_artifacts(Compilation& c) {
             t.pointer);
         continue;
       }
-      const bool gated = std::any_of(it->second.begin(), it->second.end(), [&](const Node* p) {
-        return p->required || before.count(p->node_id) != 0;
-      });
+      bool gated = false;
+      for (const auto& p : it->second) {
+        if (c.by_id[p]->required || before.count(p) != 0) {
+          c.gated[a].insert(p);
+          gated = true;
+        }
+      }
       if (!gated) {
         c.add(codes::kArtifactNotGated,
               "terminal " + t.terminal_result + " requires " + quoted(a) +
@@ -529,8 +656,9 @@ Result<json::Value> parse_source(std::string_view text, Format format) {
 
 CompileResult compile(const CompileRequest& request) {
   CompileResult result;
-  Compilation c{request, {}, {}, {}, {}, {}, {}};
+  Compilation c{request, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   auto fail = [&](const char* phase) {
+    result.catalog_snapshots = std::move(c.snapshots);
     sort_diagnostics(c.ds);
     result.failure_phase = phase;
     result.diagnostics = std::move(c.ds);
@@ -547,6 +675,7 @@ CompileResult compile(const CompileRequest& request) {
   result.source_sha256 = json::canonical_digest(semantic_payload(c.source));
 
   resolve(c);
+  check_form(c);
   if (!c.ds.empty()) return fail("resolution");
   check_graph(c);
   if (!c.ds.empty()) return fail("graph");
@@ -555,16 +684,26 @@ CompileResult compile(const CompileRequest& request) {
   check_artifacts(c);
   if (!c.ds.empty()) return fail("artifact");
 
-  Value plan = lower(c, result.source_sha256);
+  const bool millforge = request.form == PlanForm::MillforgeV1;
+  Value plan;
+  if (millforge) {
+    Accepted accepted{c.source, {}, c.producers, c.gated};
+    for (const auto& b : c.bound) accepted.bound.emplace_back(b.node, b.tool);
+    result.source_sha256 = millforge_source_sha256(accepted);
+    plan = millforge_lower(accepted, result.source_sha256);
+  } else {
+    plan = lower(c, result.source_sha256);
+  }
   // The emitted bytes go back through the loader every consumer uses before they are returned.
-  std::string bytes = json::canonical_file(plan);
-  if (auto reloaded = load_plan(bytes); !reloaded) {
+  std::string bytes = millforge ? millforge_plan_bytes(plan) : json::canonical_file(plan);
+  if (auto reloaded = millforge ? load_millforge_plan(bytes) : load_plan(bytes); !reloaded) {
     for (const auto& d : reloaded.diagnostics()) {
       c.add(codes::kLoweringInvariant, "lowered plan fails its own check: " + d.message, d.pointer);
     }
     return fail("lowering");
   }
   result.ok = true;
+  result.catalog_snapshots = std::move(c.snapshots);
   result.compiled_sha256 = plan.find("compiled_sha256")->as_string();
   result.plan = std::move(plan);
   result.plan_bytes = std::move(bytes);

@@ -85,4 +85,19 @@ std::set<std::string> depends_on_any(const Edges& edges, const std::set<std::str
   return reached;
 }
 
+std::set<std::string> prerequisites_of(const Edges& edges, const std::string& node) {
+  std::set<std::string> reached;
+  std::vector<std::string> todo{node};
+  while (!todo.empty()) {
+    const std::string v = todo.back();
+    todo.pop_back();
+    auto it = edges.find(v);
+    if (it == edges.end()) continue;
+    for (const auto& p : it->second) {
+      if (p != node && reached.insert(p).second) todo.push_back(p);
+    }
+  }
+  return reached;
+}
+
 }  // namespace mf::harness

@@ -21,4 +21,7 @@ std::vector<std::vector<std::string>> find_cycles(const std::vector<std::string>
 // The nodes outside `cyclic` that depend, directly or through others, on a node in `cyclic`.
 std::set<std::string> depends_on_any(const Edges& edges, const std::set<std::string>& cyclic);
 
+// The nodes `node` depends on, directly or through others (itself excluded).
+std::set<std::string> prerequisites_of(const Edges& edges, const std::string& node);
+
 }  // namespace mf::harness

@@ -190,6 +190,16 @@ std::vector<ArgumentMatch> read_matches(FieldReader& f, const Value& v, const st
                         where));
       return;
     }
+    // One prior argument feeds one current argument and back (Millforge refuses fans here too).
+    for (const auto& m : out) {
+      if (m.prior == prior.as_string() || m.current == current.as_string()) {
+        f.add(diag::error(codes::kSchema,
+                          "argument \"" + (m.prior == prior.as_string() ? m.prior : m.current) +
+                              "\" is already matched in this prerequisite",
+                          where));
+        return;
+      }
+    }
     out.push_back({prior.as_string(), current.as_string()});
   };
   if (v.is_object()) {  // {prior_argument: current_argument}
@@ -376,10 +386,7 @@ void read_artifacts(FieldReader& top, Source& s) {
 }  // namespace
 
 bool valid_node_id(std::string_view s) {
-  if (s.empty() || s.size() > 64 || s[0] < 'a' || s[0] > 'z') return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
+  return tools::valid_local_id(s);
 }
 
 bool valid_terminal_result(std::string_view s) {

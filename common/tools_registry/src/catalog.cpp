@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 
 #include "mf/diag/codes.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
+#include "mf/json/millforge_form.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/schema/schema.hpp"
 
@@ -25,6 +27,7 @@ constexpr std::int64_t kMaxTimeoutMs = 86400000;
 constexpr std::int64_t kMaxOutputBytes = 64 << 20;
 constexpr std::size_t kMaxDescription = 8 << 10;
 constexpr std::size_t kMaxCapabilities = 64;
+constexpr const char* kSnapshotKind = "millforge_catalog_snapshot";
 
 template <class Enum, std::size_t N>
 bool parse_enum(const std::array<const char*, N>& names, std::string_view s, Enum& out) {
@@ -134,6 +137,30 @@ void read_output_policy(json::FieldReader& f, ToolDescriptor& d, EntryFaults& fa
   }
 }
 
+// The artifacts a tool's nodes may produce: unique artifact ids, stored sorted.
+void read_produced(json::FieldReader& f, ToolDescriptor& d, EntryFaults& faults) {
+  const json::Value* ids = f.array("produced_artifact_ids", false);
+  if (ids == nullptr) return;
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < ids->as_array().size(); ++i) {
+    const json::Value& a = ids->as_array()[i];
+    std::string p = f.pointer_of("produced_artifact_ids");
+    json::append_index(p, i);
+    if (!a.is_string() || !valid_local_id(a.as_string())) {
+      faults.list.push_back(diag::error(codes::kMalformedDescriptor,
+                                        "an artifact id must match [a-z][a-z0-9_]{0,63}", p));
+    } else if (std::find(out.begin(), out.end(), a.as_string()) != out.end()) {
+      faults.list.push_back(diag::error(codes::kMalformedDescriptor,
+                                        "artifact \"" + a.as_string() + "\" listed twice", p));
+    } else {
+      out.push_back(a.as_string());
+    }
+  }
+  if (out.size() > kMaxCapabilities) faults.bad("produced_artifact_ids", "at most 64 artifacts");
+  std::sort(out.begin(), out.end());
+  d.produced_artifact_ids = std::move(out);
+}
+
 bool sha256_hex(const json::Value* v) {
   return v != nullptr && v->is_string() && v->as_string().size() == 64 &&
          std::all_of(v->as_string().begin(), v->as_string().end(),
@@ -199,10 +226,16 @@ void read_connector(const json::Value& c, const std::string& at, EntryFaults& fa
 
 }  // namespace
 
-Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& at) {
+// The two entry shapes: ours, and a Millforge snapshot's (tool_version instead of version, the
+// descriptor_sha256 and output_schema it always states, no timeout, output policy or connector).
+enum class Shape : std::uint8_t { Native, MillforgeSnapshot };
+
+Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& at, Shape shape) {
   if (!v.is_object()) {
     return diag::error(codes::kMalformedDescriptor, "a catalog entry must be an object", at);
   }
+  const bool snapshot = shape == Shape::MillforgeSnapshot;
+  const char* version_key = snapshot ? "tool_version" : "version";
   json::FieldReader f(v, at);
   ToolDescriptor d;
   EntryFaults faults{f, {}};
@@ -211,9 +244,11 @@ Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& 
     d.tool_id = *s;
     if (!valid_dotted_id(d.tool_id)) bad("tool_id", "tool_id must be dotted lowercase");
   }
-  if (auto i = f.integer("version")) {
+  if (auto i = f.integer(version_key)) {
     d.version = *i;
-    if (d.version < 1 || d.version > kMaxVersion) bad("version", "version must be 1..2^31-1");
+    if (d.version < 1 || d.version > kMaxVersion) {
+      bad(version_key, std::string(version_key) + " must be 1..2^31-1");
+    }
   }
   if (auto s = f.string("model_tool_name")) {
     d.model_tool_name = *s;
@@ -228,7 +263,11 @@ Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& 
     }
   }
   read_schemas(f, d, faults);
+  if (snapshot && v.find("output_schema") == nullptr) {
+    bad("output_schema", "missing required field \"output_schema\"");
+  }
   read_capabilities(f, d, faults);
+  read_produced(f, d, faults);
   if (auto s = f.string("side_effect_class")) {
     if (!parse_enum(kSideEffects, *s, d.side_effect_class)) {
       bad("side_effect_class", "side_effect_class must be one of " + join(kSideEffects));
@@ -257,16 +296,33 @@ Result<ToolDescriptor> read_descriptor(const json::Value& v, const std::string& 
     read_connector(*c, f.pointer_of("connector"), faults);
     d.connector = *c;
   }
-  auto claimed = f.string("descriptor_sha256", false);
-  f.reject_unknown({"tool_id", "version", "model_tool_name", "description", "input_schema",
-                    "output_schema", "required_capabilities", "side_effect_class", "idempotency",
-                    "timeout_ms", "output_policy", "implementation_id", "connector",
-                    "descriptor_sha256"});
+  auto claimed = f.string("descriptor_sha256", snapshot);
+  if (snapshot) {
+    if (claimed && !sha256_hex(v.find("descriptor_sha256"))) {
+      bad("descriptor_sha256", "descriptor_sha256 must be 64 lowercase hex digits");
+    }
+    f.reject_unknown({"tool_id", "tool_version", "implementation_id", "descriptor_sha256",
+                      "model_tool_name", "description", "input_schema", "output_schema",
+                      "side_effect_class", "idempotency", "required_capabilities",
+                      "produced_artifact_ids"});
+  } else {
+    f.reject_unknown({"tool_id", "version", "model_tool_name", "description", "input_schema",
+                      "output_schema", "required_capabilities", "produced_artifact_ids",
+                      "side_effect_class", "idempotency", "timeout_ms", "output_policy",
+                      "implementation_id", "connector", "descriptor_sha256"});
+  }
   diag::Diagnostics ds = f.take();
   for (auto& e : ds) e.code = codes::kMalformedDescriptor;  // one family for catalog entries
   for (auto& e : faults.list) ds.push_back(std::move(e));
   if (!ds.empty()) return ds;
+  if (snapshot && !d.produced_artifact_ids)
+    d.produced_artifact_ids.emplace();  // Millforge's default
   d.descriptor_sha256 = json::canonical_digest(to_json(d));
+  if (snapshot) {
+    // The snapshot's own digest rule is its provider's; the digest is pinned as stated.
+    d.snapshot = ToolDescriptor::SnapshotPins{*claimed, *v.find("input_schema")};
+    return d;
+  }
   if (claimed && *claimed != d.descriptor_sha256) {
     return diag::error(codes::kCatalogIdentity,
                        "descriptor_sha256 of " + d.ref() + " claims " + *claimed +
@@ -302,6 +358,21 @@ bool valid_dotted_id(std::string_view s) {
   return !segment_start;
 }
 
+bool valid_local_id(std::string_view s) {
+  if (s.empty() || s.size() > 64 || s[0] < 'a' || s[0] > 'z') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+bool ToolDescriptor::may_produce(std::string_view artifact_id) const {
+  if (produced_artifact_ids) {
+    return std::find(produced_artifact_ids->begin(), produced_artifact_ids->end(), artifact_id) !=
+           produced_artifact_ids->end();
+  }
+  return side_effect_class != SideEffect::ReadOnly && side_effect_class != SideEffect::Terminal;
+}
+
 bool valid_model_tool_name(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
@@ -330,6 +401,10 @@ json::Value to_json(const ToolDescriptor& d) {
       {"implementation_id", d.implementation_id},
   };
   if (!d.connector.is_null()) v.set("connector", d.connector);
+  if (d.produced_artifact_ids) {
+    v.set("produced_artifact_ids",
+          json::Array(d.produced_artifact_ids->begin(), d.produced_artifact_ids->end()));
+  }
   return v;
 }
 
@@ -339,21 +414,46 @@ Result<Catalog> Catalog::from_json(const json::Value& doc) {
   auto version = f.string("schema_version");
   auto kind = f.string("kind");
   const json::Value* tools = f.array("tools");
-  f.reject_unknown({"schema_version", "kind", "tools"});
+  const bool snapshot = kind && *kind == kSnapshotKind;
+  if (snapshot) {
+    f.string("snapshot_id");
+    f.string("snapshot_sha256");
+    f.reject_unknown({"schema_version", "kind", "snapshot_id", "snapshot_sha256", "tools"});
+  } else {
+    f.reject_unknown({"schema_version", "kind", "tools"});
+  }
   if (version && *version != "1.0") {
     f.add(diag::error(codes::kSchema, "schema_version must be \"1.0\"", "/schema_version"));
   }
-  if (kind && *kind != "millforge_tool_catalog") {
-    f.add(diag::error(codes::kSchema, "kind must be \"millforge_tool_catalog\"", "/kind"));
+  if (kind && *kind != "millforge_tool_catalog" && !snapshot) {
+    f.add(diag::error(
+        codes::kSchema,
+        "kind must be \"millforge_tool_catalog\" or \"" + std::string(kSnapshotKind) + "\"",
+        "/kind"));
   }
   ds = f.take();
   for (auto& e : ds) e.code = codes::kMalformedDescriptor;
+  SnapshotIdentity stated;
+  if (snapshot) {
+    for (const char* key : {"snapshot_id", "snapshot_sha256"}) {
+      const json::Value* m = doc.find(key);
+      if (m == nullptr || !m->is_string()) continue;  // reported above
+      if (!sha256_hex(m)) {
+        ds.push_back(diag::error(codes::kSnapshotMetadata,
+                                 std::string(key) + " must be 64 lowercase hex digits",
+                                 std::string("/") + key));
+      }
+    }
+    if (ds.empty())
+      stated = {doc.find("snapshot_id")->as_string(), doc.find("snapshot_sha256")->as_string()};
+  }
   Catalog catalog;
   if (tools != nullptr) {
     for (std::size_t i = 0; i < tools->as_array().size(); ++i) {
       std::string at = "/tools";
       json::append_index(at, i);
-      auto d = read_descriptor(tools->as_array()[i], at);
+      auto d = read_descriptor(tools->as_array()[i], at,
+                               snapshot ? Shape::MillforgeSnapshot : Shape::Native);
       if (!d) {
         for (const auto& e : d.diagnostics()) ds.push_back(e);
         continue;
@@ -368,7 +468,42 @@ Result<Catalog> Catalog::from_json(const json::Value& doc) {
     }
   }
   if (!ds.empty()) return ds;
+  if (snapshot) {
+    const SnapshotIdentity actual = catalog.snapshot_identity();
+    for (const auto& [key, want, got] :
+         {std::tuple{"snapshot_sha256", stated.snapshot_sha256, actual.snapshot_sha256},
+          std::tuple{"snapshot_id", stated.snapshot_id, actual.snapshot_id}}) {
+      if (want != got) {
+        ds.push_back(
+            diag::error(codes::kSnapshotDrift,
+                        std::string(key) + " states " + want + " but the entries give " + got,
+                        std::string("/") + key));
+      }
+    }
+    if (!ds.empty()) return ds;
+  }
   return catalog;
+}
+
+SnapshotIdentity Catalog::snapshot_identity() const {
+  json::Array records;  // the map's order: (tool_id, version), as Millforge sorts them
+  for (const auto& [key, d] : tools_) {
+    records.push_back(json::Object{
+        {"tool_id", d.tool_id},
+        {"tool_version", d.version},
+        {"implementation_id", d.implementation_id},
+        {"descriptor_sha256", d.snapshot ? d.snapshot->descriptor_sha256 : d.descriptor_sha256}});
+  }
+  SnapshotIdentity id;
+  id.snapshot_sha256 =
+      json::millforge_digest(json::Object{{"schema_version", 1},
+                                          {"kind", "millforge.tool_registry.snapshot.v1"},
+                                          {"descriptors", std::move(records)}});
+  id.snapshot_id =
+      json::millforge_digest(json::Object{{"schema_version", 1},
+                                          {"kind", "millforge.tool_registry.snapshot_id.v1"},
+                                          {"snapshot_sha256", id.snapshot_sha256}});
+  return id;
 }
 
 Status Catalog::merge(const Catalog& other) {

@@ -1,5 +1,5 @@
 // Bounded diagnostic reports (docs/diagnostics.md): at most 128 diagnostics, 1 KiB per message and
-// 256 KiB per report; anything beyond is dropped and announced by one final MF-D001 warning.
+// 256 KiB per report, the final MF-D001 warning that announces anything dropped included.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +24,8 @@ class Report {
 
   // The kept diagnostics, with the MF-D001 truncation warning last when anything was dropped.
   Diagnostics diagnostics() const;
-  std::size_t dropped() const { return dropped_; }
+  // How many diagnostics the report leaves out (the warning's place included).
+  std::size_t dropped() const;
   bool has_errors() const;
 
  private:

@@ -24,6 +24,7 @@ struct CompileArgs {
   std::string stage;
   std::string legal_terminals;  // comma-separated; empty = not checked
   std::string capabilities;     // comma-separated granted envelope; empty = not checked
+  std::string emit;             // the plan form: empty (the product's own) or "millforge-v1"
   bool legal_terminals_given = false;
   bool capabilities_given = false;
 };
@@ -39,8 +40,9 @@ struct CompileOutcome {
 // a partial file.
 CompileOutcome compile_command(const CompileArgs& args, int out_fd);
 
-// mf-compile verify: loads a plan file ("-" = stdin) through the plan loader. On success returns a
-// summary object {harness_id, harness_version, compiled_sha256, nodes, verified:true}.
+// mf-compile verify: loads a plan file ("-" = stdin) through the plan loader of its form (the
+// product's, or Millforge's when its compiler_identity names "millforge"). On success returns a
+// summary object {verified:true, form, harness_id, harness_version, compiled_sha256, ...}.
 Result<json::Value> verify_command(const std::string& path);
 
 // mf-compile project: one prompt projection (docs/projection.md) of the tools of `catalogs`

@@ -26,6 +26,10 @@ struct NamedDocument {
   json::Value doc;
 };
 
+// The plan forms mf-compile emits: the product's own (RFC 8785, docs/formats/plan.md) and
+// Millforge's (--emit millforge-v1, docs/formats/plan.md "Millforge form").
+enum class PlanForm : std::uint8_t { Native, MillforgeV1 };
+
 struct CompileRequest {
   json::Value source;                   // the parsed harness document
   std::vector<NamedDocument> catalogs;  // merged; a tool listed by two catalogs is MF-R005
@@ -34,16 +38,25 @@ struct CompileRequest {
   std::string stage;                    // MF-S028 when set and not in stage_scope
   std::optional<std::vector<std::string>> legal_terminals;  // MF-G009 / MF-S029
   std::optional<std::vector<std::string>> capabilities;     // granted envelope, MF-C001
+  PlanForm form = PlanForm::Native;
+};
+
+// A catalog's identity in Millforge's snapshot rule (tools::Catalog::snapshot_identity).
+struct CatalogSnapshot {
+  std::string name;
+  std::string snapshot_id;
+  std::string snapshot_sha256;
 };
 
 struct CompileResult {
   bool ok = false;
   std::string failure_phase;  // "schema", "resolution", ... when !ok
-  std::string source_sha256;  // digest of the canonical semantic payload (after schema)
+  std::string source_sha256;  // digest of the canonical semantic payload (the form's rule)
   std::string compiled_sha256;
   json::Value plan;        // the compiled plan (null when !ok)
   std::string plan_bytes;  // canonical file bytes of the plan
   diag::Diagnostics diagnostics;
+  std::vector<CatalogSnapshot> catalog_snapshots;  // one per catalog read, in request order
 };
 
 CompileResult compile(const CompileRequest& request);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,11 +55,31 @@ struct ToolDescriptor {
   // provider_tool_name, provider_sha256, server, server_name, server_version, protocol_version,
   // snapshot_sha256. Null for every other tool (and then absent from the digested form).
   json::Value connector;
+  // The artifacts a node bound to this tool may produce (sorted, unique). Unset: any declared
+  // artifact, for a tool whose side effect writes (not read_only, not terminal).
+  std::optional<std::vector<std::string>> produced_artifact_ids;
   // SHA-256 of the canonical descriptor (every field above, defaults filled in); computed here,
   // never taken from a catalog file.
   std::string descriptor_sha256;
+  // A tool of a Millforge catalog snapshot (docs/formats/catalog.md, "Millforge snapshots"): the
+  // descriptor digest the snapshot states and the input schema as the snapshot writes it, which
+  // the millforge-v1 plan form carries. Unset for every other tool.
+  struct SnapshotPins {
+    std::string descriptor_sha256;
+    json::Value input_schema;
+  };
+  std::optional<SnapshotPins> snapshot;
 
   std::string ref() const { return tool_id + "@" + std::to_string(version); }
+  // Whether a node bound to this tool may produce `artifact_id` (MF-A002 otherwise).
+  bool may_produce(std::string_view artifact_id) const;
+};
+
+// A catalog's identity in Millforge's rule: snapshot_sha256 digests the sorted (tool_id,
+// tool_version, implementation_id, descriptor_sha256) records, snapshot_id digests that.
+struct SnapshotIdentity {
+  std::string snapshot_id;
+  std::string snapshot_sha256;
 };
 
 // The descriptor as canonical-ready JSON, without descriptor_sha256 (the bytes it is computed
@@ -68,11 +89,16 @@ json::Value to_json(const ToolDescriptor& d);
 // A frozen snapshot of descriptors keyed by (tool_id, version).
 class Catalog {
  public:
-  // Reads a catalog document (docs/formats/catalog.md). Every problem is reported: MF-R004 for a
-  // malformed entry, MF-R007 for a schema outside the supported subset, MF-R003 when an entry
-  // claims a descriptor_sha256 that differs from the computed one, MF-R005 for a tool listed twice.
-  // `source` prefixes nothing; pointers are into `doc`.
+  // Reads a catalog document (docs/formats/catalog.md): a tool catalog or a Millforge catalog
+  // snapshot. Every problem is reported: MF-R004 for a malformed entry, MF-R007 for a schema
+  // outside the supported subset, MF-R003 when an entry claims a descriptor_sha256 that differs
+  // from the computed one, MF-R005 for a tool listed twice, MF-R009 for malformed snapshot
+  // metadata and MF-R008 when a snapshot's stated digests are not those of its entries. Pointers
+  // are into `doc`.
   static Result<Catalog> from_json(const json::Value& doc);
+
+  // Millforge's snapshot identity of this catalog (a snapshot tool counts with its stated digest).
+  SnapshotIdentity snapshot_identity() const;
 
   // Adds every descriptor of `other`; MF-R005 for a (tool_id, version) already present.
   Status merge(const Catalog& other);
@@ -94,5 +120,6 @@ const json::Value& builtin_catalog_json();
 // Identifier rules shared with the harness compiler.
 bool valid_dotted_id(std::string_view s);        // "a.b_c.d9": lowercase segments joined by '.'
 bool valid_model_tool_name(std::string_view s);  // [A-Za-z][A-Za-z0-9_-]{0,63}
+bool valid_local_id(std::string_view s);         // [a-z][a-z0-9_]{0,63}: node and artifact ids
 
 }  // namespace mf::tools
