@@ -49,7 +49,8 @@ run 0 tool read '{"path":"a.txt"}' --fixed-clock
 jq -e '.trace.duration_ms == 0' "$tmp/out" >/dev/null || fail "--fixed-clock: $(jq -c .trace "$tmp/out")"
 
 # --- confinement: `..`, an absolute path outside, a symlink leading out --------------------------------
-for t in read write edit ls grep find; do
+for t in read write edit ls grep find list_workspace_files search_workspace_text read_workspace_diff \
+  write_workspace_file; do
   case $t in
     read) mk() { echo "{\"path\":\"$1\"}"; } ;;
     write) mk() { echo "{\"path\":\"$1\",\"content\":\"pwned\\n\"}"; } ;;
@@ -57,18 +58,29 @@ for t in read write edit ls grep find; do
     ls) mk() { echo "{\"path\":\"$1\"}"; } ;;
     grep) mk() { echo "{\"pattern\":\"root\",\"path\":\"$1\"}"; } ;;
     find) mk() { echo "{\"pattern\":\"*\",\"path\":\"$1\"}"; } ;;
+    list_workspace_files) mk() { echo "{\"root\":\"$1\"}"; } ;;
+    search_workspace_text) mk() { echo "{\"query\":\"root\",\"root\":\"$1\"}"; } ;;
+    read_workspace_diff) mk() { echo "{\"paths\":[\"$1\"]}"; } ;;
+    write_workspace_file) mk() { echo "{\"path\":\"$1\",\"content\":\"pwned\\n\"}"; } ;;
   esac
-  if [[ $t == write || $t == edit ]]; then
+  if [[ $t == write || $t == edit || $t == write_workspace_file ]]; then
     # Writers aim at a scratch directory outside, never at the real /etc.
     for p in ../escape.txt ../outside/keep.txt "$tmp/outside/keep.txt" "$tmp/outside/new.txt" \
       outdir/keep.txt outdir/new.txt leak.txt; do
+      if [[ $t == write_workspace_file && $p == leak.txt ]]; then
+        # Millforge's writer refuses any link at the name, leading out or not.
+        run 1 tool "$t" "$(mk "$p")"
+        [[ $(text) == "leak.txt is a symbolic link; name the file it points to" ]] ||
+          fail "$t leak.txt: $(text)"
+        continue
+      fi
       refused_escape "$t" "$(mk "$p")" "$p"
     done
   else
     for p in ../x ../outside /etc/passwd out/passwd leak.txt; do
       refused_escape "$t" "$(mk "$p")" "$p"
     done
-    if [[ $t == ls || $t == find ]]; then
+    if [[ $t == ls || $t == find || $t == list_workspace_files || $t == search_workspace_text ]]; then
       refused_escape "$t" "$(mk /etc)" /etc
       refused_escape "$t" "$(mk out)" out
     fi
@@ -125,6 +137,17 @@ text | grep -q 'passwd' && fail "grep followed a symlink out: $(text)"
 run 0 tool find '{"pattern":"*.txt"}'
 text | grep -qx 'a.txt' || fail "find a.txt: $(text)"
 text | grep -qx 'sub/b.txt' || fail "find sub/b.txt: $(text)"
+
+run 0 tool write_workspace_file '{"path":"sub/c.txt","content":"gamma\n"}'
+jq -e '.details.content_sha256 == "ae9a6306a205417afddd14316cc1d0d5e04a98f1be10865dce643925ee070ce2"' "$tmp/out" >/dev/null ||
+  fail "write_workspace_file: $(cat "$tmp/out")"
+[[ $(cat "$ws/sub/c.txt") == gamma ]] || fail "write_workspace_file content"
+run 0 tool list_workspace_files '{"root":"."}'
+jq -e '.details.paths == ["a.txt","sub/b.txt","sub/c.txt"] and .details.truncated == false' \
+  "$tmp/out" >/dev/null || fail "list_workspace_files: $(cat "$tmp/out")"
+run 0 tool search_workspace_text '{"query":"needle"}'
+jq -e '.details.matches == [{"line":2,"path":"a.txt","snippet":"needle here"}]' "$tmp/out" \
+  >/dev/null || fail "search_workspace_text: $(cat "$tmp/out")"
 
 run 0 tool bash '{"command":"echo hi"}'
 jq -e '.content[0].text == "hi\n"' "$tmp/out" >/dev/null || fail "bash echo: $(cat "$tmp/out")"

@@ -1224,12 +1224,33 @@ TEST(CatalogLoader, BuiltinCatalogLoads) {
   }
   expected.push_back("builtin.artifact.read");
   expected.push_back("builtin.artifact.write");
-  // The tools of Millforge's builtin harnesses.
-  for (const char* t :
-       {"request.inspect", "request.read_requirements", "workspace.read_file",
-        "workspace.apply_patch", "shell.run_tests", "shell.run_static_check", "artifact.write_plan",
-        "artifact.write_patch_summary", "artifact.write_test_results", "artifact.write_verdict",
-        "terminal.submit"}) {
+  // Millforge's built-in tools (builtin.artifact.read is ours, above).
+  const char* const millforge[] = {"request.inspect",
+                                   "request.read_requirements",
+                                   "workspace.list_files",
+                                   "workspace.read_file",
+                                   "workspace.search_text",
+                                   "workspace.write_file",
+                                   "workspace.apply_patch",
+                                   "workspace.read_diff",
+                                   "shell.run_tests",
+                                   "shell.run_static_check",
+                                   "artifact.read_plan",
+                                   "artifact.read_patch_summary",
+                                   "artifact.read_test_results",
+                                   "artifact.read_workspace_diff",
+                                   "artifact.read_checker_verdict",
+                                   "artifact.write_plan",
+                                   "artifact.write_patch_summary",
+                                   "artifact.write_test_results",
+                                   "artifact.write_workspace_diff",
+                                   "artifact.write_checker_verdict",
+                                   "artifact.write_arbiter_verdict",
+                                   "artifact.write_verdict",
+                                   "terminal.submit",
+                                   "terminal.reject",
+                                   "terminal.escalate"};
+  for (const char* t : millforge) {
     expected.push_back(std::string("builtin.") + t);
   }
   for (const auto& id : expected) {

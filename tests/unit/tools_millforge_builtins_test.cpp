@@ -9,14 +9,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "mf/harness/command.hpp"
 #include "mf/harness/compiler.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/tools/catalog.hpp"
@@ -59,9 +62,9 @@ const ToolDescriptor& builtin(const std::string& tool_id) {
 }
 
 const std::vector<std::string> kAllCapabilities = {
-    "artifact.read",  "artifact.write",  "process.static_check",
-    "process.test",   "request.read",    "terminal.intent",
-    "workspace.read", "workspace.write", "unrestricted.filesystem.read"};
+    "artifact.read",    "artifact.write",  "process.static_check",        "process.test",
+    "request.read",     "terminal.intent", "workspace.diff.read",         "workspace.read",
+    "workspace.search", "workspace.write", "unrestricted.filesystem.read"};
 
 class MillforgeBuiltins : public ::testing::Test {
  protected:
@@ -134,43 +137,176 @@ class MillforgeBuiltins : public ::testing::Test {
 struct Expected {
   const char* tool_id;
   const char* model_name;
-  const char* capability;
+  std::vector<std::string> capabilities;
   mf::tools::SideEffect side_effect;
+  mf::tools::Idempotency idempotency;
   std::int64_t timeout_ms;
 };
 
 TEST(MillforgeBuiltinsCatalog, DescriptorsFollowMillforgesFacts) {
+  using mf::tools::Idempotency;
   using mf::tools::SideEffect;
+  constexpr auto kRead = SideEffect::ReadOnly;
+  constexpr auto kArtifact = SideEffect::ArtifactWrite;
+  constexpr auto kSame = Idempotency::Idempotent;
+  constexpr auto kKeyed = Idempotency::IdempotentWithKey;
+  constexpr auto kOnce = Idempotency::NonIdempotent;
+  // Millforge's builtins.py, less builtin.artifact.read (ours differs, checked below).
   const Expected expected[] = {
-      {"builtin.request.inspect", "inspect_request", "request.read", SideEffect::ReadOnly, 300000},
-      {"builtin.request.read_requirements", "read_request_requirements", "request.read",
-       SideEffect::ReadOnly, 300000},
-      {"builtin.workspace.read_file", "read_workspace_file", "workspace.read", SideEffect::ReadOnly,
+      {"builtin.request.inspect", "inspect_request", {"request.read"}, kRead, kSame, 300000},
+      {"builtin.request.read_requirements",
+       "read_request_requirements",
+       {"request.read"},
+       kRead,
+       kSame,
        300000},
-      {"builtin.workspace.apply_patch", "apply_workspace_patch", "workspace.write",
-       SideEffect::WorkspaceWrite, 300000},
-      {"builtin.shell.run_tests", "run_test_profile", "process.test", SideEffect::ProcessExecution,
+      {"builtin.workspace.list_files",
+       "list_workspace_files",
+       {"workspace.read"},
+       kRead,
+       kSame,
+       300000},
+      {"builtin.workspace.read_file",
+       "read_workspace_file",
+       {"workspace.read"},
+       kRead,
+       kSame,
+       300000},
+      {"builtin.workspace.search_text",
+       "search_workspace_text",
+       {"workspace.read", "workspace.search"},
+       kRead,
+       kSame,
+       300000},
+      {"builtin.workspace.write_file",
+       "write_workspace_file",
+       {"workspace.write"},
+       SideEffect::WorkspaceWrite,
+       kKeyed,
+       300000},
+      {"builtin.workspace.apply_patch",
+       "apply_workspace_patch",
+       {"workspace.write"},
+       SideEffect::WorkspaceWrite,
+       kKeyed,
+       300000},
+      {"builtin.workspace.read_diff",
+       "read_workspace_diff",
+       {"workspace.diff.read"},
+       kRead,
+       kSame,
+       300000},
+      {"builtin.shell.run_tests",
+       "run_test_profile",
+       {"process.test"},
+       SideEffect::ProcessExecution,
+       kKeyed,
        1800000},
-      {"builtin.shell.run_static_check", "run_static_check_profile", "process.static_check",
-       SideEffect::ProcessExecution, 1800000},
-      {"builtin.artifact.write_plan", "write_plan_artifact", "artifact.write",
-       SideEffect::ArtifactWrite, 300000},
-      {"builtin.artifact.write_patch_summary", "write_patch_summary_artifact", "artifact.write",
-       SideEffect::ArtifactWrite, 300000},
-      {"builtin.artifact.write_test_results", "write_test_results_artifact", "artifact.write",
-       SideEffect::ArtifactWrite, 300000},
-      {"builtin.artifact.write_verdict", "write_verdict_artifact", "artifact.write",
-       SideEffect::ArtifactWrite, 300000},
-      {"builtin.terminal.submit", "submit_terminal_intent", "terminal.intent", SideEffect::Terminal,
+      {"builtin.shell.run_static_check",
+       "run_static_check_profile",
+       {"process.static_check"},
+       SideEffect::ProcessExecution,
+       kKeyed,
+       1800000},
+      {"builtin.artifact.read_plan", "read_plan_artifact", {"artifact.read"}, kRead, kSame, 300000},
+      {"builtin.artifact.read_patch_summary",
+       "read_patch_summary_artifact",
+       {"artifact.read"},
+       kRead,
+       kSame,
+       300000},
+      {"builtin.artifact.read_test_results",
+       "read_test_results_artifact",
+       {"artifact.read"},
+       kRead,
+       kSame,
+       300000},
+      {"builtin.artifact.read_workspace_diff",
+       "read_workspace_diff_artifact",
+       {"artifact.read"},
+       kRead,
+       kSame,
+       300000},
+      {"builtin.artifact.read_checker_verdict",
+       "read_checker_verdict_artifact",
+       {"artifact.read"},
+       kRead,
+       kSame,
+       300000},
+      {"builtin.artifact.write_plan",
+       "write_plan_artifact",
+       {"artifact.write"},
+       kArtifact,
+       kKeyed,
+       300000},
+      {"builtin.artifact.write_patch_summary",
+       "write_patch_summary_artifact",
+       {"artifact.write"},
+       kArtifact,
+       kKeyed,
+       300000},
+      {"builtin.artifact.write_test_results",
+       "write_test_results_artifact",
+       {"artifact.write"},
+       kArtifact,
+       kKeyed,
+       300000},
+      {"builtin.artifact.write_workspace_diff",
+       "write_workspace_diff_artifact",
+       {"artifact.write", "workspace.diff.read"},
+       kArtifact,
+       kKeyed,
+       300000},
+      {"builtin.artifact.write_checker_verdict",
+       "write_checker_verdict_artifact",
+       {"artifact.write"},
+       kArtifact,
+       kKeyed,
+       300000},
+      {"builtin.artifact.write_arbiter_verdict",
+       "write_arbiter_verdict_artifact",
+       {"artifact.write"},
+       kArtifact,
+       kKeyed,
+       300000},
+      {"builtin.artifact.write_verdict",
+       "write_verdict_artifact",
+       {"artifact.write"},
+       kArtifact,
+       kKeyed,
+       300000},
+      {"builtin.terminal.submit",
+       "submit_terminal_intent",
+       {"terminal.intent"},
+       SideEffect::Terminal,
+       kOnce,
+       30000},
+      {"builtin.terminal.reject",
+       "reject_terminal_intent",
+       {"terminal.intent"},
+       SideEffect::Terminal,
+       kOnce,
+       30000},
+      {"builtin.terminal.escalate",
+       "escalate_terminal_intent",
+       {"terminal.intent"},
+       SideEffect::Terminal,
+       kOnce,
        30000},
   };
+  EXPECT_EQ(std::size(expected), 25u);
   const Value status_enum = Array{"success", "soft_failure", "hard_failure"};
   for (const auto& e : expected) {
     SCOPED_TRACE(e.tool_id);
     const ToolDescriptor& d = builtin(e.tool_id);
     EXPECT_EQ(d.model_tool_name, e.model_name);
-    EXPECT_EQ(d.required_capabilities, std::vector<std::string>{e.capability});
+    EXPECT_EQ(d.required_capabilities, e.capabilities);
     EXPECT_EQ(d.side_effect_class, e.side_effect);
+    EXPECT_EQ(d.idempotency, e.idempotency);
+    // The executor finds each one's own implementation, not a fallback.
+    const mf::tools::Implementation* impl = mf::tools::implementation_for(d);
+    ASSERT_NE(impl, nullptr);
+    EXPECT_EQ(impl->id, d.implementation_id);
     EXPECT_EQ(d.timeout_ms, e.timeout_ms);
     EXPECT_EQ(d.output_policy.max_output_bytes, 1 << 20);
     EXPECT_EQ(d.output_policy.max_summary_bytes, 8192);
@@ -189,7 +325,48 @@ TEST(MillforgeBuiltinsCatalog, DescriptorsFollowMillforgesFacts) {
     // Closed: an undeclared member in a successful result fails the output schema.
     EXPECT_EQ(*d.output_schema.find("additionalProperties"), Value(false));
   }
-  // Millforge's inputs, where the harnesses need them.
+  // Millforge's inputs.
+  auto required = [](const char* id) { return *builtin(id).input_schema.find("required"); };
+  auto properties = [](const char* id) {
+    std::vector<std::string> keys;
+    for (const auto& m : builtin(id).input_schema.find("properties")->as_object()) {
+      keys.push_back(m.key);
+    }
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  using Keys = std::vector<std::string>;
+  EXPECT_EQ(required("builtin.workspace.list_files"), Value(Array{"root"}));
+  EXPECT_EQ(properties("builtin.workspace.list_files"), (Keys{"glob", "max_results", "root"}));
+  EXPECT_EQ(required("builtin.workspace.search_text"), Value(Array{"query"}));
+  EXPECT_EQ(properties("builtin.workspace.search_text"),
+            (Keys{"glob", "max_results", "query", "root"}));
+  EXPECT_EQ(required("builtin.workspace.write_file"), Value(Array{"path", "content"}));
+  EXPECT_EQ(properties("builtin.workspace.write_file"),
+            (Keys{"content", "expected_sha256", "path"}));
+  EXPECT_EQ(builtin("builtin.workspace.read_diff").input_schema.find("required"), nullptr);
+  EXPECT_EQ(properties("builtin.workspace.read_diff"), (Keys{"max_bytes", "paths"}));
+  for (const char* id :
+       {"builtin.artifact.read_plan", "builtin.artifact.read_patch_summary",
+        "builtin.artifact.read_test_results", "builtin.artifact.read_workspace_diff",
+        "builtin.artifact.read_checker_verdict", "builtin.artifact.write_workspace_diff"}) {
+    EXPECT_EQ(properties(id), Keys{}) << id;
+  }
+  EXPECT_EQ(required("builtin.artifact.write_checker_verdict"), Value(Array{"verdict"}));
+  EXPECT_EQ(required("builtin.artifact.write_arbiter_verdict"), Value(Array{"verdict"}));
+  EXPECT_EQ(required("builtin.terminal.reject"), Value(Array{"terminal_result", "summary"}));
+  EXPECT_EQ(properties("builtin.terminal.reject"),
+            (Keys{"artifact_refs", "summary", "terminal_result"}));
+  EXPECT_EQ(required("builtin.terminal.escalate"),
+            Value(Array{"terminal_result", "summary", "blocker"}));
+  EXPECT_EQ(properties("builtin.terminal.escalate"),
+            (Keys{"artifact_refs", "blocker", "summary", "terminal_result"}));
+  // Each fixed reader names its one artifact in its output schema.
+  EXPECT_EQ(*builtin("builtin.artifact.read_test_results")
+                 .output_schema.find("properties")
+                 ->find("artifact_id")
+                 ->find("enum"),
+            Value(Array{"test_results"}));
   EXPECT_EQ(*builtin("builtin.shell.run_tests").input_schema.find("required"),
             Value(Array{"profile"}));
   EXPECT_EQ(*builtin("builtin.terminal.submit").input_schema.find("required"),
@@ -808,6 +985,674 @@ TEST_F(MillforgeBuiltins, SubmitRecordsTheNodesTerminalResult) {
             R"("terminal_result":"PLANNER_COMPLETE"})");
   ASSERT_NE(e.record.binding, nullptr);
   EXPECT_EQ(e.record.binding->tool.side_effect_class, mf::tools::SideEffect::Terminal);
+}
+
+// --- workspace.list_files -----------------------------------------------------------------------
+
+std::vector<std::string> strings(const Value* v) {
+  std::vector<std::string> out;
+  if (v == nullptr || !v->is_array()) return out;
+  for (const Value& item : v->as_array()) out.push_back(item.as_string());
+  return out;
+}
+
+using Paths = std::vector<std::string>;
+
+TEST_F(MillforgeBuiltins, ListFilesListsEveryRegularFileInPathOrder) {
+  put_ws("b.txt", "b");
+  put_ws("src/main.py", "m");
+  put_ws("src/deep/util.py", "u");
+  put_ws(".hidden", "h");
+  put_ws("build/out.o", "o");
+  put_ws(".gitignore", "build/\n*.txt\n");
+  put_ws(".git/config", "[core]\n");
+  fs::create_directories(root_ / "empty");
+  fs::create_symlink(root_ / "b.txt", root_ / "b-link.txt");
+  Execution e = once("builtin.workspace.list_files", Object{{"root", "."}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(status_of(e), "success");
+  // Ignored files are listed, git's store and links are not.
+  const Paths all = {".gitignore",  ".hidden",          "b.txt",
+                     "build/out.o", "src/deep/util.py", "src/main.py"};
+  EXPECT_EQ(strings(e.result.details.find("paths")), all);
+  EXPECT_EQ(*e.result.details.find("truncated"), Value(false));
+  EXPECT_EQ(e.result.text,
+            ".gitignore\n.hidden\nb.txt\nbuild/out.o\nsrc/deep/util.py\nsrc/main.py");
+  EXPECT_EQ(*e.result.details.find("summary"), Value("Listed 6 files under ."));
+
+  // A glob matches the workspace-relative path or the file name.
+  e = once("builtin.workspace.list_files", Object{{"root", "."}, {"glob", "*.py"}});
+  EXPECT_EQ(strings(e.result.details.find("paths")), (Paths{"src/deep/util.py", "src/main.py"}));
+  e = once("builtin.workspace.list_files", Object{{"root", "."}, {"glob", "src/*.py"}});
+  EXPECT_EQ(strings(e.result.details.find("paths")), (Paths{"src/main.py"}));
+  e = once("builtin.workspace.list_files", Object{{"root", "."}, {"glob", "src/**"}});
+  EXPECT_EQ(strings(e.result.details.find("paths")), (Paths{"src/deep/util.py", "src/main.py"}));
+  // Paths stay workspace-relative under a narrower root.
+  e = once("builtin.workspace.list_files", Object{{"root", "src/deep"}});
+  EXPECT_EQ(strings(e.result.details.find("paths")), (Paths{"src/deep/util.py"}));
+  e = once("builtin.workspace.list_files", Object{{"root", "empty"}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(strings(e.result.details.find("paths")), Paths{});
+  EXPECT_EQ(e.result.text, "No files found under empty");
+
+  // max_results: exactly as many is not a cut, fewer is.
+  e = once("builtin.workspace.list_files", Object{{"root", "src"}, {"max_results", 2}});
+  EXPECT_EQ(*e.result.details.find("truncated"), Value(false));
+  e = once("builtin.workspace.list_files", Object{{"root", "."}, {"max_results", 2}});
+  EXPECT_EQ(strings(e.result.details.find("paths")), (Paths{".gitignore", ".hidden"}));
+  EXPECT_EQ(*e.result.details.find("truncated"), Value(true));
+  EXPECT_TRUE(contains(e.result.text, "[The first 2 files;")) << e.result.text;
+  e = once("builtin.workspace.list_files", Object{{"root", "."}, {"max_results", 1001}});
+  EXPECT_TRUE(e.record.denied) << "above the schema's maximum";
+  e = once("builtin.workspace.list_files", Object{});
+  EXPECT_TRUE(e.record.denied) << "root is required";
+
+  e = once("builtin.workspace.list_files", Object{{"root", "."}, {"glob", "src/[a"}});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_TRUE(contains(e.result.text, "error parsing glob 'src/[a'")) << e.result.text;
+  e = once("builtin.workspace.list_files", Object{{"root", "b.txt"}});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_EQ(e.result.text, "Not a directory: b.txt");
+  EXPECT_EQ(status_of(e), "soft_failure");
+  e = once("builtin.workspace.list_files", Object{{"root", "nope"}});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_TRUE(contains(e.result.text, "Path not found")) << e.result.text;
+}
+
+// Every way out of the workspace is refused, and nothing outside is listed or read, as root too:
+// containment is the kernel's (RESOLVE_BENEATH), which root does not bypass.
+TEST_F(MillforgeBuiltins, ListFilesAndSearchRefuseEveryWayOut) {
+  put(base_ / "outside" / "secret.txt", "needle: top secret\n");
+  put_ws("inside.txt", "needle inside\n");
+  fs::create_symlink(base_ / "outside", root_ / "dirlink");
+  fs::create_symlink(base_ / "outside" / "secret.txt", root_ / "filelink.txt");
+  const std::string outside_abs = fs::canonical(base_ / "outside").string();
+  for (const std::string& root :
+       {std::string(".."), std::string("../outside"), std::string("sub/../../outside"), outside_abs,
+        std::string("/"), std::string("dirlink"), std::string("~"), std::string("~/"),
+        std::string("@../outside"), "file://" + outside_abs}) {
+    SCOPED_TRACE(root);
+    Execution e = once("builtin.workspace.list_files", Object{{"root", root}});
+    ASSERT_TRUE(e.result.is_error);
+    EXPECT_TRUE(contains(e.result.text, "Path escapes the workspace")) << e.result.text;
+    EXPECT_FALSE(contains(e.result.text, "secret"));
+    EXPECT_EQ(status_of(e), "soft_failure");
+    e = once("builtin.workspace.search_text", Object{{"query", "needle"}, {"root", root}});
+    ASSERT_TRUE(e.result.is_error);
+    EXPECT_TRUE(contains(e.result.text, "Path escapes the workspace")) << e.result.text;
+    EXPECT_FALSE(contains(e.result.text, "top secret"));
+  }
+  // Links inside are never followed: neither listed nor searched.
+  Execution e = once("builtin.workspace.list_files", Object{{"root", "."}});
+  EXPECT_EQ(strings(e.result.details.find("paths")), (Paths{"inside.txt"}));
+  e = once("builtin.workspace.search_text", Object{{"query", "needle"}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(canon(*e.result.details.find("matches")),
+            R"([{"line":1,"path":"inside.txt","snippet":"needle inside"}])");
+  EXPECT_FALSE(contains(e.result.text, "top secret"));
+  // An absolute path inside the workspace names the same directory.
+  e = once("builtin.workspace.list_files", Object{{"root", root_.string()}});
+  EXPECT_EQ(strings(e.result.details.find("paths")), (Paths{"inside.txt"}));
+}
+
+// --- workspace.search_text ----------------------------------------------------------------------
+
+TEST_F(MillforgeBuiltins, SearchTextFindsLiteralLines) {
+  put_ws("a.txt", "one needle\ntwo\r\nthree needle.*\rfour\nneedle");
+  put_ws("src/b.py", "# Needle\nx = 'needle'\n");
+  put_ws("ignored.log", "needle in an ignored file\n");
+  put_ws(".gitignore", "*.log\n");
+  put_ws(".git/HEAD", "needle in git's store\n");
+  put_ws("bad.txt", "\xFF needle \xFE\n");
+  Execution e = once("builtin.workspace.search_text", Object{{"query", "needle"}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(status_of(e), "success");
+  // Lines end at \n, \r\n and \r; matching is literal and case-sensitive; invalid UTF-8 is
+  // replaced; ignore files hide nothing.
+  EXPECT_EQ(canon(*e.result.details.find("matches")),
+            R"([{"line":1,"path":"a.txt","snippet":"one needle"},)"
+            R"({"line":3,"path":"a.txt","snippet":"three needle.*"},)"
+            R"({"line":5,"path":"a.txt","snippet":"needle"},)"
+            R"({"line":1,"path":"bad.txt","snippet":")"
+            "\xEF\xBF\xBD needle \xEF\xBF\xBD"
+            R"("},)"
+            R"({"line":1,"path":"ignored.log","snippet":"needle in an ignored file"},)"
+            R"({"line":2,"path":"src/b.py","snippet":"x = 'needle'"}])");
+  EXPECT_EQ(*e.result.details.find("truncated"), Value(false));
+  EXPECT_TRUE(contains(e.result.text, "a.txt:3: three needle.*\n")) << e.result.text;
+  EXPECT_EQ(*e.result.details.find("summary"), Value("Found 6 matching lines"));
+
+  // A regex-looking query is a literal.
+  e = once("builtin.workspace.search_text", Object{{"query", "needle.*"}});
+  EXPECT_EQ(e.result.details.find("matches")->as_array().size(), 1u);
+  e = once("builtin.workspace.search_text", Object{{"query", "needle"}, {"glob", "*.py"}});
+  EXPECT_EQ(canon(*e.result.details.find("matches")),
+            R"([{"line":2,"path":"src/b.py","snippet":"x = 'needle'"}])");
+  e = once("builtin.workspace.search_text", Object{{"query", "needle"}, {"root", "src"}});
+  EXPECT_EQ(e.result.details.find("matches")->as_array().size(), 1u);
+  e = once("builtin.workspace.search_text", Object{{"query", "absent"}});
+  ASSERT_FALSE(e.result.is_error);
+  EXPECT_EQ(e.result.text, "No matches found");
+  EXPECT_EQ(*e.result.details.find("matches"), Value(Array{}));
+
+  e = once("builtin.workspace.search_text", Object{{"query", "needle"}, {"max_results", 2}});
+  EXPECT_EQ(e.result.details.find("matches")->as_array().size(), 2u);
+  EXPECT_EQ(*e.result.details.find("truncated"), Value(true));
+  EXPECT_TRUE(contains(e.result.text, "[The first 2 matching lines;")) << e.result.text;
+  e = once("builtin.workspace.search_text", Object{{"query", ""}});
+  EXPECT_TRUE(e.record.denied) << "an empty query";
+
+  // A snippet is the line's first 512 characters (code points, not bytes).
+  std::string long_line = "needle ";
+  for (int i = 0; i < 600; ++i) long_line += "\xC3\xA9";  // é
+  put_ws("long.txt", long_line + "\n");
+  e = once("builtin.workspace.search_text", Object{{"query", "needle"}, {"glob", "long.txt"}});
+  ASSERT_EQ(e.result.details.find("matches")->as_array().size(), 1u);
+  const std::string& snippet =
+      e.result.details.find("matches")->as_array()[0].find("snippet")->as_string();
+  EXPECT_EQ(snippet.size(), 7u + 2u * 505u);
+  EXPECT_EQ(snippet, long_line.substr(0, 7 + 2 * 505));
+}
+
+TEST_F(MillforgeBuiltins, SearchTextNeedsBothCapabilities) {
+  put_ws("a.txt", "needle\n");
+  ToolExecutor ex = executor({bind("builtin.workspace.search_text")}, Value(), {"workspace.read"});
+  Execution e = call(ex, "search_workspace_text", Object{{"query", "needle"}});
+  EXPECT_TRUE(e.record.denied);
+  EXPECT_TRUE(contains(e.result.text, "workspace.search")) << e.result.text;
+}
+
+// --- workspace.write_file -----------------------------------------------------------------------
+
+TEST_F(MillforgeBuiltins, WriteFileWritesAtomicallyWithAnExpectedDigest) {
+  // sha256("hello\n")
+  const std::string hello = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
+  Execution e = once("builtin.workspace.write_file",
+                     Object{{"path", "new/dir/a.txt"}, {"content", "hello\n"}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(ws_file("new/dir/a.txt"), "hello\n");
+  EXPECT_EQ(status_of(e), "success");
+  EXPECT_EQ(*e.result.details.find("path"), Value("new/dir/a.txt"));
+  EXPECT_EQ(*e.result.details.find("content_sha256"), Value(hello));
+  EXPECT_EQ(e.result.text, "Created new/dir/a.txt (6 bytes)");
+  EXPECT_EQ(e.record.side_effect_certainty, "confirmed_complete");
+
+  // Replacing keeps the file's mode.
+  ASSERT_EQ(::chmod((root_ / "new/dir/a.txt").c_str(), 0640), 0);
+  e = once(
+      "builtin.workspace.write_file",
+      Object{{"path", "./new/dir/a.txt"}, {"content", "second\n"}, {"expected_sha256", hello}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(ws_file("new/dir/a.txt"), "second\n");
+  EXPECT_EQ(e.result.text, "Replaced new/dir/a.txt (7 bytes)");
+  struct stat st {};
+  ASSERT_EQ(::stat((root_ / "new/dir/a.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+
+  // A stale digest refuses the write and leaves the file.
+  e = once("builtin.workspace.write_file",
+           Object{{"path", "new/dir/a.txt"}, {"content", "third\n"}, {"expected_sha256", hello}});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_TRUE(contains(e.result.text, "has changed: its SHA-256 is " +
+                                          mf::hash::sha256_hex("second\n") + ", not the expected " +
+                                          hello))
+      << e.result.text;
+  EXPECT_EQ(ws_file("new/dir/a.txt"), "second\n");
+  EXPECT_EQ(e.record.side_effect_certainty, "not_attempted");
+  // As Millforge: a new file has no digest to expect.
+  e = once("builtin.workspace.write_file",
+           Object{{"path", "fresh.txt"}, {"content", ""}, {"expected_sha256", hello}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_TRUE(fs::is_regular_file(root_ / "fresh.txt"));
+
+  // A hard link to an outside file: the workspace name is replaced, the outside name keeps its
+  // bytes.
+  put(base_ / "outside" / "linked.txt", "outside bytes\n");
+  fs::create_hard_link(base_ / "outside" / "linked.txt", root_ / "hard.txt");
+  e = once("builtin.workspace.write_file", Object{{"path", "hard.txt"}, {"content", "mine\n"}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(ws_file("hard.txt"), "mine\n");
+  EXPECT_EQ(slurp(base_ / "outside" / "linked.txt"), "outside bytes\n");
+}
+
+TEST_F(MillforgeBuiltins, WriteFileRefusesEveryWayOut) {
+  put(base_ / "outside" / "target.txt", "outside\n");
+  put_ws("inside.txt", "inside\n");
+  fs::create_symlink(base_ / "outside" / "target.txt", root_ / "out-link.txt");
+  fs::create_symlink(root_ / "inside.txt", root_ / "in-link.txt");
+  fs::create_symlink(base_ / "outside" / "missing.txt", root_ / "dangling.txt");
+  fs::create_symlink(base_ / "outside", root_ / "out-dir");
+  fs::create_directories(root_ / "dir");
+  ASSERT_EQ(::mkfifo((root_ / "fifo").c_str(), 0600), 0);
+  const std::string outside_abs = fs::canonical(base_ / "outside").string() + "/target.txt";
+  struct Case {
+    std::string path;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"../outside/target.txt", "Path escapes the workspace"},
+      {"dir/../../outside/target.txt", "Path escapes the workspace"},
+      {outside_abs, "Path escapes the workspace"},
+      {"/etc/mf-planted", "Path escapes the workspace"},
+      {"~/planted", "Path escapes the workspace"},
+      {"file://" + outside_abs, "Path escapes the workspace"},
+      {"out-dir/target.txt", "Path escapes the workspace"},
+      {"out-dir/planted.txt", "Path escapes the workspace"},
+      {"out-dir/new/planted.txt", "Path escapes the workspace"},
+      {"out-link.txt", "is a symbolic link"},
+      {"in-link.txt", "is a symbolic link"},
+      {"dangling.txt", "is a symbolic link"},
+      {".", "cannot change the workspace root"},
+      {"dir", "Not a regular file"},
+      {"dir/", "cannot change a directory"},
+      {"fifo", "Not a regular file"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.path);
+    Execution e =
+        once("builtin.workspace.write_file", Object{{"path", c.path}, {"content", "owned\n"}});
+    ASSERT_TRUE(e.result.is_error);
+    EXPECT_TRUE(contains(e.result.text, c.message)) << e.result.text;
+    EXPECT_EQ(status_of(e), "soft_failure");
+    EXPECT_EQ(e.record.side_effect_certainty, "not_attempted");
+  }
+  EXPECT_EQ(slurp(base_ / "outside" / "target.txt"), "outside\n");
+  EXPECT_EQ(fs::directory_iterator(base_ / "outside") != fs::directory_iterator(), true);
+  EXPECT_FALSE(fs::exists(base_ / "outside" / "planted.txt"));
+  EXPECT_FALSE(fs::exists(base_ / "outside" / "new"));
+  EXPECT_FALSE(fs::exists(base_ / "outside" / "missing.txt"));
+  EXPECT_FALSE(fs::exists("/etc/mf-planted"));
+  EXPECT_EQ(ws_file("inside.txt"), "inside\n");
+  EXPECT_TRUE(fs::is_symlink(root_ / "out-link.txt"));
+  EXPECT_TRUE(fs::is_symlink(root_ / "in-link.txt"));
+  // Without the capability nothing is written.
+  ToolExecutor ex = executor({bind("builtin.workspace.write_file")}, Value(), {"workspace.read"});
+  Execution e = call(ex, "write_workspace_file", Object{{"path", "x.txt"}, {"content", "x"}});
+  EXPECT_TRUE(e.record.denied);
+  EXPECT_FALSE(fs::exists(root_ / "x.txt"));
+}
+
+// --- workspace.read_diff and the workspace_diff artifact ----------------------------------------
+
+class MillforgeBuiltinsGit : public MillforgeBuiltins {
+ protected:
+  void SetUp() override {
+    MillforgeBuiltins::SetUp();
+    if (std::system("git --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "git is not installed";
+  }
+  // Runs git in `dir`; the test fails when it does.
+  static void git(const fs::path& dir, const std::string& args) {
+    const std::string command = "git -C '" + dir.string() +
+                                "' -c user.name=t -c user.email=t@example.com " + args +
+                                " >/dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  void commit_all(const fs::path& dir) {
+    git(dir, "add -A");
+    git(dir, "commit -q -m base");
+  }
+};
+
+TEST_F(MillforgeBuiltinsGit, ReadDiffShowsTheWorkTreesChanges) {
+  git(root_, "init -q");
+  put_ws("a.txt", "one\ntwo\n");
+  put_ws("src/b.txt", "bee\n");
+  commit_all(root_);
+  Execution e = once("builtin.workspace.read_diff", Object{});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(*e.result.details.find("diff"), Value(""));
+  EXPECT_EQ(e.result.text, "No uncommitted changes");
+  EXPECT_EQ(*e.result.details.find("diff_sha256"), Value(mf::hash::sha256_hex("")));
+
+  put_ws("a.txt", "one\n2\n");
+  put_ws("src/b.txt", "bee\nmore\n");
+  e = once("builtin.workspace.read_diff", Object{});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  const std::string diff = e.result.details.find("diff")->as_string();
+  EXPECT_TRUE(contains(diff, "diff --git a/a.txt b/a.txt\n")) << diff;
+  EXPECT_TRUE(contains(diff, "-two\n+2\n")) << diff;
+  EXPECT_TRUE(contains(diff, "+more\n")) << diff;
+  EXPECT_EQ(e.result.text, diff);
+  EXPECT_EQ(*e.result.details.find("truncated"), Value(false));
+  EXPECT_EQ(*e.result.details.find("diff_sha256"), Value(mf::hash::sha256_hex(diff)));
+  EXPECT_EQ(status_of(e), "success");
+  EXPECT_EQ(e.record.side_effect_certainty, "confirmed_absent");
+
+  // Only the named paths; a pathspec is a literal path, never a pattern.
+  e = once("builtin.workspace.read_diff", Object{{"paths", Array{"src"}}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_TRUE(contains(e.result.details.find("diff")->as_string(), "+more\n"));
+  EXPECT_FALSE(contains(e.result.details.find("diff")->as_string(), "a.txt"));
+  e = once("builtin.workspace.read_diff", Object{{"paths", Array{"*.txt"}}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(*e.result.details.find("diff"), Value(""));
+
+  // max_bytes cuts the diff and says so.
+  e = once("builtin.workspace.read_diff", Object{{"max_bytes", 20}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(*e.result.details.find("diff"), Value(diff.substr(0, 20)));
+  EXPECT_EQ(*e.result.details.find("truncated"), Value(true));
+  EXPECT_TRUE(contains(e.result.text,
+                       "[Showing the first 20 bytes of " + std::to_string(diff.size()) + ";"))
+      << e.result.text;
+  // A read leaves git's index alone.
+  const auto index_time = fs::last_write_time(root_ / ".git" / "index");
+  e = once("builtin.workspace.read_diff", Object{});
+  EXPECT_EQ(fs::last_write_time(root_ / ".git" / "index"), index_time);
+}
+
+TEST_F(MillforgeBuiltinsGit, ReadDiffStaysInsideTheWorkspace) {
+  // The workspace is a subdirectory of a repository whose other files changed: refused, since
+  // git would show them.
+  git(base_, "init -q");
+  put(base_ / "outside" / "secret.txt", "secret v1\n");
+  put_ws("a.txt", "a\n");
+  commit_all(base_);
+  put(base_ / "outside" / "secret.txt", "secret v2\n");
+  Execution e = once("builtin.workspace.read_diff", Object{});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_TRUE(contains(e.result.text, "not a git repository")) << e.result.text;
+  EXPECT_FALSE(contains(e.result.text, "secret"));
+  EXPECT_EQ(status_of(e), "soft_failure");
+
+  // A repository of its own: paths that lead out are refused before git runs.
+  git(root_, "init -q");
+  commit_all(root_);
+  fs::create_symlink(base_ / "outside", root_ / "out-dir");
+  const std::string outside_abs = fs::canonical(base_ / "outside").string();
+  for (const std::string& path :
+       {std::string("../outside/secret.txt"), std::string(".."), outside_abs + "/secret.txt",
+        std::string("out-dir/secret.txt"), std::string("~/x")}) {
+    SCOPED_TRACE(path);
+    e = once("builtin.workspace.read_diff", Object{{"paths", Array{"a.txt", path}}});
+    ASSERT_TRUE(e.result.is_error);
+    EXPECT_TRUE(contains(e.result.text, "Path escapes the workspace")) << e.result.text;
+    EXPECT_FALSE(contains(e.result.text, "secret v"));
+  }
+  // Under the sandbox git is not run at all.
+  context_.sandbox = true;
+  e = once("builtin.workspace.read_diff", Object{});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_TRUE(contains(e.result.text, "bwrap sandbox")) << e.result.text;
+}
+
+TEST_F(MillforgeBuiltinsGit, WorkspaceDiffArtifactRoundTrips) {
+  git(root_, "init -q");
+  put_ws("a.txt", "one\n");
+  commit_all(root_);
+  put_ws("a.txt", "uno\n");
+  ToolExecutor ex =
+      executor({bind("builtin.artifact.write_workspace_diff", "record", {"workspace_diff"}),
+                bind("builtin.artifact.read_workspace_diff")});
+  Execution e = call(ex, "write_workspace_diff_artifact", Object{});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  const std::string stored = slurp(artifacts_ / "workspace_diff");
+  EXPECT_TRUE(contains(stored, "-one\n+uno\n")) << stored;
+  EXPECT_EQ(*e.result.details.find("artifact_id"), Value("workspace_diff"));
+  EXPECT_EQ(*e.result.details.find("bytes"), Value(static_cast<int>(stored.size())));
+  e = call(ex, "read_workspace_diff_artifact", Object{});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(*e.result.details.find("content"), Value(stored));
+  EXPECT_EQ(*e.result.details.find("content_sha256"), Value(mf::hash::sha256_hex(stored)));
+
+  // A node that does not produce it runs no git and writes nothing.
+  fs::remove(artifacts_ / "workspace_diff");
+  ToolExecutor other =
+      executor({bind("builtin.artifact.write_workspace_diff", "record", {"plan"})});
+  e = call(other, "write_workspace_diff_artifact", Object{});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_TRUE(contains(e.result.text, "does not produce artifact workspace_diff")) << e.result.text;
+  EXPECT_FALSE(fs::exists(artifacts_ / "workspace_diff"));
+  // It needs both capabilities.
+  ToolExecutor narrow =
+      executor({bind("builtin.artifact.write_workspace_diff")}, Value(), {"artifact.write"});
+  e = call(narrow, "write_workspace_diff_artifact", Object{});
+  EXPECT_TRUE(e.record.denied);
+  EXPECT_TRUE(contains(e.result.text, "workspace.diff.read")) << e.result.text;
+}
+
+// --- the fixed artifact readers -----------------------------------------------------------------
+
+TEST_F(MillforgeBuiltins, FixedReadersReadTheirArtifact) {
+  struct Case {
+    const char* tool_id;
+    const char* artifact;
+  };
+  for (const Case& c : {Case{"builtin.artifact.read_plan", "plan"},
+                        Case{"builtin.artifact.read_patch_summary", "patch_summary"},
+                        Case{"builtin.artifact.read_test_results", "test_results"},
+                        Case{"builtin.artifact.read_workspace_diff", "workspace_diff"},
+                        Case{"builtin.artifact.read_checker_verdict", "checker_verdict"}}) {
+    SCOPED_TRACE(c.tool_id);
+    Execution e = once(c.tool_id, Object{});
+    ASSERT_TRUE(e.result.is_error);
+    EXPECT_EQ(e.result.text, std::string("Artifact not found: ") + c.artifact);
+    EXPECT_EQ(status_of(e), "soft_failure");
+    const std::string content = std::string("the ") + c.artifact + "\n";
+    put(artifacts_ / c.artifact, content);
+    e = once(c.tool_id, Object{});
+    ASSERT_FALSE(e.result.is_error) << e.result.text;
+    EXPECT_EQ(e.result.text, content);
+    EXPECT_EQ(canon(e.result.details),
+              canon(Object{{"artifact_id", c.artifact},
+                           {"content", content},
+                           {"content_sha256", mf::hash::sha256_hex(content)},
+                           {"status", "success"},
+                           {"summary", "Read artifact " + std::string(c.artifact) + " (" +
+                                           std::to_string(content.size()) + " bytes)"},
+                           {"truncated", false}}));
+    e = once(c.tool_id, Object{{"artifact_id", "plan"}});
+    EXPECT_TRUE(e.record.denied) << "no arguments";
+  }
+  // At most 32 KiB, cut on a character boundary; the digest is of the whole artifact.
+  const std::string big = std::string(32767, 'x') + "\xC3\xA9" + "tail";
+  put(artifacts_ / "plan", big);
+  Execution e = once("builtin.artifact.read_plan", Object{});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(*e.result.details.find("content"), Value(std::string(32767, 'x')));
+  EXPECT_EQ(*e.result.details.find("truncated"), Value(true));
+  EXPECT_EQ(*e.result.details.find("content_sha256"), Value(mf::hash::sha256_hex(big)));
+  EXPECT_TRUE(contains(e.result.text, "[Showing the first 32768 bytes of 32773;")) << e.result.text;
+  // A link out of the artifact directory is not followed.
+  put(base_ / "outside" / "secret", "top secret");
+  fs::remove(artifacts_ / "plan");
+  fs::create_symlink(base_ / "outside" / "secret", artifacts_ / "plan");
+  e = once("builtin.artifact.read_plan", Object{});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_TRUE(contains(e.result.text, "leads out of the artifact directory")) << e.result.text;
+  EXPECT_FALSE(contains(e.result.text, "top secret"));
+}
+
+TEST_F(MillforgeBuiltins, VerdictWritersWriteTheirVerdict) {
+  for (const char* artifact : {"checker_verdict", "arbiter_verdict"}) {
+    SCOPED_TRACE(artifact);
+    const std::string tool_id = std::string("builtin.artifact.write_") + artifact;
+    ToolExecutor ex = executor({bind(tool_id, "node", {artifact})});
+    Execution e = call(ex, builtin(tool_id).model_tool_name, Object{{"verdict", "accept"}});
+    ASSERT_FALSE(e.result.is_error) << e.result.text;
+    EXPECT_EQ(slurp(artifacts_ / artifact), "accept");
+    EXPECT_EQ(*e.result.details.find("artifact_id"), Value(artifact));
+    EXPECT_EQ(*e.result.details.find("bytes"), Value(6));
+    fs::remove(artifacts_ / artifact);
+    ToolExecutor other = executor({bind(tool_id, "node", {"plan"})});
+    e = call(other, builtin(tool_id).model_tool_name, Object{{"verdict", "accept"}});
+    ASSERT_TRUE(e.result.is_error);
+    EXPECT_TRUE(contains(e.result.text, std::string("does not produce artifact ") + artifact));
+    EXPECT_FALSE(fs::exists(artifacts_ / artifact));
+  }
+}
+
+// --- terminal.reject and terminal.escalate ------------------------------------------------------
+
+TEST_F(MillforgeBuiltins, RejectAndEscalateRecordTheNodesTerminalResult) {
+  put(artifacts_ / "checker_verdict", "fail");
+  ToolExecutor ex = executor({bind("builtin.terminal.reject", "reject", {}, "CHECKER_REJECTED"),
+                              bind("builtin.terminal.escalate", "escalate", {}, "ESCALATED")});
+  Execution e = call(ex, "reject_terminal_intent",
+                     Object{{"terminal_result", "CHECKER_COMPLETE"}, {"summary", "no"}});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_TRUE(contains(e.result.text, "submits CHECKER_REJECTED, not CHECKER_COMPLETE"))
+      << e.result.text;
+  e = call(ex, "reject_terminal_intent",
+           Object{{"terminal_result", "CHECKER_REJECTED"},
+                  {"summary", "tests fail"},
+                  {"artifact_refs", Array{"checker_verdict"}}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(e.result.text, "Terminal intent recorded: CHECKER_REJECTED");
+  EXPECT_EQ(canon(e.result.details),
+            R"({"artifact_refs":["checker_verdict"],"status":"success","summary":"tests fail",)"
+            R"("terminal_result":"CHECKER_REJECTED"})");
+
+  e = call(ex, "escalate_terminal_intent",
+           Object{{"terminal_result", "ESCALATED"}, {"summary", "stuck"}});
+  EXPECT_TRUE(e.record.denied) << "blocker is required";
+  e = call(ex, "escalate_terminal_intent",
+           Object{{"terminal_result", "ESCALATED"},
+                  {"summary", "stuck"},
+                  {"blocker", "the spec contradicts itself"},
+                  {"artifact_refs", Array{"missing"}}});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_TRUE(contains(e.result.text, "artifact missing, which does not exist")) << e.result.text;
+  e = call(ex, "escalate_terminal_intent",
+           Object{{"terminal_result", "ESCALATED"},
+                  {"summary", "stuck"},
+                  {"blocker", "the spec contradicts itself"}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(canon(e.result.details),
+            R"({"blocker":"the spec contradicts itself","status":"success","summary":"stuck",)"
+            R"("terminal_result":"ESCALATED"})");
+  ASSERT_NE(e.record.binding, nullptr);
+  EXPECT_EQ(e.record.binding->tool.side_effect_class, mf::tools::SideEffect::Terminal);
+}
+
+// --- the configured terminal vocabulary ---------------------------------------------------------
+
+const mf::json::Value* tool_in(const Value& doc, const std::string& tool_id) {
+  for (const Value& t : doc.find("tools")->as_array()) {
+    if (t.find("tool_id")->as_string() == tool_id) return &t;
+  }
+  return nullptr;
+}
+
+TEST(MillforgeTerminalVocabulary, OneToolPerLegalTerminal) {
+  const std::string long_id(64, 'R');  // over 48 bytes: cut and suffixed
+  const std::string just_fits = std::string(47, 'A') + "B";
+  auto doc = mf::tools::builtin_catalog_json({"COMPLETE", "NEEDS_REVIEW", long_id, just_fits});
+  ASSERT_TRUE(doc.ok()) << doc.diagnostics().front().message;
+  const std::size_t base = mf::tools::builtin_catalog_json().find("tools")->as_array().size();
+  EXPECT_EQ(doc->find("tools")->as_array().size(), base + 4);
+  // The built-in tools are all still there, unchanged.
+  EXPECT_NE(tool_in(*doc, "builtin.pi_compat.submit"), nullptr);
+  EXPECT_EQ(*tool_in(*doc, "builtin.terminal.submit"),
+            *tool_in(mf::tools::builtin_catalog_json(), "builtin.terminal.submit"));
+
+  const std::string long_token =
+      std::string(39, 'r') + "_" + mf::hash::sha256_hex(long_id).substr(0, 8);
+  EXPECT_EQ(mf::tools::terminal_token(long_id), long_token);
+  EXPECT_EQ(mf::tools::terminal_token(just_fits), std::string(47, 'a') + "b");
+  EXPECT_EQ(mf::tools::terminal_token("NEEDS_REVIEW"), "needs_review");
+
+  auto catalog = mf::tools::Catalog::from_json(*doc);
+  ASSERT_TRUE(catalog.ok());
+  struct Case {
+    std::string result;
+    std::string token;
+  };
+  for (const Case& c : {Case{"COMPLETE", "complete"}, Case{"NEEDS_REVIEW", "needs_review"},
+                        Case{long_id, long_token}, Case{just_fits, std::string(47, 'a') + "b"}}) {
+    SCOPED_TRACE(c.result);
+    const ToolDescriptor* d = catalog->find("builtin.pi_compat.terminal." + c.token, 1);
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->model_tool_name, "terminal_" + c.token);
+    EXPECT_EQ(d->required_capabilities, std::vector<std::string>{"terminal.intent"});
+    EXPECT_EQ(d->side_effect_class, mf::tools::SideEffect::Terminal);
+    EXPECT_EQ(d->idempotency, mf::tools::Idempotency::NonIdempotent);
+    EXPECT_EQ(d->timeout_ms, 30000);
+    EXPECT_EQ(d->implementation_id, std::string(mf::tools::kConfiguredTerminalImplementation));
+    const Value* props = d->input_schema.find("properties");
+    EXPECT_EQ(*props->find("terminal_result")->find("enum"), Value(Array{c.result}));
+    EXPECT_EQ(*props->find("summary")->find("minLength"), Value(1));
+    EXPECT_EQ(*d->input_schema.find("required"), Value(Array{"terminal_result", "summary"}));
+    EXPECT_EQ(*d->input_schema.find("additionalProperties"), Value(false));
+    const mf::tools::Implementation* impl = mf::tools::implementation_for(*d);
+    ASSERT_NE(impl, nullptr);
+    EXPECT_EQ(impl->id, mf::tools::kConfiguredTerminalImplementation);
+  }
+  // No legal terminals: the built-in catalog as it is.
+  auto none = mf::tools::builtin_catalog_json(std::vector<std::string>{});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, mf::tools::builtin_catalog_json());
+}
+
+TEST(MillforgeTerminalVocabulary, CollidingOrUnnamableResultsAreRefused) {
+  struct Case {
+    std::vector<std::string> results;
+    std::string code;
+    std::string message;
+  };
+  const std::string long_a = std::string(39, 'X') + std::string(25, 'A');
+  const std::string long_b = std::string(39, 'X') + std::string(25, 'B');
+  const std::vector<Case> cases = {
+      {{"COMPLETE", "COMPLETE"},
+       "MF-R005",
+       "legal terminals \"COMPLETE\" and \"COMPLETE\" collide: both would be the tool "
+       "builtin.pi_compat.terminal.complete"},
+      {{"DONE", "done"}, "MF-R005", "legal terminals \"DONE\" and \"done\" collide"},
+      {{"Done_Ok", "DONE_OK", "OTHER"}, "MF-R005", "\"Done_Ok\" and \"DONE_OK\" collide"},
+      {{"DONE-OK"}, "MF-R004", "legal terminal \"DONE-OK\" cannot name a terminal tool"},
+      {{""}, "MF-R004", "legal terminal \"\" cannot name a terminal tool"},
+      {{"9LIVES"}, "MF-R004", "cannot name a terminal tool"},
+      {{"DONE.OK"}, "MF-R004", "cannot name a terminal tool"},
+      {{"D\xC3\x96NE"}, "MF-R004", "cannot name a terminal tool"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.message);
+    auto doc = mf::tools::builtin_catalog_json(c.results);
+    ASSERT_FALSE(doc.ok());
+    EXPECT_EQ(doc.diagnostics().front().code, c.code);
+    EXPECT_TRUE(contains(doc.diagnostics().front().message, c.message))
+        << doc.diagnostics().front().message;
+  }
+  // Long ids that share their first 39 bytes stay apart by their digests.
+  auto doc = mf::tools::builtin_catalog_json({long_a, long_b});
+  ASSERT_TRUE(doc.ok()) << doc.diagnostics().front().message;
+  EXPECT_NE(mf::tools::terminal_token(long_a), mf::tools::terminal_token(long_b));
+}
+
+TEST_F(MillforgeBuiltins, ConfiguredTerminalsRecordTheirOwnResult) {
+  auto doc = mf::tools::builtin_catalog_json({"COMPLETE", "NEEDS_REVIEW"});
+  ASSERT_TRUE(doc.ok());
+  auto catalog = mf::tools::Catalog::from_json(*doc);
+  ASSERT_TRUE(catalog.ok());
+  std::vector<Binding> bindings;
+  for (const char* token : {"complete", "needs_review"}) {
+    bindings.push_back(mf::tools::binding_from_descriptor(
+        *catalog->find(std::string("builtin.pi_compat.terminal.") + token, 1)));
+  }
+  ToolExecutor ex = executor(std::move(bindings), Value(), {"terminal.intent"});
+  Execution e = call(ex, "terminal_needs_review",
+                     Object{{"terminal_result", "NEEDS_REVIEW"}, {"summary", "please look"}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(e.result.text, "Terminal intent recorded: NEEDS_REVIEW");
+  EXPECT_EQ(canon(e.result.details),
+            R"({"summary":"please look","terminal_result":"NEEDS_REVIEW"})");
+  ASSERT_NE(e.record.binding, nullptr);
+  EXPECT_EQ(e.record.binding->tool.side_effect_class, mf::tools::SideEffect::Terminal);
+  // Only its own result, and a summary that says something.
+  e = call(ex, "terminal_complete", Object{{"terminal_result", "NEEDS_REVIEW"}, {"summary", "x"}});
+  EXPECT_TRUE(e.record.denied);
+  e = call(ex, "terminal_complete", Object{{"terminal_result", "COMPLETE"}, {"summary", ""}});
+  EXPECT_TRUE(e.record.denied);
+  e = call(ex, "terminal_complete", Object{{"terminal_result", "COMPLETE"}, {"summary", " \t\n"}});
+  ASSERT_TRUE(e.result.is_error);
+  EXPECT_EQ(e.result.text, "The terminal summary must not be blank");
+  EXPECT_EQ(e.record.side_effect_certainty, "not_attempted");
+  e = call(ex, "terminal_complete",
+           Object{{"terminal_result", "COMPLETE"}, {"summary", "done"}, {"extra", 1}});
+  EXPECT_TRUE(e.record.denied);
+  e = call(ex, "terminal_complete", Object{{"terminal_result", "COMPLETE"}, {"summary", "done"}});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_EQ(e.result.text, "Terminal intent recorded: COMPLETE");
 }
 
 // --- the four builtin harnesses -----------------------------------------------------------------

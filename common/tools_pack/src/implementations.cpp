@@ -38,25 +38,10 @@ std::pair<std::string, std::optional<ToolResult>> artifact_path(const Invocation
   return {call.artifact_dir + "/" + id, std::nullopt};
 }
 
-// Read beneath the artifact directory, held open as the workspace is: a link leading out of it is
-// refused rather than followed, as write_artifact never writes through one.
 ToolResult read_artifact(const Invocation& call) {
   const std::string& id = call.args.find("artifact_id")->as_string();
-  if (auto refused = artifact_path(call, id).second) return std::move(*refused);
-  const ToolResult missing = ToolResult::error("Artifact not found: " + id);
-  auto dir = Workspace::open(call.artifact_dir);
-  if (!dir) return missing;
-  io::Fd fd((*dir)->open_at(id, O_RDONLY | O_NONBLOCK | O_NOCTTY));
-  if (fd.get() == -EXDEV) {
-    return ToolResult::error("Artifact " + id + " leads out of the artifact directory");
-  }
-  struct stat st {};
-  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) return missing;
-  if (!S_ISREG(st.st_mode)) return ToolResult::error("Artifact " + id + " is not a regular file");
   std::string text;
-  if (io::read_all(fd.get(), text, kMaxToolFileBytes) != 0) return missing;
-  if (text.size() > kMaxToolFileBytes)
-    return ToolResult::error(too_large_message("read", id, "more than"));
+  if (auto failed = read_artifact_file(call, id, text)) return std::move(*failed);
   return ToolResult{false, std::move(text), {}};
 }
 
@@ -109,8 +94,29 @@ constexpr std::array kImplementations = {
                    run_write_patch_summary},
     Implementation{"impl.builtin.artifact.write_test_results.v1", nullptr, run_write_test_results},
     Implementation{"impl.builtin.artifact.write_verdict.v1", nullptr, run_write_verdict},
-    // A terminal control the recorder serves, with the status its output schema asks for.
+    Implementation{"impl.builtin.workspace.list_files.v1", nullptr, run_workspace_list_files},
+    Implementation{"impl.builtin.workspace.search_text.v1", nullptr, run_workspace_search_text},
+    Implementation{"impl.builtin.workspace.write_file.v1", nullptr, run_workspace_write_file},
+    Implementation{"impl.builtin.workspace.read_diff.v1", nullptr, run_workspace_read_diff},
+    Implementation{"impl.builtin.artifact.read_plan.v1", nullptr, run_read_plan},
+    Implementation{"impl.builtin.artifact.read_patch_summary.v1", nullptr, run_read_patch_summary},
+    Implementation{"impl.builtin.artifact.read_test_results.v1", nullptr, run_read_test_results},
+    Implementation{"impl.builtin.artifact.read_workspace_diff.v1", nullptr,
+                   run_read_workspace_diff_artifact},
+    Implementation{"impl.builtin.artifact.read_checker_verdict.v1", nullptr,
+                   run_read_checker_verdict},
+    Implementation{"impl.builtin.artifact.write_workspace_diff.v1", nullptr,
+                   run_write_workspace_diff},
+    Implementation{"impl.builtin.artifact.write_checker_verdict.v1", nullptr,
+                   run_write_checker_verdict},
+    Implementation{"impl.builtin.artifact.write_arbiter_verdict.v1", nullptr,
+                   run_write_arbiter_verdict},
+    // Terminal controls the recorder serves, with the status their output schemas ask for.
     Implementation{"impl.builtin.terminal.submit.v1", nullptr, run_submit_terminal},
+    Implementation{"impl.builtin.terminal.reject.v1", nullptr, run_reject_terminal},
+    Implementation{"impl.builtin.terminal.escalate.v1", nullptr, run_escalate_terminal},
+    // Every terminal control of builtin_catalog_json(legal_terminals).
+    Implementation{kConfiguredTerminalImplementation, nullptr, run_configured_terminal},
 };
 constexpr Implementation kTerminal{{}, nullptr, record_terminal};
 
@@ -135,11 +141,43 @@ ToolResult record_terminal(const Invocation& call) {
       json::Object{{"terminal_result", result}, {"summary", summary ? *summary : Value("")}}};
 }
 
+// Millforge's Pi-compatible terminals refuse a summary of only whitespace, which the schema's
+// minLength lets through.
+ToolResult run_configured_terminal(const Invocation& call) {
+  const std::string& summary = call.args.find("summary")->as_string();
+  if (summary.find_first_not_of(" \t\n\r\f\v") == std::string::npos) {
+    return ToolResult::refusal("The terminal summary must not be blank");
+  }
+  return record_terminal(call);
+}
+
 bool valid_artifact_id(std::string_view s) {
   if (s.empty() || s.size() > 64 || s[0] < 'a' || s[0] > 'z') return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
   });
+}
+
+// Read beneath the artifact directory, held open as the workspace is: a link leading out of it is
+// refused rather than followed, as write_artifact never writes through one.
+std::optional<ToolResult> read_artifact_file(const Invocation& call, const std::string& id,
+                                             std::string& content) {
+  if (auto refused = artifact_path(call, id).second) return std::move(*refused);
+  const ToolResult missing = ToolResult::error("Artifact not found: " + id);
+  auto dir = Workspace::open(call.artifact_dir);
+  if (!dir) return missing;
+  io::Fd fd((*dir)->open_at(id, O_RDONLY | O_NONBLOCK | O_NOCTTY));
+  if (fd.get() == -EXDEV) {
+    return ToolResult::error("Artifact " + id + " leads out of the artifact directory");
+  }
+  struct stat st {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) return missing;
+  if (!S_ISREG(st.st_mode)) return ToolResult::error("Artifact " + id + " is not a regular file");
+  content.clear();
+  if (io::read_all(fd.get(), content, kMaxToolFileBytes) != 0) return missing;
+  if (content.size() > kMaxToolFileBytes)
+    return ToolResult::error(too_large_message("read", id, "more than"));
+  return std::nullopt;
 }
 
 std::optional<ToolResult> write_artifact_file(const Invocation& call, const std::string& id,

@@ -43,6 +43,15 @@ bool valid_artifact_id(std::string_view s);
 // argument naming another one is refused). Details {terminal_result, summary}.
 ToolResult record_terminal(const Invocation& call);
 
+// The configured terminal controls (builtin_catalog_json(legal_terminals)): the recorder, after a
+// refusal of a blank summary.
+ToolResult run_configured_terminal(const Invocation& call);
+
+// Reads artifact `id` from the call's artifact directory into `content` (a link leading out of the
+// directory is refused); the error result when it is invalid, missing or not a regular file.
+std::optional<ToolResult> read_artifact_file(const Invocation& call, const std::string& id,
+                                             std::string& content);
+
 // Writes `content` as artifact `id` beneath the call's artifact directory (atomically, never
 // through a link); the error result when the id is invalid or no directory is configured.
 std::optional<ToolResult> write_artifact_file(const Invocation& call, const std::string& id,

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,10 +22,13 @@
 
 #include "file_tools.hpp"
 #include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/process/process.hpp"
 #include "mf/text/utf8.hpp"
+#include "search_output.hpp"
+#include "walk.hpp"
 
 namespace mf::tools {
 namespace {
@@ -33,6 +37,8 @@ using io::Fd;
 using json::Value;
 
 constexpr std::size_t kDefaultReadBytes = 32u << 10;  // Millforge's default for file reads
+constexpr std::size_t kDefaultResults = 200;          // Millforge's default for listings
+constexpr std::size_t kSnippetCodePoints = 512;       // of a matching line, as Millforge shows it
 constexpr std::size_t kMaxPatchedFileBytes = 8u << 20;
 constexpr std::size_t kShellTailBytes = 32u << 10;
 
@@ -70,6 +76,17 @@ std::size_t size_arg(const Value& args, std::string_view key, std::size_t fallba
   if (v == nullptr) return fallback;
   const auto n = v->as_exact_int();
   return n && *n > 0 ? static_cast<std::size_t>(*n) : fallback;
+}
+
+// Text as the model gets it: valid UTF-8 as it is, anything else decoded with U+FFFD.
+std::string as_text(std::string bytes) {
+  return text::valid_utf8(bytes) ? std::move(bytes) : text::decode_utf8_lossy(bytes);
+}
+
+// An error result of a helper shared with the pack's tools, with the structured status added.
+ToolResult with_status(ToolResult r) {
+  r.details = json::Object{{"status", "soft_failure"}, {"summary", r.text}};
+  return r;
 }
 
 }  // namespace
@@ -160,6 +177,198 @@ ToolResult run_workspace_read_file(const Invocation& call) {
                   {"content", std::move(content)},
                   {"truncated", truncated},
                   {"size", size}});
+}
+
+// --- workspace.list_files and workspace.search_text ---------------------------------------------
+
+namespace {
+
+// What a listing or a search walks: the directory `root` names beneath the workspace, the files
+// in it (symbolic links are not followed, .git is skipped, no ignore file hides anything) whose
+// workspace-relative path or name matches `glob`, in path order.
+struct FileWalk {
+  std::string root;  // root-relative, "" = the workspace root
+  std::optional<walk::Glob> glob;
+  walk::Outcome outcome;
+  bool aborted = false;
+};
+
+// Opens the walk; the failure result otherwise.
+std::optional<ToolResult> open_walk(const Invocation& call, const std::string& root,
+                                    std::string_view glob, std::unique_ptr<Fd>& fd, FileWalk& w) {
+  ToolResult refused;
+  auto target = search::open_target(json::Object{{"path", root}}, call.ctx, &refused);
+  if (!target) return with_status(std::move(refused));
+  if (!target->directory) return failure("Not a directory: " + root);
+  w.root = target->relative;
+  fd = std::move(target->fd);
+  if (!glob.empty()) {
+    std::string why;
+    w.glob = walk::Glob::compile(glob, false, &why);
+    if (!w.glob) return failure("error parsing glob '" + std::string(glob) + "': " + why);
+  }
+  return std::nullopt;
+}
+
+// Calls `visit` with each file's workspace-relative path and the directory holding it, until it
+// returns false.
+void walk_files(const Invocation& call, int fd, FileWalk& w,
+                const std::function<bool(const std::string& path, const walk::Entry& e)>& visit) {
+  walk::Options options;
+  options.ignore_files = false;
+  w.outcome = walk::walk(*call.ctx.workspace, w.root, fd, options, [&](const walk::Entry& e) {
+    if (search::stop_requested(call.ctx)) {
+      w.aborted = true;
+      return walk::Action::Stop;
+    }
+    if (e.type != walk::Type::File) return walk::Action::Continue;
+    std::string path = w.root.empty() ? std::string(e.path) : w.root + "/" + std::string(e.path);
+    if (w.glob && !w.glob->matches(path) && !w.glob->matches(e.name)) {
+      return walk::Action::Continue;
+    }
+    return visit(path, e) ? walk::Action::Continue : walk::Action::Stop;
+  });
+}
+
+// The walk's own bounds, when it met them, as a sentence; "" otherwise.
+std::string walk_bounds(const walk::Outcome& o) {
+  if (o.entry_limit) {
+    return "the walk stopped after " + std::to_string(walk::kMaxEntries) + " directory entries";
+  }
+  if (o.depth_limit) {
+    return "directories nested deeper than " + std::to_string(walk::kMaxDepth) +
+           " levels were not entered";
+  }
+  return {};
+}
+
+std::string plural(std::size_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+// The first `n` code points of UTF-8 text.
+std::string first_code_points(const std::string& s, std::size_t n) {
+  std::size_t at = 0;
+  for (std::size_t seen = 0; at < s.size(); ++at) {
+    if ((static_cast<unsigned char>(s[at]) & 0xC0) != 0x80 && seen++ == n) break;
+  }
+  return s.substr(0, at);
+}
+
+}  // namespace
+
+ToolResult run_workspace_list_files(const Invocation& call) {
+  const CallContext& ctx = call.ctx;
+  if (!ctx.workspace) return failure("No workspace is configured for this run");
+  if (ctx.cancelled()) return failure(std::string(kAborted));
+  const std::string& root = call.args.find("root")->as_string();
+  const Value* glob = call.args.find("glob");
+  const std::size_t max_results = size_arg(call.args, "max_results", kDefaultResults);
+  std::unique_ptr<Fd> fd;
+  FileWalk w;
+  if (auto refused = open_walk(call, root, glob ? glob->as_string() : "", fd, w)) return *refused;
+
+  json::Array paths;
+  std::string listing;
+  bool more = false;
+  walk_files(call, fd->get(), w, [&](const std::string& path, const walk::Entry&) {
+    if (paths.size() == max_results) {
+      more = true;
+      return false;
+    }
+    listing += (listing.empty() ? "" : "\n") + path;
+    paths.push_back(path);
+    return true;
+  });
+  if (w.aborted) return failure(std::string(kAborted));
+  const std::string bounds = walk_bounds(w.outcome);
+  const bool truncated = more || !bounds.empty();
+  const std::string shown = w.root.empty() ? "." : w.root;
+  std::string summary = "Listed " + plural(paths.size(), "file", "files") + " under " + shown;
+  std::string text = paths.empty() ? "No files found under " + shown : listing;
+  if (more) {
+    summary += " (the first " + std::to_string(max_results) + ")";
+    text += "\n\n[The first " + std::to_string(max_results) +
+            " files; a larger max_results, a narrower root or a glob lists the rest]";
+  }
+  if (!bounds.empty()) {
+    summary += "; " + bounds;
+    text += "\n\n[Listing incomplete: " + bounds + "]";
+  }
+  return success(std::move(text), std::move(summary),
+                 {{"paths", std::move(paths)}, {"truncated", truncated}});
+}
+
+ToolResult run_workspace_search_text(const Invocation& call) {
+  const CallContext& ctx = call.ctx;
+  if (!ctx.workspace) return failure("No workspace is configured for this run");
+  if (ctx.cancelled()) return failure(std::string(kAborted));
+  const std::string& query = call.args.find("query")->as_string();
+  const Value* root = call.args.find("root");
+  const Value* glob = call.args.find("glob");
+  const std::size_t max_results = size_arg(call.args, "max_results", kDefaultResults);
+  std::unique_ptr<Fd> fd;
+  FileWalk w;
+  if (auto refused =
+          open_walk(call, root ? root->as_string() : ".", glob ? glob->as_string() : "", fd, w)) {
+    return *refused;
+  }
+  // A query holding U+FFFD can match where a file's invalid bytes were replaced by it, so only
+  // other queries may skip a file whose raw bytes lack them.
+  const bool raw_prefilter = query.find("\xEF\xBF\xBD") == std::string::npos;
+
+  json::Array matches;
+  std::string listing;
+  bool more = false;
+  walk_files(call, fd->get(), w, [&](const std::string& path, const walk::Entry& e) {
+    const Fd file(::openat(e.parent_fd, e.name.data(),
+                           O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct stat st {};
+    if (!file.valid() || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) return true;
+    std::string bytes;
+    if (io::read_all(file.get(), bytes, kMaxToolFileBytes) != 0 ||
+        bytes.size() > kMaxToolFileBytes) {
+      return true;  // unreadable or too large: skipped, as an unreadable file is by Millforge
+    }
+    if (raw_prefilter && bytes.find(query) == std::string::npos) return true;
+    // Lines end at "\n", "\r\n" or "\r"; only a line whose bytes hold the query is decoded.
+    std::uint64_t line = 0;
+    for (std::size_t start = 0; start < bytes.size();) {
+      ++line;
+      const std::size_t found = bytes.find_first_of("\r\n", start);
+      const std::size_t stop = found == std::string::npos ? bytes.size() : found;
+      const std::string_view raw(bytes.data() + start, stop - start);
+      start = stop + (bytes.compare(stop, 2, "\r\n") == 0 ? 2 : 1);
+      if (raw_prefilter && raw.find(query) == std::string_view::npos) continue;
+      const std::string text = as_text(std::string(raw));
+      if (text.find(query) == std::string::npos) continue;
+      if (matches.size() == max_results) {
+        more = true;
+        return false;
+      }
+      std::string snippet = first_code_points(text, kSnippetCodePoints);
+      listing += (listing.empty() ? "" : "\n") + path + ":" + std::to_string(line) + ": " + snippet;
+      matches.push_back(
+          json::Object{{"path", path}, {"line", line}, {"snippet", std::move(snippet)}});
+    }
+    return true;
+  });
+  if (w.aborted) return failure(std::string(kAborted));
+  const std::string bounds = walk_bounds(w.outcome);
+  const bool truncated = more || !bounds.empty();
+  std::string summary = "Found " + plural(matches.size(), "matching line", "matching lines");
+  std::string text = matches.empty() ? std::string("No matches found") : listing;
+  if (more) {
+    summary += " (the first " + std::to_string(max_results) + ")";
+    text += "\n\n[The first " + std::to_string(max_results) +
+            " matching lines; a larger max_results, a narrower root or a glob finds the rest]";
+  }
+  if (!bounds.empty()) {
+    summary += "; " + bounds;
+    text += "\n\n[Search incomplete: " + bounds + "]";
+  }
+  return success(std::move(text), std::move(summary),
+                 {{"matches", std::move(matches)}, {"truncated", truncated}});
 }
 
 // --- workspace.apply_patch ----------------------------------------------------------------------
@@ -424,6 +633,62 @@ struct PlannedFile {
   std::size_t hunks = 0;
 };
 
+// Resolves the file a change names and opens its directory (which may be missing when
+// `may_create`). When the file exists it must be a regular file, never a link (even one inside the
+// workspace: a change names the file it changes); its mode and owner are kept in `p`, and with
+// `read` its bytes go to `original`. `who` starts the refusals ("A patch cannot change ...");
+// `if_exists`, when set, is the refusal of any existing name (a creation).
+// The refusal text otherwise; nothing is written here.
+std::optional<std::string> open_target(const Workspace& ws, const std::string& path,
+                                       std::string_view who, bool may_create, bool read,
+                                       const std::optional<std::string>& if_exists, PlannedFile& p,
+                                       bool& exists, std::string& original) {
+  if (names_directory(path)) return std::string(who) + " cannot change a directory: " + path;
+  auto resolved = ws.resolve(path);
+  if (!resolved) return resolved.diagnostics().front().message;
+  if (resolved->empty()) return std::string(who) + " cannot change the workspace root: " + path;
+  p.relative = *resolved;
+  const auto slash = p.relative.rfind('/');
+  p.parent = slash == std::string::npos ? "" : p.relative.substr(0, slash);
+  p.name = slash == std::string::npos ? p.relative : p.relative.substr(slash + 1);
+
+  const int dir = ws.open_at(p.parent, O_RDONLY | O_DIRECTORY);
+  if (dir == -EXDEV) return escape_message(path);
+  if (dir < 0 && !(dir == -ENOENT && may_create)) {
+    return node_error(-dir, "open", ws.absolute(p.parent));
+  }
+  p.dir = Fd(dir < 0 ? -1 : dir);
+  struct stat st {};
+  exists = p.dir.valid() && ::fstatat(p.dir.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (p.dir.valid() && !exists && errno != ENOENT) {
+    return node_error(errno, "stat", ws.absolute(p.relative));
+  }
+  if (!exists) return std::nullopt;
+  if (if_exists) return if_exists;
+  if (S_ISLNK(st.st_mode)) return path + " is a symbolic link; name the file it points to";
+  if (!S_ISREG(st.st_mode)) return "Not a regular file: " + path;
+  p.mode = st.st_mode & 07777;
+  p.uid = st.st_uid;
+  p.gid = st.st_gid;
+  if (!read) return std::nullopt;
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxPatchedFileBytes) {
+    return "File too large to patch: " + path + " (" + std::to_string(st.st_size) +
+           " bytes, the limit is " + std::to_string(kMaxPatchedFileBytes) + ")";
+  }
+  Fd fd(::openat(p.dir.get(), p.name.c_str(),
+                 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) return node_error(errno, "open", ws.absolute(p.relative));
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return "Not a regular file: " + path;
+  if (const int err = io::read_all(fd.get(), original, kMaxPatchedFileBytes); err != 0) {
+    return node_error(-err, "read", ws.absolute(p.relative));
+  }
+  if (original.size() > kMaxPatchedFileBytes) return "File too large to patch: " + path;
+  p.mode = st.st_mode & 07777;
+  p.uid = st.st_uid;
+  p.gid = st.st_gid;
+  return std::nullopt;
+}
+
 // Checks one file section against the workspace and computes its new bytes; the refusal text
 // otherwise. Nothing is written here.
 std::optional<std::string> plan_file(const Workspace& ws, const FilePatch& fp, PlannedFile& p) {
@@ -432,52 +697,18 @@ std::optional<std::string> plan_file(const Workspace& ws, const FilePatch& fp, P
              : fp.new_path.empty() ? Change::Delete
                                    : Change::Modify;
   if (path.front() == '/') return "Absolute paths are not allowed in a patch: " + path;
-  if (names_directory(path)) return "A patch cannot change a directory: " + path;
-  auto resolved = ws.resolve(path);
-  if (!resolved) return resolved.diagnostics().front().message;
-  if (resolved->empty()) return "A patch cannot change the workspace root: " + path;
-  p.relative = *resolved;
-  const auto slash = p.relative.rfind('/');
-  p.parent = slash == std::string::npos ? "" : p.relative.substr(0, slash);
-  p.name = slash == std::string::npos ? p.relative : p.relative.substr(slash + 1);
   p.hunks = fp.hunks.size();
-
-  const int dir = ws.open_at(p.parent, O_RDONLY | O_DIRECTORY);
-  if (dir == -EXDEV) return escape_message(path);
-  if (dir < 0 && !(dir == -ENOENT && p.change == Change::Create)) {
-    return node_error(-dir, "open", ws.absolute(p.parent));
-  }
-  p.dir = Fd(dir < 0 ? -1 : dir);
-  struct stat st {};
-  const bool exists =
-      p.dir.valid() && ::fstatat(p.dir.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
-  if (p.dir.valid() && !exists && errno != ENOENT) {
-    return node_error(errno, "stat", ws.absolute(p.relative));
-  }
+  bool exists = false;
   std::string original;
-  if (p.change == Change::Create) {
-    if (exists) return "The patch creates " + path + ", which already exists";
-  } else {
-    if (!exists) return node_error(ENOENT, "open", ws.absolute(p.relative));
-    // A link is refused rather than followed: the patch names the file it changes.
-    if (S_ISLNK(st.st_mode)) return path + " is a symbolic link; patch the file it points to";
-    if (!S_ISREG(st.st_mode)) return "Not a regular file: " + path;
-    if (static_cast<std::uint64_t>(st.st_size) > kMaxPatchedFileBytes) {
-      return "File too large to patch: " + path + " (" + std::to_string(st.st_size) +
-             " bytes, the limit is " + std::to_string(kMaxPatchedFileBytes) + ")";
-    }
-    Fd fd(::openat(p.dir.get(), p.name.c_str(),
-                   O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    if (!fd.valid()) return node_error(errno, "open", ws.absolute(p.relative));
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return "Not a regular file: " + path;
-    if (const int err = io::read_all(fd.get(), original, kMaxPatchedFileBytes); err != 0) {
-      return node_error(-err, "read", ws.absolute(p.relative));
-    }
-    if (original.size() > kMaxPatchedFileBytes) return "File too large to patch: " + path;
-    p.mode = st.st_mode & 07777;
-    p.uid = st.st_uid;
-    p.gid = st.st_gid;
+  const bool create = p.change == Change::Create;
+  const auto if_exists =
+      create ? std::optional<std::string>("The patch creates " + path + ", which already exists")
+             : std::nullopt;
+  if (auto refused =
+          open_target(ws, path, "A patch", create, !create, if_exists, p, exists, original)) {
+    return refused;
   }
+  if (!create && !exists) return node_error(ENOENT, "open", ws.absolute(p.relative));
   PatchOutcome applied = apply_hunks(original, fp.hunks, path);
   if (!applied.error.empty()) return applied.error;
   if (p.change == Change::Delete && !applied.content.empty()) {
@@ -574,7 +805,7 @@ ToolResult run_workspace_apply_patch(const Invocation& call) {
       return failure(message, done.empty());
     }
     done.push_back(p.relative);
-    changed.push_back(p.relative);
+    changed.emplace_back(p.relative);
     const char* tag = p.change == Change::Create ? "A " : p.change == Change::Delete ? "D " : "M ";
     listing += "\n" + std::string(tag) + p.relative;
   }
@@ -583,6 +814,189 @@ ToolResult run_workspace_apply_patch(const Invocation& call) {
                         (planned.size() == 1 ? "" : "s");
   return success(summary + listing, summary,
                  {{"changed_paths", std::move(changed)}, {"hunks", std::uint64_t(hunks)}});
+}
+
+// --- workspace.write_file -----------------------------------------------------------------------
+
+namespace {
+
+// The SHA-256 of the regular file `name` in `dir`, read without following a link; nullopt when it
+// cannot be read.
+std::optional<std::string> file_sha256(int dir, const std::string& name) {
+  const Fd fd(
+      ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) return std::nullopt;
+  hash::Sha256 h;
+  std::vector<char> chunk(1 << 16);
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    h.update(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
+  }
+  return hash::to_hex(h.finish());
+}
+
+}  // namespace
+
+// The whole file through the patch applier's writer: checked first (escapes, links, non-files, a
+// changed expected_sha256), then written atomically with the old file's mode, under the lock that
+// write, edit and apply_patch take.
+ToolResult run_workspace_write_file(const Invocation& call) {
+  const CallContext& ctx = call.ctx;
+  if (!ctx.workspace) return failure("No workspace is configured for this run");
+  if (ctx.cancelled()) return failure(std::string(kAborted));
+  const Workspace& ws = *ctx.workspace;
+  const std::string& path = call.args.find("path")->as_string();
+  const std::string& content = call.args.find("content")->as_string();
+  const Value* expected = call.args.find("expected_sha256");
+
+  std::unique_ptr<FileLock> lock;
+  if (auto resolved = ws.resolve(path); resolved && !resolved->empty()) {
+    lock = std::make_unique<FileLock>(file_lock_key(ws, *resolved));
+  }
+  PlannedFile p;
+  bool exists = false;
+  std::string unused;
+  if (auto refused = open_target(ws, path, "write_workspace_file", true, false, std::nullopt, p,
+                                 exists, unused)) {
+    return failure(*refused);
+  }
+  p.change = exists ? Change::Modify : Change::Create;
+  // As Millforge: the expectation is about the file that is there; a new file has none.
+  if (expected != nullptr && exists) {
+    const auto actual = file_sha256(p.dir.get(), p.name);
+    if (!actual) return failure("Could not read " + p.relative + " to check its expected_sha256");
+    if (*actual != expected->as_string()) {
+      return failure("The file " + p.relative + " has changed: its SHA-256 is " + *actual +
+                     ", not the expected " + expected->as_string() + "; nothing was written");
+    }
+  }
+  p.content = content;
+  if (ctx.cancelled()) return failure(std::string(kAborted));
+  if (auto error = commit_file(ws, p)) {
+    return failure("Could not write " + p.relative + ": " + *error);
+  }
+  std::string summary = (exists ? "Replaced " : "Created ") + p.relative + " (" +
+                        plural(content.size(), "byte", "bytes") + ")";
+  return success(summary, summary,
+                 {{"path", p.relative}, {"content_sha256", hash::sha256_hex(content)}});
+}
+
+// --- workspace.read_diff ------------------------------------------------------------------------
+
+namespace {
+
+// `git diff` of the workspace (the work tree against git's index), limited to `paths` when there
+// are any, keeping its first `max_bytes` bytes (cut on a UTF-8 boundary) in `diff`. The workspace
+// root must be a repository's top, so the diff never shows files outside it. The failure result
+// otherwise.
+std::optional<ToolResult> workspace_diff(const Invocation& call,
+                                         const std::vector<std::string>& paths,
+                                         std::size_t max_bytes, std::string& diff, bool& truncated,
+                                         std::size_t& total) {
+  const CallContext& ctx = call.ctx;
+  if (!ctx.workspace) return failure("No workspace is configured for this run");
+  // git reads the repository's configuration, which can name programs to run (filter drivers);
+  // the sandbox would not hold them.
+  if (ctx.sandbox) {
+    return failure(
+        "The workspace diff is not read inside the bwrap sandbox: git would run outside it");
+  }
+  const Workspace& ws = *ctx.workspace;
+  std::vector<std::string> pathspecs;
+  for (const std::string& path : paths) {
+    auto resolved = ws.resolve(path);
+    if (!resolved) return failure(resolved.diagnostics().front().message);
+    // A link on the way out is refused; a name that is missing (a deleted file) is fine.
+    if (Fd probe(ws.open_at(*resolved, O_PATH)); probe.get() == -EXDEV) {
+      return failure(escape_message(path));
+    }
+    pathspecs.push_back(resolved->empty() ? "." : *resolved);
+  }
+  if (!walk::inside_git_repository(ws, "")) {
+    return failure(
+        "The workspace is not a git repository (its root holds no .git), so it has no "
+        "diff to read");
+  }
+  if (ctx.cancelled()) return failure(std::string(kAborted));
+
+  process::ShellCommand command;
+  command.argv = {"git",
+                  "-c",
+                  "core.fsmonitor=false",
+                  "-c",
+                  "core.safecrlf=false",
+                  "--no-pager",
+                  "--literal-pathspecs",
+                  "diff",
+                  "--no-color",
+                  "--no-ext-diff",
+                  "--no-textconv",
+                  "--"};
+  command.argv.insert(command.argv.end(), pathspecs.begin(), pathspecs.end());
+  command.cwd = ws.root();
+  command.env = {{"GIT_OPTIONAL_LOCKS", "0"}};  // a read: git must not refresh the index
+  command.deadline = ctx.deadline;
+  command.cancel = ctx.cancel;
+  std::string captured;
+  total = 0;
+  command.on_output = [&](std::string_view chunk) {
+    total += chunk.size();
+    if (captured.size() <= max_bytes) {
+      captured.append(chunk.substr(0, max_bytes + 1 - captured.size()));
+    }
+  };
+  auto outcome = process::run_shell(command);
+  if (!outcome) {
+    return failure("git could not start: " + outcome.diagnostics().front().message, true,
+                   "hard_failure");
+  }
+  if (outcome->cancelled || outcome->timed_out) {
+    return failure(outcome->cancelled ? std::string(kAborted) : "git diff timed out", true,
+                   "hard_failure");
+  }
+  if (!outcome->exit_code || *outcome->exit_code != 0) {
+    const std::string said = as_text(captured.substr(0, text::utf8_floor(captured, 2048)));
+    return failure("git diff failed (" +
+                   (outcome->exit_code ? "exit code " + std::to_string(*outcome->exit_code)
+                                       : std::string("ended by a signal")) +
+                   ")" + (said.empty() ? std::string() : ": " + said));
+  }
+  truncated = total > max_bytes;
+  if (truncated) captured.resize(text::utf8_floor(captured, max_bytes));
+  diff = as_text(std::move(captured));
+  return std::nullopt;
+}
+
+}  // namespace
+
+ToolResult run_workspace_read_diff(const Invocation& call) {
+  if (call.ctx.cancelled()) return failure(std::string(kAborted));
+  std::vector<std::string> paths;
+  if (const Value* named = call.args.find("paths"); named != nullptr) {
+    for (const Value& p : named->as_array()) paths.push_back(p.as_string());
+  }
+  const std::size_t max_bytes = size_arg(call.args, "max_bytes", kDefaultReadBytes);
+  std::string diff;
+  bool truncated = false;
+  std::size_t total = 0;
+  if (auto failed = workspace_diff(call, paths, max_bytes, diff, truncated, total)) {
+    return *failed;
+  }
+  std::string summary = diff.empty() ? std::string("No uncommitted changes")
+                                     : "The diff has " + plural(total, "byte", "bytes");
+  std::string text = diff.empty() ? summary : diff;
+  if (truncated) {
+    summary += ", cut at " + std::to_string(max_bytes);
+    text += "\n\n[Showing the first " + std::to_string(max_bytes) + " bytes of " +
+            std::to_string(total) + "; a larger max_bytes or fewer paths show more]";
+  }
+  std::string digest = hash::sha256_hex(diff);
+  return success(
+      std::move(text), std::move(summary),
+      {{"diff", std::move(diff)}, {"truncated", truncated}, {"diff_sha256", std::move(digest)}});
 }
 
 // --- shell profiles -----------------------------------------------------------------------------
@@ -702,27 +1116,106 @@ bool produces(const Binding& b, const std::string& id) {
   return std::find(b.produces.begin(), b.produces.end(), id) != b.produces.end();
 }
 
-// Writes argument `field` as artifact `id`. A plan node must list the artifact among the ones it
-// produces; a binding outside a plan (mf-run tool) has no node to check.
-ToolResult write_named_artifact(const Invocation& call, const std::string& id,
-                                std::string_view field) {
+// A plan node must list the artifact among the ones it produces; a binding outside a plan (mf-run
+// tool) has no node to check.
+std::optional<ToolResult> refuse_unproduced(const Invocation& call, const std::string& id) {
   const Binding& b = call.binding;
-  if (!b.node_id.empty() && !produces(b, id)) {
-    return failure("Node " + b.node_id + " does not produce artifact " + id +
-                   (b.produces.empty() ? std::string(" (it produces none)")
-                                       : " (it produces " + join(b.produces) + ")"));
-  }
-  const std::string& content = call.args.find(field)->as_string();
-  if (auto failed = write_artifact_file(call, id, content)) {
-    ToolResult r = std::move(*failed);
-    r.details = json::Object{{"status", "soft_failure"}, {"summary", r.text}};
-    return r;
-  }
-  std::string summary = "Wrote artifact " + id + " (" + std::to_string(content.size()) + " bytes)";
+  if (b.node_id.empty() || produces(b, id)) return std::nullopt;
+  return failure("Node " + b.node_id + " does not produce artifact " + id +
+                 (b.produces.empty() ? std::string(" (it produces none)")
+                                     : " (it produces " + join(b.produces) + ")"));
+}
+
+ToolResult store_artifact(const Invocation& call, const std::string& id, const std::string& content,
+                          const std::string& note = {}) {
+  if (auto failed = write_artifact_file(call, id, content)) return with_status(std::move(*failed));
+  std::string summary =
+      "Wrote artifact " + id + " (" + std::to_string(content.size()) + " bytes)" + note;
   return success(summary, summary, {{"artifact_id", id}, {"bytes", std::uint64_t(content.size())}});
 }
 
+// Writes argument `field` as artifact `id`.
+ToolResult write_named_artifact(const Invocation& call, const std::string& id,
+                                std::string_view field) {
+  if (auto refused = refuse_unproduced(call, id)) return *refused;
+  return store_artifact(call, id, call.args.find(field)->as_string());
+}
+
+// A fixed artifact, at most kDefaultReadBytes of it (cut on a UTF-8 boundary); the digest is of
+// all of it.
+ToolResult read_fixed_artifact(const Invocation& call, const std::string& id) {
+  std::string bytes;
+  if (auto failed = read_artifact_file(call, id, bytes)) return with_status(std::move(*failed));
+  std::string digest = hash::sha256_hex(bytes);
+  const std::size_t size = bytes.size();
+  const bool truncated = size > kDefaultReadBytes;
+  if (truncated) bytes.resize(text::utf8_floor(bytes, kDefaultReadBytes));
+  std::string content = as_text(std::move(bytes));
+  std::string summary =
+      "Read artifact " + id + " (" + plural(size, "byte", "bytes") +
+      (truncated ? ", cut at " + std::to_string(kDefaultReadBytes) : std::string()) + ")";
+  std::string text = content;
+  if (truncated) {
+    text += "\n\n[Showing the first " + std::to_string(kDefaultReadBytes) + " bytes of " +
+            std::to_string(size) + "; read_artifact reads all of it]";
+  }
+  return success(std::move(text), std::move(summary),
+                 {{"artifact_id", id},
+                  {"content", std::move(content)},
+                  {"content_sha256", std::move(digest)},
+                  {"truncated", truncated}});
+}
+
 }  // namespace
+
+ToolResult run_read_plan(const Invocation& call) {
+  return read_fixed_artifact(call, "plan");
+}
+
+ToolResult run_read_patch_summary(const Invocation& call) {
+  return read_fixed_artifact(call, "patch_summary");
+}
+
+ToolResult run_read_test_results(const Invocation& call) {
+  return read_fixed_artifact(call, "test_results");
+}
+
+ToolResult run_read_workspace_diff_artifact(const Invocation& call) {
+  return read_fixed_artifact(call, "workspace_diff");
+}
+
+ToolResult run_read_checker_verdict(const Invocation& call) {
+  return read_fixed_artifact(call, "checker_verdict");
+}
+
+// The whole workspace's diff, bounded as read_workspace_diff's default; a cut says so at its end.
+ToolResult run_write_workspace_diff(const Invocation& call) {
+  const std::string id = "workspace_diff";
+  if (auto refused = refuse_unproduced(call, id)) return *refused;
+  if (call.artifact_dir.empty()) return failure("No artifact directory is configured for this run");
+  std::string diff;
+  bool truncated = false;
+  std::size_t total = 0;
+  if (auto failed = workspace_diff(call, {}, kDefaultReadBytes, diff, truncated, total)) {
+    return *failed;
+  }
+  if (truncated) {
+    diff += "\n[The diff was cut at " + std::to_string(kDefaultReadBytes) + " of its " +
+            std::to_string(total) + " bytes]\n";
+  }
+  return store_artifact(
+      call, id, diff,
+      truncated ? "; the diff was cut at " + std::to_string(kDefaultReadBytes) + " bytes"
+                : std::string());
+}
+
+ToolResult run_write_checker_verdict(const Invocation& call) {
+  return write_named_artifact(call, "checker_verdict", "verdict");
+}
+
+ToolResult run_write_arbiter_verdict(const Invocation& call) {
+  return write_named_artifact(call, "arbiter_verdict", "verdict");
+}
 
 ToolResult run_write_plan(const Invocation& call) {
   return write_named_artifact(call, "plan", "plan");
@@ -753,9 +1246,11 @@ ToolResult run_write_verdict(const Invocation& call) {
 
 // --- terminal -----------------------------------------------------------------------------------
 
+namespace {
+
 // The recorder decides the terminal result; this adds the check that every artifact the intent
-// names exists, and the status the output schema asks for.
-ToolResult run_submit_terminal(const Invocation& call) {
+// names exists, the status the output schema asks for and the tool's own members (`more`).
+ToolResult terminal_intent(const Invocation& call, json::Object more) {
   json::Array refs;
   if (const Value* named = call.args.find("artifact_refs"); named != nullptr) {
     std::shared_ptr<const Workspace> dir;
@@ -787,7 +1282,22 @@ ToolResult run_submit_terminal(const Invocation& call) {
   }
   result.details.set("status", "success");
   if (call.args.find("artifact_refs") != nullptr) result.details.set("artifact_refs", refs);
+  for (auto& m : more) result.details.set(m.key, std::move(m.value));
   return result;
+}
+
+}  // namespace
+
+ToolResult run_submit_terminal(const Invocation& call) {
+  return terminal_intent(call, {});
+}
+
+ToolResult run_reject_terminal(const Invocation& call) {
+  return terminal_intent(call, {});
+}
+
+ToolResult run_escalate_terminal(const Invocation& call) {
+  return terminal_intent(call, {{"blocker", *call.args.find("blocker")}});
 }
 
 }  // namespace mf::tools

@@ -1,6 +1,7 @@
 // The builtin.* tools Millforge's four builtin harnesses (planner, builder, checker, arbiter) bind:
-// the request's instruction and context, confined workspace reads and unified-diff patches, shell
-// profiles the request defines, the fixed artifact writers and the terminal submit (docs/tools.md).
+// the request's instruction and context, confined workspace listing, search, reads, writes,
+// unified-diff patches and git diffs, shell profiles the request defines, the fixed artifact
+// readers and writers and the terminal submit, reject and escalate (docs/tools.md).
 #pragma once
 
 #include <string>
@@ -13,15 +14,29 @@ namespace mf::tools {
 
 ToolResult run_inspect_request(const Invocation& call);
 ToolResult run_read_requirements(const Invocation& call);
+ToolResult run_workspace_list_files(const Invocation& call);
 ToolResult run_workspace_read_file(const Invocation& call);
+ToolResult run_workspace_search_text(const Invocation& call);
+ToolResult run_workspace_write_file(const Invocation& call);
 ToolResult run_workspace_apply_patch(const Invocation& call);
+ToolResult run_workspace_read_diff(const Invocation& call);
 ToolResult run_test_profile(const Invocation& call);
 ToolResult run_static_check_profile(const Invocation& call);
+ToolResult run_read_plan(const Invocation& call);
+ToolResult run_read_patch_summary(const Invocation& call);
+ToolResult run_read_test_results(const Invocation& call);
+ToolResult run_read_workspace_diff_artifact(const Invocation& call);
+ToolResult run_read_checker_verdict(const Invocation& call);
 ToolResult run_write_plan(const Invocation& call);
 ToolResult run_write_patch_summary(const Invocation& call);
 ToolResult run_write_test_results(const Invocation& call);
+ToolResult run_write_workspace_diff(const Invocation& call);
+ToolResult run_write_checker_verdict(const Invocation& call);
+ToolResult run_write_arbiter_verdict(const Invocation& call);
 ToolResult run_write_verdict(const Invocation& call);
 ToolResult run_submit_terminal(const Invocation& call);
+ToolResult run_reject_terminal(const Invocation& call);
+ToolResult run_escalate_terminal(const Invocation& call);
 
 // --- The patch format, apart from the files, for tests ---
 

@@ -100,6 +100,9 @@ struct Options {
   // The tool's own ignore file name (rg: ".rgignore", fd: ".fdignore"), read like .ignore files:
   // in every directory, with or without a repository, before .ignore and .gitignore.
   std::string custom_ignore;
+  // False: no ignore file (.gitignore, .ignore, the custom one) hides anything; overrides still
+  // apply. Millforge's workspace listing and search see every file.
+  bool ignore_files = true;
   std::size_t max_entries = kMaxEntries;
   std::size_t max_depth = kMaxDepth;
 };

@@ -181,6 +181,7 @@ class Walker {
       case Verdict::None:
         break;
     }
+    if (!options_.ignore_files) return false;
     // Per kind of file the innermost one with an opinion decides; then the kinds in precedence.
     Verdict custom = Verdict::None;
     Verdict plain = Verdict::None;

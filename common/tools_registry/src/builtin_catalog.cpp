@@ -2,10 +2,15 @@
 // the same digests) as any third-party catalog. Parameter schemas and descriptions follow Pi 0.79's
 // coding tools; the builtin.request/workspace/shell/artifact/terminal tools after the two artifact
 // tools follow the facts of Millforge's built-in descriptors (docs/tools.md, "Millforge
-// built-ins").
+// built-ins"). builtin_catalog_json(legal_terminals) adds one terminal control per legal terminal
+// result, as Millforge's Pi-compatible catalog configures them.
+#include <cctype>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 
+#include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/tools/catalog.hpp"
 
@@ -208,6 +213,72 @@ constexpr const char* kBuiltinCatalog = R"json({
       "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
     },
     {
+      "tool_id": "builtin.workspace.list_files", "version": 1, "model_tool_name": "list_workspace_files",
+      "description": "List the regular files below a directory of the workspace, in path order, optionally only those whose path or file name matches a glob; at most max_results paths (default 200, at most 1000).",
+      "input_schema": {"type": "object", "properties": {
+        "root": {"type": "string", "minLength": 1, "description": "The directory to list, relative to the workspace root (\".\" for the whole workspace)"},
+        "glob": {"type": "string", "description": "Keep only files whose workspace-relative path or file name matches this glob, e.g. '*.py' or 'src/**/*.h' (default: every file)"},
+        "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "List at most this many paths"}},
+        "required": ["root"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "paths": {"type": "array", "items": {"type": "string"}}, "truncated": {"type": "boolean"}},
+        "required": ["status", "summary", "paths", "truncated"]},
+      "required_capabilities": ["workspace.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.workspace.search_text", "version": 1, "model_tool_name": "search_workspace_text",
+      "description": "Find the lines of workspace files that contain a literal text; at most max_results matching lines (default 200, at most 1000), each with its file, line number and the line's first 512 characters.",
+      "input_schema": {"type": "object", "properties": {
+        "query": {"type": "string", "minLength": 1, "description": "The text to find, matched literally and case-sensitively within one line"},
+        "root": {"type": "string", "minLength": 1, "description": "The directory to search, relative to the workspace root (default: the whole workspace)"},
+        "glob": {"type": "string", "description": "Search only files whose workspace-relative path or file name matches this glob, e.g. '*.py'"},
+        "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Return at most this many matching lines"}},
+        "required": ["query"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "matches": {"type": "array", "items": {"type": "object", "properties": {
+          "path": {"type": "string"}, "line": {"type": "integer", "minimum": 1}, "snippet": {"type": "string"}},
+          "required": ["path", "line", "snippet"]}},
+        "truncated": {"type": "boolean"}},
+        "required": ["status", "summary", "matches", "truncated"]},
+      "required_capabilities": ["workspace.read", "workspace.search"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.workspace.write_file", "version": 1, "model_tool_name": "write_workspace_file",
+      "description": "Write a whole file of the workspace atomically (created with its directories, or replaced). With expected_sha256, an existing file is replaced only while its content still has that SHA-256.",
+      "input_schema": {"type": "object", "properties": {
+        "path": {"type": "string", "minLength": 1, "description": "The file, relative to the workspace root"},
+        "content": {"type": "string", "description": "The file's full new content"},
+        "expected_sha256": {"type": "string", "description": "The SHA-256 (lowercase hex) the existing file must have"}},
+        "required": ["path", "content"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "path": {"type": "string"}, "content_sha256": {"type": "string"}},
+        "required": ["status", "summary", "path", "content_sha256"]},
+      "required_capabilities": ["workspace.write"],
+      "side_effect_class": "workspace_write", "idempotency": "idempotent_with_key",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.workspace.read_diff", "version": 1, "model_tool_name": "read_workspace_diff",
+      "description": "Show the workspace's uncommitted changes as git diff prints them (the work tree against git's index), for the whole workspace or the given paths, up to max_bytes bytes (default 32768, at most 1048576).",
+      "input_schema": {"type": "object", "properties": {
+        "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": "Only these files or directories, relative to the workspace root"},
+        "max_bytes": {"type": "integer", "minimum": 1, "maximum": 1048576, "description": "Show at most this many bytes of the diff"}}},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "diff": {"type": "string"}, "truncated": {"type": "boolean"}, "diff_sha256": {"type": "string"}},
+        "required": ["status", "summary", "diff", "truncated", "diff_sha256"]},
+      "required_capabilities": ["workspace.diff.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
       "tool_id": "builtin.shell.run_tests", "version": 1, "model_tool_name": "run_test_profile",
       "description": "Run one of the test profiles the request defines (context.shell_profiles) in the workspace; success when it exits 0.",
       "input_schema": {"type": "object", "properties": {
@@ -237,6 +308,71 @@ constexpr const char* kBuiltinCatalog = R"json({
       "required_capabilities": ["process.static_check"],
       "side_effect_class": "process_execution", "idempotency": "idempotent_with_key",
       "timeout_ms": 1800000,
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.read_plan", "version": 1, "model_tool_name": "read_plan_artifact",
+      "description": "Read the plan artifact (the planner's plan), up to 32768 bytes.",
+      "input_schema": {"type": "object", "properties": {}},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string", "enum": ["plan"]}, "content": {"type": "string"},
+        "content_sha256": {"type": "string"}, "truncated": {"type": "boolean"}},
+        "required": ["status", "summary", "artifact_id", "content", "content_sha256", "truncated"]},
+      "required_capabilities": ["artifact.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.read_patch_summary", "version": 1, "model_tool_name": "read_patch_summary_artifact",
+      "description": "Read the patch_summary artifact (what the builder's patch changes), up to 32768 bytes.",
+      "input_schema": {"type": "object", "properties": {}},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string", "enum": ["patch_summary"]}, "content": {"type": "string"},
+        "content_sha256": {"type": "string"}, "truncated": {"type": "boolean"}},
+        "required": ["status", "summary", "artifact_id", "content", "content_sha256", "truncated"]},
+      "required_capabilities": ["artifact.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.read_test_results", "version": 1, "model_tool_name": "read_test_results_artifact",
+      "description": "Read the test_results artifact (the builder's test and check results), up to 32768 bytes.",
+      "input_schema": {"type": "object", "properties": {}},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string", "enum": ["test_results"]}, "content": {"type": "string"},
+        "content_sha256": {"type": "string"}, "truncated": {"type": "boolean"}},
+        "required": ["status", "summary", "artifact_id", "content", "content_sha256", "truncated"]},
+      "required_capabilities": ["artifact.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.read_workspace_diff", "version": 1, "model_tool_name": "read_workspace_diff_artifact",
+      "description": "Read the workspace_diff artifact (the workspace diff the builder recorded), up to 32768 bytes.",
+      "input_schema": {"type": "object", "properties": {}},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string", "enum": ["workspace_diff"]}, "content": {"type": "string"},
+        "content_sha256": {"type": "string"}, "truncated": {"type": "boolean"}},
+        "required": ["status", "summary", "artifact_id", "content", "content_sha256", "truncated"]},
+      "required_capabilities": ["artifact.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.read_checker_verdict", "version": 1, "model_tool_name": "read_checker_verdict_artifact",
+      "description": "Read the checker_verdict artifact (the checker's verdict), up to 32768 bytes.",
+      "input_schema": {"type": "object", "properties": {}},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string", "enum": ["checker_verdict"]}, "content": {"type": "string"},
+        "content_sha256": {"type": "string"}, "truncated": {"type": "boolean"}},
+        "required": ["status", "summary", "artifact_id", "content", "content_sha256", "truncated"]},
+      "required_capabilities": ["artifact.read"],
+      "side_effect_class": "read_only", "idempotency": "idempotent",
       "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
     },
     {
@@ -282,6 +418,46 @@ constexpr const char* kBuiltinCatalog = R"json({
       "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
     },
     {
+      "tool_id": "builtin.artifact.write_workspace_diff", "version": 1, "model_tool_name": "write_workspace_diff_artifact",
+      "description": "Record the workspace's current uncommitted changes (git diff of the whole workspace, up to 32768 bytes) as the workspace_diff artifact.",
+      "input_schema": {"type": "object", "properties": {}},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}},
+        "required": ["status", "summary", "artifact_id", "bytes"]},
+      "required_capabilities": ["artifact.write", "workspace.diff.read"],
+      "side_effect_class": "artifact_write", "idempotency": "idempotent_with_key",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.write_checker_verdict", "version": 1, "model_tool_name": "write_checker_verdict_artifact",
+      "description": "Write the checker_verdict artifact.",
+      "input_schema": {"type": "object", "properties": {
+        "verdict": {"type": "string", "description": "The checker's verdict, in full"}},
+        "required": ["verdict"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}},
+        "required": ["status", "summary", "artifact_id", "bytes"]},
+      "required_capabilities": ["artifact.write"],
+      "side_effect_class": "artifact_write", "idempotency": "idempotent_with_key",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.artifact.write_arbiter_verdict", "version": 1, "model_tool_name": "write_arbiter_verdict_artifact",
+      "description": "Write the arbiter_verdict artifact.",
+      "input_schema": {"type": "object", "properties": {
+        "verdict": {"type": "string", "description": "The arbiter's verdict, in full"}},
+        "required": ["verdict"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "artifact_id": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}},
+        "required": ["status", "summary", "artifact_id", "bytes"]},
+      "required_capabilities": ["artifact.write"],
+      "side_effect_class": "artifact_write", "idempotency": "idempotent_with_key",
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
       "tool_id": "builtin.artifact.write_verdict", "version": 1, "model_tool_name": "write_verdict_artifact",
       "description": "Write a verdict artifact: the one this step produces, or the one artifact_id names.",
       "input_schema": {"type": "object", "properties": {
@@ -312,11 +488,116 @@ constexpr const char* kBuiltinCatalog = R"json({
       "required_capabilities": ["terminal.intent"],
       "side_effect_class": "terminal", "idempotency": "non_idempotent", "timeout_ms": 30000,
       "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.terminal.reject", "version": 1, "model_tool_name": "reject_terminal_intent",
+      "description": "Refuse this step: submit its rejecting terminal result with the reason, optionally naming the artifacts it rests on.",
+      "input_schema": {"type": "object", "properties": {
+        "terminal_result": {"type": "string", "minLength": 1, "description": "This step's rejecting terminal result"},
+        "summary": {"type": "string", "description": "Why the work is rejected"},
+        "artifact_refs": {"type": "array", "items": {"type": "string"}, "description": "Ids of artifacts the rejection rests on; each must exist"}},
+        "required": ["terminal_result", "summary"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "terminal_result": {"type": "string"},
+        "artifact_refs": {"type": "array", "items": {"type": "string"}}},
+        "required": ["status", "summary", "terminal_result"]},
+      "required_capabilities": ["terminal.intent"],
+      "side_effect_class": "terminal", "idempotency": "non_idempotent", "timeout_ms": 30000,
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
+    },
+    {
+      "tool_id": "builtin.terminal.escalate", "version": 1, "model_tool_name": "escalate_terminal_intent",
+      "description": "Hand this step on to a person: submit its escalating terminal result with a summary and the blocker that needs them.",
+      "input_schema": {"type": "object", "properties": {
+        "terminal_result": {"type": "string", "minLength": 1, "description": "This step's escalating terminal result"},
+        "summary": {"type": "string", "description": "What was done so far"},
+        "blocker": {"type": "string", "description": "What stops the work and needs a decision"},
+        "artifact_refs": {"type": "array", "items": {"type": "string"}, "description": "Ids of artifacts the escalation rests on; each must exist"}},
+        "required": ["terminal_result", "summary", "blocker"]},
+      "output_schema": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["success", "soft_failure", "hard_failure"]}, "summary": {"type": "string"},
+        "terminal_result": {"type": "string"}, "blocker": {"type": "string"},
+        "artifact_refs": {"type": "array", "items": {"type": "string"}}},
+        "required": ["status", "summary", "terminal_result", "blocker"]},
+      "required_capabilities": ["terminal.intent"],
+      "side_effect_class": "terminal", "idempotency": "non_idempotent", "timeout_ms": 30000,
+      "output_policy": {"max_output_bytes": 1048576, "max_summary_bytes": 8192, "redact_secrets": true}
     }
   ]
 })json";
 
+// Longer tokens are cut to this many bytes and given a digest suffix, so tool ids stay short.
+constexpr std::size_t kMaxTerminalToken = 48;
+constexpr std::size_t kTerminalTokenPrefix = 39;
+
+json::Value configured_terminal(const std::string& result, const std::string& token) {
+  using json::Array;
+  using json::Object;
+  json::Value summary = Object{{"type", "string"},
+                               {"minLength", 1},
+                               {"description", "What was done, and why it ends with " + result}};
+  return Object{
+      {"tool_id", "builtin.pi_compat.terminal." + token},
+      {"version", 1},
+      {"model_tool_name", "terminal_" + token},
+      {"description", "Finish the task with the terminal result " + result +
+                          ", giving a summary that is not blank."},
+      {"input_schema",
+       Object{{"type", "object"},
+              {"properties", Object{{"terminal_result", Object{{"enum", Array{result}}}},
+                                    {"summary", std::move(summary)}}},
+              {"required", Array{"terminal_result", "summary"}}}},
+      {"required_capabilities", Array{"terminal.intent"}},
+      {"side_effect_class", "terminal"},
+      {"idempotency", "non_idempotent"},
+      {"timeout_ms", 30000},
+      // One implementation serves every configured terminal; the descriptor says which result.
+      {"implementation_id", std::string(kConfiguredTerminalImplementation)},
+  };
+}
+
 }  // namespace
+
+std::string terminal_token(std::string_view result) {
+  std::string token(result);
+  for (char& c : token) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (token.size() <= kMaxTerminalToken) return token;
+  return token.substr(0, kTerminalTokenPrefix) + "_" + hash::sha256_hex(result).substr(0, 8);
+}
+
+Result<json::Value> builtin_catalog_json(const std::vector<std::string>& legal_terminals) {
+  namespace codes = diag::codes;
+  json::Value doc = builtin_catalog_json();
+  json::Array& tools = doc.find("tools")->as_array();
+  std::map<std::string, std::string> by_token;  // token -> the result that made it
+  diag::Diagnostics problems;
+  for (const std::string& result : legal_terminals) {
+    const std::string token = terminal_token(result);
+    const std::string tool_id = "builtin.pi_compat.terminal." + token;
+    if (result.empty() || !valid_dotted_id(tool_id) ||
+        !valid_model_tool_name("terminal_" + token)) {
+      problems.push_back(diag::error(
+          codes::kMalformedDescriptor,
+          "legal terminal \"" + result +
+              "\" cannot name a terminal tool: its lowercase form must be [a-z][a-z0-9_]*"));
+      continue;
+    }
+    const auto [it, added] = by_token.emplace(token, result);
+    if (!added) {
+      problems.push_back(diag::error(codes::kDuplicateBinding,
+                                     "legal terminals \"" + it->second + "\" and \"" + result +
+                                         "\" collide: both would be the tool " + tool_id));
+      continue;
+    }
+    tools.push_back(configured_terminal(result, token));
+  }
+  if (!problems.empty()) return problems;
+  // The document must load as any catalog does, so a caller never holds one that the compiler
+  // would refuse.
+  if (auto loaded = Catalog::from_json(doc); !loaded) return loaded.take_diagnostics();
+  return doc;
+}
 
 const json::Value& builtin_catalog_json() {
   static const json::Value doc = [] {

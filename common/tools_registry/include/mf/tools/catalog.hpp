@@ -112,10 +112,22 @@ class Catalog {
   std::map<std::pair<std::string, std::int64_t>, ToolDescriptor> tools_;
 };
 
-// The compiled-in catalog: the Pi-compatible coding pack, its terminal controls and the artifact
-// tools (docs/formats/catalog.md lists them).
+// The compiled-in catalog: the Pi-compatible coding pack, its terminal controls, the artifact
+// tools and Millforge's built-in tools (docs/formats/catalog.md lists them).
 const Catalog& builtin_catalog();
 const json::Value& builtin_catalog_json();
+
+// The built-in catalog plus, as Millforge's Pi-compatible catalog configures them, one terminal
+// control per legal terminal result: tool `builtin.pi_compat.terminal.<token>@1`, model name
+// `terminal_<token>`, input {terminal_result: that result only, summary: non-empty}, capability
+// terminal.intent, side effect terminal, all served by kConfiguredTerminalImplementation. MF-R005
+// when two results make one token, MF-R004 when a result cannot make one (docs/tools.md).
+Result<json::Value> builtin_catalog_json(const std::vector<std::string>& legal_terminals);
+// The token of a terminal result: its lowercase form, or when that is over 48 bytes its first 39
+// bytes, "_" and the first 8 hex digits of the SHA-256 of the result.
+std::string terminal_token(std::string_view result);
+inline constexpr std::string_view kConfiguredTerminalImplementation =
+    "impl.builtin.pi_compat.terminal.v1";
 
 // Identifier rules shared with the harness compiler.
 bool valid_dotted_id(std::string_view s);        // "a.b_c.d9": lowercase segments joined by '.'
