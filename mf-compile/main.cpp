@@ -133,6 +133,8 @@ int main(int argc, char** argv) {
               "--legal-terminals COMPLETE,BLOCKED --capabilities unrestricted.filesystem.read,"
               "terminal.intent -o -",
               "mf-compile verify plans/my.harness@1.<sha>.compiled.json",
+              "mf-compile harness.yaml --catalog millforge-snapshot.json --emit millforge-v1 -o - "
+              "| mf-compile verify -",
               "mf-compile project --catalog tools.json --units units.json --input turn.json",
               "mf-compile project --units units.json --input turn.json --explain",
               "mf-compile connector discover --server 'npx -y "
@@ -151,8 +153,11 @@ int main(int argc, char** argv) {
           "(docs/diagnostics.md). With --out DIR the plan is published atomically as "
           "DIR/<harness_id>@<version>.<compiled_sha256>.compiled.json (never overwriting different "
           "bytes) with its compile report beside it, and the report is printed; without --out (or "
-          "with -o -) the plan itself goes to stdout. Exit 0 compiled, 2 rejected, 3 output or "
-          "internal error; verify exits 1 when a plan fails its hash or invariants. project "
+          "with -o -) the plan itself goes to stdout. --emit millforge-v1 writes Millforge's plan "
+          "form (its shape, digests and bytes; docs/formats/plan.md); --legal-terminals also gives "
+          "the built-in catalog one terminal_<token> control per result. Exit 0 compiled, 2 "
+          "rejected, 3 output or internal error; verify checks a plan by the rules of its form "
+          "(ours, or Millforge's) and exits 1 when it fails its hash or invariants. project "
           "compiles the prompt projection of one turn (the tools of the catalogs and the units "
           "of --units against --input) and prints it as canonical JSON (docs/projection.md), "
           "with --explain also a readable account on stderr; "

@@ -183,7 +183,15 @@ diag::Diagnostics check_request(const CompileArgs& args, CompileRequest& request
     return {diag::error(codes::kOutputDirMissing,
                         "--out " + args.out + " is not an existing directory")};
   }
-  auto catalogs = read_documents(args.catalogs, tools::builtin_catalog_json());
+  // With --legal-terminals the built-in catalog also has one terminal control per legal result
+  // (builtin.pi_compat.terminal.<token>@1, docs/tools.md).
+  Value builtin = tools::builtin_catalog_json();
+  if (request.legal_terminals) {
+    auto configured = tools::builtin_catalog_json(*request.legal_terminals);
+    if (!configured) return about("--legal-terminals", configured.take_diagnostics());
+    builtin = std::move(*configured);
+  }
+  auto catalogs = read_documents(args.catalogs, builtin);
   if (!catalogs) return catalogs.take_diagnostics();
   auto profiles = read_documents(args.profiles, builtin_profiles_json());
   if (!profiles) return profiles.take_diagnostics();

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Millforge parity end to end: `mf-compile --emit millforge-v1` reproduces the source and compiled
+# digests Millforge's tests/compiler/test_service.py pins for its golden and representative
+# fixtures (their twins here, against the Millforge catalog snapshot of its test catalog), names
+# the catalog's snapshot identity in the report, and `mf-compile verify` accepts the plans and
+# refuses them tampered with; the default form stays the product's own. Then the configured
+# terminal vocabulary: --legal-terminals gives the built-in catalog one terminal_<token> control
+# per result, and a plan bound to them runs.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
+
+mfc="$MF_BIN/mf-compile"
+m=fixtures/harness/millforge
+snap=(--catalog $m/golden-snapshot.json --profiles fixtures/harness/profiles.json)
+
+# SOURCE SOURCE_SHA256 COMPILED_SHA256, as Millforge pins them.
+while read -r src source_sha compiled_sha; do
+  run 0 "$mfc" "$src" "${snap[@]}" --emit millforge-v1 -o -
+  cp "$tmp/out" "$tmp/plan.json"
+  [[ $(jq -r .source_sha256 "$tmp/plan.json") == "$source_sha" ]] || fail "$src: source_sha256"
+  [[ $(jq -r .compiled_sha256 "$tmp/plan.json") == "$compiled_sha" ]] || fail "$src: compiled_sha256"
+  [[ $(jq -r .compiler_identity.name "$tmp/plan.json") == millforge ]] || fail "$src: identity"
+  [[ $(jq '.nodes[0] | has("output_schema") or has("timeout_ms") or has("output_policy")' \
+    "$tmp/plan.json") == false ]] || fail "$src: plan carries members Millforge's has not"
+  stdin="$tmp/plan.json" run 0 "$mfc" verify -
+  [[ $(jq -r .form "$tmp/out") == millforge-v1 ]] || fail "$src: verify form"
+  [[ $(jq -r .compiled_sha256 "$tmp/out") == "$compiled_sha" ]] || fail "$src: verify digest"
+done <<'PINS'
+fixtures/harness/golden.yaml 300d4655196b4d421a85969d4d381c07df70de9f92e12ee695a2f06ff04487b1 1d65583fe8bd8379d95f889fe0e889d9ee28ada85d912db9188191eb73bddc52
+fixtures/harness/golden.json 300d4655196b4d421a85969d4d381c07df70de9f92e12ee695a2f06ff04487b1 1d65583fe8bd8379d95f889fe0e889d9ee28ada85d912db9188191eb73bddc52
+fixtures/harness/millforge/simple.json cff26dee6692c2059385c24934042c51eb8719c638f578a6b869fca21cc627f2 29e604298ecf09500b092ff95a3ad96686a386c52bb2e3c4819a54d83454d78b
+fixtures/harness/millforge/blocked.yaml b1fcca877db492fa8fa5ad834e9507546bc033d42c21278d93b9ce8195665318 9a68e99b7ce3185bd6a88724f40c4875ce5f4bd3836b691824e3564f42f58f4c
+PINS
+
+# Published into a directory: Millforge's file name, and the report names the form and the
+# snapshot identity Millforge's registry rule gives the catalog.
+mkdir "$tmp/plans"
+run 0 "$mfc" fixtures/harness/golden.yaml "${snap[@]}" --emit millforge-v1 --out "$tmp/plans"
+plan="$tmp/plans/millforge.test.golden.compiler.v1@1.1d65583fe8bd8379d95f889fe0e889d9ee28ada85d912db9188191eb73bddc52.compiled.json"
+[[ -f $plan ]] || fail "plan file not published under its name"
+[[ $(tail -c 1 "$plan" | od -An -c | tr -d ' ') == '\n' ]] || fail "plan file lacks its newline"
+[[ $(jq -r .plan_form "$tmp/out") == millforge-v1 ]] || fail "report plan_form"
+[[ $(jq -r '.catalog_snapshots[0].snapshot_id' "$tmp/out") == \
+  ef6c9aa8bf947ed1291b737e1daef4932cf62e6ac3af2a214adea8be791257e7 ]] || fail "snapshot id"
+[[ $(jq -r '.catalog_snapshots[0].snapshot_sha256' "$tmp/out") == \
+  11e85baa85ced132ef3bce9acc1a9d16cef2105ad645f9d6c0ec436584a0100b ]] || fail "snapshot sha256"
+run 0 "$mfc" verify "$plan"
+
+# Tampered: one value changed (digest), or changed and rehashed by our rule (form), refused.
+jq -c '.budgets.max_iterations = 7' "$plan" >"$tmp/changed.json"
+run 1 "$mfc" verify "$tmp/changed.json"
+grep -q MF-L002 "$tmp/err" || grep -q MF-L004 "$tmp/err" || fail "tampered plan: no L002/L004"
+python3 - "$plan" "$tmp/rehashed.json" <<'PY'
+import hashlib, json, sys
+p = json.load(open(sys.argv[1]))
+p["terminal_result_map"]["collect_context"] = "BLOCKED"
+body = {k: v for k, v in p.items() if k != "compiled_sha256"}
+form = lambda o: json.dumps(o, sort_keys=True, ensure_ascii=True, separators=(",", ":")) + "\n"
+p["compiled_sha256"] = hashlib.sha256(form(body).encode()).hexdigest()
+open(sys.argv[2], "w").write(form(p))
+PY
+run 1 "$mfc" verify "$tmp/rehashed.json"
+grep -q MF-L002 "$tmp/err" || fail "rehashed plan with a broken invariant: $(cat "$tmp/err")"
+
+# The default form is the product's own: other digests, our identity, our loader.
+run 0 "$mfc" fixtures/harness/golden.yaml "${snap[@]}" -o -
+[[ $(jq -r .compiler_identity.name "$tmp/out") == mf-compile ]] || fail "default identity"
+[[ $(jq -r .compiled_sha256 "$tmp/out") != 1d65583f* ]] || fail "default form took Millforge's digest"
+run 2 "$mfc" fixtures/harness/golden.yaml "${snap[@]}" --emit millforge-v2 -o -
+grep -q MF-S018 "$tmp/err" || fail "unknown form: $(cat "$tmp/err")"
+# A Millforge snapshot whose entries changed after it was taken.
+jq '.tools[0].descriptor_sha256 = "'"$(printf 'e%.0s' {1..64})"'"' $m/golden-snapshot.json >"$tmp/drift.json"
+run 2 "$mfc" fixtures/harness/golden.yaml --catalog "$tmp/drift.json" --profiles fixtures/harness/profiles.json -o -
+grep -q MF-R008 "$tmp/err" || fail "snapshot drift: $(cat "$tmp/err")"
+
+# Configured terminals: present only with --legal-terminals, and they run.
+run 2 "$mfc" $m/configured-terminals.yaml -o -
+grep -q 'MF-R002.*builtin.pi_compat.terminal.done@1' "$tmp/err" || fail "configured tool without --legal-terminals"
+run 0 "$mfc" $m/configured-terminals.yaml --legal-terminals DONE,NEEDS_REVIEW -o -
+cp "$tmp/out" "$tmp/configured.plan"
+[[ $(jq -r '[.nodes[].model_tool_name] | sort | join(",")' "$tmp/configured.plan") == \
+  read,terminal_done,terminal_needs_review ]] || fail "configured model names"
+mkdir "$tmp/art"
+run 0 "$MF_BIN/mf-run" --plan "$tmp/configured.plan" --model scripted:$m/configured-terminals.run.json \
+  --workspace fixtures/repository --artifacts "$tmp/art" --fixed-clock --trace "$tmp/configured.jsonl"
+# The first terminal call gives its control another tool's result and is refused; the second ends.
+[[ $(jq -r '.result.terminal_result + " " + .result.node_id' "$tmp/out") == "NEEDS_REVIEW needs_review" ]] ||
+  fail "configured run: $(cat "$tmp/out")"
+run 0 "$MF_BIN/mf-replay" "$tmp/configured.jsonl"
+
+echo "millforge_parity: ok"
