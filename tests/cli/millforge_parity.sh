@@ -45,6 +45,12 @@ plan="$tmp/plans/millforge.test.golden.compiler.v1@1.1d65583fe8bd8379d95f889fe0e
 [[ $(jq -r '.catalog_snapshots[0].snapshot_sha256' "$tmp/out") == \
   11e85baa85ced132ef3bce9acc1a9d16cef2105ad645f9d6c0ec436584a0100b ]] || fail "snapshot sha256"
 run 0 "$mfc" verify "$plan"
+# Verified, not run: the runtime loads only the product's form, and says so.
+mkdir "$tmp/art0"
+run 2 "$MF_BIN/mf-run" --plan "$plan" --model scripted:fixtures/harness/runs/golden-ok.json \
+  --workspace fixtures/repository --artifacts "$tmp/art0" --trace "$tmp/never.jsonl"
+grep -q "MF-L002.*Millforge's form" "$tmp/err" || fail "mf-run of a Millforge plan: $(cat "$tmp/err")"
+[[ ! -e $tmp/never.jsonl ]] || fail "a refused plan left a trace"
 
 # Tampered: one value changed (digest), or changed and rehashed by our rule (form), refused.
 jq -c '.budgets.max_iterations = 7' "$plan" >"$tmp/changed.json"

@@ -672,7 +672,10 @@ CompileResult compile(const CompileRequest& request) {
   c.source = std::move(*source);
   check_request_against_source(c);
   if (!c.ds.empty()) return fail("schema");
-  result.source_sha256 = json::canonical_digest(semantic_payload(c.source));
+  // The product's source digest covers the source alone; Millforge's also what resolution found,
+  // so in its form a rejected compilation has none.
+  const bool millforge = request.form == PlanForm::MillforgeV1;
+  if (!millforge) result.source_sha256 = json::canonical_digest(semantic_payload(c.source));
 
   resolve(c);
   check_form(c);
@@ -684,7 +687,6 @@ CompileResult compile(const CompileRequest& request) {
   check_artifacts(c);
   if (!c.ds.empty()) return fail("artifact");
 
-  const bool millforge = request.form == PlanForm::MillforgeV1;
   Value plan;
   if (millforge) {
     Accepted accepted{c.source, {}, c.producers, c.gated};

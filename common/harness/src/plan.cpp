@@ -6,6 +6,7 @@
 
 #include "graph.hpp"
 #include "mf/diag/codes.hpp"
+#include "mf/harness/millforge.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
@@ -470,6 +471,13 @@ Status verify_plan(const json::Value& plan) {
 Result<json::Value> load_plan(std::string_view bytes) {
   auto plan = json::parse_object(bytes);
   if (!plan) return plan;
+  if (is_millforge_plan(*plan)) {
+    return diag::error(codes::kPlanInvalid,
+                       "this is a plan in Millforge's form (millforge-v1), which mf-compile verify "
+                       "checks but nothing runs: it lacks the output schemas and bounds the "
+                       "runtime enforces; compile the harness without --emit to run it",
+                       "/compiler_identity");
+  }
   if (json::canonical_file(*plan) != bytes) {
     return diag::error(codes::kPlanInvalid,
                        "a plan file is canonical JSON (RFC 8785) ending in one newline; these "
