@@ -79,6 +79,34 @@ jq '.tools[0].descriptor_sha256 = "'"$(printf 'e%.0s' {1..64})"'"' $m/golden-sna
 run 2 "$mfc" fixtures/harness/golden.yaml --catalog "$tmp/drift.json" --profiles fixtures/harness/profiles.json -o -
 grep -q MF-R008 "$tmp/err" || fail "snapshot drift: $(cat "$tmp/err")"
 
+# Millforge's builtin harness fixtures (their twins in fixtures/harness/builtin/) against the
+# built-in catalog, as tests/compiler/test_builtin_compiler_fixtures.py expects them: the
+# capabilities they need, their artifact policy and which node produces what.
+while read -r n caps produced; do
+  run 0 "$mfc" fixtures/harness/builtin/$n.yaml --emit millforge-v1 -o -
+  [[ $(jq -r '.required_capabilities | join(",")' "$tmp/out") == "$caps" ]] || fail "$n: capabilities"
+  [[ $(jq -r '[.nodes[] | select(.produced_artifact_ids != []) |
+      .node_id + "=" + (.produced_artifact_ids | join("+"))] | join(",")' "$tmp/out") == "$produced" ]] ||
+    fail "$n: producers $(jq -c '[.nodes[] | {(.node_id): .produced_artifact_ids}]' "$tmp/out")"
+done <<'BUILTINS'
+planner artifact.write,request.read,terminal.intent write_plan=plan
+builder artifact.read,artifact.write,process.static_check,process.test,request.read,terminal.intent,workspace.read,workspace.write write_patch_summary=patch_summary,write_test_results=test_results
+checker artifact.read,artifact.write,terminal.intent write_checker_verdict=arbiter_verdict+checker_verdict
+arbiter artifact.read,artifact.write,request.read,terminal.intent write_arbiter_verdict=arbiter_verdict+checker_verdict
+BUILTINS
+# The builder without process.test granted: MF-C001 alone.
+run 2 "$mfc" fixtures/harness/builtin/builder.yaml -o - --capabilities \
+  artifact.read,artifact.write,process.static_check,request.read,terminal.intent,workspace.read,workspace.write
+[[ $(grep -o 'error MF-[A-Z0-9]*' "$tmp/err" | sort -u | tr '\n' ' ') == "error MF-C001 " ]] ||
+  fail "builder without process.test: $(cat "$tmp/err")"
+grep -q '"process.test"' "$tmp/err" || fail "C001 names the capability"
+# Its patch summary node made to produce the plan instead: undeclared (A001), not what the tool
+# lists (A002), and the summary then has no producer (A004) — Millforge's three.
+sed 's/      produces: \[patch_summary\]/      produces: [plan]/' fixtures/harness/builtin/builder.yaml >"$tmp/builder.yaml"
+run 2 "$mfc" "$tmp/builder.yaml" -o -
+[[ $(grep -o 'error MF-[A-Z0-9]*' "$tmp/err" | sort | tr '\n' ' ') == "error MF-A001 error MF-A002 error MF-A004 " ]] ||
+  fail "builder producing plan: $(cat "$tmp/err")"
+
 # Configured terminals: present only with --legal-terminals, and they run.
 run 2 "$mfc" $m/configured-terminals.yaml -o -
 grep -q 'MF-R002.*builtin.pi_compat.terminal.done@1' "$tmp/err" || fail "configured tool without --legal-terminals"

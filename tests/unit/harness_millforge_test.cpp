@@ -11,7 +11,9 @@
 #include "mf/diag/report.hpp"
 #include "mf/harness/compiler.hpp"
 #include "mf/harness/millforge.hpp"
+#include "mf/harness/plan.hpp"
 #include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/json/millforge_form.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/tools/catalog.hpp"
@@ -350,6 +352,27 @@ TEST(MillforgeSnapshot, ProducedArtifactIdsDecideWhatANodeMayProduce) {
   const CompileResult result = compile(request_with(source, snapshot));
   ASSERT_FALSE(result.ok);
   EXPECT_EQ(joined(codes_of(result.diagnostics)), "MF-A002");
+}
+
+// The product's plan carries the descriptor's list beside what the node produces, and its loader
+// holds a node to it: a plan edited to produce more, its digest recomputed, is refused.
+TEST(MillforgeSnapshot, PlanLoaderHoldsNodesToTheirDescriptorsList) {
+  const CompileResult result = compile(request_with(
+      read_source(kHarnessDir + "golden.yaml"), read_json(kMillforgeDir + "golden-snapshot.json")));
+  ASSERT_TRUE(result.ok);
+  Value plan = result.plan;
+  Value* collect = nullptr;
+  for (auto& n : plan.find("nodes")->as_array()) {
+    if (n.find("node_id")->as_string() == "collect_context") collect = &n;
+  }
+  ASSERT_NE(collect, nullptr);
+  EXPECT_EQ(*collect->find("descriptor_produced_artifact_ids"), Value(json::Array{"draft"}));
+  collect->set("produced_artifact_ids", json::Array{"draft", "report"});
+  plan.set("compiled_sha256", plan_digest(plan));
+  auto loaded = load_plan(json::canonical_file(plan));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.diagnostics().front().code, "MF-L002");
+  EXPECT_NE(loaded.diagnostics().front().message.find("does not list"), std::string::npos);
 }
 
 }  // namespace

@@ -586,6 +586,11 @@ Value lower(const Compilation& c, const std::string& source_sha256) {
         {"output_policy", *descriptor.find("output_policy")},
     });
     if (!t.connector.is_null()) nodes.back().set("connector", t.connector);
+    if (t.produced_artifact_ids) {  // the descriptor's list, so its digest can be recomputed
+      nodes.back().set(
+          "descriptor_produced_artifact_ids",
+          json::Array(t.produced_artifact_ids->begin(), t.produced_artifact_ids->end()));
+    }
   }
   json::Array required_by_terminal;
   for (const auto& t : s.required_by_terminal) {

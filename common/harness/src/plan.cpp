@@ -55,6 +55,7 @@ struct PlanNode {
   std::vector<std::string> prerequisites;
   std::set<std::string> capabilities;
   std::set<std::string> produces;
+  std::optional<std::set<std::string>> may_produce;  // the descriptor's list, when it has one
 };
 
 }  // namespace
@@ -206,6 +207,9 @@ class NodeReader {
     }
     pn.capabilities = string_set(n, "required_capabilities", valid_capability);
     pn.produces = string_set(n, "produced_artifact_ids", valid_node_id);
+    if (n.optional("descriptor_produced_artifact_ids") != nullptr) {
+      pn.may_produce = string_set(n, "descriptor_produced_artifact_ids", valid_node_id);
+    }
     n.string("side_effect_class");
     n.string("idempotency");
     n.integer("timeout_ms");
@@ -276,6 +280,12 @@ class Invariants {
         if (top_caps.count(c) == 0) bad("capability " + c + " missing at top level", n.pointer);
       }
       produced_.insert(n.produces.begin(), n.produces.end());
+      for (const auto& a : n.produces) {
+        if (n.may_produce && n.may_produce->count(a) == 0) {
+          bad("node " + n.id + " produces " + a + ", which its descriptor does not list",
+              n.pointer);
+        }
+      }
     }
     if (terminals_ == 0) bad("the plan has no terminal node", "/nodes");
     if (caps_union != top_caps)

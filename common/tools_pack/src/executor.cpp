@@ -137,6 +137,9 @@ Result<std::vector<Binding>> bindings_from_plan(const json::Value& plan) {
         {"descriptor_sha256", *binding.find("descriptor_sha256")},
     };
     if (const Value* c = n.find("connector"); c != nullptr) descriptor.set("connector", *c);
+    if (const Value* p = n.find("descriptor_produced_artifact_ids"); p != nullptr) {
+      descriptor.set("produced_artifact_ids", *p);
+    }
     auto catalog = Catalog::from_json(json::Object{{"schema_version", "1.0"},
                                                    {"kind", "millforge_tool_catalog"},
                                                    {"tools", json::Array{descriptor}}});

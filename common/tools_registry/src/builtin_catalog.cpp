@@ -160,6 +160,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.request.inspect", "version": 1, "model_tool_name": "inspect_request",
+      "produced_artifact_ids": [],
       "description": "Show the request this run works on: its instruction and its context object.",
       "input_schema": {"type": "object", "properties": {}},
       "output_schema": {"type": "object", "properties": {
@@ -172,6 +173,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.request.read_requirements", "version": 1, "model_tool_name": "read_request_requirements",
+      "produced_artifact_ids": [],
       "description": "Read the requirements the request states (its context.requirements).",
       "input_schema": {"type": "object", "properties": {}},
       "output_schema": {"type": "object", "properties": {
@@ -183,6 +185,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.workspace.read_file", "version": 1, "model_tool_name": "read_workspace_file",
+      "produced_artifact_ids": [],
       "description": "Read a text file of the workspace, up to max_bytes bytes (default 32768, at most 1048576).",
       "input_schema": {"type": "object", "properties": {
         "path": {"type": "string", "minLength": 1, "description": "The file, relative to the workspace root"},
@@ -199,6 +202,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.workspace.apply_patch", "version": 1, "model_tool_name": "apply_workspace_patch",
+      "produced_artifact_ids": [],
       "description": "Apply a unified diff (---/+++ file headers, @@ hunks with context lines) to files of the workspace. Every hunk must apply, or nothing is written.",
       "input_schema": {"type": "object", "properties": {
         "patch": {"type": "string", "minLength": 1, "maxLength": 1048576, "description": "The unified diff; paths relative to the workspace root, a/ and b/ prefixes allowed"}},
@@ -214,6 +218,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.workspace.list_files", "version": 1, "model_tool_name": "list_workspace_files",
+      "produced_artifact_ids": [],
       "description": "List the regular files below a directory of the workspace, in path order, optionally only those whose path or file name matches a glob; at most max_results paths (default 200, at most 1000).",
       "input_schema": {"type": "object", "properties": {
         "root": {"type": "string", "minLength": 1, "description": "The directory to list, relative to the workspace root (\".\" for the whole workspace)"},
@@ -230,6 +235,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.workspace.search_text", "version": 1, "model_tool_name": "search_workspace_text",
+      "produced_artifact_ids": [],
       "description": "Find the lines of workspace files that contain a literal text; at most max_results matching lines (default 200, at most 1000), each with its file, line number and the line's first 512 characters.",
       "input_schema": {"type": "object", "properties": {
         "query": {"type": "string", "minLength": 1, "description": "The text to find, matched literally and case-sensitively within one line"},
@@ -250,6 +256,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.workspace.write_file", "version": 1, "model_tool_name": "write_workspace_file",
+      "produced_artifact_ids": [],
       "description": "Write a whole file of the workspace atomically (created with its directories, or replaced). With expected_sha256, an existing file is replaced only while its content still has that SHA-256.",
       "input_schema": {"type": "object", "properties": {
         "path": {"type": "string", "minLength": 1, "description": "The file, relative to the workspace root"},
@@ -266,6 +273,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.workspace.read_diff", "version": 1, "model_tool_name": "read_workspace_diff",
+      "produced_artifact_ids": [],
       "description": "Show the workspace's uncommitted changes as git diff prints them (the work tree against git's index), for the whole workspace or the given paths, up to max_bytes bytes (default 32768, at most 1048576).",
       "input_schema": {"type": "object", "properties": {
         "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": "Only these files or directories, relative to the workspace root"},
@@ -280,6 +288,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.shell.run_tests", "version": 1, "model_tool_name": "run_test_profile",
+      "produced_artifact_ids": [],
       "description": "Run one of the test profiles the request defines (context.shell_profiles) in the workspace; success when it exits 0.",
       "input_schema": {"type": "object", "properties": {
         "profile": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The profile's name, a key of the request's context.shell_profiles"}},
@@ -296,6 +305,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.shell.run_static_check", "version": 1, "model_tool_name": "run_static_check_profile",
+      "produced_artifact_ids": [],
       "description": "Run one of the static-check profiles the request defines (context.shell_profiles) in the workspace; success when it exits 0.",
       "input_schema": {"type": "object", "properties": {
         "profile": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The profile's name, a key of the request's context.shell_profiles"}},
@@ -312,6 +322,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.read_plan", "version": 1, "model_tool_name": "read_plan_artifact",
+      "produced_artifact_ids": [],
       "description": "Read the plan artifact (the planner's plan), up to 32768 bytes.",
       "input_schema": {"type": "object", "properties": {}},
       "output_schema": {"type": "object", "properties": {
@@ -325,6 +336,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.read_patch_summary", "version": 1, "model_tool_name": "read_patch_summary_artifact",
+      "produced_artifact_ids": [],
       "description": "Read the patch_summary artifact (what the builder's patch changes), up to 32768 bytes.",
       "input_schema": {"type": "object", "properties": {}},
       "output_schema": {"type": "object", "properties": {
@@ -338,6 +350,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.read_test_results", "version": 1, "model_tool_name": "read_test_results_artifact",
+      "produced_artifact_ids": [],
       "description": "Read the test_results artifact (the builder's test and check results), up to 32768 bytes.",
       "input_schema": {"type": "object", "properties": {}},
       "output_schema": {"type": "object", "properties": {
@@ -351,6 +364,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.read_workspace_diff", "version": 1, "model_tool_name": "read_workspace_diff_artifact",
+      "produced_artifact_ids": [],
       "description": "Read the workspace_diff artifact (the workspace diff the builder recorded), up to 32768 bytes.",
       "input_schema": {"type": "object", "properties": {}},
       "output_schema": {"type": "object", "properties": {
@@ -364,6 +378,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.read_checker_verdict", "version": 1, "model_tool_name": "read_checker_verdict_artifact",
+      "produced_artifact_ids": [],
       "description": "Read the checker_verdict artifact (the checker's verdict), up to 32768 bytes.",
       "input_schema": {"type": "object", "properties": {}},
       "output_schema": {"type": "object", "properties": {
@@ -377,6 +392,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.write_plan", "version": 1, "model_tool_name": "write_plan_artifact",
+      "produced_artifact_ids": ["plan"],
       "description": "Write the plan artifact.",
       "input_schema": {"type": "object", "properties": {
         "plan": {"type": "string", "description": "The plan's full text"}},
@@ -391,6 +407,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.write_patch_summary", "version": 1, "model_tool_name": "write_patch_summary_artifact",
+      "produced_artifact_ids": ["patch_summary"],
       "description": "Write the patch_summary artifact.",
       "input_schema": {"type": "object", "properties": {
         "summary": {"type": "string", "description": "What the patch changes and why"}},
@@ -405,6 +422,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.write_test_results", "version": 1, "model_tool_name": "write_test_results_artifact",
+      "produced_artifact_ids": ["test_results"],
       "description": "Write the test_results artifact.",
       "input_schema": {"type": "object", "properties": {
         "results": {"type": "string", "description": "The test and check results"}},
@@ -419,6 +437,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.write_workspace_diff", "version": 1, "model_tool_name": "write_workspace_diff_artifact",
+      "produced_artifact_ids": ["workspace_diff"],
       "description": "Record the workspace's current uncommitted changes (git diff of the whole workspace, up to 32768 bytes) as the workspace_diff artifact.",
       "input_schema": {"type": "object", "properties": {}},
       "output_schema": {"type": "object", "properties": {
@@ -431,6 +450,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.write_checker_verdict", "version": 1, "model_tool_name": "write_checker_verdict_artifact",
+      "produced_artifact_ids": ["checker_verdict"],
       "description": "Write the checker_verdict artifact.",
       "input_schema": {"type": "object", "properties": {
         "verdict": {"type": "string", "description": "The checker's verdict, in full"}},
@@ -445,6 +465,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.write_arbiter_verdict", "version": 1, "model_tool_name": "write_arbiter_verdict_artifact",
+      "produced_artifact_ids": ["arbiter_verdict"],
       "description": "Write the arbiter_verdict artifact.",
       "input_schema": {"type": "object", "properties": {
         "verdict": {"type": "string", "description": "The arbiter's verdict, in full"}},
@@ -459,6 +480,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.artifact.write_verdict", "version": 1, "model_tool_name": "write_verdict_artifact",
+      "produced_artifact_ids": ["arbiter_verdict", "checker_verdict"],
       "description": "Write a verdict artifact: the one this step produces, or the one artifact_id names.",
       "input_schema": {"type": "object", "properties": {
         "verdict": {"type": "string", "description": "The verdict's full text"},
@@ -474,6 +496,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.terminal.submit", "version": 1, "model_tool_name": "submit_terminal_intent",
+      "produced_artifact_ids": [],
       "description": "Finish this step: submit its terminal result with a summary, optionally naming the artifacts it leaves.",
       "input_schema": {"type": "object", "properties": {
         "terminal_result": {"type": "string", "minLength": 1, "description": "This step's terminal result"},
@@ -491,6 +514,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.terminal.reject", "version": 1, "model_tool_name": "reject_terminal_intent",
+      "produced_artifact_ids": [],
       "description": "Refuse this step: submit its rejecting terminal result with the reason, optionally naming the artifacts it rests on.",
       "input_schema": {"type": "object", "properties": {
         "terminal_result": {"type": "string", "minLength": 1, "description": "This step's rejecting terminal result"},
@@ -508,6 +532,7 @@ constexpr const char* kBuiltinCatalog = R"json({
     },
     {
       "tool_id": "builtin.terminal.escalate", "version": 1, "model_tool_name": "escalate_terminal_intent",
+      "produced_artifact_ids": [],
       "description": "Hand this step on to a person: submit its escalating terminal result with a summary and the blocker that needs them.",
       "input_schema": {"type": "object", "properties": {
         "terminal_result": {"type": "string", "minLength": 1, "description": "This step's escalating terminal result"},
