@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
       .positional = "args",
       .details =
           "Phases run request, parse, schema, resolution, graph, capability, artifact, lowering, "
-          "output; a failing phase stops the later ones and every fault is one diagnostic "
+          "output; a failing phase stops the later ones (resolution, graph, capability and "
+          "artifact faults are reported together) and every fault is one diagnostic "
           "(docs/diagnostics.md). With --out DIR the plan is published atomically as "
           "DIR/<harness_id>@<version>.<compiled_sha256>.compiled.json (never overwriting different "
           "bytes) with its compile report beside it, and the report is printed; without --out (or "

@@ -170,14 +170,18 @@ struct Case {
   bool legal_terminals_given = false;
 };
 
-// The only fixtures whose code comes with another one. A prerequisite cycle is MF-G004, and a
-// node with a rejected prerequisite (MF-G002, MF-G013) can never run; the nodes that
-// (transitively) depend on either can never run too and get their own code (G005 optional node,
-// G006 terminal, G007 required node), as in Millforge. Such a node cannot exist without the fault
-// it depends on, so its code is always reported together with that fault.
+// The only fixtures whose code comes with another one, as in Millforge. A prerequisite cycle is
+// MF-G004, and a node with a rejected prerequisite (MF-G002, MF-G013) can never run; the nodes
+// that (transitively) depend on either can never run too and get their own code (G005 optional
+// node, G006 terminal, G007 required node). Resolution, graph, capability and artifact faults are
+// reported together: a node whose tool is unknown (MF-R002) produces nothing, so the artifact it
+// would produce has no producer (MF-A004); a graph without terminals (MF-G011) leaves the
+// artifact policy naming a terminal result no node has (MF-A003).
 const std::map<std::string, std::set<std::string>>& companions() {
   static const std::map<std::string, std::set<std::string>> table = {
       {"MF-G002-self-prerequisite.yaml", {"MF-G006"}},
+      {"MF-G011-no-terminal.yaml", {"MF-A003"}},
+      {"MF-R002-unknown-tool.yaml", {"MF-A004"}},
       {"MF-G005-node-after-cycle.yaml", {"MF-G004"}},
       {"MF-G006-terminal-after-cycle.yaml", {"MF-G004"}},
       {"MF-G007-required-after-cycle.yaml", {"MF-G004"}},

@@ -142,7 +142,9 @@ bool read_profiles(Compilation& c) {
 }
 
 // Binds every node to an exact descriptor: each tool and each model-facing name bound once.
-void bind_nodes(Compilation& c) {
+// False when a tool is bound twice, which stops the compilation (Millforge's preflight).
+bool bind_nodes(Compilation& c) {
+  bool twice = false;
   std::map<std::string, const Node*> by_tool;
   std::map<std::string, const Node*> by_model_name;
   for (const auto& n : c.source.nodes) {
@@ -157,6 +159,7 @@ void bind_nodes(Compilation& c) {
       c.add(codes::kDuplicateBinding,
             "tool " + ref + " is already bound by node " + quoted(it->second->node_id),
             n.pointer + "/tool_ref");
+      twice = true;
       continue;
     }
     if (auto [it, fresh] = by_model_name.emplace(d->model_tool_name, &n); !fresh) {
@@ -168,21 +171,46 @@ void bind_nodes(Compilation& c) {
     }
     c.bound.push_back({&n, d});
   }
+  return !twice;
+}
+
+// What Millforge's plan form cannot carry: refused rather than dropped.
+bool check_form(Compilation& c) {
+  if (c.request.form != PlanForm::MillforgeV1) return true;
+  const std::size_t before = c.ds.size();
+  if (c.source.projection) {
+    c.add(codes::kBadRequest,
+          std::string("the ") + kMillforgeForm +
+              " form has no projection section; compile without --emit to keep it",
+          "/projection");
+  }
+  for (const auto& b : c.bound) {
+    if (!b.tool->connector.is_null()) {
+      c.add(codes::kBadRequest,
+            std::string("the ") + kMillforgeForm + " form cannot carry the connector pins of " +
+                b.tool->ref(),
+            b.node->pointer + "/tool_ref");
+    }
+  }
+  return c.ds.size() == before;
 }
 
 // Loads catalogs and profiles, binds every node to an exact descriptor, and builds the projection
-// catalog over the bound tools.
-void resolve(Compilation& c) {
+// catalog over the bound tools. False when the compilation cannot go on: a catalog or profiles
+// file is unusable, a tool is bound twice, the plan form cannot carry the harness, or the
+// projection fails. An unknown profile or tool and a shared model name do not stop it: the later
+// phases check what was bound, as Millforge's do.
+bool resolve(Compilation& c) {
   load_catalogs(c);
   const bool profile_found = read_profiles(c);
-  if (!c.ds.empty()) return;
+  if (!c.ds.empty()) return false;
   if (!profile_found) {
     c.add(codes::kUnknownProfile,
           "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file",
           "/model_profile_id");
   }
-  bind_nodes(c);
-  if (!c.ds.empty() || !c.source.projection) return;
+  if (!bind_nodes(c) || !check_form(c)) return false;
+  if (!c.ds.empty() || !c.source.projection) return true;
   std::vector<prompt::ToolSource> tools;
   for (const auto& b : c.bound) {
     tools.push_back({b.tool->model_tool_name, b.tool->description, b.tool->input_schema,
@@ -191,9 +219,10 @@ void resolve(Compilation& c) {
   auto catalog = projection_catalog(c.source.projection->units, tools);
   if (!catalog) {
     for (auto& d : catalog.take_diagnostics()) c.ds.push_back(std::move(d));
-    return;
+    return false;
   }
   c.projection_sha256 = catalog->sha256();
+  return true;
 }
 
 // A schema without its annotations (title, description, default, examples, $comment), which do
@@ -313,7 +342,11 @@ void check_prerequisites(Compilation& c, const Node& n,
       continue;
     }
     edges[n.node_id].push_back(p.node_id);
-    check_argument_matches(c, p, *tool_of[p.node_id], *tool_of[n.node_id]);
+    auto prior = tool_of.find(p.node_id);
+    auto current = tool_of.find(n.node_id);
+    if (prior != tool_of.end() && current != tool_of.end()) {  // both bound
+      check_argument_matches(c, p, *prior->second, *current->second);
+    }
   }
 }
 
@@ -340,9 +373,11 @@ void check_terminal(Compilation& c, const Node& n,
 
 // Cycles over the accepted edges: each is one fault, reported at its first node. A node that
 // depends on a cycle or on a node with a rejected prerequisite can never run either (G005, G006
-// for a terminal, G007 for a required node). Returns every node that can never run.
+// for a terminal, G007 for a required node), unless it is `unbound` (its tool did not resolve, or
+// one it depends on did: that fault is reported already). Returns every node that can never run.
 std::set<std::string> check_reachability(Compilation& c, const Edges& edges,
-                                         const std::set<std::string>& invalid) {
+                                         const std::set<std::string>& invalid,
+                                         const std::set<std::string>& unbound) {
   std::vector<std::string> order;
   for (const auto& n : c.source.nodes) order.push_back(n.node_id);
   std::set<std::string> cyclic;
@@ -359,7 +394,7 @@ std::set<std::string> check_reachability(Compilation& c, const Edges& edges,
   stuck.insert(invalid.begin(), invalid.end());
   const std::set<std::string> stranded = depends_on_any(edges, stuck);
   for (const auto& n : c.source.nodes) {
-    if (stranded.count(n.node_id) == 0) continue;
+    if (stranded.count(n.node_id) == 0 || unbound.count(n.node_id) != 0) continue;
     const char* code = n.terminal_result ? codes::kUnreachableTerminal
                        : n.required      ? codes::kUnreachableRequired
                                          : codes::kUnreachableNode;
@@ -376,13 +411,17 @@ std::set<std::string> check_reachability(Compilation& c, const Edges& edges,
 // Every terminal that can run depends, through its prerequisites, on every required node (G006
 // otherwise). A terminal missing a required node that can never run itself is left to that
 // node's own fault.
-void check_terminal_gating(Compilation& c, const Edges& edges, const std::set<std::string>& stuck) {
+void check_terminal_gating(Compilation& c, const Edges& edges, const std::set<std::string>& stuck,
+                           const std::set<std::string>& unbound) {
   std::vector<std::string> required;
   for (const auto& n : c.source.nodes) {
     if (n.required) required.push_back(n.node_id);
   }
   for (const auto& n : c.source.nodes) {
-    if (!n.terminal_result || n.required || stuck.count(n.node_id) != 0) continue;
+    if (!n.terminal_result || n.required || stuck.count(n.node_id) != 0 ||
+        unbound.count(n.node_id) != 0) {
+      continue;
+    }
     const std::set<std::string> before = prerequisites_of(edges, n.node_id);
     std::string missing;
     bool all_can_run = true;
@@ -423,26 +462,14 @@ void check_graph(Compilation& c) {
       }
     }
   }
-  check_terminal_gating(c, edges, check_reachability(c, edges, invalid));
-}
-
-// What Millforge's plan form cannot carry: refused rather than dropped.
-void check_form(Compilation& c) {
-  if (c.request.form != PlanForm::MillforgeV1) return;
-  if (c.source.projection) {
-    c.add(codes::kBadRequest,
-          std::string("the ") + kMillforgeForm +
-              " form has no projection section; compile without --emit to keep it",
-          "/projection");
+  // Nodes whose tool did not resolve, and those that depend on one, are left to that fault.
+  std::set<std::string> unbound;
+  for (const auto& n : c.source.nodes) {
+    if (tool_of.count(n.node_id) == 0) unbound.insert(n.node_id);
   }
-  for (const auto& b : c.bound) {
-    if (!b.tool->connector.is_null()) {
-      c.add(codes::kBadRequest,
-            std::string("the ") + kMillforgeForm + " form cannot carry the connector pins of " +
-                b.tool->ref(),
-            b.node->pointer + "/tool_ref");
-    }
-  }
+  const std::set<std::string> downstream = depends_on_any(edges, unbound);
+  unbound.insert(downstream.begin(), downstream.end());
+  check_terminal_gating(c, edges, check_reachability(c, edges, invalid, unbound), unbound);
 }
 
 void check_capabilities(Compilation& c) {
@@ -461,7 +488,9 @@ void check_capabilities(Compilation& c) {
   }
 }
 
-void check_artifacts(Compilation& c) {
+// A001/A002 for each bound node, A003/A006/A007 for the policies; whether a required artifact has
+// a producer the terminal is gated by (A004/A005) only over a graph without faults.
+void check_artifacts(Compilation& c, bool graph_clean) {
   const auto& s = c.source;
   const std::set<std::string> declared(s.declared_artifact_ids.begin(),
                                        s.declared_artifact_ids.end());
@@ -510,7 +539,7 @@ void check_artifacts(Compilation& c) {
       continue;
     }
     std::set<std::string> before;
-    ancestors(*owner->second, before);
+    if (graph_clean) ancestors(*owner->second, before);
     for (const auto& a : t.artifact_ids) {
       if (declared.count(a) == 0) {
         c.add(codes::kUndeclaredRequired,
@@ -518,6 +547,7 @@ void check_artifacts(Compilation& c) {
               t.pointer);
         continue;
       }
+      if (!graph_clean) continue;
       auto it = producers.find(a);
       if (it == producers.end()) {
         c.add(
@@ -630,8 +660,8 @@ Value lower(const Compilation& c, const std::string& source_sha256) {
 }
 
 // Deterministic order inside a phase: by pointer, then code, then message.
-void sort_diagnostics(diag::Diagnostics& ds) {
-  std::stable_sort(ds.begin(), ds.end(), [](const diag::Diagnostic& a, const diag::Diagnostic& b) {
+void sort_diagnostics(diag::Diagnostics::iterator begin, diag::Diagnostics::iterator end) {
+  std::stable_sort(begin, end, [](const diag::Diagnostic& a, const diag::Diagnostic& b) {
     return std::tie(a.pointer, a.code, a.message) < std::tie(b.pointer, b.code, b.message);
   });
 }
@@ -662,10 +692,31 @@ Result<json::Value> parse_source(std::string_view text, Format format) {
 CompileResult compile(const CompileRequest& request) {
   CompileResult result;
   Compilation c{request, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  // The diagnostics of each phase run, in phase order; each span is sorted on its own.
+  struct Span {
+    const char* phase;
+    std::size_t begin, end;
+  };
+  std::vector<Span> spans;
+  auto run = [&](const char* phase, const auto& check) {
+    const std::size_t begin = c.ds.size();
+    check();
+    spans.push_back({phase, begin, c.ds.size()});
+    return begin == c.ds.size();
+  };
   auto fail = [&](const char* phase) {
     result.catalog_snapshots = std::move(c.snapshots);
-    sort_diagnostics(c.ds);
+    if (spans.empty()) spans.push_back({phase, 0, c.ds.size()});
     result.failure_phase = phase;
+    bool named = false;
+    for (const auto& span : spans) {
+      sort_diagnostics(c.ds.begin() + static_cast<std::ptrdiff_t>(span.begin),
+                       c.ds.begin() + static_cast<std::ptrdiff_t>(span.end));
+      if (span.begin != span.end && !named) {
+        result.failure_phase = span.phase;
+        named = true;
+      }
+    }
     result.diagnostics = std::move(c.ds);
     return result;
   };
@@ -682,14 +733,14 @@ CompileResult compile(const CompileRequest& request) {
   const bool millforge = request.form == PlanForm::MillforgeV1;
   if (!millforge) result.source_sha256 = json::canonical_digest(semantic_payload(c.source));
 
-  resolve(c);
-  check_form(c);
-  if (!c.ds.empty()) return fail("resolution");
-  check_graph(c);
-  if (!c.ds.empty()) return fail("graph");
-  check_capabilities(c);
-  if (!c.ds.empty()) return fail("capability");
-  check_artifacts(c);
+  // Resolution, graph, capability and artifact faults are reported together, as Millforge does,
+  // unless resolution cannot go on; the earliest phase with a fault names the failure.
+  bool go_on = true;
+  run("resolution", [&] { go_on = resolve(c); });
+  if (!go_on) return fail("resolution");
+  const bool graph_clean = run("graph", [&] { check_graph(c); });
+  run("capability", [&] { check_capabilities(c); });
+  run("artifact", [&] { check_artifacts(c, graph_clean); });
   if (!c.ds.empty()) return fail("artifact");
 
   Value plan;

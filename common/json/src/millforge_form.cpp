@@ -153,6 +153,11 @@ struct Writer {
 }  // namespace
 
 void write_python_float(double d, std::string& out) {
+  if (!std::isfinite(
+          d)) {  // Python refuses these (allow_nan=False); the strict readers never make one
+    out.append("null");
+    return;
+  }
   if (std::signbit(d)) {
     out.push_back('-');
     d = -d;

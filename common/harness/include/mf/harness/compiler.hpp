@@ -1,7 +1,9 @@
 // The harness compiler (docs/formats/harness.md, docs/formats/plan.md): a harness source plus tool
 // catalogs and model profiles in, a content-addressed compiled plan (or diagnostics) out. Pure: the
 // caller reads files and publishes results; phases run request -> parse -> schema -> resolution ->
-// graph -> capability -> artifact -> lowering, and a phase that fails stops the ones after it.
+// graph -> capability -> artifact -> lowering, and a phase that fails stops the ones after it,
+// except that resolution, graph, capability and artifact faults are reported together (Millforge's
+// rule) unless resolution cannot go on.
 #pragma once
 
 #include <optional>

@@ -22,7 +22,8 @@ std::string millforge_form(const Value& v, const std::vector<std::string>& float
 // Lowercase hex SHA-256 of millforge_form(v, float_members), the trailing '\n' included.
 std::string millforge_digest(const Value& v, const std::vector<std::string>& float_members = {});
 
-// Python's repr of a finite double ("1.0", "0.0001", "1e-05", "1.5e+16", "-0.0").
+// Python's repr of a finite double ("1.0", "0.0001", "1e-05", "1.5e+16", "-0.0"); a non-finite one
+// (which no strict reader makes) is written as null.
 void write_python_float(double d, std::string& out);
 
 }  // namespace mf::json
