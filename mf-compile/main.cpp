@@ -82,6 +82,17 @@ int connector(const cli::Context& ctx, const Opts& o, const std::vector<std::str
   return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
 }
 
+// mf-compile custom-tools MANIFEST --policy P: the tool catalog the manifest compiles to
+// (docs/custom-tools.md), on stdout or published at -o FILE (then the compilation report on
+// stdout).
+int custom_tools(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
+  if (args.size() != 2) return cli::usage_error(ctx.tool, "custom-tools takes one MANIFEST (or -)");
+  if (int rc = cli::require(ctx, {o.policy}); rc != 0) return rc;
+  mf::Status s =
+      mf::harness::custom_tools_command(args[1], ctx.get(o.policy), ctx.get(o.out), STDOUT_FILENO);
+  return s ? cli::kSuccess : cli::report(ctx.tool, s.diagnostics());
+}
+
 int compile(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   if (args.size() > 1) return cli::usage_error(ctx.tool, "give one HARNESS file (or -)");
   mf::harness::CompileArgs a;
@@ -123,7 +134,9 @@ int main(int argc, char** argv) {
           "       mf-compile project --input INPUT.json [--catalog C] [--units U] [--explain]\n"
           "       mf-compile connector discover --server CMD|URL [--server-env NAME]... "
           "[--bearer-env NAME] [--timeout-ms MS]\n"
-          "       mf-compile connector admit SNAPSHOT.json|- --policy POLICY.json|-",
+          "       mf-compile connector admit SNAPSHOT.json|- --policy POLICY.json|-\n"
+          "       mf-compile custom-tools MANIFEST.json|- --policy POLICY.json|- "
+          "[-o CATALOG.json|-]",
       .examples =
           {
               "mf-compile harness.yaml --catalog tools.json --profiles profiles.json --out plans/",
@@ -145,6 +158,8 @@ int main(int argc, char** argv) {
               "--server 'npx -y @modelcontextprotocol/server-github' > snap.json",
               "mf-compile connector admit snap.json --policy admit.json > manifest.json",
               "mf-compile harness.yaml --catalog builtin --catalog manifest.json -o -",
+              "mf-compile custom-tools tools.manifest.json --policy tools.policy.json -o "
+              "tools.json",
           },
       .positional = "args",
       .details =
@@ -172,8 +187,12 @@ int main(int argc, char** argv) {
           "the tool catalog (manifest) a policy admits "
           "from a snapshot, each tool pinned to the server and its listed digest, for --catalog "
           "(docs/connectors.md). A server that cannot be reached exits 2 (MF-N001); every "
-          "admission fault is one diagnostic (MF-N003..MF-N010).",
-      .commands = {"verify", "project", "connector"},
+          "admission fault is one diagnostic (MF-N003..MF-N010). "
+          "custom-tools compiles a custom-tool source manifest under a compiler policy into a tool "
+          "catalog for --catalog, on stdout, or with -o FILE into FILE with the compilation "
+          "records on stdout (docs/custom-tools.md); every fault is one diagnostic "
+          "(MF-CT001..MF-CT019, exit 2).",
+      .commands = {"verify", "project", "connector", "custom-tools"},
   };
   cli::Options d;
   const Opts o{
@@ -186,8 +205,10 @@ int main(int argc, char** argv) {
           d.texts({"profiles", "model profiles (repeatable; default: the built-in profiles)",
                    "FILE", kCompile}),
       .out = d.text({"out,o",
-                     "publish the plan into DIR, or print it to stdout with '-' (the default)",
-                     "DIR|-", kCompile}),
+                     "publish the plan into DIR, or print it to stdout with '-' (the default); "
+                     "custom-tools: write the catalog to FILE",
+                     "DIR|FILE|-",
+                     {"", "custom-tools"}}),
       .store = d.text({"store",
                        "also put plan and report in the store (refs compile/<id>/<version>/...)",
                        "DIR", kCompile}),
@@ -218,7 +239,10 @@ int main(int argc, char** argv) {
                         "connector discover: the server's command line (stdio), or the URL of "
                         "its endpoint (Streamable HTTP)",
                         "CMD|URL", kConnector}),
-      .policy = d.text({"policy", "connector admit: the admission policy", "FILE|-", kConnector}),
+      .policy = d.text({"policy",
+                        "connector admit: the admission policy; custom-tools: the compiler policy",
+                        "FILE|-",
+                        {"connector", "custom-tools"}}),
       .timeout_ms = d.text({"timeout-ms",
                             "connector discover: start, initialize and listing within MS "
                             "(default 30000)",
@@ -238,6 +262,7 @@ int main(int argc, char** argv) {
     if (!args.empty() && args[0] == "verify") return verify(ctx, args);
     if (!args.empty() && args[0] == "project") return project(ctx, o, args);
     if (!args.empty() && args[0] == "connector") return connector(ctx, o, args);
+    if (!args.empty() && args[0] == "custom-tools") return custom_tools(ctx, o, args);
     return compile(ctx, o, args);
   });
 }

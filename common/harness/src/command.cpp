@@ -20,6 +20,7 @@
 #include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 #include "mf/tools/catalog.hpp"
+#include "mf/tools/custom_tools.hpp"
 #include "mf/yaml/reader.hpp"
 
 namespace mf::harness {
@@ -472,6 +473,37 @@ Status project_command(const ProjectArgs& args, int out_fd, int explain_fd) {
     if (Status s = io::write_all(explain_fd, prompt::explain(*projection, *catalog)); !s) return s;
   }
   return io::write_all(out_fd, json::canonical_file(prompt::to_json(*projection)));
+}
+
+Status custom_tools_command(const std::string& manifest, const std::string& policy,
+                            const std::string& out, int out_fd) {
+  if (manifest == "-" && policy == "-") {
+    return diag::error(codes::kUsage, "only one of the manifest and the policy can be -");
+  }
+  std::string manifest_text, policy_text;
+  auto m = read_kind(manifest, nullptr, manifest_text);
+  if (!m) return m.take_diagnostics();
+  auto p = read_kind(policy, nullptr, policy_text);
+  if (!p) return p.take_diagnostics();
+  auto compiled = tools::compile_custom_tools(*m, *p);
+  if (!compiled) {
+    // Each names its file, with a line and column there; the compiler's order is kept.
+    diag::Diagnostics all = compiled.take_diagnostics(), of_manifest, of_policy;
+    for (const auto& d : all) (d.source == "policy" ? of_policy : of_manifest).push_back(d);
+    json::locate(of_manifest, json::json_source_map(manifest_text));
+    json::locate(of_policy, json::json_source_map(policy_text));
+    std::size_t next_manifest = 0, next_policy = 0;
+    for (auto& d : all) {
+      const bool about_policy = d.source == "policy";
+      d = about_policy ? of_policy[next_policy++] : of_manifest[next_manifest++];
+      d.source = display(about_policy ? policy : manifest);
+    }
+    return all;
+  }
+  const std::string catalog = json::canonical_file(compiled->catalog);
+  if (out.empty() || out == "-") return io::write_all(out_fd, catalog);
+  if (Status s = io::write_output(out, catalog); !s) return s;
+  return io::write_all(out_fd, json::canonical_file(compiled->report));
 }
 
 }  // namespace mf::harness

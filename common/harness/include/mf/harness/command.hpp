@@ -57,6 +57,12 @@ struct ProjectArgs {
 };
 Status project_command(const ProjectArgs& args, int out_fd, int explain_fd);
 
+// mf-compile custom-tools: compiles a custom-tool manifest under a compiler policy (paths, one of
+// them may be "-"; docs/custom-tools.md). With `out` empty or "-" the catalog goes to `out_fd`;
+// otherwise it is published at `out` and the compilation report goes to `out_fd`.
+Status custom_tools_command(const std::string& manifest, const std::string& policy,
+                            const std::string& out, int out_fd);
+
 // The built-in model profile set (docs/formats/profiles.md).
 const json::Value& builtin_profiles_json();
 
