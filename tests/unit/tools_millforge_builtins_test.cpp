@@ -1293,6 +1293,30 @@ class MillforgeBuiltinsGit : public MillforgeBuiltins {
   }
 };
 
+// A write tool may write the repository's configuration and attributes like any workspace file.
+// A filter driver planted there would make git diff run a command outside every boundary: the
+// read is refused and nothing runs.
+TEST_F(MillforgeBuiltinsGit, ReadDiffRefusesAFilterDriverPlantedInTheRepository) {
+  git(root_, "init -q");
+  put_ws("a.txt", "one\n");
+  commit_all(root_);
+  const fs::path marker = root_.parent_path() / ("filter-ran-" + root_.filename().string());
+  fs::remove(marker);
+  git(root_, "config filter.evil.clean 'touch " + marker.string() + "; cat'");
+  put_ws(".gitattributes", "*.txt filter=evil\n");
+  put_ws("a.txt", "two\n");
+  Execution e = once("builtin.workspace.read_diff", Object{});
+  ASSERT_TRUE(e.result.is_error) << e.result.text;
+  EXPECT_TRUE(contains(e.result.text, "filter driver (filter.evil.clean)")) << e.result.text;
+  EXPECT_FALSE(fs::exists(marker)) << "git ran the planted filter";
+  // Without the configuration the attributes name nothing to run, and the diff is read.
+  git(root_, "config --unset filter.evil.clean");
+  e = once("builtin.workspace.read_diff", Object{});
+  ASSERT_FALSE(e.result.is_error) << e.result.text;
+  EXPECT_TRUE(contains(e.result.details.find("diff")->as_string(), "+two\n"));
+  EXPECT_FALSE(fs::exists(marker));
+}
+
 TEST_F(MillforgeBuiltinsGit, ReadDiffShowsTheWorkTreesChanges) {
   git(root_, "init -q");
   put_ws("a.txt", "one\ntwo\n");

@@ -921,11 +921,37 @@ std::optional<ToolResult> workspace_diff(const Invocation& call,
         "diff to read");
   }
   if (ctx.cancelled()) return failure(std::string(kAborted));
+  // A filter driver is a command git diff runs on work-tree files. The repository's own
+  // configuration is workspace content a write tool may have written, so one named there refuses
+  // the read (the user's global and system configuration are trusted; attributes files outside the
+  // repository are ignored).
+  process::ShellCommand probe;
+  probe.argv = {"git", "config", "--local", "--name-only", "--get-regexp", "^filter\\."};
+  probe.cwd = ws.root();
+  probe.deadline = ctx.deadline;
+  probe.cancel = ctx.cancel;
+  std::string filters;
+  probe.on_output = [&](std::string_view chunk) {
+    if (filters.size() < 4096) filters.append(chunk.substr(0, 4096 - filters.size()));
+  };
+  auto probed = process::run_shell(probe);
+  if (!probed || probed->cancelled || probed->timed_out || !probed->exit_code ||
+      (*probed->exit_code != 0 && *probed->exit_code != 1)) {  // 1: no such key
+    return failure("git could not read the repository's configuration", true, "hard_failure");
+  }
+  if (!filters.empty()) {
+    return failure(
+        "The repository's configuration names a filter driver (" +
+        as_text(filters.substr(0, filters.find('\n'))) +
+        "), a command git diff would run on the work tree; the workspace diff is not read");
+  }
 
   process::ShellCommand command;
   command.argv = {"git",
                   "-c",
                   "core.fsmonitor=false",
+                  "-c",
+                  "core.attributesFile=/dev/null",
                   "-c",
                   "core.safecrlf=false",
                   "--no-pager",
