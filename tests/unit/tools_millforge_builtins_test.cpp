@@ -1309,8 +1309,23 @@ TEST_F(MillforgeBuiltinsGit, ReadDiffRefusesAFilterDriverPlantedInTheRepository)
   ASSERT_TRUE(e.result.is_error) << e.result.text;
   EXPECT_TRUE(contains(e.result.text, "filter driver (filter.evil.clean)")) << e.result.text;
   EXPECT_FALSE(fs::exists(marker)) << "git ran the planted filter";
-  // Without the configuration the attributes name nothing to run, and the diff is read.
+  // Nor through a file the configuration includes, or a worktree's own configuration.
   git(root_, "config --unset filter.evil.clean");
+  put_ws("more.cfg", "[filter \"evil\"]\n\tclean = touch " + marker.string() + "; cat\n");
+  git(root_, "config include.path ../more.cfg");
+  e = once("builtin.workspace.read_diff", Object{});
+  ASSERT_TRUE(e.result.is_error) << e.result.text;
+  EXPECT_TRUE(contains(e.result.text, "filter driver (filter.evil.clean)")) << e.result.text;
+  git(root_, "config --unset include.path");
+  git(root_, "config core.repositoryformatversion 1");
+  git(root_, "config extensions.worktreeConfig true");
+  git(root_, "config --worktree filter.evil.clean 'touch " + marker.string() + "; cat'");
+  e = once("builtin.workspace.read_diff", Object{});
+  ASSERT_TRUE(e.result.is_error) << e.result.text;
+  EXPECT_TRUE(contains(e.result.text, "filter driver (filter.evil.clean)")) << e.result.text;
+  EXPECT_FALSE(fs::exists(marker)) << "git ran the planted filter";
+  // Without the configuration the attributes name nothing to run, and the diff is read.
+  git(root_, "config --worktree --unset filter.evil.clean");
   e = once("builtin.workspace.read_diff", Object{});
   ASSERT_FALSE(e.result.is_error) << e.result.text;
   EXPECT_TRUE(contains(e.result.details.find("diff")->as_string(), "+two\n"));

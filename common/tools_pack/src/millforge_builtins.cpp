@@ -926,7 +926,9 @@ std::optional<ToolResult> workspace_diff(const Invocation& call,
   // the read (the user's global and system configuration are trusted; attributes files outside the
   // repository are ignored).
   process::ShellCommand probe;
-  probe.argv = {"git", "config", "--local", "--name-only", "--get-regexp", "^filter\\."};
+  // Every repository-level file (its config, a worktree's, what they include), none of the user's.
+  probe.argv = {"git", "config", "--name-only", "--get-regexp", "^filter\\."};
+  probe.env = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_CONFIG_GLOBAL", "/dev/null"}};
   probe.cwd = ws.root();
   probe.deadline = ctx.deadline;
   probe.cancel = ctx.cancel;
