@@ -164,6 +164,52 @@ TEST(MillforgeParity, ReportBoundCountsTheTruncationWarning) {
   }
 }
 
+// Matched arguments take the same values: their schemas are compared without annotations and with
+// `required` as a set; anything else that differs (an enum, a bound) is MF-G012.
+TEST(MillforgeParity, ArgumentMatchesCompareSchemasWithoutAnnotations) {
+  const auto compile_match = [](Value prior, Value current) {
+    json::Object nodes;
+    json::Array tools;
+    const auto schema = [](Value property) {
+      return json::Object{{"type", "object"},
+                          {"properties", json::Object{{"arg", std::move(property)}}},
+                          {"required", json::Array{"arg"}}};
+    };
+    add_node(nodes, tools, "first", json::Object{{"required", true}}, false);
+    add_node(nodes, tools, "second",
+             json::Object{
+                 {"prerequisites",
+                  json::Array{json::Object{{"node_id", "first"},
+                                           {"argument_matches", json::Object{{"arg", "arg"}}}}}}},
+             false);
+    add_node(nodes, tools, "done",
+             json::Object{{"terminal_result", "BUILDER_COMPLETE"},
+                          {"prerequisites", json::Array{json::Object{{"node_id", "second"}}}}},
+             true);
+    tools[0].set("input_schema", schema(std::move(prior)));
+    tools[1].set("input_schema", schema(std::move(current)));
+    return codes_of(compile_graph(std::move(nodes), std::move(tools)).diagnostics);
+  };
+  const Value object_ab =
+      json::Object{{"type", "object"},
+                   {"properties", json::Object{{"a", json::Object{{"type", "string"}}},
+                                               {"b", json::Object{{"type", "string"}}}}},
+                   {"required", json::Array{"a", "b"}}};
+  Value object_ba = object_ab;
+  object_ba.set("required", json::Array{"b", "a"});
+  object_ba.set("description", "the same object, said otherwise");
+  EXPECT_TRUE(compile_match(object_ab, object_ba).empty());
+  EXPECT_TRUE(compile_match(json::Object{{"type", "string"}, {"title", "Path"}},
+                            json::Object{{"type", "string"}, {"default", "."}})
+                  .empty());
+  EXPECT_EQ(joined(compile_match(json::Object{{"type", "string"}},
+                                 json::Object{{"type", "string"}, {"enum", json::Array{"a"}}})),
+            "MF-G012");
+  EXPECT_EQ(joined(compile_match(json::Object{{"type", "string"}, {"minLength", 1}},
+                                 json::Object{{"type", "string"}})),
+            "MF-G012");
+}
+
 // --- the millforge-v1 form: Millforge's pinned digests ----------------------------------------
 
 struct Pinned {

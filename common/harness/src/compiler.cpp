@@ -226,7 +226,8 @@ bool resolve(Compilation& c) {
 }
 
 // A schema without its annotations (title, description, default, examples, $comment), which do
-// not change what it accepts; property names and data (const, enum) are kept as they are.
+// not change what it accepts, and with `required` sorted; property names and data (const, enum)
+// are kept as they are.
 Value without_annotations(const Value& schema) {
   if (!schema.is_object()) return schema;
   static const std::set<std::string> annotations = {"title", "description", "default", "examples",
@@ -246,6 +247,12 @@ Value without_annotations(const Value& schema) {
       out.push_back({m.key, std::move(branches)});
     } else if (m.key == "items" || m.key == "additionalProperties") {
       out.push_back({m.key, without_annotations(m.value)});
+    } else if (m.key == "required" && m.value.is_array()) {  // a set: its order says nothing
+      json::Array names = m.value.as_array();
+      std::sort(names.begin(), names.end(), [](const Value& a, const Value& b) {
+        return a.is_string() && b.is_string() && a.as_string() < b.as_string();
+      });
+      out.push_back({m.key, std::move(names)});
     } else {
       out.push_back(m);
     }
