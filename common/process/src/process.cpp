@@ -138,14 +138,16 @@ Program program_of(const std::vector<std::string>& argv,
   Program p{
       name.find('/') == std::string::npos ? bp::search_path(name) : boost::filesystem::path(name),
       std::vector<std::string>(argv.begin() + 1, argv.end()), boost::this_process::environment()};
+  // set(), not operator[]: Boost.Process's find() compares the key past the end of a shorter
+  // entry (a heap over-read AddressSanitizer reports); the implementation's set() checks lengths.
   if (keep) {
     bp::environment kept;
     for (const auto& key : *keep) {
-      if (const char* value = std::getenv(key.c_str()); value != nullptr) kept[key] = value;
+      if (const char* value = std::getenv(key.c_str()); value != nullptr) kept.set(key, value);
     }
     p.env = kept;
   }
-  for (const auto& [key, value] : env) p.env[key] = value;
+  for (const auto& [key, value] : env) p.env.set(key, value);
   return p;
 }
 
