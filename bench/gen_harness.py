@@ -8,8 +8,9 @@ Writes OUT_DIR/harness-N.yaml (or .json with --json), OUT_DIR/catalog-N.json (on
 unique model tool names) and OUT_DIR/profiles.json. The graph has W = N - T worker nodes and
 T = max(1, min(N // 8, 64)) terminal nodes (512 nodes: 64 terminals). Workers form a layered DAG of
 layers 8 wide: every worker after the first layer depends on 1-3 distinct workers of earlier layers
-(mostly the previous one), about one edge in four carries an argument match {path: path}. Worker
-w0000 is required and produces the artifact `base`; terminal j depends on 1-3 workers of the last
+(mostly the previous one), the rest of the first layer on w0000, about one edge in four carries an
+argument match {path: path}. Worker w0000 is required, so every node depends on it (terminals are
+gated by it, MF-G006), and produces the artifact `base`; terminal j depends on 1-3 workers of the last
 layers and requires `base` and its own artifact a_jj, which its first prerequisite produces. The same
 N always gives the same bytes (a fixed seed; Python's random.Random is stable across versions).
 """
@@ -33,8 +34,8 @@ def build(n):
     prereqs = {}  # node id -> [(prerequisite id, argument match?)]
     for i in range(workers):
         layer = i // LAYER
-        if layer == 0:
-            prereqs[wid[i]] = []
+        if layer == 0:  # the rest of the first layer after the required w0000, which gates all
+            prereqs[wid[i]] = [(wid[0], False)] if i > 0 else []
             continue
         prev = list(range((layer - 1) * LAYER, layer * LAYER))
         earlier = list(range(0, layer * LAYER))
