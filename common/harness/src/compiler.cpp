@@ -1,7 +1,6 @@
 #include "mf/harness/compiler.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -39,6 +38,7 @@ struct Compilation {
   tools::Catalog catalog;
   std::map<std::string, const Node*> by_id;
   std::vector<Bound> bound;       // in node_id order
+  Edges edges;                    // node -> its accepted prerequisites (the graph phase's)
   std::string projection_sha256;  // the projection catalog's, when the source has the section
   // Per declared artifact: its valid producers, and those a terminal requiring it is gated by.
   std::map<std::string, std::set<std::string>> producers, gated;
@@ -450,7 +450,7 @@ void check_graph(Compilation& c) {
   for (const auto& b : c.bound) tool_of[b.node->node_id] = b.tool;
   for (const auto& n : c.source.nodes) c.by_id[n.node_id] = &n;
 
-  Edges edges;  // node -> the prerequisites that passed the per-edge checks
+  Edges& edges = c.edges;  // node -> the prerequisites that passed the per-edge checks
   std::set<std::string> invalid;
   std::map<std::string, std::string> terminal_owner;
   for (const auto& n : c.source.nodes) {
@@ -526,14 +526,6 @@ void check_artifacts(Compilation& c, bool graph_clean) {
       if (is_declared && may) producers[a].insert(n.node_id);
     }
   }
-  // Transitive prerequisites of a node.
-  std::function<void(const Node&, std::set<std::string>&)> ancestors =
-      [&](const Node& n, std::set<std::string>& out) {
-        for (const auto& p : n.prerequisites) {
-          auto it = c.by_id.find(p.node_id);
-          if (it != c.by_id.end() && out.insert(p.node_id).second) ancestors(*it->second, out);
-        }
-      };
   std::map<std::string, const Node*> terminal_node;
   for (const auto& n : s.nodes) {
     if (n.terminal_result) terminal_node[*n.terminal_result] = &n;
@@ -545,8 +537,9 @@ void check_artifacts(Compilation& c, bool graph_clean) {
             t.pointer);
       continue;
     }
-    std::set<std::string> before;
-    if (graph_clean) ancestors(*owner->second, before);
+    // Over a graph without faults, its accepted edges are every prerequisite.
+    const std::set<std::string> before =
+        graph_clean ? prerequisites_of(c.edges, owner->second->node_id) : std::set<std::string>{};
     for (const auto& a : t.artifact_ids) {
       if (declared.count(a) == 0) {
         c.add(codes::kUndeclaredRequired,
@@ -698,7 +691,7 @@ Result<json::Value> parse_source(std::string_view text, Format format) {
 
 CompileResult compile(const CompileRequest& request) {
   CompileResult result;
-  Compilation c{request, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Compilation c{request, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   // The diagnostics of each phase run, in phase order; each span is sorted on its own.
   struct Span {
     const char* phase;

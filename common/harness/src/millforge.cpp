@@ -5,6 +5,7 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/harness/millforge.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/millforge_form.hpp"
 #include "mf/json/pointer.hpp"
@@ -277,7 +278,7 @@ class Checker {
   }
   void sha256(json::FieldReader& f, std::string_view key) {
     auto s = f.string(key);
-    if (s && (s->size() != 64 || s->find_first_not_of("0123456789abcdef") != std::string::npos)) {
+    if (s && !hash::is_hex_digest(*s)) {
       fault(std::string(key) + " must be 64 lowercase hex digits", f.pointer_of(key));
     }
   }

@@ -96,6 +96,11 @@ std::string sha256_hex(std::string_view bytes) {
   return to_hex(sha256(bytes));
 }
 
+bool is_hex_digest(std::string_view hex) {
+  Digest ignored;
+  return from_hex(hex, ignored);
+}
+
 bool from_hex(std::string_view hex, Digest& out) {
   if (hex.size() != 64) return false;
   auto nibble = [](char c) -> int {

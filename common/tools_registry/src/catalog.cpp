@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/millforge_form.hpp"
@@ -162,9 +163,7 @@ void read_produced(json::FieldReader& f, ToolDescriptor& d, EntryFaults& faults)
 }
 
 bool sha256_hex(const json::Value* v) {
-  return v != nullptr && v->is_string() && v->as_string().size() == 64 &&
-         std::all_of(v->as_string().begin(), v->as_string().end(),
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return v != nullptr && v->is_string() && hash::is_hex_digest(v->as_string());
 }
 
 // The pins of a connector tool. Their meaning is the MCP layer's; here only their shape.

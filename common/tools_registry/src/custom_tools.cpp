@@ -10,6 +10,7 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/secrets.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/millforge_form.hpp"
@@ -604,9 +605,7 @@ class Reader {
   }
   std::optional<std::string> sha256(std::string_view key, const char* code) {
     auto s = nullable_text(key, code);
-    if (s && (s->size() != 64 || !std::all_of(s->begin(), s->end(), [](char c) {
-                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-              }))) {
+    if (s && !hash::is_hex_digest(*s)) {
       bad(code, key, "\"" + std::string(key) + "\" must be 64 lowercase hex digits");
       return std::nullopt;
     }

@@ -33,6 +33,8 @@ std::string sha256_hex(std::string_view bytes);
 std::string to_hex(const Digest& d);
 // Parses 64 lowercase hex characters; false otherwise.
 bool from_hex(std::string_view hex, Digest& out);
+// Whether `hex` is a digest's form: 64 lowercase hex characters.
+bool is_hex_digest(std::string_view hex);
 
 // HMAC-SHA256 (RFC 2104) of `message` under `key`.
 Digest hmac_sha256(std::string_view key, std::string_view message);
