@@ -79,7 +79,7 @@ def main():
                 emit("guardrail_violation", {"kind": "retry_nudge", "message": "nudged",
                                              "budget": {"model_calls": call}})
         emit("run_completed", {"terminal": "completed", "output": {"risk": "x", "evidence": "y"},
-                               "model_calls": call, "repairs": call - 1})
+                               "model_calls": call, "repairs": call - 1, "tool_calls": call})
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ and fuzzes each of them (the strict
-# JSON reader, the strict YAML front end, tool-call rescue, the live backends' wire codec, the
+# JSON reader, its tree-less fast path against it, the strict YAML front end, tool-call rescue, the live backends' wire codec, the
 # projection's packer against brute force, the whole projection compiler, Millforge's hashing form
 # and plan loader) for an equal share
 # of MF_FUZZ_SECONDS (default 60). New
@@ -17,7 +17,7 @@ build=${MF_FUZZ_BUILD:-$root/build-fuzz}
 seconds=${MF_FUZZ_SECONDS:-60}
 jobs=${MF_JOBS:-2}
 artifacts=${MF_FUZZ_ARTIFACTS:-$build/fuzz-artifacts}
-targets=(json_reader yaml_reader rescue wire_stream pack projection millforge_form)
+targets=(json_reader tape_differential yaml_reader rescue wire_stream pack projection millforge_form)
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \

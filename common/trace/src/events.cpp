@@ -145,48 +145,40 @@ const std::array<EventRule, kEventTypes.size()> kRules = {{
       {kMacMember, Kind::Digest, false}}},
 }};
 
-bool is_digest(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
-bool is_violations(const json::Value& v) {
+bool is_violations(const json::View& v) {
   if (!v.is_array()) return false;
-  return std::all_of(v.as_array().begin(), v.as_array().end(), [](const json::Value& item) {
+  return v.each([](std::string_view, json::View item) {
     if (!item.is_object()) return false;
-    const auto* path = item.find("path");
-    const auto* code = item.find("code");
-    const auto* message = item.find("message");
-    const auto* layer = item.find("layer");
-    const std::size_t members = layer != nullptr ? 4 : 3;
-    return item.as_object().size() == members && path != nullptr && path->is_string() &&
-           code != nullptr && code->is_string() && !code->as_string().empty() &&
-           message != nullptr && message->is_string() && (layer == nullptr || layer->is_string());
+    const auto path = item.find("path");
+    const auto code = item.find("code");
+    const auto message = item.find("message");
+    const auto layer = item.find("layer");
+    const std::size_t members = layer ? 4 : 3;
+    return item.size() == members && path.is_string() && code.is_string() &&
+           !code.as_string().empty() && message.is_string() && (!layer || layer.is_string());
   });
 }
 
-bool is_names(const json::Value& v) {
-  return v.is_array() && std::all_of(v.as_array().begin(), v.as_array().end(), [](const auto& i) {
-           return i.is_string() && !i.as_string().empty();
-         });
+bool is_names(const json::View& v) {
+  return v.is_array() && v.each([](std::string_view, json::View i) {
+    return i.is_string() && !i.as_string().empty();
+  });
 }
 
-bool is_calls(const json::Value& v) {
+bool is_calls(const json::View& v) {
   if (!v.is_array()) return false;
-  return std::all_of(v.as_array().begin(), v.as_array().end(), [](const json::Value& item) {
-    if (!item.is_object() || item.as_object().size() != 3) return false;
-    const auto* id = item.find("id");
-    const auto* name = item.find("name");
-    const auto* args = item.find("arguments");
-    return id != nullptr && id->is_string() && !id->as_string().empty() && name != nullptr &&
-           name->is_string() && !name->as_string().empty() && args != nullptr && args->is_string();
+  return v.each([](std::string_view, json::View item) {
+    if (!item.is_object() || item.size() != 3) return false;
+    const auto id = item.find("id");
+    const auto name = item.find("name");
+    return id.is_string() && !id.as_string().empty() && name.is_string() &&
+           !name.as_string().empty() && item.find("arguments").is_string();
   });
 }
 
 // What `v` fails to be, or nothing.
-std::optional<std::string_view> kind_error(Kind kind, const json::Value& v) {
-  const auto integer = [&]() { return v.is_number() ? v.as_exact_int() : std::nullopt; };
+std::optional<std::string_view> kind_error(Kind kind, const json::View& v) {
+  const auto integer = [&]() { return v.as_exact_int(); };
   switch (kind) {
     case Kind::Any:
       return std::nullopt;
@@ -196,7 +188,7 @@ std::optional<std::string_view> kind_error(Kind kind, const json::Value& v) {
       if (v.is_string() && !v.as_string().empty()) return std::nullopt;
       return "a non-empty string";
     case Kind::Digest:
-      if (v.is_string() && is_digest(v.as_string())) return std::nullopt;
+      if (v.is_string() && hash::is_hex_digest(v.as_string())) return std::nullopt;
       return "64 lowercase hex digits";
     case Kind::Natural:
       if (auto n = integer(); n && *n >= 0) return std::nullopt;
@@ -222,17 +214,17 @@ std::optional<std::string_view> kind_error(Kind kind, const json::Value& v) {
 }
 
 // The values a few members may take, beyond their kind.
-std::optional<std::string> check_values(std::string_view event, const json::Value& object) {
-  const auto text = [&](std::string_view key) -> std::string_view {
-    const auto* v = object.find(key);
-    return v != nullptr && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
+std::optional<std::string> check_values(std::string_view event, const json::View& object) {
+  const auto text = [&](std::string_view key) {
+    const auto v = object.find(key);
+    return v.is_string() ? v.as_string() : std::string_view();
   };
   if (event == "run_started") {
     if (text("mode") != "task" && text("mode") != "plan") return "\"mode\" must be task or plan";
-    if (text("mode") == "task" && object.find("task_id") == nullptr) {
+    if (text("mode") == "task" && !object.find("task_id")) {
       return "a task run needs \"task_id\"";
     }
-    if (text("mode") == "plan" && object.find("plan_sha256") == nullptr) {
+    if (text("mode") == "plan" && !object.find("plan_sha256")) {
       return "a plan run needs \"plan_sha256\"";
     }
     if (text("durability") != "event" && text("durability") != "batch") {
@@ -246,23 +238,21 @@ std::optional<std::string> check_values(std::string_view event, const json::Valu
     if (text("kind") != "initial" && text("kind") != "repair" && text("kind") != "turn") {
       return "model_requested needs \"kind\" of \"initial\", \"repair\" or \"turn\"";
     }
-    if ((text("kind") == "repair") != (object.find("violations") != nullptr)) {
+    if ((text("kind") == "repair") != static_cast<bool>(object.find("violations"))) {
       return "\"violations\" is present exactly on a repair request";
     }
   } else if (event == "model_responded" || event == "model_failed") {
-    if (const auto* source = object.find("source");
-        source != nullptr && text("source") != "network" && text("source") != "cache") {
+    if (object.find("source") && text("source") != "network" && text("source") != "cache") {
       return "\"source\" must be network or cache";
     }
   }
   if (event == "model_responded") {
-    const auto* count = object.find("tool_call_count");
-    const auto* calls = object.find("tool_calls");
-    if ((calls != nullptr || object.find("tool_calls_sha256") != nullptr) && count == nullptr) {
+    const auto count = object.find("tool_call_count");
+    const auto calls = object.find("tool_calls");
+    if ((calls || object.find("tool_calls_sha256")) && !count) {
       return "tool calls are recorded with their \"tool_call_count\"";
     }
-    if (calls != nullptr && count != nullptr &&
-        count->as_exact_int() != static_cast<std::int64_t>(calls->as_array().size())) {
+    if (calls && count && count.as_exact_int() != static_cast<std::int64_t>(calls.size())) {
       return "\"tool_call_count\" is not the number of \"tool_calls\"";
     }
   } else if (event == "run_completed") {
@@ -300,23 +290,25 @@ bool is_envelope_member(std::string_view key) {
   return std::find(kEnvelope.begin(), kEnvelope.end(), key) != kEnvelope.end();
 }
 
-std::optional<std::string> check_payload(std::string_view event, const json::Value& object) {
+std::optional<std::string> check_payload(std::string_view event, const json::View& object) {
   const auto rule = std::find_if(kRules.begin(), kRules.end(),
                                  [&](const EventRule& r) { return r.event == event; });
   if (rule == kRules.end()) return "unknown event type \"" + std::string(event) + "\"";
-  for (const auto& m : object.as_object()) {
-    if (is_envelope_member(m.key)) continue;
+  std::optional<std::string> bad;
+  object.each([&](std::string_view key, json::View value) {
+    if (is_envelope_member(key)) return true;
     const auto member = std::find_if(rule->members.begin(), rule->members.end(),
-                                     [&](const Member& r) { return r.name == m.key; });
+                                     [&](const Member& r) { return r.name == key; });
     if (member == rule->members.end()) {
-      return "member \"" + m.key + "\" is not part of " + std::string(event);
+      bad = "member \"" + std::string(key) + "\" is not part of " + std::string(event);
+    } else if (auto wrong = kind_error(member->kind, value)) {
+      bad = "\"" + std::string(key) + "\" must be " + std::string(*wrong);
     }
-    if (auto bad = kind_error(member->kind, m.value)) {
-      return "\"" + m.key + "\" must be " + std::string(*bad);
-    }
-  }
+    return !bad;
+  });
+  if (bad) return bad;
   for (const auto& member : rule->members) {
-    if (member.required && object.find(member.name) == nullptr) {
+    if (member.required && !object.find(member.name)) {
       return "missing member \"" + std::string(member.name) + "\"";
     }
   }

@@ -23,17 +23,16 @@ namespace codes = diag::codes;
 constexpr std::size_t kChunkBytes = 1u << 20;
 
 // The member as an exact non-negative integer, or nothing.
-std::optional<std::int64_t> natural(const json::Value& object, std::string_view key) {
-  const auto* v = object.find(key);
-  if (v == nullptr || !v->is_number()) return std::nullopt;
-  auto n = v->as_exact_int();
+std::optional<std::int64_t> natural(const json::View& object, std::string_view key) {
+  auto n = object.find(key).as_exact_int();
   if (!n || *n < 0) return std::nullopt;
   return n;
 }
 
-const std::string* string_member(const json::Value& object, std::string_view key) {
-  const auto* v = object.find(key);
-  return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
+std::optional<std::string_view> string_member(const json::View& object, std::string_view key) {
+  const auto v = object.find(key);
+  if (!v.is_string()) return std::nullopt;
+  return v.as_string();
 }
 
 bool is_incomplete(const std::string& code) {
@@ -101,7 +100,13 @@ void Verifier::fail(const char* code, std::string message, std::int64_t column) 
 }
 
 void Verifier::feed(std::string_view bytes) {
+  // The digest of a large chunk is taken on a second thread while its lines are checked here.
   hasher_.update(bytes);
+  check_lines(bytes);
+  hasher_.wait();  // the caller may reuse the chunk once feed() returns
+}
+
+void Verifier::check_lines(std::string_view bytes) {
   // After the first error only the digest still needs the bytes.
   while (!bytes.empty() && !summary_.first_error) {
     const auto newline = bytes.find('\n');
@@ -143,92 +148,103 @@ void Verifier::check_line(std::string_view text, bool terminated) {
     return;
   }
   if (text.empty()) return fail(codes::kTraceMalformedLine, "empty line");
-  auto parsed = json::parse(text, limits_, line_ - 1);
-  if (!parsed) {
-    const auto& d = parsed.diagnostics().front();
-    return fail(codes::kTraceMalformedLine, "not strict JSON (" + d.code + ": " + d.message + ")",
-                d.column);
+  // A line is read in one pass that also proves it canonical. Only a line that pass declines is
+  // read by the strict reader, for its diagnostic, or for its envelope before it is refused as not
+  // canonical; it is then viewed in its canonical form.
+  bool canonical = tape_.read_canonical(text, limits_);
+  if (!canonical) {
+    auto parsed = json::parse(text, limits_, line_ - 1);
+    if (!parsed) {
+      const auto& d = parsed.diagnostics().front();
+      return fail(codes::kTraceMalformedLine, "not strict JSON (" + d.code + ": " + d.message + ")",
+                  d.column);
+    }
+    canonical_ = json::canonical(*parsed);
+    json::ReadLimits relaxed = limits_;
+    relaxed.max_bytes = canonical_.size();  // canonical numbers may be longer than their lexemes
+    if (!tape_.read_canonical(canonical_, relaxed)) {
+      return fail(codes::kTraceMalformedLine, "line is beyond the strict reader's limits");
+    }
   }
-  const json::Value& event_object = *parsed;
-  if (!check_envelope(text, event_object) || !check_chain(text, event_object)) return;
-  const std::string& event = *string_member(event_object, "event");
+  const json::View event_object = tape_.root();
+  if (!check_envelope(event_object, canonical) || !check_chain(text, event_object)) return;
+  const std::string_view event = *string_member(event_object, "event");
   if (!check_order(event, *string_member(event_object, "run_id"), *natural(event_object, "seq"))) {
     return;
   }
   if (!check_and_count(event, event_object)) return;
   if (is_terminal_event(event) && !check_mac(event_object)) return;
-  last_event_ = event;
+  last_event_ = std::string(event);
   ++summary_.events;
 }
 
 // One strict JSON object with the envelope members, in canonical form, of a known event type.
-bool Verifier::check_envelope(std::string_view text, const json::Value& event_object) {
+bool Verifier::check_envelope(const json::View& event_object, bool canonical) {
   if (!event_object.is_object()) {
     fail(codes::kTraceMalformedLine, "line is not a JSON object");
     return false;
   }
   const auto version = natural(event_object, "v");
-  const auto* run_id = string_member(event_object, "run_id");
-  const auto* event = string_member(event_object, "event");
-  const auto* prev = event_object.find("prev");
+  const auto run_id = string_member(event_object, "run_id");
+  const auto event = string_member(event_object, "event");
+  const auto prev = event_object.find("prev");
   if (!version || *version != kFormatVersion) {
     fail(codes::kTraceBadEnvelope,
          "\"v\" must be " + std::to_string(kFormatVersion) +
              (version && *version == 1 ? " (a v1 trace has no hash chain: record it again)" : ""));
-  } else if (run_id == nullptr || run_id->empty()) {
+  } else if (!run_id || run_id->empty()) {
     fail(codes::kTraceBadEnvelope, "\"run_id\" must be a non-empty string");
   } else if (!natural(event_object, "seq")) {
     fail(codes::kTraceBadEnvelope, "\"seq\" must be an integer >= 0");
-  } else if (event == nullptr) {
+  } else if (!event) {
     fail(codes::kTraceBadEnvelope, "\"event\" must be a string");
   } else if (!natural(event_object, "t_ms")) {
     fail(codes::kTraceBadEnvelope, "\"t_ms\" must be an integer >= 0");
-  } else if (line_ == 1 && prev != nullptr) {
+  } else if (line_ == 1 && prev) {
     fail(codes::kTraceBadEnvelope, "the first line has no \"prev\"");
-  } else if (line_ > 1 &&
-             (prev == nullptr || !prev->is_string() || prev->as_string().size() != 64)) {
+  } else if (line_ > 1 && (!prev.is_string() || prev.as_string().size() != 64)) {
     fail(codes::kTraceBadEnvelope, "\"prev\" must be the previous line's SHA-256 (64 hex digits)");
   }
   if (summary_.first_error) return false;
-  if (line_ == 1) summary_.run_id = *run_id;
-  canonical_.clear();
-  json::write_canonical(event_object, canonical_);
-  if (canonical_ != text) {
+  if (line_ == 1) summary_.run_id = std::string(*run_id);
+  if (!canonical) {
     fail(codes::kTraceNotCanonical, "line is not in canonical form (RFC 8785)");
     return false;
   }
   if (!is_known_event(*event)) {
-    fail(codes::kTraceUnknownEvent, "unknown event type \"" + *event + "\"");
+    fail(codes::kTraceUnknownEvent, "unknown event type \"" + std::string(*event) + "\"");
     return false;
   }
   return true;
 }
 
 // run_started first and only first, one run id, contiguous seq, nothing after the terminal.
-bool Verifier::check_order(const std::string& event, const std::string& run_id, std::int64_t seq) {
+bool Verifier::check_order(std::string_view event, std::string_view run_id, std::int64_t seq) {
   if (line_ == 1 && event != "run_started") {
-    fail(codes::kTraceNoRunStarted, "the first event is " + event + ", not run_started");
+    fail(codes::kTraceNoRunStarted,
+         "the first event is " + std::string(event) + ", not run_started");
   } else if (line_ > 1 && event == "run_started") {
     fail(codes::kTraceNoRunStarted, "run_started appears again");
   } else if (line_ > 1 && run_id != *summary_.run_id) {
-    fail(codes::kTraceForeignRunId,
-         "run_id \"" + run_id + "\" differs from the first line's \"" + *summary_.run_id + "\"");
+    fail(codes::kTraceForeignRunId, "run_id \"" + std::string(run_id) +
+                                        "\" differs from the first line's \"" + *summary_.run_id +
+                                        "\"");
   } else if (seq != summary_.events) {
     fail(codes::kTraceSeqBroken,
          "seq " + std::to_string(seq) + " where " + std::to_string(summary_.events) +
              " was expected (" + (seq > summary_.events ? "gap" : "duplicate or reordered") + ")");
   } else if (terminated_) {
     fail(is_terminal_event(event) ? codes::kTraceSecondTerminal : codes::kTraceAfterTerminal,
-         is_terminal_event(event) ? "a second terminal event (" + event + ")"
-                                  : event + " after the terminal event");
+         is_terminal_event(event) ? "a second terminal event (" + std::string(event) + ")"
+                                  : std::string(event) + " after the terminal event");
   }
   return !summary_.first_error;
 }
 
 // Each line names the digest of the line before it, so an edited, dropped, inserted or reordered
 // line breaks the chain at the line after it.
-bool Verifier::check_chain(std::string_view text, const json::Value& event_object) {
-  if (line_ > 1 && event_object.find("prev")->as_string() != prev_) {
+bool Verifier::check_chain(std::string_view text, const json::View& event_object) {
+  if (line_ > 1 && event_object.find("prev").as_string() != prev_) {
     fail(codes::kTraceChainBroken,
          "\"prev\" is not the SHA-256 of line " + std::to_string(line_ - 1) +
              " (that line, or this one, was changed, dropped, inserted or moved)");
@@ -239,20 +255,20 @@ bool Verifier::check_chain(std::string_view text, const json::Value& event_objec
 }
 
 // The terminal's hmac_sha256 against the key, when one was given.
-bool Verifier::check_mac(const json::Value& event_object) {
-  const auto* mac = event_object.find(kMacMember);
-  summary_.mac = mac == nullptr ? Mac::Absent : Mac::Unchecked;
+bool Verifier::check_mac(const json::View& event_object) {
+  const auto mac = event_object.find(kMacMember);
+  summary_.mac = !mac ? Mac::Absent : Mac::Unchecked;
   if (options_.mac_key.empty()) return true;
-  if (mac == nullptr) {
+  if (!mac) {
     fail(codes::kTraceMacMismatch, "the terminal event carries no hmac_sha256: not authenticated");
     return false;
   }
-  json::Value unsigned_line = event_object;
+  json::Value unsigned_line = event_object.to_value();
   auto& members = unsigned_line.as_object();
   members.erase(std::find_if(members.begin(), members.end(),
                              [](const json::Member& m) { return m.key == kMacMember; }));
   const std::string expected = terminal_mac(options_.mac_key, json::canonical(unsigned_line));
-  if (!hash::equal_constant_time(expected, mac->as_string())) {
+  if (!hash::equal_constant_time(expected, mac.as_string())) {
     fail(codes::kTraceMacMismatch, "hmac_sha256 does not match under the given key");
     return false;
   }
@@ -260,11 +276,11 @@ bool Verifier::check_mac(const json::Value& event_object) {
   return true;
 }
 
-bool Verifier::check_consistent(const std::string& event, const json::Value& event_object) {
+bool Verifier::check_consistent(std::string_view event, const json::View& event_object) {
   // Every member read here was checked by check_payload to be an integer >= 0 (or absent).
   const auto number = [&](std::string_view key) { return natural(event_object, key); };
   const auto inconsistent = [&](const std::string& what) {
-    fail(codes::kTraceInconsistent, event + " " + what);
+    fail(codes::kTraceInconsistent, std::string(event) + " " + what);
     return false;
   };
   const std::int64_t t_ms = *number("t_ms");
@@ -283,11 +299,11 @@ bool Verifier::check_consistent(const std::string& event, const json::Value& eve
     return inconsistent("names call " + std::to_string(*call) + ", not the one requested (" +
                         std::to_string(summary_.model_calls) + ")");
   }
-  if (const auto* content = event_object.find("content");
-      content != nullptr && event_object.find("content_redacted") == nullptr) {
-    const auto* digest = event_object.find("content_sha256");
-    if (*number("content_bytes") != static_cast<std::int64_t>(content->as_string().size()) ||
-        (digest != nullptr && digest->as_string() != hash::sha256_hex(content->as_string()))) {
+  if (const auto content = event_object.find("content");
+      content && !event_object.find("content_redacted")) {
+    const auto digest = event_object.find("content_sha256");
+    if (*number("content_bytes") != static_cast<std::int64_t>(content.as_string().size()) ||
+        (digest && digest.as_string() != hash::sha256_hex(content.as_string()))) {
       return inconsistent("carries content that does not match its content_bytes/content_sha256");
     }
   }
@@ -313,9 +329,9 @@ bool Verifier::check_consistent(const std::string& event, const json::Value& eve
 // A projection is compiled for the call about to be requested, its ledger adds up, and the
 // request that follows sends exactly the tools it showed; a run that does not project sends no
 // tool list and compiles no projection.
-bool Verifier::check_projection(const std::string& event, const json::Value& event_object) {
+bool Verifier::check_projection(std::string_view event, const json::View& event_object) {
   const auto inconsistent = [&](const std::string& what) {
-    fail(codes::kTraceInconsistent, event + " " + what);
+    fail(codes::kTraceInconsistent, std::string(event) + " " + what);
     return false;
   };
   if (event == "projection_compiled") {
@@ -325,16 +341,15 @@ bool Verifier::check_projection(const std::string& event, const json::Value& eve
                           ")");
     }
     if (visible_) return inconsistent("again before its call was requested");
-    const json::Value& ledger = *event_object.find("ledger");
+    const json::View ledger = event_object.find("ledger");
     std::int64_t tokens = 0, bytes = 0;
-    const json::Value* items = ledger.find("items");
-    bool ok = items != nullptr && items->is_array();
-    for (std::size_t i = 0; ok && i < items->as_array().size(); ++i) {
-      const auto t = natural(items->as_array()[i], "tokens");
-      const auto b = natural(items->as_array()[i], "bytes");
-      ok = t && b;
-      if (ok) tokens += *t, bytes += *b;
-    }
+    const json::View items = ledger.find("items");
+    const bool ok = items.is_array() && items.each([&](std::string_view, json::View item) {
+      const auto t = natural(item, "tokens");
+      const auto b = natural(item, "bytes");
+      if (t && b) tokens += *t, bytes += *b;
+      return t && b;
+    });
     const auto limit = natural(ledger, "limit");
     if (!ok || natural(ledger, "charged") != tokens || natural(ledger, "bytes") != bytes ||
         limit != projection_budget_ || tokens > *limit ||
@@ -343,34 +358,41 @@ bool Verifier::check_projection(const std::string& event, const json::Value& eve
           "has a ledger whose items, charge, limit and remainder do not add up under the "
           "budget of run_started");
     }
-    const auto& active = event_object.find("active_units")->as_array();
-    bool charged_as_active = items->as_array().size() == active.size();
-    for (std::size_t i = 0; charged_as_active && i < active.size(); ++i) {
-      charged_as_active = std::any_of(items->as_array().begin(), items->as_array().end(),
-                                      [&](const json::Value& item) {
-                                        const auto* unit = item.find("unit");
-                                        return unit != nullptr && *unit == active[i];
-                                      });
-    }
+    // Canonical lines: equal values have equal bytes.
+    const json::View active = event_object.find("active_units");
+    const bool charged_as_active =
+        items.size() == active.size() && active.each([&](std::string_view, json::View unit) {
+          return !items.each([&](std::string_view, json::View item) {
+            return item.find("unit").raw() != unit.raw();
+          });
+        });
     if (!charged_as_active) {
       return inconsistent("charges units other than the active ones, one ledger item each");
     }
-    for (const auto& name : event_object.find("visible")->as_array()) {
-      const bool listed = std::any_of(active.begin(), active.end(), [&](const json::Value& u) {
-        return u.as_string() == "tool:" + name.as_string() ||
-               u.as_string() == "mcp_tool:" + name.as_string();
+    const json::View visible = event_object.find("visible");
+    std::string hidden;
+    visible.each([&](std::string_view, json::View name) {
+      const bool listed = !active.each([&](std::string_view, json::View u) {
+        const std::string_view unit = u.as_string();
+        const auto is = [&](std::string_view prefix) {
+          return unit.size() == prefix.size() + name.as_string().size() &&
+                 unit.starts_with(prefix) && unit.ends_with(name.as_string());
+        };
+        return !(is("tool:") || is("mcp_tool:"));
       });
-      if (!listed) return inconsistent("shows '" + name.as_string() + "', which is not active");
-    }
-    visible_ = *event_object.find("visible");
+      if (!listed) hidden = name.as_string();
+      return listed;
+    });
+    if (!hidden.empty()) return inconsistent("shows '" + hidden + "', which is not active");
+    visible_ = std::string(visible.raw());
   } else if (event == "model_requested") {
-    const json::Value* tools = event_object.find("tools");
+    const json::View tools = event_object.find("tools");
     if (!projecting_) {
-      if (tools != nullptr) return inconsistent("lists tools in a run that does not project");
+      if (tools) return inconsistent("lists tools in a run that does not project");
       return true;
     }
     if (!visible_) return inconsistent("has no projection compiled for it");
-    if (tools == nullptr || !(*tools == *visible_)) {
+    if (!tools || tools.raw() != *visible_) {
       return inconsistent("sends tools other than the ones its projection showed");
     }
     visible_.reset();
@@ -382,18 +404,17 @@ bool Verifier::check_projection(const std::string& event, const json::Value& eve
 
 // Task mode has one sequence (docs/formats/trace.md, "Task-mode sequence"): each event may follow
 // only the events the run loop can emit before it, under the budget run_started recorded.
-bool Verifier::check_task_sequence(const std::string& event, const json::Value& event_object) {
+bool Verifier::check_task_sequence(std::string_view event, const json::View& event_object) {
   const auto out_of_place = [&](const std::string& why) {
-    fail(codes::kTraceInconsistent,
-         event + " cannot follow " + (last_event_.empty() ? "nothing" : last_event_) + why);
+    fail(codes::kTraceInconsistent, std::string(event) + " cannot follow " +
+                                        (last_event_.empty() ? "nothing" : last_event_) + why);
     return false;
   };
-  const auto* terminal = event_object.find("terminal");
-  const std::string state = terminal != nullptr ? terminal->as_string() : std::string();
+  const std::string_view state = event_object.find("terminal").as_string();
   if (state == "cancelled") return true;  // a cancellation may end the run between any two steps
   const auto& last = last_event_;
   if (event == "model_requested") {
-    const bool repair = event_object.find("kind")->as_string() == "repair";
+    const bool repair = event_object.find("kind").as_string() == "repair";
     if (repair ? !(last == "verification_failed" && can_repair_) : last != "run_started") {
       return out_of_place(repair ? " as a repair request" : " as the initial request");
     }
@@ -407,13 +428,13 @@ bool Verifier::check_task_sequence(const std::string& event, const json::Value& 
     const std::int64_t done = summary_.repairs;
     can_repair_ = done < max_repairs_;
     const std::int64_t remaining = can_repair_ ? max_repairs_ - done - 1 : 0;
-    if (event_object.find("repairs_remaining")->as_exact_int() != remaining) {
+    if (event_object.find("repairs_remaining").as_exact_int() != remaining) {
       return out_of_place(" with repairs_remaining other than " + std::to_string(remaining));
     }
   } else if (event == "budget_exhausted") {
     if (!(last == "run_started" || (last == "verification_failed" && can_repair_)) ||
         summary_.model_calls != max_model_calls_ ||
-        event_object.find("limit")->as_exact_int() != max_model_calls_) {
+        event_object.find("limit").as_exact_int() != max_model_calls_) {
       return out_of_place(" under a budget of " + std::to_string(max_model_calls_) + " call(s)");
     }
   } else if (event == "run_completed") {
@@ -423,7 +444,7 @@ bool Verifier::check_task_sequence(const std::string& event, const json::Value& 
         (state == "invalid_output" && last == "verification_failed" && !can_repair_) ||
         (state == "model_failed" && last == "model_failed") ||
         (state == "budget_exhausted" && last == "budget_exhausted");
-    if (!fits) return out_of_place(" as " + state);
+    if (!fits) return out_of_place(" as " + std::string(state));
   } else {
     return out_of_place(" in a task run");
   }
@@ -431,20 +452,21 @@ bool Verifier::check_task_sequence(const std::string& event, const json::Value& 
 }
 
 // The payload of its event type, tool calls paired, and the summary's counts.
-bool Verifier::check_and_count(const std::string& event, const json::Value& event_object) {
+bool Verifier::check_and_count(std::string_view event, const json::View& event_object) {
   if (auto bad = check_payload(event, event_object)) {
-    fail(codes::kTraceBadPayload, "ill-formed " + event + ": " + *bad);
+    fail(codes::kTraceBadPayload, "ill-formed " + std::string(event) + ": " + *bad);
     return false;
   }
   if (!check_consistent(event, event_object)) return false;
   if (event == "tool_called" || event == "tool_completed") {
-    const auto& call_id = event_object.find("call_id")->as_string();
+    std::string call_id(event_object.find("call_id").as_string());
     if (event == "tool_called") {
-      if (!open_calls_.insert(call_id).second) {
+      if (open_calls_.contains(call_id)) {
         fail(codes::kTraceDuplicateCallId,
              "tool_called with call_id \"" + call_id + "\" while that call is still open");
         return false;
       }
+      open_calls_.insert(std::move(call_id));
       ++summary_.tool_calls;
     } else if (open_calls_.erase(call_id) == 0) {
       fail(codes::kTraceUnpairedTool,
@@ -453,34 +475,36 @@ bool Verifier::check_and_count(const std::string& event, const json::Value& even
     }
   } else if (event == "model_requested") {
     ++summary_.model_calls;
-    if (event_object.find("kind")->as_string() == "repair") ++summary_.repairs;
+    if (event_object.find("kind").as_string() == "repair") ++summary_.repairs;
   } else if (event == "verification_failed") {
-    const auto& violations = event_object.find("violations")->as_array();
-    for (const auto& v : violations) ++summary_.violations_by_kind[v.find("code")->as_string()];
-    if (violations.empty()) ++summary_.violations_by_kind[event];
+    const json::View violations = event_object.find("violations");
+    violations.each([&](std::string_view, json::View v) {
+      ++summary_.violations_by_kind[std::string(v.find("code").as_string())];
+      return true;
+    });
+    if (violations.size() == 0) ++summary_.violations_by_kind[std::string(event)];
   } else if (event == "guardrail_violation") {
-    ++summary_.violations_by_kind[*string_member(event_object, "kind")];
+    ++summary_.violations_by_kind[std::string(*string_member(event_object, "kind"))];
   } else if (event == "tool_denied") {
     // A denial answers the open call of the same id (refused at the boundary), or stands alone (a
     // batch refused before it).
-    if (const auto* id = event_object.find("call_id"); id != nullptr) {
-      open_calls_.erase(id->as_string());
-    }
-    ++summary_.violations_by_kind[event];
+    if (const auto id = event_object.find("call_id"))
+      open_calls_.erase(std::string(id.as_string()));
+    ++summary_.violations_by_kind[std::string(event)];
   } else if (event == "run_started") {
-    task_mode_ = event_object.find("mode")->as_string() == "task";
+    task_mode_ = event_object.find("mode").as_string() == "task";
     // A limit that is missing or not a count makes every step out of budget (-1).
-    const json::Value& budget = *event_object.find("budget");
+    const json::View budget = event_object.find("budget");
     max_model_calls_ =
         natural(budget, task_mode_ ? "max_model_calls" : "max_iterations").value_or(-1);
     max_repairs_ = natural(budget, "max_repairs").value_or(-1);
-    if (const json::Value* p = event_object.find("projection")) {
+    if (const json::View p = event_object.find("projection")) {
       projecting_ = true;
-      projection_budget_ = natural(*p, "budget_tokens").value_or(-1);
+      projection_budget_ = natural(p, "budget_tokens").value_or(-1);
     }
   } else if (is_terminal_event(event)) {
     terminated_ = true;
-    summary_.terminal = event_object.find("terminal")->as_string();
+    summary_.terminal = std::string(event_object.find("terminal").as_string());
   }
   return true;
 }

@@ -142,10 +142,14 @@ Status Writer::emit(std::string_view event, json::Value payload) {
   if (has_duplicate_keys(members))
     return misuse("duplicate payload member in " + std::string(event));
   json::Value line(std::move(members));
-  if (auto bad = check_payload(event, line)) {
+  std::string text = json::canonical(line);
+  // The payload is checked as the verifier will read it: from the canonical line.
+  if (!tape_.read_canonical(text)) {
+    return misuse(std::string(event) + " is beyond the strict reader's limits");
+  }
+  if (auto bad = check_payload(event, tape_.root())) {
     return misuse("ill-formed " + std::string(event) + ": " + *bad);
   }
-  std::string text = json::canonical(line);
   if (is_terminal_event(event) && !options_.mac_key.empty()) {
     // The MAC covers the terminal line without it, which names the previous line's digest: the
     // whole chain.

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "mf/json/value.hpp"
+#include "mf/json/tape.hpp"
 
 namespace mf::trace {
 
@@ -41,7 +41,8 @@ bool is_terminal_state(std::string_view state);
 
 // Checks the payload members of one event (the whole event object, envelope included) against the
 // event's closed member list: every member known, of its kind, the required ones present, and the
-// few enumerated values valid. Returns a message naming the offending member, or nothing.
-std::optional<std::string> check_payload(std::string_view event, const json::Value& object);
+// few enumerated values valid. Returns a message naming the offending member, or nothing. The
+// object is read from its canonical line (json::Tape::read_canonical), as the verifier reads it.
+std::optional<std::string> check_payload(std::string_view event, const json::View& object);
 
 }  // namespace mf::trace

@@ -14,6 +14,7 @@
 #include "mf/diag/diagnostic.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/json/tape.hpp"
 #include "mf/json/value.hpp"
 
 namespace mf::trace {
@@ -72,27 +73,29 @@ class Verifier {
   Summary finish();
 
  private:
+  void check_lines(std::string_view bytes);
   void check_line(std::string_view text, bool terminated);
   // The steps of check_line; each returns false after recording the first error.
-  bool check_envelope(std::string_view text, const json::Value& event_object);
-  bool check_order(const std::string& event, const std::string& run_id, std::int64_t seq);
-  bool check_and_count(const std::string& event, const json::Value& event_object);
+  bool check_envelope(const json::View& event_object, bool canonical);
+  bool check_order(std::string_view event, std::string_view run_id, std::int64_t seq);
+  bool check_and_count(std::string_view event, const json::View& event_object);
   // What the payload says against the events before it (MF-E015), and the chain (MF-E016).
-  bool check_consistent(const std::string& event, const json::Value& event_object);
-  bool check_task_sequence(const std::string& event, const json::Value& event_object);
-  bool check_chain(std::string_view text, const json::Value& event_object);
-  bool check_mac(const json::Value& event_object);
+  bool check_consistent(std::string_view event, const json::View& event_object);
+  bool check_task_sequence(std::string_view event, const json::View& event_object);
+  bool check_chain(std::string_view text, const json::View& event_object);
+  bool check_mac(const json::View& event_object);
   void fail(const char* code, std::string message, std::int64_t column = 0);
-  bool check_projection(const std::string& event, const json::Value& event_object);
+  bool check_projection(std::string_view event, const json::View& event_object);
 
   VerifyOptions options_;
   json::ReadLimits limits_;
-  hash::Sha256 hasher_;
+  hash::BackgroundSha256 hasher_;
   Summary summary_;
   std::string partial_;    // the start of a line split across chunks
   std::int64_t line_ = 0;  // lines checked so far
   bool terminated_ = false;
-  std::string canonical_;  // scratch for the canonical form of a line
+  json::Tape tape_;        // the line being checked
+  std::string canonical_;  // the canonical form of a line that is not canonical
   std::unordered_set<std::string> open_calls_;
   std::string prev_;  // hex SHA-256 of the last line checked
   std::int64_t last_t_ms_ = 0;
@@ -106,7 +109,7 @@ class Verifier {
   // for its call showed (the last projection's visible list, until a request consumes it).
   bool projecting_ = false;
   std::int64_t projection_budget_ = -1;
-  std::optional<json::Value> visible_;
+  std::optional<std::string> visible_;  // canonical bytes
 };
 
 // The whole trace in memory. Fails only for reasons outside the trace (never, today).

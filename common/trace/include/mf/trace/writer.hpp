@@ -64,6 +64,7 @@ class Writer {
   std::string buffer_;  // pending bytes under Durability::Batch
   std::int64_t seq_ = 0;
   std::string prev_;         // hex SHA-256 of the last line written, without its newline
+  json::Tape tape_;          // the last line read back for its payload check
   bool terminated_ = false;  // a terminal event was written
   bool failed_ = false;      // a write failed: the file's tail is unknown
   bool closed_ = false;

@@ -1,0 +1,135 @@
+// The tree-less fast path of the strict reader (docs/json.md, "Fast path"): one pass over the bytes
+// records each value as a node of a flat, reused array, with no allocation per value. It accepts
+// only what parse() accepts, under the same limits, and declines everything else, so a caller
+// that falls back to parse() on a decline gets the strict reader's answer and diagnostics. What it
+// accepts it reads as parse() does (tests/fuzz/tape_differential.cpp holds the two together).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mf/json/reader.hpp"
+#include "mf/json/value.hpp"
+
+namespace mf::json {
+
+class Tape;
+
+// One value of a Tape. A default View is "absent" (what find() returns for a missing member).
+class View {
+ public:
+  View() = default;
+
+  explicit operator bool() const { return tape_ != nullptr; }
+  Kind kind() const;
+  bool is_null() const { return *this && kind() == Kind::Null; }
+  bool is_bool() const { return *this && kind() == Kind::Bool; }
+  bool is_number() const { return *this && kind() == Kind::Number; }
+  bool is_string() const { return *this && kind() == Kind::String; }
+  bool is_array() const { return *this && kind() == Kind::Array; }
+  bool is_object() const { return *this && kind() == Kind::Object; }
+
+  // The accessors answer for any View: false, 0, "", 0 entries when it is absent or of another
+  // kind, so a check reads a member without first asking whether it is there.
+  bool as_bool() const;
+  double as_number() const;
+  std::string_view as_string() const;  // decoded
+  // As Value::as_exact_int.
+  std::optional<std::int64_t> as_exact_int() const;
+  // Entries of an array or members of an object.
+  std::size_t size() const;
+
+  // Object member by key (keys are unique), or an absent View.
+  View find(std::string_view key) const;
+  // The i-th element of an array, or the i-th member's value of an object (i < size()).
+  View at(std::size_t i) const;
+  // The i-th member's key of an object.
+  std::string_view key_at(std::size_t i) const;
+
+  // The value's bytes in the source document; in a canonical document, its canonical form.
+  std::string_view raw() const;
+  // The value as a tree, for the rare caller that keeps it.
+  Value to_value() const;
+
+  // Calls f(key, value) for each member of an object, or f("", element) for each element of an
+  // array, in order, until f returns false; false when it did.
+  template <class F>
+  bool each(F&& f) const;
+
+ private:
+  friend class Tape;
+  View(const Tape* tape, std::uint32_t node) : tape_(tape), node_(node) {}
+  std::uint32_t child(std::size_t i) const;  // node of the i-th entry (an object's: its key)
+
+  const Tape* tape_ = nullptr;
+  std::uint32_t node_ = 0;
+};
+
+class Tape {
+ public:
+  // True when `text` is one strict JSON document within `limits` (parse() accepts it) that is
+  // already in RFC 8785 canonical form (canonical(parse(text)) == text). The tape then views
+  // `text`, which must outlive it.
+  bool read_canonical(std::string_view text, const ReadLimits& limits = {});
+
+  // Appends canonical(parse(text)) to `out` and returns true; or returns false with `out`
+  // unchanged, declining. A decline is not a verdict: the strict reader decides.
+  bool canonicalize(std::string_view text, const ReadLimits& limits, std::string& out);
+
+  View root() const { return {this, 0}; }
+
+ private:
+  friend class View;
+  struct Node {
+    std::uint32_t end = 0;     // one past the last node of this value's subtree
+    std::uint32_t count = 0;   // containers: entries
+    std::uint32_t offset = 0;  // strings: decoded text in decoded_ (escaped) or the source
+    std::uint32_t size = 0;
+    std::uint32_t src_begin = 0, src_end = 0;  // the value's bytes in the source
+    double number = 0;                         // numbers; bools: 0 or 1
+    Kind kind = Kind::Null;
+    bool escaped = false;         // strings: decoded text differs from the source
+    bool simple_integer = false;  // numbers: the lexeme is its own canonical form
+  };
+
+  bool scan(std::string_view text, const ReadLimits& limits, bool canonical);
+  bool write(std::uint32_t node, std::string& out) const;
+  void write_string_node(const Node& n, std::string& out) const;
+  std::string_view text(const Node& n) const {
+    return n.escaped ? std::string_view(decoded_).substr(n.offset, n.size)
+                     : source_.substr(n.offset, n.size);
+  }
+
+  std::string_view source_;
+  std::vector<Node> nodes_;
+  std::string decoded_;
+  struct Frame {
+    std::uint32_t node;      // the open container
+    std::uint32_t last_key;  // objects: the node of the last key read, 0 before the first
+  };
+  std::vector<Frame> open_;
+  mutable std::vector<std::uint32_t> order_;  // scratch for sorting members
+};
+
+template <class F>
+bool View::each(F&& f) const {
+  if (!is_array() && !is_object()) return true;
+  const auto& nodes = tape_->nodes_;
+  const bool object = nodes[node_].kind == Kind::Object;
+  std::uint32_t c = node_ + 1;
+  for (std::uint32_t k = 0; k < nodes[node_].count; ++k) {
+    if (object) {
+      if (!f(tape_->text(nodes[c]), View(tape_, c + 1))) return false;
+      c = nodes[c + 1].end;
+    } else {
+      if (!f(std::string_view(), View(tape_, c))) return false;
+      c = nodes[c].end;
+    }
+  }
+  return true;
+}
+
+}  // namespace mf::json

@@ -1,0 +1,597 @@
+// The scanner is one loop over the bytes with an explicit stack (no recursion: depth is bounded by
+// the limits, not the C++ stack). Plain string bytes are skipped 16 at a time. Anything the strict
+// reader would refuse, and anything this path does not handle, is a decline.
+#include "mf/json/tape.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "mf/json/canonical.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace mf::json {
+
+namespace {
+
+constexpr double kMaxSafeInteger = 9007199254740991.0;
+
+bool is_ws(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+int hex_digit(char c, bool lower_only) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (!lower_only && c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Length of the well-formed UTF-8 sequence at p (Unicode Table 3-7), or 0.
+std::size_t utf8_sequence(const unsigned char* p, const unsigned char* end) {
+  const unsigned char c = p[0];
+  const auto cont = [&](std::size_t i, unsigned char lo, unsigned char hi) {
+    return p + i < end && p[i] >= lo && p[i] <= hi;
+  };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1, 0x80, 0xBF) ? 2 : 0;
+  if (c == 0xE0) return cont(1, 0xA0, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+    return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
+  }
+  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2, 0x80, 0xBF) ? 3 : 0;
+  if (c == 0xF0) return cont(1, 0x90, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) {
+    return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+  }
+  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+  return 0;
+}
+
+void append_utf8(std::uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// The offset of the first byte in [p, end) that is not printable ASCII other than '"' and '\\'.
+const char* skip_plain(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // Signed compare: bytes >= 0x80 are negative, so "< 0x20" also catches non-ASCII.
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                     _mm_cmplt_epi8(x, space));
+    const int mask = _mm_movemask_epi8(special);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  while (p < end) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+    ++p;
+  }
+  return p;
+}
+
+// The short escape JCS writes for a control character, or 0 when it writes \u00XX.
+char short_escape(unsigned char c) {
+  switch (c) {
+    case '\b':
+      return 'b';
+    case '\t':
+      return 't';
+    case '\n':
+      return 'n';
+    case '\f':
+      return 'f';
+    case '\r':
+      return 'r';
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) {
+  nodes_.clear();
+  decoded_.clear();
+  open_.clear();
+  source_ = doc;
+  if (doc.size() > limits.max_bytes || doc.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    return false;
+  }
+  const char* const begin = doc.data();
+  const char* const end = begin + doc.size();
+  const char* p = begin;
+  const auto offset = [&](const char* q) { return static_cast<std::uint32_t>(q - begin); };
+  const auto skip_ws = [&]() {
+    if (!canonical) {
+      while (p < end && is_ws(*p)) ++p;
+    }
+  };
+
+  // A string at p (the opening quote) into a new node; false to decline.
+  const auto string = [&]() {
+    Node n;
+    n.kind = Kind::String;
+    n.src_begin = offset(p);
+    ++p;
+    const char* run = p;  // start of the source bytes not yet copied to decoded_
+    n.offset = offset(p);
+    for (;;) {
+      p = skip_plain(p, end);
+      if (p == end) return false;
+      const auto c = static_cast<unsigned char>(*p);
+      if (c == '"') break;
+      if (c >= 0x80) {
+        const std::size_t len = utf8_sequence(reinterpret_cast<const unsigned char*>(p),
+                                              reinterpret_cast<const unsigned char*>(end));
+        if (len == 0) return false;
+        p += len;
+        continue;
+      }
+      if (c != '\\') return false;  // a raw control character
+      if (!n.escaped) {
+        n.escaped = true;
+        n.offset = static_cast<std::uint32_t>(decoded_.size());
+      }
+      decoded_.append(run, p);
+      if (end - p < 2) return false;
+      const char e = p[1];
+      p += 2;
+      char plain = 0;
+      switch (e) {
+        case '"':
+        case '\\':
+          plain = e;
+          break;
+        case '/':
+          if (canonical) return false;
+          plain = '/';
+          break;
+        case 'b':
+          plain = '\b';
+          break;
+        case 'f':
+          plain = '\f';
+          break;
+        case 'n':
+          plain = '\n';
+          break;
+        case 'r':
+          plain = '\r';
+          break;
+        case 't':
+          plain = '\t';
+          break;
+        case 'u': {
+          const auto quad = [&](const char* q) {
+            if (end - q < 4) return -1;
+            int v = 0;
+            for (int i = 0; i < 4; ++i) {
+              const int d = hex_digit(q[i], canonical);
+              if (d < 0) return -1;
+              v = v * 16 + d;
+            }
+            return v;
+          };
+          int cp = quad(p);
+          if (cp < 0) return false;
+          p += 4;
+          if (canonical && (cp >= 0x20 || short_escape(static_cast<unsigned char>(cp)) != 0)) {
+            return false;  // JCS writes this character raw or with its short escape
+          }
+          if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // a lone low surrogate
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return false;
+            const int low = quad(p + 2);
+            if (low < 0xDC00 || low > 0xDFFF) return false;
+            p += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          }
+          append_utf8(static_cast<std::uint32_t>(cp), decoded_);
+          run = p;
+          continue;
+        }
+        default:
+          return false;
+      }
+      decoded_.push_back(plain);
+      run = p;
+    }
+    if (n.escaped) {
+      decoded_.append(run, p);
+      n.size = static_cast<std::uint32_t>(decoded_.size() - n.offset);
+    } else {
+      n.size = offset(p) - n.offset;
+    }
+    ++p;  // the closing quote
+    n.src_end = offset(p);
+    if (n.size > limits.max_string_bytes) return false;
+    n.end = static_cast<std::uint32_t>(nodes_.size() + 1);
+    nodes_.push_back(n);
+    return true;
+  };
+
+  const auto number = [&]() {
+    Node n;
+    n.kind = Kind::Number;
+    n.src_begin = offset(p);
+    const char* q = p;
+    if (q < end && *q == '-') ++q;
+    if (q == end) return false;
+    const char* digits = q;
+    if (*q == '0') {
+      ++q;
+    } else if (*q >= '1' && *q <= '9') {
+      while (q < end && *q >= '0' && *q <= '9') ++q;
+    } else {
+      return false;
+    }
+    const std::size_t int_digits = static_cast<std::size_t>(q - digits);
+    bool integer = true;
+    if (q < end && *q == '.') {
+      integer = false;
+      ++q;
+      const char* f = q;
+      while (q < end && *q >= '0' && *q <= '9') ++q;
+      if (q == f) return false;
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+      integer = false;
+      ++q;
+      const bool negative = q < end && *q == '-';
+      if (q < end && (*q == '+' || *q == '-')) ++q;
+      const char* x = q;
+      int exponent = 0;
+      while (q < end && *q >= '0' && *q <= '9') {
+        exponent = std::min(exponent * 10 + (*q - '0'), 100000);
+        ++q;
+      }
+      if (q == x) return false;
+      // RapidJSON refuses a positive exponent past 308 (plus the fraction's digits) even for a
+      // zero, before from_chars sees it; such a number is left to the strict reader.
+      if (!negative && exponent > 308) return false;
+    }
+    // And an integer part long enough to overflow its running double.
+    if (int_digits > 300) return false;
+    const std::size_t len = static_cast<std::size_t>(q - p);
+    if (len > limits.max_number_length) return false;
+    auto [stop, ec] = std::from_chars(p, q, n.number);
+    if (ec != std::errc() || stop != q || !std::isfinite(n.number)) return false;
+    // Up to 15 digits an integer is exact and ES6 writes it as these digits; "-0" it writes "0".
+    n.simple_integer = integer && int_digits <= 15 && !(n.number == 0 && *p == '-');
+    if (canonical && !n.simple_integer) {
+      std::string form;
+      write_number(n.number, form);
+      if (form != std::string_view(p, len)) return false;
+    }
+    p = q;
+    n.src_end = offset(p);
+    n.end = static_cast<std::uint32_t>(nodes_.size() + 1);
+    nodes_.push_back(n);
+    return true;
+  };
+
+  const auto literal = [&](std::string_view word, Kind kind, double value) {
+    if (static_cast<std::size_t>(end - p) < word.size() ||
+        std::memcmp(p, word.data(), word.size()) != 0) {
+      return false;
+    }
+    Node n;
+    n.kind = kind;
+    n.number = value;
+    n.src_begin = offset(p);
+    p += word.size();
+    n.src_end = offset(p);
+    n.end = static_cast<std::uint32_t>(nodes_.size() + 1);
+    nodes_.push_back(n);
+    return true;
+  };
+
+  // In canonical mode each member's key must sort strictly after the one before (which also
+  // rules out duplicates); in the other mode duplicates are found when the members are sorted.
+  const auto key = [&]() {
+    if (p == end || *p != '"') return false;
+    Frame& f = open_.back();
+    if (++nodes_[f.node].count > limits.max_entries) return false;
+    if (!string()) return false;
+    const auto k = static_cast<std::uint32_t>(nodes_.size() - 1);
+    if (canonical && f.last_key != 0 &&
+        compare_utf16(text(nodes_[f.last_key]), text(nodes_[k])) >= 0) {
+      return false;
+    }
+    f.last_key = k;
+    skip_ws();
+    if (p == end || *p != ':') return false;
+    ++p;
+    skip_ws();
+    return true;
+  };
+
+  const auto open = [&](Kind kind) {
+    if (open_.size() >= limits.max_depth) return false;
+    Node n;
+    n.kind = kind;
+    n.src_begin = offset(p);
+    ++p;
+    open_.push_back({static_cast<std::uint32_t>(nodes_.size()), 0});
+    nodes_.push_back(n);
+    skip_ws();
+    return true;
+  };
+
+  const auto close = [&]() {  // p is at the closing bracket
+    Node& n = nodes_[open_.back().node];
+    ++p;
+    n.src_end = offset(p);
+    n.end = static_cast<std::uint32_t>(nodes_.size());
+    open_.pop_back();
+  };
+
+  skip_ws();
+  for (;;) {
+    // A value starts at p.
+    if (p == end) return false;
+    if (!open_.empty()) {
+      Node& parent = nodes_[open_.back().node];
+      if (parent.kind == Kind::Array && ++parent.count > limits.max_entries) return false;
+    }
+    switch (*p) {
+      case '{':
+        if (!open(Kind::Object)) return false;
+        if (p < end && *p == '}') {
+          close();
+          break;
+        }
+        if (!key()) return false;
+        continue;
+      case '[':
+        if (!open(Kind::Array)) return false;
+        if (p < end && *p == ']') {
+          close();
+          break;
+        }
+        continue;
+      case '"':
+        if (!string()) return false;
+        break;
+      case 't':
+        if (!literal("true", Kind::Bool, 1)) return false;
+        break;
+      case 'f':
+        if (!literal("false", Kind::Bool, 0)) return false;
+        break;
+      case 'n':
+        if (!literal("null", Kind::Null, 0)) return false;
+        break;
+      default:
+        if (!number()) return false;
+    }
+    // After a value: the next entry, the end of containers, or the end of the document.
+    for (;;) {
+      skip_ws();
+      if (open_.empty()) return p == end;
+      if (p == end) return false;
+      const Kind kind = nodes_[open_.back().node].kind;
+      if (*p == ',') {
+        ++p;
+        skip_ws();
+        if (kind == Kind::Object && !key()) return false;
+        break;
+      }
+      if (*p != (kind == Kind::Object ? '}' : ']')) return false;
+      close();
+    }
+  }
+}
+
+bool Tape::read_canonical(std::string_view text, const ReadLimits& limits) {
+  return scan(text, limits, true);
+}
+
+bool Tape::canonicalize(std::string_view text, const ReadLimits& limits, std::string& out) {
+  if (!scan(text, limits, false)) return false;
+  const std::size_t mark = out.size();
+  order_.clear();
+  if (write(0, out)) return true;
+  out.resize(mark);
+  return false;
+}
+
+void Tape::write_string_node(const Node& n, std::string& out) const {
+  if (n.escaped) {
+    write_string(text(n), out);
+  } else {
+    // Unescaped source text holds no control character, quote or backslash: it is canonical.
+    out.append(source_.substr(n.src_begin, n.src_end - n.src_begin));
+  }
+}
+
+bool Tape::write(std::uint32_t i, std::string& out) const {
+  const Node& n = nodes_[i];
+  switch (n.kind) {
+    case Kind::Null:
+      out.append("null");
+      return true;
+    case Kind::Bool:
+      out.append(n.number != 0 ? "true" : "false");
+      return true;
+    case Kind::Number:
+      if (n.simple_integer) {
+        out.append(source_.substr(n.src_begin, n.src_end - n.src_begin));
+      } else {
+        write_number(n.number, out);
+      }
+      return true;
+    case Kind::String:
+      write_string_node(n, out);
+      return true;
+    case Kind::Array: {
+      out.push_back('[');
+      std::uint32_t c = i + 1;
+      for (std::uint32_t k = 0; k < n.count; ++k) {
+        if (k > 0) out.push_back(',');
+        if (!write(c, out)) return false;
+        c = nodes_[c].end;
+      }
+      out.push_back(']');
+      return true;
+    }
+    case Kind::Object:
+      break;
+  }
+  // Members in UTF-16 order of their keys; equal neighbours after sorting are duplicates. The
+  // keys' nodes go on the shared scratch stack, which nested objects extend and give back.
+  const std::size_t base = order_.size();
+  std::uint32_t c = i + 1;
+  for (std::uint32_t k = 0; k < n.count; ++k) {
+    order_.push_back(c);
+    c = nodes_[c + 1].end;
+  }
+  const auto less = [&](std::uint32_t a, std::uint32_t b) {
+    return compare_utf16(text(nodes_[a]), text(nodes_[b])) < 0;
+  };
+  const auto first = order_.begin() + static_cast<std::ptrdiff_t>(base);
+  const bool ordered =  // strictly increasing, so equal neighbours are out of order too
+      std::adjacent_find(first, order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return !less(a, b);
+      }) == order_.end();
+  if (!ordered) {
+    std::sort(first, order_.end(), less);
+    if (std::adjacent_find(first, order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+          return text(nodes_[a]) == text(nodes_[b]);
+        }) != order_.end()) {
+      return false;  // a duplicate key: the strict reader says where
+    }
+  }
+  out.push_back('{');
+  for (std::uint32_t k = 0; k < n.count; ++k) {
+    if (k > 0) out.push_back(',');
+    const std::uint32_t key_node = order_[base + k];
+    write_string_node(nodes_[key_node], out);
+    out.push_back(':');
+    if (!write(key_node + 1, out)) return false;
+  }
+  out.push_back('}');
+  order_.resize(base);
+  return true;
+}
+
+// --- View -----------------------------------------------------------------------------------
+
+Kind View::kind() const {
+  return tape_->nodes_[node_].kind;
+}
+
+bool View::as_bool() const {
+  return is_bool() && tape_->nodes_[node_].number != 0;
+}
+
+double View::as_number() const {
+  return is_number() ? tape_->nodes_[node_].number : 0;
+}
+
+std::string_view View::as_string() const {
+  return is_string() ? tape_->text(tape_->nodes_[node_]) : std::string_view();
+}
+
+std::optional<std::int64_t> View::as_exact_int() const {
+  if (!is_number()) return std::nullopt;
+  const double d = as_number();
+  if (!(std::abs(d) <= kMaxSafeInteger) || std::trunc(d) != d) return std::nullopt;
+  return static_cast<std::int64_t>(d);
+}
+
+std::size_t View::size() const {
+  return is_array() || is_object() ? tape_->nodes_[node_].count : 0;
+}
+
+std::uint32_t View::child(std::size_t i) const {
+  const auto& nodes = tape_->nodes_;
+  const bool object = nodes[node_].kind == Kind::Object;
+  std::uint32_t c = node_ + 1;
+  for (std::size_t k = 0; k < i; ++k) c = nodes[object ? c + 1 : c].end;
+  return c;
+}
+
+View View::find(std::string_view key) const {
+  if (!is_object()) return {};
+  const auto& nodes = tape_->nodes_;
+  std::uint32_t c = node_ + 1;
+  for (std::uint32_t k = 0; k < nodes[node_].count; ++k) {
+    if (tape_->text(nodes[c]) == key) return {tape_, c + 1};
+    c = nodes[c + 1].end;
+  }
+  return {};
+}
+
+View View::at(std::size_t i) const {
+  const std::uint32_t c = child(i);
+  return {tape_, kind() == Kind::Object ? c + 1 : c};
+}
+
+std::string_view View::key_at(std::size_t i) const {
+  return tape_->text(tape_->nodes_[child(i)]);
+}
+
+std::string_view View::raw() const {
+  if (!*this) return {};
+  const auto& n = tape_->nodes_[node_];
+  return tape_->source_.substr(n.src_begin, n.src_end - n.src_begin);
+}
+
+Value View::to_value() const {
+  switch (kind()) {
+    case Kind::Null:
+      return Value();
+    case Kind::Bool:
+      return Value(as_bool());
+    case Kind::Number:
+      return Value(as_number());
+    case Kind::String:
+      return Value(as_string());
+    case Kind::Array: {
+      Array a;
+      a.reserve(size());
+      each([&](std::string_view, View v) {
+        a.push_back(v.to_value());
+        return true;
+      });
+      return Value(std::move(a));
+    }
+    case Kind::Object:
+      break;
+  }
+  Object o;
+  o.reserve(size());
+  each([&](std::string_view k, View v) {
+    o.push_back(Member{std::string(k), v.to_value()});
+    return true;
+  });
+  return Value(std::move(o));
+}
+
+}  // namespace mf::json
