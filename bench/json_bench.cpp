@@ -1,5 +1,6 @@
-// Micro-benchmarks of the JSON hot path: strict parse, canonical write, and both together, over an
-// in-process set of trace-like JSONL lines (deterministic seed, ~1 MB), plus ES6 number formatting.
+// Micro-benchmarks of the JSON hot path: strict parse, canonical write, and both together, by the
+// tree and by the tree-less fast path, over an in-process set of trace-like JSONL lines
+// (deterministic seed, ~1 MB), plus ES6 number formatting.
 #include <benchmark/benchmark.h>
 
 #include <bit>
@@ -11,6 +12,7 @@
 #include "mf/json/canonical.hpp"
 #include "mf/json/jsonl.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/json/tape.hpp"
 #include "trace_gen.hpp"
 
 namespace {
@@ -129,6 +131,66 @@ void BM_ParseCanonical(benchmark::State& state) {
   state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(set.lines.size()));
 }
 BENCHMARK(BM_ParseCanonical);
+
+// The same with the tree-less fast path (mf/json/tape.hpp): no tree, the output written as the
+// members are sorted.
+void BM_TapeCanonicalize(benchmark::State& state) {
+  const LineSet& set = line_set();
+  if (!set.error.empty()) {
+    state.SkipWithError(set.error.c_str());
+    return;
+  }
+  mf::json::Tape tape;
+  std::string out;
+  for (auto _ : state) {
+    out.clear();
+    for (std::string_view line : set.lines) {
+      if (!tape.canonicalize(line, {}, out)) state.SkipWithError("the tape declined a line");
+      out.push_back('\n');
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(set.text.size()));
+  state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(set.lines.size()));
+}
+BENCHMARK(BM_TapeCanonicalize);
+
+// Is each line canonical? The strict reader plus a canonical write and compare, against the tape's
+// one pass (what the trace verifier does per line).
+void BM_CheckCanonicalTree(benchmark::State& state) {
+  const LineSet& set = line_set();
+  std::vector<std::string> canonical;
+  for (const auto& v : set.values) canonical.push_back(mf::json::canonical(v));
+  std::string out;
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    for (const std::string& line : canonical) {
+      auto r = mf::json::parse(line);
+      out.clear();
+      if (r.ok()) mf::json::write_canonical(r.value(), out);
+      benchmark::DoNotOptimize(out == line);
+      bytes += line.size() + 1;
+    }
+  }
+  state.SetBytesProcessed(std::int64_t(bytes));
+}
+BENCHMARK(BM_CheckCanonicalTree);
+
+void BM_CheckCanonicalTape(benchmark::State& state) {
+  const LineSet& set = line_set();
+  std::vector<std::string> canonical;
+  for (const auto& v : set.values) canonical.push_back(mf::json::canonical(v));
+  mf::json::Tape tape;
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    for (const std::string& line : canonical) {
+      if (!tape.read_canonical(line)) state.SkipWithError("the tape declined a canonical line");
+      bytes += line.size() + 1;
+    }
+  }
+  state.SetBytesProcessed(std::int64_t(bytes));
+}
+BENCHMARK(BM_CheckCanonicalTape);
 
 // Canonical bytes + SHA-256 per value, the cost of every digest the product records.
 void BM_CanonicalDigest(benchmark::State& state) {

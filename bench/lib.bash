@@ -15,6 +15,21 @@ require_tools() {
   done
 }
 
+# release_bin TARGET...: sets `bin` to $MF_BIN when set, else builds the TARGETs as Release in
+# $MF_BENCH_BUILD (default build-bench, $MF_JOBS jobs) and sets `bin` to its bin directory.
+release_bin() {
+  if [[ -n ${MF_BIN:-} ]]; then
+    bin=$MF_BIN
+    return
+  fi
+  local build=${MF_BENCH_BUILD:-$root/build-bench}
+  log "building Release binaries in $build"
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMF_BUILD_TESTS=OFF \
+    -DMF_BUILD_BENCH=ON >/dev/null
+  cmake --build "$build" -j "${MF_JOBS:-2}" --target "$@" >/dev/null
+  bin=$build/bin
+}
+
 # best_of CMD...: the best wall-clock seconds of $runs runs (stdout discarded, page cache warm).
 best_of() {
   local best="" t0 t1 i

@@ -1,26 +1,27 @@
 #!/usr/bin/env bash
 # Whole-process benchmark of trace verification: mf-replay against `jq -c . >/dev/null` and a
-# python3 json.loads-per-line loop on one generated valid trace, measured in the same run, plus
+# python3 json.loads-per-line loop on one generated valid trace, measured in the same run, beside
+# the limits of the machine (`sha256sum` for one SHA-256 pass, `wc -l` for reading the bytes), plus
 # mf-replay's peak RSS on a small and a large trace (it streams: memory must not grow with the
 # trace). Benchmarks are not tests: only correctness checks (mf-replay says "ok") fail the script.
 #
 # Environment:
-#   MF_BIN          bin directory holding mf-replay (default: build-trace/bin; use an optimised build)
+#   MF_BIN          bin directory holding mf-replay (default: build it, Release, in build-bench)
 #   MF_BENCH_DIR    output directory (default target/bench)
 #   MF_BENCH_MB     size of the large trace in MB (default 100); the small one is a tenth
 #   MF_BENCH_RUNS   timed runs per command, the best is kept (default 3)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin=${MF_BIN:-$root/build-trace/bin}
 out_dir=${MF_BENCH_DIR:-$root/target/bench}
 mb=${MF_BENCH_MB:-100}
 runs=${MF_BENCH_RUNS:-3}
 small_mb=$(awk -v m="$mb" 'BEGIN { printf "%g", m / 10 }')
-replay=$bin/mf-replay
 
 bench_name=replay_bench
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
+release_bin mf-replay
+replay=$bin/mf-replay
 [[ -x $replay ]] || die "$replay not found (set MF_BIN)"
 require_tools jq python3 awk /usr/bin/time
 mkdir -p "$out_dir"
@@ -54,12 +55,15 @@ cat "$big" >/dev/null  # warm the page cache
 t_replay=$(best_of "$replay" "$big")
 t_jq=$(best_of jq -c . "$big")
 t_py=$(best_of python3 -c "$py_loop" "$big")
+t_sha=$(best_of sha256sum "$big")
+t_wc=$(best_of wc -l "$big")
 
 rss() { /usr/bin/time -f %M "$replay" "$1" 2>&1 >/dev/null | tail -1; }
 rss_small=$(rss "$small")
 rss_big=$(rss "$big")
 
-awk -v bytes="$bytes" -v r="$t_replay" -v j="$t_jq" -v p="$t_py" -v mb="$mb" -v smb="$small_mb" \
+awk -v bytes="$bytes" -v r="$t_replay" -v j="$t_jq" -v p="$t_py" -v s="$t_sha" -v w="$t_wc" \
+  -v mb="$mb" -v smb="$small_mb" \
   -v rs="$rss_small" -v rb="$rss_big" 'BEGIN {
   m = bytes / 1e6
   printf "trace: %.1f MB, best of runs, page cache warm\n", m
@@ -67,5 +71,7 @@ awk -v bytes="$bytes" -v r="$t_replay" -v j="$t_jq" -v p="$t_py" -v mb="$mb" -v 
   printf "%-34s %8.3f %9.1f %14s\n", "mf-replay (verify + sha256)", r, m / r, "1.00x"
   printf "%-34s %8.3f %9.1f %13.2fx\n", "jq -c . >/dev/null", j, m / j, j / r
   printf "%-34s %8.3f %9.1f %13.2fx\n", "python3 json.loads per line", p, m / p, p / r
+  printf "%-34s %8.3f %9.1f %13.2fx\n", "sha256sum (one SHA-256 pass)", s, m / s, s / r
+  printf "%-34s %8.3f %9.1f %13.2fx\n", "wc -l (reading the bytes)", w, m / w, w / r
   printf "mf-replay peak RSS: %s MB trace %.1f MiB, %s MB trace %.1f MiB\n", smb, rs / 1024, mb, rb / 1024
 }' | tee "$out_dir/replay_results.txt"

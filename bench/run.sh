@@ -31,20 +31,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 require_tools jq sha256sum awk
 
 # --- binaries ---------------------------------------------------------------------------------
-if [[ -n ${MF_BIN:-} ]]; then
-  bin=$MF_BIN
-else
-  build=${MF_BENCH_BUILD:-$root/build-bench}
-  log "building Release binaries in $build"
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMF_BUILD_TESTS=OFF \
-    -DMF_BUILD_BENCH=ON >/dev/null
-  cmake --build "$build" -j "$jobs" --target mf-store mf_gen_corpus >/dev/null
-  if ! grep -q 'benchmark_DIR-NOTFOUND' "$build/CMakeCache.txt"; then
-    cmake --build "$build" -j "$jobs" --target mf_bench >/dev/null
+release_bin mf-store mf_gen_corpus
+if [[ -z ${MF_BIN:-} ]]; then
+  if ! grep -q 'benchmark_DIR-NOTFOUND' "$bin/../CMakeCache.txt"; then
+    cmake --build "$bin/.." -j "$jobs" --target mf_bench >/dev/null
   else
     log "Google Benchmark not found; micro-benchmarks skipped"
   fi
-  bin=$build/bin
 fi
 mf_store=$bin/mf-store
 [[ -x $mf_store ]] || die "$mf_store not found (set MF_BIN or unset it to build)"

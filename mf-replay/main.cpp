@@ -27,6 +27,7 @@ struct Opts {
   cli::Flag fixed_clock;
   cli::Text exported;
   cli::Number start_unix_ms;
+  cli::Number max_line_bytes;
 };
 
 // --export otlp-json: the verified trace as OTLP/JSON spans on stdout.
@@ -125,6 +126,8 @@ int verify(cli::Context& ctx, const Opts& o) {
   mf::trace::VerifyOptions options;
   if (int rc = cli::secret_from_env(ctx, o.mac_key_env, options.mac_key)) return rc;
   options.expect_sha256 = ctx.get(o.expect_sha256);
+  options.max_line_bytes =
+      static_cast<std::size_t>(ctx.get(o.max_line_bytes, std::int64_t{mf::json::kMaxHeldBytes}));
   mf::hash::Digest parsed{};
   if (ctx.given(o.expect_sha256) && !mf::hash::from_hex(options.expect_sha256, parsed)) {
     return cli::usage_error(ctx.tool, "--expect-sha256 takes 64 lowercase hex digits");
@@ -173,7 +176,8 @@ int main(int argc, char** argv) {
           "names the SHA-256 of the line before it, so an edited, dropped or moved line breaks\n"
           "the chain; --expect-sha256 (a digest recorded elsewhere, e.g. the store's run ref)\n"
           "and --mac-key-env (the HMAC a keyed mf-run put in the terminal event) prove the\n"
-          "whole trace. A trace cut short by a crash is 'incomplete', not 'corrupt'. On a\n"
+          "whole trace. A trace cut short by a crash is 'incomplete', not 'corrupt'. Memory\n"
+          "stays flat: one line is held at a time, at most --max-line-bytes. On a\n"
           "violation the first offending line is named on stderr (MF-E0xx) and the summary is\n"
           "still printed; exit 1.\n"
           "Exit 2 also covers a missing or unreadable TRACE (MF-S013, MF-S014).\n"
@@ -227,6 +231,13 @@ int main(int argc, char** argv) {
                                  {},
                                  {},
                                  0}),
+      .max_line_bytes = d.number({"max-line-bytes",
+                                  "the longest line accepted, held whole while it is checked "
+                                  "(default 16777216, 16 MiB)",
+                                  "N",
+                                  {},
+                                  {},
+                                  1}),
   };
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return verify(ctx, o); });
 }

@@ -22,6 +22,7 @@ struct Opts {
   cli::Text store, output;
   cli::Texts ref;
   cli::Flag refs, dry_run, lines, json;
+  cli::Number max_bytes;
 };
 
 std::string source_name(const std::string& path) {
@@ -38,11 +39,16 @@ bool single_input(const cli::Context& ctx, const std::vector<std::string>& args,
   return true;
 }
 
+std::size_t max_bytes(const cli::Context& ctx, const Opts& o) {
+  return static_cast<std::size_t>(ctx.get(o.max_bytes, std::int64_t{mf::json::kMaxHeldBytes}));
+}
+
 int canon(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   std::string path;
   if (!single_input(ctx, args, path)) return cli::kRejected;
   mf::store::CanonOptions options;
   options.lines = ctx.get(o.lines);
+  options.limits.max_bytes = max_bytes(ctx, o);
   auto done = mf::store::canon_input(path, STDOUT_FILENO, options);
   return done ? cli::kSuccess : cli::report(ctx.tool, done.diagnostics(), source_name(path));
 }
@@ -50,7 +56,7 @@ int canon(const cli::Context& ctx, const Opts& o, const std::vector<std::string>
 int hash(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   std::string path;
   if (!single_input(ctx, args, path)) return cli::kRejected;
-  auto digest = mf::store::hash_input(path, ctx.get(o.json));
+  auto digest = mf::store::hash_input(path, ctx.get(o.json), max_bytes(ctx, o));
   if (!digest) return cli::report(ctx.tool, digest.diagnostics(), source_name(path));
   auto written = mf::io::write_all(STDOUT_FILENO, *digest + "\n");
   return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
@@ -233,6 +239,13 @@ int main(int argc, char** argv) {
           {"lines", "canon: treat the input as JSONL, one document per line", "", {"canon"}}),
       .json = d.flag(
           {"json", "hash: digest the canonical form of the JSON document instead", "", {"hash"}}),
+      .max_bytes = d.number({"max-bytes",
+                             "canon, hash --json: the largest document, or line with --lines, "
+                             "held whole while it is read (default 16777216, 16 MiB)",
+                             "N",
+                             {"canon", "hash"},
+                             {},
+                             1}),
   };
 
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {

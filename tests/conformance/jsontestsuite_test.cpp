@@ -1,6 +1,7 @@
 // JSONTestSuite (nst/JSONTestSuite, test_parsing/) run against the strict reader (docs/json.md).
 // n_ files must be rejected, y_ files accepted (except the duplicate-key deviation), and every i_
-// file has a pinned outcome below; docs/json.md explains each one.
+// file has a pinned outcome below; docs/json.md explains each one. The tree-less fast path is held
+// to the same verdicts on every file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/tape_oracle.hpp"
 #include "mf/json/reader.hpp"
 #include "suite.hpp"
 
@@ -180,6 +182,9 @@ TEST_P(JsonTestSuite, File) {
     default:
       ADD_FAILURE() << "unexpected file " << c.file;
   }
+  // The tree-less path (mf/json/tape.hpp) holds to the same verdicts: it accepts only what the
+  // strict reader accepts, reads it the same, and declines nothing the strict reader accepts.
+  EXPECT_EQ(oracle::tape_disagreement(text, {}), "") << c.file;
 }
 
 INSTANTIATE_TEST_SUITE_P(TestParsing, JsonTestSuite, ::testing::ValuesIn(cases()),

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/tape_oracle.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 
@@ -109,6 +110,17 @@ TEST_P(Rfc8785, CanonicalMatchesOutputAndOuthex) {
   const Result<Value> again = parse(expected);
   ASSERT_TRUE(again.ok()) << name;
   EXPECT_EQ(canonical(*again), expected);
+
+  // The tree-less path writes the same bytes, reads the output as canonical and the input not,
+  // and agrees with the strict reader throughout.
+  Tape tape;
+  std::string fast;
+  ASSERT_TRUE(tape.canonicalize(input, {}, fast)) << name;
+  EXPECT_EQ(fast, expected);
+  EXPECT_TRUE(tape.read_canonical(expected)) << name;
+  EXPECT_FALSE(tape.read_canonical(input)) << name;
+  EXPECT_EQ(oracle::tape_disagreement(input, {}), "");
+  EXPECT_EQ(oracle::tape_disagreement(expected, {}), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Testdata, Rfc8785, ::testing::ValuesIn(case_names()),

@@ -76,5 +76,15 @@ TEST(HmacSha256, ConstantTimeEquality) {
   EXPECT_TRUE(equal_constant_time("", ""));
 }
 
+TEST(Sha256, FinishAndRestartDigestsEachMessageOnItsOwn) {
+  Sha256 h;
+  h.update("ab");
+  h.update("c");
+  EXPECT_EQ(to_hex(h.finish_and_restart()), sha256_hex("abc"));
+  EXPECT_EQ(to_hex(h.finish_and_restart()), sha256_hex(""));
+  h.update("line two");
+  EXPECT_EQ(to_hex(h.finish()), sha256_hex("line two"));
+}
+
 }  // namespace
 }  // namespace mf::hash

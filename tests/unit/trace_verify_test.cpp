@@ -148,7 +148,7 @@ TEST(TraceVerify, CountsRepairsViolationsAndToolCalls) {
   EXPECT_EQ(s.repairs, 1);
   EXPECT_EQ(s.tool_calls, 1);
   EXPECT_EQ(s.terminal, "invalid_output");
-  EXPECT_EQ(s.violations_by_kind, (std::map<std::string, std::int64_t>{
+  EXPECT_EQ(s.violations_by_kind, (decltype(s.violations_by_kind){
                                       {"required_field", 1},
                                       {"rescue", 1},
                                       {"retry_nudge", 1},
@@ -771,3 +771,51 @@ TEST(TraceVerifyProjection, OnlyActiveToolsAreVisible) {
 }
 
 }  // namespace plan_rules
+
+// A trace of several slices (the hashing thread takes 128 KiB at a time): the same summary whole
+// and in chunks of any size, the digest of every byte, and a changed line deep inside found at the
+// line after it, whichever slice either falls in.
+TEST(TraceVerify, ALongTraceIsHashedAndCheckedAcrossSlices) {
+  std::string unlinked = kStart;
+  std::int64_t seq = 1;
+  const std::string filler(300, 'x');
+  for (int call = 1; call <= 3000; ++call) {
+    unlinked +=
+        ev(seq++, "guardrail_violation",
+           R"({"kind":"retry_nudge","message":")" + filler + std::to_string(call) + R"("})");
+  }
+  unlinked += ev(seq, "run_completed",
+                 R"({"terminal":"completed","output":{},"model_calls":0,"repairs":0})");
+  const std::string t = chain(unlinked);
+  ASSERT_GT(t.size(), 4u * (128u << 10));
+  const Summary whole = check_raw(t);
+  EXPECT_EQ(whole.status, Outcome::Ok) << (whole.first_error ? whole.first_error->message : "");
+  EXPECT_EQ(whole.events, seq + 1);
+  EXPECT_EQ(whole.trace_sha256, mf::hash::sha256_hex(t));
+  const auto json = mf::json::canonical(mf::trace::to_json(whole));
+  for (std::size_t chunk : {4096u, 131071u, 300000u, 1u << 20}) {
+    mf::trace::Verifier v;
+    for (std::size_t i = 0; i < t.size(); i += chunk) v.feed(std::string_view(t).substr(i, chunk));
+    EXPECT_EQ(mf::json::canonical(mf::trace::to_json(v.finish())), json) << chunk;
+  }
+  // One byte of a message changed on line 2000: that line is still well-formed, the next names
+  // the old digest.
+  std::string tampered = t;
+  std::size_t at = 0;
+  for (int line = 1; line < 2000; ++line) at = tampered.find('\n', at) + 1;
+  at = tampered.find(filler, at);
+  ASSERT_NE(at, std::string::npos);
+  tampered[at] = 'y';
+  for (std::size_t chunk : {tampered.size(), std::size_t{65536}}) {
+    mf::trace::Verifier v;
+    for (std::size_t i = 0; i < tampered.size(); i += chunk) {
+      v.feed(std::string_view(tampered).substr(i, chunk));
+    }
+    const Summary s = v.finish();
+    ASSERT_TRUE(s.first_error) << chunk;
+    EXPECT_EQ(s.first_error->code, codes::kTraceChainBroken);
+    EXPECT_EQ(s.first_error->line, 2001);
+    EXPECT_EQ(s.events, 2000);
+    EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(tampered));
+  }
+}

@@ -379,7 +379,7 @@ CompileOutcome compile_command(const CompileArgs& args, int out_fd) {
 }
 
 Result<json::Value> verify_command(const std::string& path) {
-  auto text = io::read_input(path);
+  auto text = io::read_input(path, json::kMaxHeldBytes);  // as the runtime's plan loader
   if (!text) return about(path, text.take_diagnostics());
   auto parsed = json::parse_object(*text);
   const bool millforge = parsed && is_millforge_plan(*parsed);

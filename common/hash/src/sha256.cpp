@@ -6,13 +6,11 @@
 #include <openssl/hmac.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "mf/diag/codes.hpp"
@@ -61,6 +59,12 @@ Digest Sha256::finish() {
   return d;
 }
 
+Digest Sha256::finish_and_restart() {
+  const Digest d = finish();
+  EVP_DigestInit_ex(ctx_of(ctx_), nullptr, nullptr);  // the same digest, a new message
+  return d;
+}
+
 Digest sha256(std::string_view bytes) {
   Sha256 h;
   h.update(bytes);
@@ -100,8 +104,9 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 bool is_hex_digest(std::string_view hex) {
-  Digest ignored;
-  return from_hex(hex, ignored);
+  return hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
 bool from_hex(std::string_view hex, Digest& out) {
@@ -142,74 +147,6 @@ Result<Digest> sha256_file(const std::string& path) {
   }
   if (!is_stdin) ::close(fd);
   return h.finish();
-}
-
-// Below this an input is hashed in place: handing it over costs more than hashing it.
-constexpr std::size_t kBackgroundBytes = 64u << 10;
-
-struct BackgroundSha256::Worker {
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::string_view pending;  // handed over, not yet hashed
-  bool busy = false;
-  bool stop = false;
-  std::thread thread;
-
-  explicit Worker(Sha256& sha) {
-    thread = std::thread([this, &sha] {
-      std::unique_lock lock(mutex);
-      for (;;) {
-        cv.wait(lock, [this] { return busy || stop; });
-        if (stop) return;
-        const std::string_view bytes = pending;
-        lock.unlock();
-        sha.update(bytes);
-        lock.lock();
-        busy = false;
-        cv.notify_all();
-      }
-    });
-  }
-  ~Worker() {
-    {
-      std::lock_guard lock(mutex);
-      stop = true;
-    }
-    cv.notify_all();
-    thread.join();
-  }
-  void wait() {
-    std::unique_lock lock(mutex);
-    cv.wait(lock, [this] { return !busy; });
-  }
-};
-
-BackgroundSha256::BackgroundSha256() = default;
-BackgroundSha256::~BackgroundSha256() = default;
-
-void BackgroundSha256::update(std::string_view bytes) {
-  wait();
-  if (bytes.size() < kBackgroundBytes) {
-    sha_.update(bytes);
-    return;
-  }
-  if (!worker_) worker_ = std::make_unique<Worker>(sha_);
-  {
-    std::lock_guard lock(worker_->mutex);
-    worker_->pending = bytes;
-    worker_->busy = true;
-  }
-  worker_->cv.notify_all();
-}
-
-void BackgroundSha256::wait() {
-  if (worker_) worker_->wait();
-}
-
-Digest BackgroundSha256::finish() {
-  wait();
-  worker_.reset();
-  return sha_.finish();
 }
 
 }  // namespace mf::hash

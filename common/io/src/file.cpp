@@ -186,6 +186,10 @@ int read_all(int fd, std::string& out, std::size_t max_bytes) {
     const std::int64_t n = read_some(fd, buf, std::min(sizeof buf, cap - out.size()));
     if (n < 0) return static_cast<int>(n);
     if (n == 0) break;
+    // A bounded read (up to 1 GiB) that must grow reserves its bound at once: pages are only taken
+    // as they are written, and no doubling copies the bytes with two buffers alive.
+    const std::size_t need = out.size() + static_cast<std::size_t>(n);
+    if (max_bytes <= (std::size_t{1} << 30) && need > out.capacity()) out.reserve(cap);
     out.append(buf, static_cast<std::size_t>(n));
   }
   return 0;

@@ -1,5 +1,7 @@
 #include "mf/json/jsonl.hpp"
 
+#include <algorithm>
+
 #include "mf/diag/codes.hpp"
 #include "mf/json/canonical.hpp"
 
@@ -40,55 +42,46 @@ void append_jsonl(const Value& v, std::string& out) {
   out += '\n';
 }
 
-Status LineCanonicalizer::feed(std::string_view bytes, std::string& out) {
-  while (!bytes.empty()) {
-    const auto newline = bytes.find('\n');
-    const auto head = bytes.substr(0, newline);
-    if (partial_.size() + head.size() > limits_.max_bytes) {
-      return diag::error(
-          diag::codes::kTooLarge,
-          "line is over the size limit of " + std::to_string(limits_.max_bytes) + " bytes", {},
-          line_ + 1);
-    }
-    if (newline == std::string_view::npos) {
-      partial_.append(head);
-      return {};
-    }
-    bytes.remove_prefix(newline + 1);
-    // A line wholly inside this chunk is parsed in place; only lines split across chunks are
-    // copied.
-    Status done;
-    if (partial_.empty()) {
-      done = canonicalize_line(head, out);
-    } else {
-      partial_.append(head);
-      done = canonicalize_line(partial_, out);
-      partial_.clear();
-    }
-    if (!done) return done;
+void LineSplitter::keep(std::string_view head) {
+  const std::size_t need = partial_.size() + head.size();
+  if (need > partial_.capacity()) {
+    partial_.reserve(std::max(need, std::min(max_, kMaxHeldBytes)));
   }
-  return {};
+  partial_.append(head);
+}
+
+Status LineCanonicalizer::feed(std::string_view bytes, std::string& out) {
+  Status done;
+  const auto stop = lines_.feed(bytes, [&](std::string_view line) {
+    done = canonicalize_line(line, out);
+    return done.ok();
+  });
+  if (stop == LineSplitter::Stop::Over) {
+    return diag::error(
+        diag::codes::kTooLarge,
+        "line is over the size limit of " + std::to_string(limits_.max_bytes) + " bytes", {},
+        line_ + 1);
+  }
+  return done;
 }
 
 Status LineCanonicalizer::finish(std::string& out) {
-  if (partial_.empty()) return {};
-  Status done = canonicalize_line(partial_, out);
-  partial_.clear();
+  if (lines_.rest().empty()) return {};
+  Status done = canonicalize_line(lines_.rest(), out);
+  lines_.clear();
   return done;
 }
 
 Status LineCanonicalizer::canonicalize_line(std::string_view line, std::string& out) {
   ++line_;
-  auto value = parse(line, limits_, line_ - 1);
-  if (!value) {
-    auto ds = value.take_diagnostics();
+  Status done = json::canonicalize_line(tape_, line, limits_, out, line_ - 1);
+  if (!done) {
+    auto ds = done.take_diagnostics();
     for (auto& d : ds) {
       if (d.line == 0) d.line = line_;
     }
     return ds;
   }
-  write_canonical(*value, out);
-  out.push_back('\n');
   return {};
 }
 

@@ -279,8 +279,15 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     if (int_digits > 300) return false;
     const std::size_t len = static_cast<std::size_t>(q - p);
     if (len > limits.max_number_length) return false;
-    auto [stop, ec] = std::from_chars(p, q, n.number);
-    if (ec != std::errc() || stop != q || !std::isfinite(n.number)) return false;
+    if (integer && int_digits <= 15) {  // exact in a double: no rounding to do
+      std::int64_t v = 0;
+      for (const char* d = digits; d < q; ++d) v = v * 10 + (*d - '0');
+      n.number = static_cast<double>(*p == '-' ? -v : v);
+      if (v == 0 && *p == '-') n.number = -0.0;
+    } else {
+      auto [stop, ec] = std::from_chars(p, q, n.number);
+      if (ec != std::errc() || stop != q || !std::isfinite(n.number)) return false;
+    }
     // Up to 15 digits an integer is exact and ES6 writes it as these digits; "-0" it writes "0".
     n.simple_integer = integer && int_digits <= 15 && !(n.number == 0 && *p == '-');
     if (canonical && !n.simple_integer) {
@@ -520,7 +527,9 @@ std::string_view View::as_string() const {
 
 std::optional<std::int64_t> View::as_exact_int() const {
   if (!is_number()) return std::nullopt;
-  const double d = as_number();
+  const Tape::Node& n = tape_->nodes_[node_];
+  if (n.simple_integer) return static_cast<std::int64_t>(n.number);  // 15 digits at most
+  const double d = n.number;
   if (!(std::abs(d) <= kMaxSafeInteger) || std::trunc(d) != d) return std::nullopt;
   return static_cast<std::int64_t>(d);
 }
@@ -592,6 +601,17 @@ Value View::to_value() const {
     return true;
   });
   return Value(std::move(o));
+}
+
+Status canonicalize_line(Tape& tape, std::string_view text, const ReadLimits& limits,
+                         std::string& out, std::int64_t line_offset) {
+  if (!tape.canonicalize(text, limits, out)) {
+    auto value = parse(text, limits, line_offset);
+    if (!value) return value.take_diagnostics();
+    write_canonical(*value, out);
+  }
+  out.push_back('\n');
+  return {};
 }
 
 }  // namespace mf::json

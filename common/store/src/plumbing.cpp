@@ -14,6 +14,7 @@
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/jsonl.hpp"
+#include "mf/json/tape.hpp"
 
 namespace mf::store {
 namespace {
@@ -98,22 +99,28 @@ Status canon_input(const std::string& path, int out_fd, const CanonOptions& opti
   if (options.lines) return canon_lines(path, out_fd, options);
   auto text = io::read_input(path, options.limits.max_bytes);
   if (!text) return text.take_diagnostics();
-  auto value = json::parse(*text, options.limits);
-  if (!value) return value.take_diagnostics();
-  return io::write_all(out_fd, json::canonical_file(*value));
+  json::Tape tape;
+  std::string out;
+  if (auto done = json::canonicalize_line(tape, *text, options.limits, out); !done) return done;
+  return io::write_all(out_fd, out);
 }
 
-Result<std::string> hash_input(const std::string& path, bool canonical_json) {
+Result<std::string> hash_input(const std::string& path, bool canonical_json,
+                               std::size_t max_bytes) {
   if (!canonical_json) {
     auto digest = hash::sha256_file(path);
     if (!digest) return digest.take_diagnostics();
     return hash::to_hex(*digest);
   }
-  auto text = io::read_input(path);
+  auto text = io::read_input(path, max_bytes);
   if (!text) return text.take_diagnostics();
-  auto value = json::parse(*text);
-  if (!value) return value.take_diagnostics();
-  return json::canonical_digest(*value);
+  json::Tape tape;
+  std::string out;
+  if (auto done = json::canonicalize_line(tape, *text, {.max_bytes = max_bytes}, out); !done) {
+    return done.take_diagnostics();
+  }
+  out.pop_back();  // the digest is of the canonical bytes without the file's newline
+  return hash::sha256_hex(out);
 }
 
 }  // namespace mf::store

@@ -145,6 +145,55 @@ const std::array<EventRule, kEventTypes.size()> kRules = {{
       {kMacMember, Kind::Digest, false}}},
 }};
 
+// The member numbers: the envelope's first, then the MAC, then each payload name as the rules
+// first mention it; and for each rule, the kind of each member it allows.
+struct MemberTable {
+  std::array<std::string_view, kMemberCount> names{};
+  std::size_t count = 0;
+  // Open addressing over a hash of the name: a probe sequence ends at an empty slot.
+  std::array<std::uint8_t, 256> slots{};  // member id + 1; 0 = empty
+  static constexpr std::int8_t kNotAllowed = -1;
+  std::array<std::array<std::int8_t, kMemberCount>, kEventTypes.size()> kinds{};
+
+  static std::size_t hash(std::string_view name) {
+    std::uint32_t h = 2166136261u;
+    for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+    return h;
+  }
+  std::size_t find(std::string_view name) const {
+    for (std::size_t i = hash(name);; ++i) {
+      const std::uint8_t slot = slots[i % slots.size()];
+      if (slot == 0) return kNoMember;
+      if (names[slot - 1] == name) return slot - 1;
+    }
+  }
+  std::size_t add(std::string_view name) {
+    if (const std::size_t id = find(name); id != kNoMember) return id;
+    names.at(count) = name;  // at(): kMemberCount must count every name the rules use
+    std::size_t i = hash(name);
+    while (slots[i % slots.size()] != 0) ++i;
+    slots[i % slots.size()] = static_cast<std::uint8_t>(++count);
+    return count - 1;
+  }
+};
+
+const MemberTable& member_table() {
+  static const MemberTable table = [] {
+    MemberTable t;
+    for (const auto name : kEnvelope) t.add(name);
+    t.add(kMacMember);
+    for (std::size_t r = 0; r < kRules.size(); ++r) {
+      t.kinds[r].fill(MemberTable::kNotAllowed);
+      for (const auto& m : kRules[r].members) {
+        t.kinds[r][t.add(m.name)] = static_cast<std::int8_t>(m.kind);
+      }
+    }
+    if (t.count != kMemberCount) std::abort();  // kMemberCount must be exact
+    return t;
+  }();
+  return table;
+}
+
 bool is_violations(const json::View& v) {
   if (!v.is_array()) return false;
   return v.each([](std::string_view, json::View item) {
@@ -214,11 +263,14 @@ std::optional<std::string_view> kind_error(Kind kind, const json::View& v) {
 }
 
 // The values a few members may take, beyond their kind.
-std::optional<std::string> check_values(std::string_view event, const json::View& object) {
-  const auto text = [&](std::string_view key) {
-    const auto v = object.find(key);
-    return v.is_string() ? v.as_string() : std::string_view();
-  };
+std::optional<std::string> check_values(std::string_view event, const Members& members) {
+  const MemberTable& table = member_table();
+  const struct {
+    const Members& members;
+    const MemberTable& table;
+    json::View find(std::string_view key) const { return members[table.find(key)]; }
+  } object{members, table};
+  const auto text = [&](std::string_view key) { return object.find(key).as_string(); };
   if (event == "run_started") {
     if (text("mode") != "task" && text("mode") != "plan") return "\"mode\" must be task or plan";
     if (text("mode") == "task" && !object.find("task_id")) {
@@ -290,29 +342,62 @@ bool is_envelope_member(std::string_view key) {
   return std::find(kEnvelope.begin(), kEnvelope.end(), key) != kEnvelope.end();
 }
 
+std::size_t member_id(std::string_view name) {
+  return member_table().find(name);
+}
+
+void Members::read(const json::View& object) {
+  for (std::size_t i = 0; i < count_; ++i) by_id_[order_[i]] = {};
+  count_ = 0;
+  unknown_ = {};
+  const MemberTable& table = member_table();
+  before_unknown_ = SIZE_MAX;
+  object.each([&](std::string_view key, json::View value) {
+    const std::size_t id = table.find(key);
+    if (id == kNoMember) {
+      if (unknown_.empty()) {
+        unknown_ = key;
+        before_unknown_ = count_;
+      }
+    } else {
+      by_id_[id] = value;
+      order_[count_++] = static_cast<std::uint8_t>(id);
+    }
+    return true;
+  });
+}
+
 std::optional<std::string> check_payload(std::string_view event, const json::View& object) {
+  Members members;
+  members.read(object);
+  return check_payload(event, members);
+}
+
+std::optional<std::string> check_payload(std::string_view event, const Members& members) {
   const auto rule = std::find_if(kRules.begin(), kRules.end(),
                                  [&](const EventRule& r) { return r.event == event; });
   if (rule == kRules.end()) return "unknown event type \"" + std::string(event) + "\"";
-  std::optional<std::string> bad;
-  object.each([&](std::string_view key, json::View value) {
-    if (is_envelope_member(key)) return true;
-    const auto member = std::find_if(rule->members.begin(), rule->members.end(),
-                                     [&](const Member& r) { return r.name == key; });
-    if (member == rule->members.end()) {
-      bad = "member \"" + std::string(key) + "\" is not part of " + std::string(event);
-    } else if (auto wrong = kind_error(member->kind, value)) {
-      bad = "\"" + std::string(key) + "\" must be " + std::string(*wrong);
+  const MemberTable& table = member_table();
+  const auto& kinds = table.kinds[static_cast<std::size_t>(rule - kRules.begin())];
+  const auto not_part = [&](std::string_view key) {
+    return "member \"" + std::string(key) + "\" is not part of " + std::string(event);
+  };
+  // In the object's order, up to the first member no event names.
+  for (const std::uint8_t* it = members.begin(); it != members.end_of_known(); ++it) {
+    const std::size_t id = *it;
+    if (id < kEnvelope.size()) continue;
+    if (kinds[id] == MemberTable::kNotAllowed) return not_part(table.names[id]);
+    if (auto wrong = kind_error(static_cast<Kind>(kinds[id]), members[id])) {
+      return "\"" + std::string(table.names[id]) + "\" must be " + std::string(*wrong);
     }
-    return !bad;
-  });
-  if (bad) return bad;
+  }
+  if (!members.unknown().empty()) return not_part(members.unknown());
   for (const auto& member : rule->members) {
-    if (member.required && !object.find(member.name)) {
+    if (member.required && !members[table.find(member.name)]) {
       return "missing member \"" + std::string(member.name) + "\"";
     }
   }
-  return check_values(event, object);
+  return check_values(event, members);
 }
 
 }  // namespace mf::trace

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "mf/diag/codes.hpp"
@@ -21,18 +24,67 @@ namespace {
 namespace codes = diag::codes;
 
 constexpr std::size_t kChunkBytes = 1u << 20;
+// What the hashing thread takes at a time: a slice of newlines holds 32 bytes of digests a byte.
+constexpr std::size_t kSliceBytes = 128u << 10;
 
-// The member as an exact non-negative integer, or nothing.
-std::optional<std::int64_t> natural(const json::View& object, std::string_view key) {
-  auto n = object.find(key).as_exact_int();
+// The members the checks read, by number (mf/trace/events.hpp); numbered on first use, after
+// every static table is built.
+struct Keys {
+  std::size_t active_units = member_id("active_units");
+  std::size_t budget = member_id("budget");
+  std::size_t call = member_id("call");
+  std::size_t call_id = member_id("call_id");
+  std::size_t content = member_id("content");
+  std::size_t content_bytes = member_id("content_bytes");
+  std::size_t content_redacted = member_id("content_redacted");
+  std::size_t content_sha256 = member_id("content_sha256");
+  std::size_t event = member_id("event");
+  std::size_t hmac_sha256 = member_id("hmac_sha256");
+  std::size_t kind = member_id("kind");
+  std::size_t ledger = member_id("ledger");
+  std::size_t limit = member_id("limit");
+  std::size_t mode = member_id("mode");
+  std::size_t model_calls = member_id("model_calls");
+  std::size_t prev = member_id("prev");
+  std::size_t projection = member_id("projection");
+  std::size_t repairs = member_id("repairs");
+  std::size_t repairs_remaining = member_id("repairs_remaining");
+  std::size_t run_id = member_id("run_id");
+  std::size_t seq = member_id("seq");
+  std::size_t t_ms = member_id("t_ms");
+  std::size_t terminal = member_id("terminal");
+  std::size_t tool_calls = member_id("tool_calls");
+  std::size_t tools = member_id("tools");
+  std::size_t v = member_id("v");
+  std::size_t violations = member_id("violations");
+  std::size_t visible = member_id("visible");
+};
+
+const Keys& keys() {
+  static const Keys k;
+  return k;
+}
+
+// The value as an exact non-negative integer, or nothing.
+std::optional<std::int64_t> natural(const json::View& v) {
+  auto n = v.as_exact_int();
   if (!n || *n < 0) return std::nullopt;
   return n;
 }
 
-std::optional<std::string_view> string_member(const json::View& object, std::string_view key) {
-  const auto v = object.find(key);
+std::optional<std::string_view> string_member(const json::View& v) {
   if (!v.is_string()) return std::nullopt;
   return v.as_string();
+}
+
+// Whether `hex` is the lowercase hex form of `d`.
+bool hex_equals(const hash::Digest& d, std::string_view hex) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  if (hex.size() != 2 * d.size()) return false;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (hex[2 * i] != kDigits[d[i] >> 4] || hex[2 * i + 1] != kDigits[d[i] & 15]) return false;
+  }
+  return true;
 }
 
 bool is_incomplete(const std::string& code) {
@@ -91,46 +143,126 @@ json::Value to_json(const Summary& s) {
   return out;
 }
 
-Verifier::Verifier(VerifyOptions options) : options_(options) {
+// Hashes one slice of the bytes at a time, on the calling thread or on its own: the running digest
+// of the whole trace, and the digest of each line the slice completes (a line may have begun in an
+// earlier slice).
+class Verifier::Hasher {
+ public:
+  ~Hasher() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  // The slice's line digests go to `out`, which stays the caller's to read after wait().
+  void hash(std::string_view slice, std::vector<hash::Digest>& out) {
+    out.clear();
+    whole_.update(slice);
+    while (!slice.empty()) {
+      const auto newline = slice.find('\n');
+      if (newline == std::string_view::npos) {
+        line_.update(slice);
+        return;
+      }
+      line_.update(slice.substr(0, newline));
+      out.push_back(line_.finish_and_restart());
+      slice.remove_prefix(newline + 1);
+    }
+  }
+  // Only the trace's digest, for bytes whose lines are no longer checked.
+  void hash_whole(std::string_view bytes) { whole_.update(bytes); }
+
+  // hash(), on the second thread; wait() before the next start(), before reading `out`, and
+  // before the slice's bytes go away.
+  void start(std::string_view slice, std::vector<hash::Digest>& out) {
+    if (!thread_.joinable()) thread_ = std::thread([this] { work(); });
+    {
+      std::lock_guard lock(mutex_);
+      job_ = slice;
+      out_ = &out;
+      busy_ = true;
+    }
+    cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return !busy_; });
+  }
+  hash::Digest finish() { return whole_.finish(); }
+
+ private:
+  void work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [this] { return busy_ || stop_; });
+      if (stop_) return;
+      lock.unlock();
+      hash(job_, *out_);
+      lock.lock();
+      busy_ = false;
+      cv_.notify_all();
+    }
+  }
+
+  hash::Sha256 whole_;
+  hash::Sha256 line_;  // the line in progress
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::string_view job_;
+  std::vector<hash::Digest>* out_ = nullptr;
+  bool busy_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+Verifier::Verifier(VerifyOptions options)
+    : options_(options), hasher_(std::make_unique<Hasher>()), lines_(options_.max_line_bytes) {
   limits_.max_bytes = options_.max_line_bytes;
 }
+
+Verifier::~Verifier() = default;
 
 void Verifier::fail(const char* code, std::string message, std::int64_t column) {
   summary_.first_error = diag::error(code, std::move(message), {}, line_, column);
 }
 
 void Verifier::feed(std::string_view bytes) {
-  // The digest of a large chunk is taken on a second thread while its lines are checked here.
-  hasher_.update(bytes);
-  check_lines(bytes);
-  hasher_.wait();  // the caller may reuse the chunk once feed() returns
+  // After the first error only the digest still needs the bytes.
+  if (summary_.first_error) return hasher_->hash_whole(bytes);
+  if (bytes.size() < 2 * kSliceBytes) {
+    hasher_->hash(bytes, digests_[0]);
+    next_digest_ = digests_[0].data();
+    return check_lines(bytes);
+  }
+  // Slices in a pipeline: the second thread hashes slice i+1 while this one checks slice i with
+  // the line digests of slice i. The slice boundaries are arbitrary: lines span them.
+  const std::size_t slices = (bytes.size() + kSliceBytes - 1) / kSliceBytes;
+  const auto slice = [&](std::size_t i) { return bytes.substr(i * kSliceBytes, kSliceBytes); };
+  hasher_->start(slice(0), digests_[0]);
+  for (std::size_t i = 0; i < slices; ++i) {
+    hasher_->wait();
+    if (i + 1 < slices) hasher_->start(slice(i + 1), digests_[(i + 1) % 2]);
+    next_digest_ = digests_[i % 2].data();
+    check_lines(slice(i));
+  }
+  hasher_->wait();  // the caller may reuse the bytes once feed() returns
 }
 
 void Verifier::check_lines(std::string_view bytes) {
-  // After the first error only the digest still needs the bytes.
-  while (!bytes.empty() && !summary_.first_error) {
-    const auto newline = bytes.find('\n');
-    const auto head = bytes.substr(0, newline);
-    if (partial_.size() + head.size() > options_.max_line_bytes) {
-      ++line_;
-      fail(codes::kTraceMalformedLine,
-           "line is over the size limit of " + std::to_string(options_.max_line_bytes) + " bytes");
-      return;
-    }
-    if (newline == std::string_view::npos) {
-      partial_.append(head);
-      return;
-    }
-    bytes.remove_prefix(newline + 1);
-    // A line wholly inside this chunk is checked in place; only lines split across chunks are
-    // copied.
-    if (partial_.empty()) {
-      check_line(head, true);
-    } else {
-      partial_.append(head);
-      check_line(partial_, true);
-      partial_.clear();
-    }
+  if (summary_.first_error) return;  // the rest is only hashed
+  const auto stop = lines_.feed(bytes, [this](std::string_view line) {
+    check_line(line, true);
+    ++next_digest_;
+    return !summary_.first_error;
+  });
+  if (stop == json::LineSplitter::Stop::Over) {
+    ++line_;
+    fail(codes::kTraceMalformedLine,
+         "line is over the size limit of " + std::to_string(options_.max_line_bytes) + " bytes");
   }
 }
 
@@ -167,14 +299,16 @@ void Verifier::check_line(std::string_view text, bool terminated) {
     }
   }
   const json::View event_object = tape_.root();
-  if (!check_envelope(event_object, canonical) || !check_chain(text, event_object)) return;
-  const std::string_view event = *string_member(event_object, "event");
-  if (!check_order(event, *string_member(event_object, "run_id"), *natural(event_object, "seq"))) {
+  members_.read(event_object);
+  if (!check_envelope(event_object, canonical) || !check_chain()) return;
+  const std::string_view event = *string_member(members_[keys().event]);
+  if (!check_order(event, *string_member(members_[keys().run_id]),
+                   *natural(members_[keys().seq]))) {
     return;
   }
-  if (!check_and_count(event, event_object)) return;
+  if (!check_and_count(event)) return;
   if (is_terminal_event(event) && !check_mac(event_object)) return;
-  last_event_ = std::string(event);
+  last_event_.assign(event);
   ++summary_.events;
 }
 
@@ -184,21 +318,21 @@ bool Verifier::check_envelope(const json::View& event_object, bool canonical) {
     fail(codes::kTraceMalformedLine, "line is not a JSON object");
     return false;
   }
-  const auto version = natural(event_object, "v");
-  const auto run_id = string_member(event_object, "run_id");
-  const auto event = string_member(event_object, "event");
-  const auto prev = event_object.find("prev");
+  const auto version = natural(members_[keys().v]);
+  const auto run_id = string_member(members_[keys().run_id]);
+  const auto event = string_member(members_[keys().event]);
+  const auto prev = members_[keys().prev];
   if (!version || *version != kFormatVersion) {
     fail(codes::kTraceBadEnvelope,
          "\"v\" must be " + std::to_string(kFormatVersion) +
              (version && *version == 1 ? " (a v1 trace has no hash chain: record it again)" : ""));
   } else if (!run_id || run_id->empty()) {
     fail(codes::kTraceBadEnvelope, "\"run_id\" must be a non-empty string");
-  } else if (!natural(event_object, "seq")) {
+  } else if (!natural(members_[keys().seq])) {
     fail(codes::kTraceBadEnvelope, "\"seq\" must be an integer >= 0");
   } else if (!event) {
     fail(codes::kTraceBadEnvelope, "\"event\" must be a string");
-  } else if (!natural(event_object, "t_ms")) {
+  } else if (!natural(members_[keys().t_ms])) {
     fail(codes::kTraceBadEnvelope, "\"t_ms\" must be an integer >= 0");
   } else if (line_ == 1 && prev) {
     fail(codes::kTraceBadEnvelope, "the first line has no \"prev\"");
@@ -243,20 +377,20 @@ bool Verifier::check_order(std::string_view event, std::string_view run_id, std:
 
 // Each line names the digest of the line before it, so an edited, dropped, inserted or reordered
 // line breaks the chain at the line after it.
-bool Verifier::check_chain(std::string_view text, const json::View& event_object) {
-  if (line_ > 1 && event_object.find("prev").as_string() != prev_) {
+bool Verifier::check_chain() {
+  if (line_ > 1 && !hex_equals(prev_, members_[keys().prev].as_string())) {
     fail(codes::kTraceChainBroken,
          "\"prev\" is not the SHA-256 of line " + std::to_string(line_ - 1) +
              " (that line, or this one, was changed, dropped, inserted or moved)");
     return false;
   }
-  prev_ = hash::sha256_hex(text);
+  prev_ = *next_digest_;
   return true;
 }
 
 // The terminal's hmac_sha256 against the key, when one was given.
 bool Verifier::check_mac(const json::View& event_object) {
-  const auto mac = event_object.find(kMacMember);
+  const auto mac = members_[keys().hmac_sha256];
   summary_.mac = !mac ? Mac::Absent : Mac::Unchecked;
   if (options_.mac_key.empty()) return true;
   if (!mac) {
@@ -276,20 +410,19 @@ bool Verifier::check_mac(const json::View& event_object) {
   return true;
 }
 
-bool Verifier::check_consistent(std::string_view event, const json::View& event_object) {
+bool Verifier::check_consistent(std::string_view event) {
   // Every member read here was checked by check_payload to be an integer >= 0 (or absent).
-  const auto number = [&](std::string_view key) { return natural(event_object, key); };
   const auto inconsistent = [&](const std::string& what) {
     fail(codes::kTraceInconsistent, std::string(event) + " " + what);
     return false;
   };
-  const std::int64_t t_ms = *number("t_ms");
+  const std::int64_t t_ms = *natural(members_[keys().t_ms]);
   if (t_ms < last_t_ms_) {
     return inconsistent("goes back in time (t_ms " + std::to_string(t_ms) + " after " +
                         std::to_string(last_t_ms_) + ")");
   }
   last_t_ms_ = t_ms;
-  const auto call = number("call");
+  const auto call = natural(members_[keys().call]);
   if (event == "model_requested" && *call != summary_.model_calls + 1) {
     return inconsistent("numbers its call " + std::to_string(*call) + " after " +
                         std::to_string(summary_.model_calls) + " call(s)");
@@ -299,67 +432,70 @@ bool Verifier::check_consistent(std::string_view event, const json::View& event_
     return inconsistent("names call " + std::to_string(*call) + ", not the one requested (" +
                         std::to_string(summary_.model_calls) + ")");
   }
-  if (const auto content = event_object.find("content");
-      content && !event_object.find("content_redacted")) {
-    const auto digest = event_object.find("content_sha256");
-    if (*number("content_bytes") != static_cast<std::int64_t>(content.as_string().size()) ||
-        (digest && digest.as_string() != hash::sha256_hex(content.as_string()))) {
+  if (const auto content = members_[keys().content];
+      content && !members_[keys().content_redacted]) {
+    const auto digest = members_[keys().content_sha256];
+    if (*natural(members_[keys().content_bytes]) !=
+            static_cast<std::int64_t>(content.as_string().size()) ||
+        (digest && !hex_equals(hash::sha256(content.as_string()), digest.as_string()))) {
       return inconsistent("carries content that does not match its content_bytes/content_sha256");
     }
   }
-  if (is_terminal_event(event) && number("tool_calls").value_or(0) != summary_.tool_calls) {
-    return inconsistent("counts " + std::to_string(number("tool_calls").value_or(0)) +
+  if (is_terminal_event(event) &&
+      natural(members_[keys().tool_calls]).value_or(0) != summary_.tool_calls) {
+    return inconsistent("counts " +
+                        std::to_string(natural(members_[keys().tool_calls]).value_or(0)) +
                         " tool call(s); the trace has " + std::to_string(summary_.tool_calls));
   }
   if (event == "model_requested" && !task_mode_ && max_model_calls_ >= 0 &&
       summary_.model_calls >= max_model_calls_) {
     return inconsistent("exceeds the plan's max_iterations of " + std::to_string(max_model_calls_));
   }
-  if (is_terminal_event(event) &&
-      (*number("model_calls") != summary_.model_calls || *number("repairs") != summary_.repairs)) {
-    return inconsistent("counts " + std::to_string(*number("model_calls")) + " call(s) and " +
-                        std::to_string(*number("repairs")) + " repair(s); the trace has " +
-                        std::to_string(summary_.model_calls) + " and " +
-                        std::to_string(summary_.repairs));
+  if (is_terminal_event(event) && (*natural(members_[keys().model_calls]) != summary_.model_calls ||
+                                   *natural(members_[keys().repairs]) != summary_.repairs)) {
+    return inconsistent("counts " + std::to_string(*natural(members_[keys().model_calls])) +
+                        " call(s) and " + std::to_string(*natural(members_[keys().repairs])) +
+                        " repair(s); the trace has " + std::to_string(summary_.model_calls) +
+                        " and " + std::to_string(summary_.repairs));
   }
-  if (!task_mode_) return check_projection(event, event_object);
-  return check_task_sequence(event, event_object);
+  if (!task_mode_) return check_projection(event);
+  return check_task_sequence(event);
 }
 
 // A projection is compiled for the call about to be requested, its ledger adds up, and the
 // request that follows sends exactly the tools it showed; a run that does not project sends no
 // tool list and compiles no projection.
-bool Verifier::check_projection(std::string_view event, const json::View& event_object) {
+bool Verifier::check_projection(std::string_view event) {
   const auto inconsistent = [&](const std::string& what) {
     fail(codes::kTraceInconsistent, std::string(event) + " " + what);
     return false;
   };
   if (event == "projection_compiled") {
     if (!projecting_) return inconsistent("in a run whose run_started declares no projection");
-    if (natural(event_object, "call") != summary_.model_calls + 1) {
+    if (natural(members_[keys().call]) != summary_.model_calls + 1) {
       return inconsistent("is not for the next call (" + std::to_string(summary_.model_calls + 1) +
                           ")");
     }
     if (visible_) return inconsistent("again before its call was requested");
-    const json::View ledger = event_object.find("ledger");
+    const json::View ledger = members_[keys().ledger];
     std::int64_t tokens = 0, bytes = 0;
     const json::View items = ledger.find("items");
     const bool ok = items.is_array() && items.each([&](std::string_view, json::View item) {
-      const auto t = natural(item, "tokens");
-      const auto b = natural(item, "bytes");
+      const auto t = natural(item.find("tokens"));
+      const auto b = natural(item.find("bytes"));
       if (t && b) tokens += *t, bytes += *b;
       return t && b;
     });
-    const auto limit = natural(ledger, "limit");
-    if (!ok || natural(ledger, "charged") != tokens || natural(ledger, "bytes") != bytes ||
-        limit != projection_budget_ || tokens > *limit ||
-        natural(ledger, "remaining") != *limit - tokens) {
+    const auto limit = natural(ledger.find("limit"));
+    if (!ok || natural(ledger.find("charged")) != tokens ||
+        natural(ledger.find("bytes")) != bytes || limit != projection_budget_ || tokens > *limit ||
+        natural(ledger.find("remaining")) != *limit - tokens) {
       return inconsistent(
           "has a ledger whose items, charge, limit and remainder do not add up under the "
           "budget of run_started");
     }
     // Canonical lines: equal values have equal bytes.
-    const json::View active = event_object.find("active_units");
+    const json::View active = members_[keys().active_units];
     const bool charged_as_active =
         items.size() == active.size() && active.each([&](std::string_view, json::View unit) {
           return !items.each([&](std::string_view, json::View item) {
@@ -369,7 +505,7 @@ bool Verifier::check_projection(std::string_view event, const json::View& event_
     if (!charged_as_active) {
       return inconsistent("charges units other than the active ones, one ledger item each");
     }
-    const json::View visible = event_object.find("visible");
+    const json::View visible = members_[keys().visible];
     std::string hidden;
     visible.each([&](std::string_view, json::View name) {
       const bool listed = !active.each([&](std::string_view, json::View u) {
@@ -386,7 +522,7 @@ bool Verifier::check_projection(std::string_view event, const json::View& event_
     if (!hidden.empty()) return inconsistent("shows '" + hidden + "', which is not active");
     visible_ = std::string(visible.raw());
   } else if (event == "model_requested") {
-    const json::View tools = event_object.find("tools");
+    const json::View tools = members_[keys().tools];
     if (!projecting_) {
       if (tools) return inconsistent("lists tools in a run that does not project");
       return true;
@@ -404,17 +540,17 @@ bool Verifier::check_projection(std::string_view event, const json::View& event_
 
 // Task mode has one sequence (docs/formats/trace.md, "Task-mode sequence"): each event may follow
 // only the events the run loop can emit before it, under the budget run_started recorded.
-bool Verifier::check_task_sequence(std::string_view event, const json::View& event_object) {
+bool Verifier::check_task_sequence(std::string_view event) {
   const auto out_of_place = [&](const std::string& why) {
     fail(codes::kTraceInconsistent, std::string(event) + " cannot follow " +
                                         (last_event_.empty() ? "nothing" : last_event_) + why);
     return false;
   };
-  const std::string_view state = event_object.find("terminal").as_string();
+  const std::string_view state = members_[keys().terminal].as_string();
   if (state == "cancelled") return true;  // a cancellation may end the run between any two steps
   const auto& last = last_event_;
   if (event == "model_requested") {
-    const bool repair = event_object.find("kind").as_string() == "repair";
+    const bool repair = members_[keys().kind].as_string() == "repair";
     if (repair ? !(last == "verification_failed" && can_repair_) : last != "run_started") {
       return out_of_place(repair ? " as a repair request" : " as the initial request");
     }
@@ -428,13 +564,13 @@ bool Verifier::check_task_sequence(std::string_view event, const json::View& eve
     const std::int64_t done = summary_.repairs;
     can_repair_ = done < max_repairs_;
     const std::int64_t remaining = can_repair_ ? max_repairs_ - done - 1 : 0;
-    if (event_object.find("repairs_remaining").as_exact_int() != remaining) {
+    if (members_[keys().repairs_remaining].as_exact_int() != remaining) {
       return out_of_place(" with repairs_remaining other than " + std::to_string(remaining));
     }
   } else if (event == "budget_exhausted") {
     if (!(last == "run_started" || (last == "verification_failed" && can_repair_)) ||
         summary_.model_calls != max_model_calls_ ||
-        event_object.find("limit").as_exact_int() != max_model_calls_) {
+        members_[keys().limit].as_exact_int() != max_model_calls_) {
       return out_of_place(" under a budget of " + std::to_string(max_model_calls_) + " call(s)");
     }
   } else if (event == "run_completed") {
@@ -452,14 +588,14 @@ bool Verifier::check_task_sequence(std::string_view event, const json::View& eve
 }
 
 // The payload of its event type, tool calls paired, and the summary's counts.
-bool Verifier::check_and_count(std::string_view event, const json::View& event_object) {
-  if (auto bad = check_payload(event, event_object)) {
+bool Verifier::check_and_count(std::string_view event) {
+  if (auto bad = check_payload(event, members_)) {
     fail(codes::kTraceBadPayload, "ill-formed " + std::string(event) + ": " + *bad);
     return false;
   }
-  if (!check_consistent(event, event_object)) return false;
+  if (!check_consistent(event)) return false;
   if (event == "tool_called" || event == "tool_completed") {
-    std::string call_id(event_object.find("call_id").as_string());
+    std::string call_id(members_[keys().call_id].as_string());
     if (event == "tool_called") {
       if (open_calls_.contains(call_id)) {
         fail(codes::kTraceDuplicateCallId,
@@ -475,44 +611,52 @@ bool Verifier::check_and_count(std::string_view event, const json::View& event_o
     }
   } else if (event == "model_requested") {
     ++summary_.model_calls;
-    if (event_object.find("kind").as_string() == "repair") ++summary_.repairs;
+    if (members_[keys().kind].as_string() == "repair") ++summary_.repairs;
   } else if (event == "verification_failed") {
-    const json::View violations = event_object.find("violations");
+    const json::View violations = members_[keys().violations];
     violations.each([&](std::string_view, json::View v) {
-      ++summary_.violations_by_kind[std::string(v.find("code").as_string())];
+      count_violation(v.find("code").as_string());
       return true;
     });
-    if (violations.size() == 0) ++summary_.violations_by_kind[std::string(event)];
+    if (violations.size() == 0) count_violation(event);
   } else if (event == "guardrail_violation") {
-    ++summary_.violations_by_kind[std::string(*string_member(event_object, "kind"))];
+    count_violation(members_[keys().kind].as_string());
   } else if (event == "tool_denied") {
     // A denial answers the open call of the same id (refused at the boundary), or stands alone (a
     // batch refused before it).
-    if (const auto id = event_object.find("call_id"))
-      open_calls_.erase(std::string(id.as_string()));
-    ++summary_.violations_by_kind[std::string(event)];
+    if (const auto id = members_[keys().call_id]) open_calls_.erase(std::string(id.as_string()));
+    count_violation(event);
   } else if (event == "run_started") {
-    task_mode_ = event_object.find("mode").as_string() == "task";
+    task_mode_ = members_[keys().mode].as_string() == "task";
     // A limit that is missing or not a count makes every step out of budget (-1).
-    const json::View budget = event_object.find("budget");
+    const json::View budget = members_[keys().budget];
     max_model_calls_ =
-        natural(budget, task_mode_ ? "max_model_calls" : "max_iterations").value_or(-1);
-    max_repairs_ = natural(budget, "max_repairs").value_or(-1);
-    if (const json::View p = event_object.find("projection")) {
+        natural(budget.find(task_mode_ ? "max_model_calls" : "max_iterations")).value_or(-1);
+    max_repairs_ = natural(budget.find("max_repairs")).value_or(-1);
+    if (const json::View p = members_[keys().projection]) {
       projecting_ = true;
-      projection_budget_ = natural(p, "budget_tokens").value_or(-1);
+      projection_budget_ = natural(p.find("budget_tokens")).value_or(-1);
     }
   } else if (is_terminal_event(event)) {
     terminated_ = true;
-    summary_.terminal = std::string(event_object.find("terminal").as_string());
+    summary_.terminal = std::string(members_[keys().terminal].as_string());
   }
   return true;
 }
 
+void Verifier::count_violation(std::string_view kind) {
+  auto& counts = summary_.violations_by_kind;
+  if (auto it = counts.find(kind); it != counts.end()) {
+    ++it->second;
+  } else {
+    counts.emplace(kind, 1);
+  }
+}
+
 Summary Verifier::finish() {
   if (!summary_.first_error) {
-    if (!partial_.empty()) {
-      check_line(partial_, false);
+    if (!lines_.rest().empty()) {
+      check_line(lines_.rest(), false);
     } else if (!terminated_) {
       ++line_;  // the line where the terminal event should have been
       fail(codes::kTraceNoTerminal, summary_.events == 0
@@ -520,8 +664,8 @@ Summary Verifier::finish() {
                                         : "the trace ends without a terminal event (incomplete)");
     }
   }
-  partial_.clear();
-  summary_.trace_sha256 = hash::to_hex(hasher_.finish());
+  lines_.clear();
+  summary_.trace_sha256 = hash::to_hex(hasher_->finish());
   if (!summary_.first_error && !options_.expect_sha256.empty() &&
       !hash::equal_constant_time(summary_.trace_sha256, options_.expect_sha256)) {
     line_ = 0;

@@ -143,9 +143,10 @@ Status Writer::emit(std::string_view event, json::Value payload) {
     return misuse("duplicate payload member in " + std::string(event));
   json::Value line(std::move(members));
   std::string text = json::canonical(line);
-  // The payload is checked as the verifier will read it: from the canonical line.
-  if (!tape_.read_canonical(text)) {
-    return misuse(std::string(event) + " is beyond the strict reader's limits");
+  // The payload is checked as the verifier will read it: from the canonical line, held whole.
+  if (!tape_.read_canonical(text, {.max_bytes = json::kMaxHeldBytes})) {
+    return misuse(std::string(event) + " is beyond the strict reader's limits (a line is at most " +
+                  std::to_string(json::kMaxHeldBytes) + " bytes)");
   }
   if (auto bad = check_payload(event, tape_.root())) {
     return misuse("ill-formed " + std::string(event) + ": " + *bad);

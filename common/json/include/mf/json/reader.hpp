@@ -19,6 +19,11 @@ struct ReadLimits {
   std::size_t max_entries = 1u << 20;  // members or elements in one container
 };
 
+// The bound on what a streaming command holds whole at once: one line of a JSONL stream or a
+// trace, or one document a plumbing command reads from a pipe. Below max_bytes, so that such a
+// command stays within a fixed memory bound on any input (docs/json.md, "Limits").
+inline constexpr std::size_t kMaxHeldBytes = 16u << 20;
+
 // Parses exactly one JSON document. Columns count Unicode code points, lines count '\n'.
 // `line_offset` is added to reported lines (used by the JSONL reader).
 Result<Value> parse(std::string_view text, const ReadLimits& limits = {},

@@ -114,6 +114,12 @@ class Tape {
   mutable std::vector<std::uint32_t> order_;  // scratch for sorting members
 };
 
+// Appends canonical(parse(text)) + '\n' to `out`: through the tape where it reads the text, else
+// through the strict reader, whose diagnostics (lines offset by line_offset) are returned with
+// `out` unchanged. `tape` is scratch, reused between calls.
+Status canonicalize_line(Tape& tape, std::string_view text, const ReadLimits& limits,
+                         std::string& out, std::int64_t line_offset = 0);
+
 template <class F>
 bool View::each(F&& f) const {
   if (!is_array() && !is_object()) return true;

@@ -16,7 +16,7 @@ namespace mf::store {
 struct CanonOptions {
   bool lines = false;                   // JSONL: every line canonical, each followed by '\n'
   std::size_t buffer_bytes = 1u << 20;  // read chunk and output flush threshold for `lines`
-  json::ReadLimits limits{};
+  json::ReadLimits limits{.max_bytes = json::kMaxHeldBytes};  // per document, or per line
 };
 
 // Writes the canonical form of the input at `path` to `out_fd`: one document plus '\n', or with
@@ -25,7 +25,8 @@ struct CanonOptions {
 Status canon_input(const std::string& path, int out_fd, const CanonOptions& options = {});
 
 // Lowercase hex SHA-256 of the input's raw bytes (streamed), or with `canonical_json` of the
-// canonical form of the JSON document it holds.
-Result<std::string> hash_input(const std::string& path, bool canonical_json = false);
+// canonical form of the JSON document it holds (at most max_bytes).
+Result<std::string> hash_input(const std::string& path, bool canonical_json = false,
+                               std::size_t max_bytes = json::kMaxHeldBytes);
 
 }  // namespace mf::store

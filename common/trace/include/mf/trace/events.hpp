@@ -3,7 +3,9 @@
 // and the verifier (which reports one), so the two can never disagree.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,10 +41,41 @@ bool is_terminal_event(std::string_view event);  // run_completed, run_failed
 // terminal_rejected.
 bool is_terminal_state(std::string_view state);
 
+// Every member name the format knows (the envelope, the MAC and each event's payload members) has
+// a number, so that one line's members are found in one pass and read by index afterwards.
+inline constexpr std::size_t kMemberCount = 72;
+inline constexpr std::size_t kNoMember = kMemberCount;
+std::size_t member_id(std::string_view name);  // kNoMember for a name no event has
+
+// One event object's members by member_id.
+class Members {
+ public:
+  // Reads the members of `object`; unknown() names the first one whose name the format does not
+  // know. A value that is not an object has no members.
+  void read(const json::View& object);
+  json::View operator[](std::size_t id) const { return by_id_[id]; }
+  // The ids of the known members, in the object's order; end_of_known() is where the first
+  // unknown member stood.
+  const std::uint8_t* begin() const { return order_.data(); }
+  const std::uint8_t* end() const { return order_.data() + count_; }
+  const std::uint8_t* end_of_known() const {
+    return order_.data() + std::min(count_, before_unknown_);
+  }
+  std::string_view unknown() const { return unknown_; }
+
+ private:
+  std::array<json::View, kMemberCount + 1> by_id_{};
+  std::array<std::uint8_t, kMemberCount> order_{};
+  std::size_t count_ = 0;
+  std::size_t before_unknown_ = SIZE_MAX;
+  std::string_view unknown_;
+};
+
 // Checks the payload members of one event (the whole event object, envelope included) against the
 // event's closed member list: every member known, of its kind, the required ones present, and the
 // few enumerated values valid. Returns a message naming the offending member, or nothing. The
 // object is read from its canonical line (json::Tape::read_canonical), as the verifier reads it.
 std::optional<std::string> check_payload(std::string_view event, const json::View& object);
+std::optional<std::string> check_payload(std::string_view event, const Members& members);
 
 }  // namespace mf::trace

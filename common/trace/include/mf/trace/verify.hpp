@@ -4,18 +4,23 @@
 // open tool calls are remembered. Never constructs a model.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/hash/sha256.hpp"
+#include "mf/json/jsonl.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/json/tape.hpp"
 #include "mf/json/value.hpp"
+#include "mf/trace/events.hpp"
 
 namespace mf::trace {
 
@@ -47,7 +52,7 @@ struct Summary {
   std::int64_t tool_calls = 0;   // tool_called events
   // verification_failed: one per violation, keyed by its code; guardrail_violation: keyed by its
   // "kind"; tool_denied: keyed by the event type.
-  std::map<std::string, std::int64_t> violations_by_kind;
+  std::map<std::string, std::int64_t, std::less<>> violations_by_kind;
   std::string trace_sha256;  // of the exact bytes, all of them
   Mac mac = Mac::Absent;
   std::optional<diag::Diagnostic> first_error;  // set unless status is Ok
@@ -58,46 +63,57 @@ struct Summary {
 json::Value to_json(const Summary& s);
 
 struct VerifyOptions {
-  std::size_t max_line_bytes = 64u << 20;  // a longer line is malformed (MF-E001)
+  std::size_t max_line_bytes = json::kMaxHeldBytes;  // a longer line is malformed (MF-E001)
   // Non-empty: the terminal event must carry the right hmac_sha256 under this key (MF-E017).
   std::string mac_key{};
   // Non-empty: the bytes must have this SHA-256, lowercase hex (MF-E018).
   std::string expect_sha256{};
 };
 
-// Streaming verifier: feed() the bytes in chunks of any size, then finish() once.
+// Streaming verifier: feed() the bytes in chunks of any size, then finish() once. A large chunk
+// is hashed (the trace's digest and each line's) on a second thread while its lines are checked.
 class Verifier {
  public:
   explicit Verifier(VerifyOptions options = {});
+  ~Verifier();
+  Verifier(const Verifier&) = delete;
+  Verifier& operator=(const Verifier&) = delete;
   void feed(std::string_view bytes);
   Summary finish();
 
  private:
+  class Hasher;
   void check_lines(std::string_view bytes);
   void check_line(std::string_view text, bool terminated);
   // The steps of check_line; each returns false after recording the first error.
   bool check_envelope(const json::View& event_object, bool canonical);
   bool check_order(std::string_view event, std::string_view run_id, std::int64_t seq);
-  bool check_and_count(std::string_view event, const json::View& event_object);
+  bool check_and_count(std::string_view event);
   // What the payload says against the events before it (MF-E015), and the chain (MF-E016).
-  bool check_consistent(std::string_view event, const json::View& event_object);
-  bool check_task_sequence(std::string_view event, const json::View& event_object);
-  bool check_chain(std::string_view text, const json::View& event_object);
+  bool check_consistent(std::string_view event);
+  bool check_task_sequence(std::string_view event);
+  bool check_chain();
   bool check_mac(const json::View& event_object);
   void fail(const char* code, std::string message, std::int64_t column = 0);
-  bool check_projection(std::string_view event, const json::View& event_object);
+  bool check_projection(std::string_view event);
+  void count_violation(std::string_view kind);
 
   VerifyOptions options_;
   json::ReadLimits limits_;
-  hash::BackgroundSha256 hasher_;
+  std::unique_ptr<Hasher> hasher_;
+  // The line digests of the slice being checked (and of the one being hashed), and the digest of
+  // the line being checked.
+  std::array<std::vector<hash::Digest>, 2> digests_;
+  const hash::Digest* next_digest_ = nullptr;
   Summary summary_;
-  std::string partial_;    // the start of a line split across chunks
+  json::LineSplitter lines_;
   std::int64_t line_ = 0;  // lines checked so far
   bool terminated_ = false;
   json::Tape tape_;        // the line being checked
+  Members members_;        // its members
   std::string canonical_;  // the canonical form of a line that is not canonical
   std::unordered_set<std::string> open_calls_;
-  std::string prev_;  // hex SHA-256 of the last line checked
+  hash::Digest prev_{};  // SHA-256 of the last line checked
   std::int64_t last_t_ms_ = 0;
   std::string last_event_;  // the event type of the last line checked
   // From run_started: the mode and, in task mode, the budget the sequence is checked against.
