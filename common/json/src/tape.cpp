@@ -145,11 +145,13 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
       if (p == end) return false;
       const auto c = static_cast<unsigned char>(*p);
       if (c == '"') break;
-      if (c >= 0x80) {
-        const std::size_t len = utf8_sequence(reinterpret_cast<const unsigned char*>(p),
-                                              reinterpret_cast<const unsigned char*>(end));
-        if (len == 0) return false;
-        p += len;
+      if (c >= 0x80) {  // a run of non-ASCII characters, validated without returning to SIMD
+        do {
+          const std::size_t len = utf8_sequence(reinterpret_cast<const unsigned char*>(p),
+                                                reinterpret_cast<const unsigned char*>(end));
+          if (len == 0) return false;
+          p += len;
+        } while (p < end && static_cast<unsigned char>(*p) >= 0x80);
         continue;
       }
       if (c != '\\') return false;  // a raw control character
@@ -169,6 +171,7 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
           break;
         case '/':
           if (canonical) return false;
+          n.canonical_escapes = false;
           plain = '/';
           break;
         case 'b':
@@ -199,10 +202,14 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
           };
           int cp = quad(p);
           if (cp < 0) return false;
-          p += 4;
-          if (canonical && (cp >= 0x20 || short_escape(static_cast<unsigned char>(cp)) != 0)) {
-            return false;  // JCS writes this character raw or with its short escape
+          // JCS writes a character above U+001F raw and five controls with short escapes; the
+          // others as \u00xx with lowercase hex.
+          if (cp >= 0x20 || short_escape(static_cast<unsigned char>(cp)) != 0 ||
+              std::any_of(p, p + 4, [](char h) { return h >= 'A' && h <= 'F'; })) {
+            if (canonical) return false;
+            n.canonical_escapes = false;
           }
+          p += 4;
           if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // a lone low surrogate
           if (cp >= 0xD800 && cp <= 0xDBFF) {
             if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return false;
@@ -429,10 +436,11 @@ bool Tape::canonicalize(std::string_view text, const ReadLimits& limits, std::st
 }
 
 void Tape::write_string_node(const Node& n, std::string& out) const {
-  if (n.escaped) {
+  if (n.escaped && !n.canonical_escapes) {
     write_string(text(n), out);
   } else {
-    // Unescaped source text holds no control character, quote or backslash: it is canonical.
+    // Source text holds no raw control character, quote or backslash, and its escapes are the
+    // ones JCS writes: it is canonical as it stands.
     out.append(source_.substr(n.src_begin, n.src_end - n.src_begin));
   }
 }

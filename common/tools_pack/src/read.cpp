@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,24 +35,122 @@ std::size_t slice_index(double d, std::size_t length) {
   return d >= static_cast<double>(length) ? length : static_cast<std::size_t>(d);
 }
 
-// The pieces of String.prototype.split("\n") ("" gives one empty piece, a trailing "\n" one more),
-// found by offset rather than kept in a list: a file of newlines would need 16 bytes per byte.
-struct Pieces {
-  std::string_view text;
-  std::size_t count() const {
-    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+// The text read selects from, by offset: the file itself when it is valid UTF-8, read a chunk at a
+// time and never held whole, or else its lossy decoding in memory. Lines are the pieces of
+// String.prototype.split("\n") ("" gives one empty piece, a trailing "\n" one more), found by
+// offset rather than kept in a list: a file of newlines would need 16 bytes per byte.
+class Source {
+ public:
+  explicit Source(std::string_view text) : text_(text), size_(text.size()) {}
+  Source(int fd, std::size_t size) : fd_(fd), size_(size), buf_(kChunk) {}
+
+  std::size_t size() const { return size_; }
+  // False when the file could not be read as far as its size said (it changed or failed).
+  bool ok() const { return ok_; }
+
+  std::size_t count_newlines(std::size_t from, std::size_t to) const {
+    std::size_t n = 0;
+    each_chunk(from, to, [&](std::string_view c, std::size_t) {
+      n += static_cast<std::size_t>(std::count(c.begin(), c.end(), '\n'));
+      return true;
+    });
+    return n;
   }
-  // The offset of the piece `n` pieces after the one starting at `at` (n < count() from there).
-  std::size_t advance(std::size_t at, std::size_t n) const {
-    for (std::size_t i = 0; i < n; ++i) at = text.find('\n', at) + 1;
+  // The offset after the n-th '\n' from `from` (n of them exist), that is the start of the piece
+  // n pieces on.
+  std::size_t advance(std::size_t from, std::size_t n) const {
+    std::size_t at = from;
+    if (n == 0) return at;
+    each_chunk(from, size_, [&](std::string_view c, std::size_t offset) {
+      for (std::size_t i = c.find('\n'); i != std::string_view::npos; i = c.find('\n', i + 1)) {
+        if (--n == 0) {
+          at = offset + i + 1;
+          return false;
+        }
+      }
+      return true;
+    });
     return at;
   }
-  // The offset where the piece starting at `start` ends (its "\n" or the end of the text).
+  // Where the piece starting at `start` ends: its '\n', or the end of the text.
   std::size_t end_from(std::size_t start) const {
-    const std::size_t nl = text.find('\n', start);
-    return nl == std::string_view::npos ? text.size() : nl;
+    std::size_t end = size_;
+    each_chunk(start, size_, [&](std::string_view c, std::size_t offset) {
+      const std::size_t i = c.find('\n');
+      if (i != std::string_view::npos) end = offset + i;
+      return i == std::string_view::npos;
+    });
+    return end;
   }
+  std::string read(std::size_t from, std::size_t to) const {
+    std::string out;
+    out.reserve(to - from);
+    each_chunk(from, to, [&](std::string_view c, std::size_t) {
+      out.append(c);
+      return true;
+    });
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t kChunk = 256u << 10;
+
+  // Calls f(chunk, offset of the chunk) over [from, to) in order until f returns false.
+  template <class F>
+  void each_chunk(std::size_t from, std::size_t to, F&& f) const {
+    if (fd_ < 0) {
+      if (from < to) f(text_.substr(from, to - from), from);
+      return;
+    }
+    for (std::size_t at = from; at < to && ok_;) {
+      const std::size_t want = std::min(kChunk, to - at);
+      const std::int64_t got = io::pread_all(fd_, buf_.data(), want, at);
+      if (got != static_cast<std::int64_t>(want)) {
+        ok_ = false;
+        return;
+      }
+      if (!f(std::string_view(buf_.data(), want), at)) return;
+      at += want;
+    }
+  }
+
+  std::string_view text_;
+  int fd_ = -1;
+  std::size_t size_ = 0;
+  mutable std::vector<char> buf_;
+  mutable bool ok_ = true;
 };
+
+// Whether the file's bytes are UTF-8, read a chunk at a time: a sequence cut by a chunk's end is
+// carried into the next chunk.
+bool file_is_utf8(int fd, std::size_t size) {
+  constexpr std::size_t kChunk = 256u << 10;
+  std::vector<char> buf(kChunk + 3);
+  std::size_t carried = 0;
+  for (std::size_t at = 0; at < size;) {
+    const std::size_t want = std::min(kChunk, size - at);
+    if (io::pread_all(fd, buf.data() + carried, want, at) != static_cast<std::int64_t>(want)) {
+      return false;
+    }
+    at += want;
+    std::size_t n = carried + want;
+    // The last lead byte, if its sequence runs past the chunk, waits for the next one.
+    std::size_t keep = 0;
+    if (at < size) {
+      for (std::size_t back = 1; back <= std::min<std::size_t>(3, n); ++back) {
+        const auto c = static_cast<unsigned char>(buf[n - back]);
+        if ((c & 0xC0) == 0x80) continue;
+        const std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        if (len > back) keep = back;
+        break;
+      }
+    }
+    if (!text::valid_utf8(std::string_view(buf.data(), n - keep))) return false;
+    std::memmove(buf.data(), buf.data() + n - keep, keep);
+    carried = keep;
+  }
+  return carried == 0;
+}
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -143,10 +242,9 @@ std::string read_path_variant(const Workspace& ws, const std::string& relative) 
   return relative;
 }
 
-ToolResult read_text(std::string_view text, const std::string& path, std::optional<double> offset,
+ToolResult read_text(const Source& text, const std::string& path, std::optional<double> offset,
                      std::optional<double> limit) {
-  const Pieces pieces{text};
-  const std::size_t count = pieces.count();
+  const std::size_t count = text.count_newlines(0, text.size()) + 1;
   const double total = static_cast<double>(count);
   // `offset ? max(0, offset - 1) : 0`: 0 and a missing offset both mean the first line.
   const double given = offset.value_or(0);
@@ -157,28 +255,29 @@ ToolResult read_text(std::string_view text, const std::string& path, std::option
                              " is beyond end of file (" + js_number(total) + " lines total)");
   }
   const std::size_t first = slice_index(start, count);
-  const std::size_t from = pieces.advance(0, first);
+  const std::size_t from = text.advance(0, first);
   // Pieces [first, to) joined by "\n": the text from the first one's start to the last one's end.
-  auto join_to = [&](std::size_t to) {
-    if (first >= to) return std::string_view();
-    const std::size_t last = pieces.advance(from, to - 1 - first);
-    return text.substr(from, pieces.end_from(last) - from);
-  };
-  std::string_view selected;
+  std::size_t selected_end = text.size();
   std::optional<double> user_limited;
   if (limit) {
     const double end = std::min(start + *limit, total);
-    selected = join_to(slice_index(end, count));
+    const std::size_t to = slice_index(end, count);
+    selected_end = first >= to ? from : text.end_from(text.advance(from, to - 1 - first));
     user_limited = end - start;
-  } else {
-    selected = text.substr(from);
   }
-
-  Truncation t = truncate_head(selected);
+  // What truncate_head needs of the selection: its size, its lines, and its first bytes.
+  const std::size_t selected_size = selected_end - from;
+  std::size_t lines = 0;
+  if (selected_size > 0) {
+    const std::size_t body_end =
+        text.read(selected_end - 1, selected_end) == "\n" ? selected_end - 1 : selected_end;
+    lines = text.count_newlines(from, body_end) + 1;
+  }
+  const std::string head = text.read(from, from + std::min(selected_size, kMaxBytes + 1));
+  Truncation t = truncate_head_of(head, selected_size, lines);
   ToolResult r;
   if (t.first_line_exceeds_limit) {
-    const std::size_t line = pieces.advance(0, std::min(first, count - 1));
-    const std::string size = format_size(pieces.end_from(line) - line);
+    const std::string size = format_size(text.end_from(from) - from);
     r.text = "[Line " + js_number(start_display) + " is " + size + ", exceeds " +
              format_size(kMaxBytes) + " limit. Use bash: sed -n '" + js_number(start_display) +
              "p' " + path + " | head -c " + std::to_string(kMaxBytes) + "]";
@@ -202,6 +301,7 @@ ToolResult read_text(std::string_view text, const std::string& path, std::option
   } else {
     r.text = std::move(t.content);
   }
+  if (!text.ok()) return ToolResult::error(node_error(EIO, "read"));
   return r;
 }
 
@@ -240,21 +340,30 @@ ToolResult run_read(const json::Value& args, const CallContext& ctx) {
   if (::fstat(fd.get(), &again) != 0 || !S_ISREG(again.st_mode)) {
     return ToolResult::error("Not a regular file: " + *path);
   }
+  if (static_cast<std::uint64_t>(again.st_size) > kMaxToolFileBytes) {
+    return ToolResult::error(too_large_message("read", *path, std::to_string(again.st_size)));
+  }
+  const auto size = static_cast<std::size_t>(again.st_size);
+  // Only the image sniff's bytes, the selection's head and a chunk are held: the file is read
+  // whole only when it is not UTF-8 and must be decoded as Pi decodes it.
+  const Source file(fd.get(), size);
+  if (looks_like_supported_image(file.read(0, std::min<std::size_t>(size, 4100)))) {
+    return ToolResult::error("Image files are not supported by this tool: " + *path);
+  }
+  if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
+  if (file_is_utf8(fd.get(), size)) {
+    return read_text(file, *path, number_arg(args, "offset"), number_arg(args, "limit"));
+  }
   std::string bytes;
-  bytes.reserve(std::min(static_cast<std::size_t>(again.st_size), kMaxToolFileBytes) + 1);
+  bytes.reserve(size + 1);
   if (const int err = io::read_all(fd.get(), bytes, kMaxToolFileBytes); err != 0) {
     return ToolResult::error(node_error(-err, "read"));
   }
   if (bytes.size() > kMaxToolFileBytes) {
     return ToolResult::error(too_large_message("read", *path, "more than"));
   }
-  if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
-  if (looks_like_supported_image(bytes)) {
-    return ToolResult::error("Image files are not supported by this tool: " + *path);
-  }
-  const std::string text =
-      text::valid_utf8(bytes) ? std::move(bytes) : text::decode_utf8_lossy(bytes);
-  return read_text(text, *path, number_arg(args, "offset"), number_arg(args, "limit"));
+  const std::string text = text::decode_utf8_lossy(bytes);
+  return read_text(Source(text), *path, number_arg(args, "offset"), number_arg(args, "limit"));
 }
 
 }  // namespace mf::tools

@@ -27,10 +27,10 @@ Truncation unchanged(std::string_view text, std::size_t lines, std::size_t max_l
 }
 
 // The truncated result's frame: totals, flags and limits, no content yet.
-Truncation cut(std::string_view text, std::size_t lines, std::size_t max_lines,
+Truncation cut(std::size_t total_bytes, std::size_t lines, std::size_t max_lines,
                std::size_t max_bytes) {
   Truncation t = unchanged("", lines, max_lines, max_bytes);
-  t.total_bytes = text.size();
+  t.total_bytes = total_bytes;
   t.truncated = true;
   t.truncated_by = "lines";
   return t;
@@ -45,14 +45,26 @@ std::size_t count_lines(std::string_view text) {
 }
 
 Truncation truncate_head(std::string_view text, std::size_t max_lines, std::size_t max_bytes) {
-  const std::size_t lines = count_lines(text);
-  if (lines <= max_lines && text.size() <= max_bytes) {
-    return unchanged(text, lines, max_lines, max_bytes);
+  return truncate_head_of(text, text.size(), count_lines(text), max_lines, max_bytes);
+}
+
+Truncation truncate_head_of(std::string_view head, std::size_t total_bytes, std::size_t lines,
+                            std::size_t max_lines, std::size_t max_bytes) {
+  const bool whole = head.size() == total_bytes;
+  if (lines <= max_lines && total_bytes <= max_bytes) {
+    return unchanged(head, lines, max_lines, max_bytes);
   }
-  Truncation t = cut(text, lines, max_lines, max_bytes);
-  const std::string_view body = body_of(text);
+  Truncation t = cut(total_bytes, lines, max_lines, max_bytes);
+  // A partial head ends before the text does, so no trailing "\n" is to be dropped from it; a line
+  // that runs past its end is longer than max_bytes.
+  const std::string_view body = whole ? body_of(head) : head;
+  const auto line_end = [&](std::size_t from) {
+    const std::size_t nl = body.find('\n', from);
+    if (nl != std::string_view::npos) return nl;
+    return whole ? body.size() : total_bytes;
+  };
   // The kept lines joined by "\n" are a prefix of the body: only its length is counted.
-  if (lines > 0 && std::min(body.find('\n'), body.size()) > max_bytes) {
+  if (lines > 0 && line_end(0) > max_bytes) {
     t.truncated_by = "bytes";
     t.first_line_exceeds_limit = true;
     t.output_lines = 0;
@@ -61,8 +73,7 @@ Truncation truncate_head(std::string_view text, std::size_t max_lines, std::size
   std::size_t bytes = 0;
   std::size_t kept = 0;
   for (std::size_t start = 0; kept < lines && kept < max_lines; ++kept) {
-    const std::size_t nl = body.find('\n', start);
-    const std::size_t end = nl == std::string_view::npos ? body.size() : nl;
+    const std::size_t end = line_end(start);
     const std::size_t cost = end - start + (kept > 0 ? 1 : 0);
     if (bytes + cost > max_bytes) {
       t.truncated_by = "bytes";
@@ -82,7 +93,7 @@ Truncation truncate_tail(std::string_view text, std::size_t max_lines, std::size
   if (lines <= max_lines && text.size() <= max_bytes) {
     return unchanged(text, lines, max_lines, max_bytes);
   }
-  Truncation t = cut(text, lines, max_lines, max_bytes);
+  Truncation t = cut(text.size(), lines, max_lines, max_bytes);
   const std::string_view body = body_of(text);
   // The kept lines joined by "\n" are a suffix of the body, starting at `from`.
   std::size_t from = body.size();

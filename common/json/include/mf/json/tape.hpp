@@ -91,8 +91,9 @@ class Tape {
     std::uint32_t src_begin = 0, src_end = 0;  // the value's bytes in the source
     double number = 0;                         // numbers; bools: 0 or 1
     Kind kind = Kind::Null;
-    bool escaped = false;         // strings: decoded text differs from the source
-    bool simple_integer = false;  // numbers: the lexeme is its own canonical form
+    bool escaped = false;           // strings: decoded text differs from the source
+    bool canonical_escapes = true;  // strings: each escape in the source is the one JCS writes
+    bool simple_integer = false;    // numbers: the lexeme is its own canonical form
   };
 
   bool scan(std::string_view text, const ReadLimits& limits, bool canonical);

@@ -117,6 +117,10 @@ std::size_t count_lines(std::string_view text);
 // Keeps whole lines from the start within max_lines and max_bytes.
 Truncation truncate_head(std::string_view text, std::size_t max_lines = kMaxLines,
                          std::size_t max_bytes = kMaxBytes);
+// The same for a text known by its start: `head` is its first bytes (all of them, or at least
+// max_bytes + 1), and the text is total_bytes long with count_lines() of `lines`.
+Truncation truncate_head_of(std::string_view head, std::size_t total_bytes, std::size_t lines,
+                            std::size_t max_lines = kMaxLines, std::size_t max_bytes = kMaxBytes);
 // Keeps whole lines from the end; a last line alone over max_bytes keeps its final bytes.
 Truncation truncate_tail(std::string_view text, std::size_t max_lines = kMaxLines,
                          std::size_t max_bytes = kMaxBytes);
