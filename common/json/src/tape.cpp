@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "mf/json/canonical.hpp"
+#include "mf/text/utf8.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -30,44 +31,6 @@ int hex_digit(char c, bool lower_only) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (!lower_only && c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-// Length of the well-formed UTF-8 sequence at p (Unicode Table 3-7), or 0.
-std::size_t utf8_sequence(const unsigned char* p, const unsigned char* end) {
-  const unsigned char c = p[0];
-  const auto cont = [&](std::size_t i, unsigned char lo, unsigned char hi) {
-    return p + i < end && p[i] >= lo && p[i] <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1, 0x80, 0xBF) ? 2 : 0;
-  if (c == 0xE0) return cont(1, 0xA0, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-    return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
-  }
-  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2, 0x80, 0xBF) ? 3 : 0;
-  if (c == 0xF0) return cont(1, 0x90, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3) {
-    return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-  }
-  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-  return 0;
-}
-
-void append_utf8(std::uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // The offset of the first byte in [p, end) that is not printable ASCII other than '"' and '\\'.
@@ -147,8 +110,8 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
       if (c == '"') break;
       if (c >= 0x80) {  // a run of non-ASCII characters, validated without returning to SIMD
         do {
-          const std::size_t len = utf8_sequence(reinterpret_cast<const unsigned char*>(p),
-                                                reinterpret_cast<const unsigned char*>(end));
+          const std::size_t len =
+              text::utf8_sequence_length(doc, static_cast<std::size_t>(p - begin));
           if (len == 0) return false;
           p += len;
         } while (p < end && static_cast<unsigned char>(*p) >= 0x80);
@@ -218,7 +181,7 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
             p += 6;
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           }
-          append_utf8(static_cast<std::uint32_t>(cp), decoded_);
+          text::append_utf8(static_cast<char32_t>(cp), decoded_);
           run = p;
           continue;
         }
@@ -517,33 +480,9 @@ bool Tape::write(std::uint32_t i, std::string& out) const {
 
 // --- View -----------------------------------------------------------------------------------
 
-Kind View::kind() const {
-  return tape_->nodes_[node_].kind;
-}
-
-bool View::as_bool() const {
-  return is_bool() && tape_->nodes_[node_].number != 0;
-}
-
-double View::as_number() const {
-  return is_number() ? tape_->nodes_[node_].number : 0;
-}
-
-std::string_view View::as_string() const {
-  return is_string() ? tape_->text(tape_->nodes_[node_]) : std::string_view();
-}
-
-std::optional<std::int64_t> View::as_exact_int() const {
-  if (!is_number()) return std::nullopt;
-  const Tape::Node& n = tape_->nodes_[node_];
-  if (n.simple_integer) return static_cast<std::int64_t>(n.number);  // 15 digits at most
-  const double d = n.number;
+std::optional<std::int64_t> View::exact_int_of(double d) {
   if (!(std::abs(d) <= kMaxSafeInteger) || std::trunc(d) != d) return std::nullopt;
   return static_cast<std::int64_t>(d);
-}
-
-std::size_t View::size() const {
-  return is_array() || is_object() ? tape_->nodes_[node_].count : 0;
 }
 
 std::uint32_t View::child(std::size_t i) const {

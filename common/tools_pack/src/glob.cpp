@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "mf/text/utf8.hpp"
 #include "walk.hpp"
 
 namespace mf::tools::walk {
@@ -63,21 +64,7 @@ char32_t decode(std::string_view s, std::size_t at, std::size_t* width) {
 
 std::string encode(char32_t c) {
   std::string out;
-  if (c < 0x80) {
-    out.push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
+  text::append_utf8(c, out);
   return out;
 }
 

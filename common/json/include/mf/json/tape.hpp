@@ -62,6 +62,7 @@ class View {
  private:
   friend class Tape;
   View(const Tape* tape, std::uint32_t node) : tape_(tape), node_(node) {}
+  static std::optional<std::int64_t> exact_int_of(double d);
   std::uint32_t child(std::size_t i) const;  // node of the i-th entry (an object's: its key)
 
   const Tape* tape_ = nullptr;
@@ -120,6 +121,34 @@ class Tape {
 // `out` unchanged. `tape` is scratch, reused between calls.
 Status canonicalize_line(Tape& tape, std::string_view text, const ReadLimits& limits,
                          std::string& out, std::int64_t line_offset = 0);
+
+// The accessors the trace verifier calls per member, inline.
+inline Kind View::kind() const {
+  return tape_->nodes_[node_].kind;
+}
+
+inline bool View::as_bool() const {
+  return is_bool() && tape_->nodes_[node_].number != 0;
+}
+
+inline double View::as_number() const {
+  return is_number() ? tape_->nodes_[node_].number : 0;
+}
+
+inline std::string_view View::as_string() const {
+  return is_string() ? tape_->text(tape_->nodes_[node_]) : std::string_view();
+}
+
+inline std::optional<std::int64_t> View::as_exact_int() const {
+  if (!is_number()) return std::nullopt;
+  const Tape::Node& n = tape_->nodes_[node_];
+  if (n.simple_integer) return static_cast<std::int64_t>(n.number);  // 15 digits at most
+  return exact_int_of(n.number);
+}
+
+inline std::size_t View::size() const {
+  return is_array() || is_object() ? tape_->nodes_[node_].count : 0;
+}
 
 template <class F>
 bool View::each(F&& f) const {

@@ -37,6 +37,9 @@ std::size_t utf8_count(std::string_view s);
 // Length of the well-formed sequence starting at s[i], or 0 when none starts there.
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 
+// Appends the UTF-8 encoding of the code point `c` (at most U+10FFFF, not a surrogate).
+void append_utf8(char32_t c, std::string& out);
+
 // `bytes` with every maximal invalid subpart replaced by U+FFFD (the WHATWG decoder's rule);
 // returns `bytes` unchanged when it is already valid.
 std::string decode_utf8_lossy(std::string_view bytes);
