@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The streaming commands hold one bounded line or document at a time: on a 2 GB pipe their peak RSS
 # stays under 32 MiB, whether the pipe carries many lines or one endless line, and the endless line
-# is refused with its limit named. (Under AddressSanitizer the pipes are 256 MB and the bound is
-# 96 MiB: its shadow memory and allocator have a larger floor of their own.)
+# is refused with its limit named. Under AddressSanitizer, whose shadow memory and quarantine make
+# RSS say little about the program, the pipes are 64 MB and only the behaviour is checked.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 [[ -x /usr/bin/time ]] || { echo "SKIP: /usr/bin/time is not installed" >&2; exit 77; }
@@ -12,7 +12,7 @@ replay=$MF_BIN/mf-replay
 compile=$MF_BIN/mf-compile
 
 if grep -q __asan_init "$mf_store"; then
-  bytes=$((256 * 1000 * 1000)) limit_kib=$((96 * 1024))
+  bytes=$((64 * 1000 * 1000)) limit_kib=""
 else
   bytes=$((2000 * 1000 * 1000)) limit_kib=$((32 * 1024))
 fi
@@ -32,7 +32,7 @@ peak() {
   tail -1 "$tmp/time"  # the last line: time notes a non-zero exit on a line of its own
 }
 check() {  # check NAME KIB
-  ((${2} < limit_kib)) || fail "$1 peaked at $2 KiB (limit $limit_kib KiB)"
+  [[ -z $limit_kib ]] || (($2 < limit_kib)) || fail "$1 peaked at $2 KiB (limit $limit_kib KiB)"
   echo "stream_memory: $1: $2 KiB" >&2
 }
 

@@ -687,9 +687,13 @@ TEST_F(ToolsEditFiles, PeakMemoryIsASmallFactorOfTheFile) {
   std::printf("[ memory ] 32 MiB of newlines: edit %.1fx the file, read %ld KiB\n",
               edit_kib * 1024.0 / kSize, read_kib);
   EXPECT_LT(edit_kib * 1024, static_cast<long>(8 * kSize));
-  // read holds what it returns and two 256 KiB chunks, not the file (about 1.5 MiB measured; the
-  // bound leaves room for AddressSanitizer's own allocations).
-  EXPECT_LT(read_kib, 8192);
+  // read holds what it returns and two 256 KiB chunks, not the file (about 1.5 MiB measured, 9 MiB
+  // under AddressSanitizer, whose shadow and quarantine grow with every allocation).
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(read_kib, 24 * 1024);
+#else
+  EXPECT_LT(read_kib, 8 * 1024);
+#endif
   EXPECT_NE(slurp(root_ / "big.txt").find("\nCHANGED\n"), std::string::npos);
 }
 
