@@ -1,6 +1,7 @@
 #include "mf/trace/events.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <initializer_list>
 
 #include "mf/hash/sha256.hpp"
