@@ -8,21 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_limits.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 
 namespace {
-
-// Small limits so the fuzzer reaches every limit check quickly.
-mf::json::ReadLimits fuzz_limits() {
-  mf::json::ReadLimits limits;
-  limits.max_bytes = 1u << 16;
-  limits.max_depth = 16;
-  limits.max_number_length = 40;
-  limits.max_string_bytes = 4096;
-  limits.max_entries = 512;
-  return limits;
-}
 
 // Strict RFC 3629 UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. Written from
 // the RFC on purpose, not taken from mf/text: an oracle that shares the code under test cannot
@@ -66,7 +56,7 @@ void check(bool condition) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const mf::json::ReadLimits limits = fuzz_limits();
+  static const mf::json::ReadLimits limits = mf::json::fuzz_limits();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
 
   auto parsed = mf::json::parse(text, limits);

@@ -7,18 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_limits.hpp"
 #include "tape_oracle.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const mf::json::ReadLimits small = [] {
-    mf::json::ReadLimits limits;
-    limits.max_bytes = 1u << 16;
-    limits.max_depth = 16;
-    limits.max_number_length = 40;
-    limits.max_string_bytes = 4096;
-    limits.max_entries = 512;
-    return limits;
-  }();
+  static const mf::json::ReadLimits small = mf::json::fuzz_limits();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   for (const auto& limits : {small, mf::json::ReadLimits{}}) {
     const std::string why = mf::json::oracle::tape_disagreement(text, limits);

@@ -166,36 +166,37 @@ void write_string(std::string_view s, std::string& out) {
     out.append(s.data() + run, i - run);
     run = i + 1;
     out.push_back('\\');
-    switch (c) {
-      case '"':
-        out.push_back('"');
-        break;
-      case '\\':
-        out.push_back('\\');
-        break;
-      case '\b':
-        out.push_back('b');
-        break;
-      case '\t':
-        out.push_back('t');
-        break;
-      case '\n':
-        out.push_back('n');
-        break;
-      case '\f':
-        out.push_back('f');
-        break;
-      case '\r':
-        out.push_back('r');
-        break;
-      default:
-        out.append("u00");
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xF]);
+    if (const char letter = short_escape(c); letter != 0) {
+      out.push_back(letter);
+    } else {
+      out.append("u00");
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
     }
   }
   out.append(s.data() + run, s.size() - run);
   out.push_back('"');
+}
+
+char short_escape(unsigned char c) {
+  switch (c) {
+    case '"':
+      return '"';
+    case '\\':
+      return '\\';
+    case '\b':
+      return 'b';
+    case '\t':
+      return 't';
+    case '\n':
+      return 'n';
+    case '\f':
+      return 'f';
+    case '\r':
+      return 'r';
+    default:
+      return 0;
+  }
 }
 
 int compare_utf16(std::string_view a, std::string_view b) {

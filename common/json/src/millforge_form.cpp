@@ -92,7 +92,7 @@ struct Writer {
 
   void number(double d, bool as_float) {
     if (!as_float && !(d == 0 && std::signbit(d))) {  // -0.0 has no int form
-      if (auto i = Value(d).as_exact_int()) {
+      if (auto i = exact_int(d)) {
         out.append(std::to_string(*i));
         return;
       }

@@ -20,8 +20,6 @@ namespace mf::json {
 
 namespace {
 
-constexpr double kMaxSafeInteger = 9007199254740991.0;
-
 bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -55,24 +53,6 @@ const char* skip_plain(const char* p, const char* end) {
     ++p;
   }
   return p;
-}
-
-// The short escape JCS writes for a control character, or 0 when it writes \u00XX.
-char short_escape(unsigned char c) {
-  switch (c) {
-    case '\b':
-      return 'b';
-    case '\t':
-      return 't';
-    case '\n':
-      return 'n';
-    case '\f':
-      return 'f';
-    case '\r':
-      return 'r';
-    default:
-      return 0;
-  }
 }
 
 }  // namespace
@@ -479,11 +459,6 @@ bool Tape::write(std::uint32_t i, std::string& out) const {
 }
 
 // --- View -----------------------------------------------------------------------------------
-
-std::optional<std::int64_t> View::exact_int_of(double d) {
-  if (!(std::abs(d) <= kMaxSafeInteger) || std::trunc(d) != d) return std::nullopt;
-  return static_cast<std::int64_t>(d);
-}
 
 std::uint32_t View::child(std::size_t i) const {
   const auto& nodes = tape_->nodes_;

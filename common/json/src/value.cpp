@@ -11,11 +11,14 @@ namespace {
 constexpr double kMaxSafeInteger = 9007199254740991.0;  // 2^53 - 1
 }
 
-std::optional<std::int64_t> Value::as_exact_int() const {
-  if (!is_number()) return std::nullopt;
-  const double d = as_number();
+std::optional<std::int64_t> exact_int(double d) {
   if (!(std::abs(d) <= kMaxSafeInteger) || std::trunc(d) != d) return std::nullopt;
   return static_cast<std::int64_t>(d);
+}
+
+std::optional<std::int64_t> Value::as_exact_int() const {
+  if (!is_number()) return std::nullopt;
+  return exact_int(as_number());
 }
 
 const Value* Value::find(std::string_view key) const {

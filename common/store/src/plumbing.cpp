@@ -93,16 +93,25 @@ Status canon_lines(const std::string& path, int out_fd, const CanonOptions& opti
   }
 }
 
+// The canonical file form of the JSON document at `path`, read within `limits`.
+Result<std::string> canonical_text(const std::string& path, const json::ReadLimits& limits) {
+  auto text = io::read_input(path, limits.max_bytes);
+  if (!text) return text.take_diagnostics();
+  json::Tape tape;
+  std::string out;
+  if (auto done = json::canonicalize_line(tape, *text, limits, out); !done) {
+    return done.take_diagnostics();
+  }
+  return out;
+}
+
 }  // namespace
 
 Status canon_input(const std::string& path, int out_fd, const CanonOptions& options) {
   if (options.lines) return canon_lines(path, out_fd, options);
-  auto text = io::read_input(path, options.limits.max_bytes);
+  auto text = canonical_text(path, options.limits);
   if (!text) return text.take_diagnostics();
-  json::Tape tape;
-  std::string out;
-  if (auto done = json::canonicalize_line(tape, *text, options.limits, out); !done) return done;
-  return io::write_all(out_fd, out);
+  return io::write_all(out_fd, *text);
 }
 
 Result<std::string> hash_input(const std::string& path, bool canonical_json,
@@ -112,15 +121,10 @@ Result<std::string> hash_input(const std::string& path, bool canonical_json,
     if (!digest) return digest.take_diagnostics();
     return hash::to_hex(*digest);
   }
-  auto text = io::read_input(path, max_bytes);
+  auto text = canonical_text(path, {.max_bytes = max_bytes});
   if (!text) return text.take_diagnostics();
-  json::Tape tape;
-  std::string out;
-  if (auto done = json::canonicalize_line(tape, *text, {.max_bytes = max_bytes}, out); !done) {
-    return done.take_diagnostics();
-  }
-  out.pop_back();  // the digest is of the canonical bytes without the file's newline
-  return hash::sha256_hex(out);
+  text->pop_back();  // the digest is of the canonical bytes without the file's newline
+  return hash::sha256_hex(*text);
 }
 
 }  // namespace mf::store

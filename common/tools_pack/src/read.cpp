@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +32,17 @@ std::size_t slice_index(double d, std::size_t length) {
   d = std::trunc(d);
   if (d < 0) d = std::max(0.0, static_cast<double>(length) + d);
   return d >= static_cast<double>(length) ? length : static_cast<std::size_t>(d);
+}
+
+// How many bytes at the end of `s` begin a sequence that runs past it (0 to 3).
+std::size_t cut_sequence(std::string_view s) {
+  for (std::size_t back = 1; back <= std::min<std::size_t>(3, s.size()); ++back) {
+    const auto c = static_cast<unsigned char>(s[s.size() - back]);
+    if (text::is_continuation(c)) continue;
+    const std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return len > back ? back : 0;
+  }
+  return 0;
 }
 
 // The text read selects from, by offset: the file itself when it is valid UTF-8, read a chunk at a
@@ -82,6 +92,19 @@ class Source {
     });
     return end;
   }
+  // Whether the bytes are UTF-8: a sequence cut by a chunk's end is checked with the next chunk.
+  bool is_utf8() const {
+    std::string pending;  // the chunk, after what an earlier chunk left of a cut sequence
+    bool valid = true;
+    each_chunk(0, size_, [&](std::string_view c, std::size_t at) {
+      pending.append(c);
+      const std::size_t cut = at + c.size() < size_ ? cut_sequence(pending) : 0;
+      valid = text::valid_utf8(std::string_view(pending).substr(0, pending.size() - cut));
+      pending.erase(0, pending.size() - cut);
+      return valid;
+    });
+    return valid && ok_;
+  }
   std::string read(std::size_t from, std::size_t to) const {
     std::string out;
     out.reserve(to - from);
@@ -120,37 +143,6 @@ class Source {
   mutable std::vector<char> buf_;
   mutable bool ok_ = true;
 };
-
-// Whether the file's bytes are UTF-8, read a chunk at a time: a sequence cut by a chunk's end is
-// carried into the next chunk.
-bool file_is_utf8(int fd, std::size_t size) {
-  constexpr std::size_t kChunk = 256u << 10;
-  std::vector<char> buf(kChunk + 3);
-  std::size_t carried = 0;
-  for (std::size_t at = 0; at < size;) {
-    const std::size_t want = std::min(kChunk, size - at);
-    if (io::pread_all(fd, buf.data() + carried, want, at) != static_cast<std::int64_t>(want)) {
-      return false;
-    }
-    at += want;
-    std::size_t n = carried + want;
-    // The last lead byte, if its sequence runs past the chunk, waits for the next one.
-    std::size_t keep = 0;
-    if (at < size) {
-      for (std::size_t back = 1; back <= std::min<std::size_t>(3, n); ++back) {
-        const auto c = static_cast<unsigned char>(buf[n - back]);
-        if ((c & 0xC0) == 0x80) continue;
-        const std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-        if (len > back) keep = back;
-        break;
-      }
-    }
-    if (!text::valid_utf8(std::string_view(buf.data(), n - keep))) return false;
-    std::memmove(buf.data(), buf.data() + n - keep, keep);
-    carried = keep;
-  }
-  return carried == 0;
-}
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -351,7 +343,7 @@ ToolResult run_read(const json::Value& args, const CallContext& ctx) {
     return ToolResult::error("Image files are not supported by this tool: " + *path);
   }
   if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
-  if (file_is_utf8(fd.get(), size)) {
+  if (file.is_utf8()) {
     return read_text(file, *path, number_arg(args, "offset"), number_arg(args, "limit"));
   }
   std::string bytes;

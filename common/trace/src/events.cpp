@@ -265,19 +265,14 @@ std::optional<std::string_view> kind_error(Kind kind, const json::View& v) {
 
 // The values a few members may take, beyond their kind.
 std::optional<std::string> check_values(std::string_view event, const Members& members) {
-  const MemberTable& table = member_table();
-  const struct {
-    const Members& members;
-    const MemberTable& table;
-    json::View find(std::string_view key) const { return members[table.find(key)]; }
-  } object{members, table};
-  const auto text = [&](std::string_view key) { return object.find(key).as_string(); };
+  const auto field = [&](std::string_view key) { return members[member_id(key)]; };
+  const auto text = [&](std::string_view key) { return field(key).as_string(); };
   if (event == "run_started") {
     if (text("mode") != "task" && text("mode") != "plan") return "\"mode\" must be task or plan";
-    if (text("mode") == "task" && !object.find("task_id")) {
+    if (text("mode") == "task" && !field("task_id")) {
       return "a task run needs \"task_id\"";
     }
-    if (text("mode") == "plan" && !object.find("plan_sha256")) {
+    if (text("mode") == "plan" && !field("plan_sha256")) {
       return "a plan run needs \"plan_sha256\"";
     }
     if (text("durability") != "event" && text("durability") != "batch") {
@@ -291,18 +286,18 @@ std::optional<std::string> check_values(std::string_view event, const Members& m
     if (text("kind") != "initial" && text("kind") != "repair" && text("kind") != "turn") {
       return "model_requested needs \"kind\" of \"initial\", \"repair\" or \"turn\"";
     }
-    if ((text("kind") == "repair") != static_cast<bool>(object.find("violations"))) {
+    if ((text("kind") == "repair") != static_cast<bool>(field("violations"))) {
       return "\"violations\" is present exactly on a repair request";
     }
   } else if (event == "model_responded" || event == "model_failed") {
-    if (object.find("source") && text("source") != "network" && text("source") != "cache") {
+    if (field("source") && text("source") != "network" && text("source") != "cache") {
       return "\"source\" must be network or cache";
     }
   }
   if (event == "model_responded") {
-    const auto count = object.find("tool_call_count");
-    const auto calls = object.find("tool_calls");
-    if ((calls || object.find("tool_calls_sha256")) && !count) {
+    const auto count = field("tool_call_count");
+    const auto calls = field("tool_calls");
+    if ((calls || field("tool_calls_sha256")) && !count) {
       return "tool calls are recorded with their \"tool_call_count\"";
     }
     if (calls && count && count.as_exact_int() != static_cast<std::int64_t>(calls.size())) {

@@ -77,16 +77,6 @@ std::optional<std::string_view> string_member(const json::View& v) {
   return v.as_string();
 }
 
-// Whether `hex` is the lowercase hex form of `d`.
-bool hex_equals(const hash::Digest& d, std::string_view hex) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  if (hex.size() != 2 * d.size()) return false;
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    if (hex[2 * i] != kDigits[d[i] >> 4] || hex[2 * i + 1] != kDigits[d[i] & 15]) return false;
-  }
-  return true;
-}
-
 bool is_incomplete(const std::string& code) {
   return code == codes::kTraceTruncated || code == codes::kTraceNoTerminal;
 }
@@ -378,7 +368,8 @@ bool Verifier::check_order(std::string_view event, std::string_view run_id, std:
 // Each line names the digest of the line before it, so an edited, dropped, inserted or reordered
 // line breaks the chain at the line after it.
 bool Verifier::check_chain() {
-  if (line_ > 1 && !hex_equals(prev_, members_[keys().prev].as_string())) {
+  hash::Digest named{};
+  if (line_ > 1 && !(hash::from_hex(members_[keys().prev].as_string(), named) && named == prev_)) {
     fail(codes::kTraceChainBroken,
          "\"prev\" is not the SHA-256 of line " + std::to_string(line_ - 1) +
              " (that line, or this one, was changed, dropped, inserted or moved)");
@@ -437,7 +428,7 @@ bool Verifier::check_consistent(std::string_view event) {
     const auto digest = members_[keys().content_sha256];
     if (*natural(members_[keys().content_bytes]) !=
             static_cast<std::int64_t>(content.as_string().size()) ||
-        (digest && !hex_equals(hash::sha256(content.as_string()), digest.as_string()))) {
+        (digest && hash::to_hex(hash::sha256(content.as_string())) != digest.as_string())) {
       return inconsistent("carries content that does not match its content_bytes/content_sha256");
     }
   }

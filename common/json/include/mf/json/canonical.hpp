@@ -24,6 +24,9 @@ std::string canonical_digest(const Value& v);
 void write_number(double d, std::string& out);
 // A JSON string literal with JCS's minimal escaping.
 void write_string(std::string_view s, std::string& out);
+// The letter JCS escapes `c` with after a backslash ('"', '\\' and five controls), or 0 for a
+// character it writes raw or, below U+0020, as \u00xx.
+char short_escape(unsigned char c);
 
 // Three-way comparison of two UTF-8 strings by their UTF-16 code units (<0, 0, >0).
 int compare_utf16(std::string_view a, std::string_view b);

@@ -62,7 +62,6 @@ class View {
  private:
   friend class Tape;
   View(const Tape* tape, std::uint32_t node) : tape_(tape), node_(node) {}
-  static std::optional<std::int64_t> exact_int_of(double d);
   std::uint32_t child(std::size_t i) const;  // node of the i-th entry (an object's: its key)
 
   const Tape* tape_ = nullptr;
@@ -143,7 +142,7 @@ inline std::optional<std::int64_t> View::as_exact_int() const {
   if (!is_number()) return std::nullopt;
   const Tape::Node& n = tape_->nodes_[node_];
   if (n.simple_integer) return static_cast<std::int64_t>(n.number);  // 15 digits at most
-  return exact_int_of(n.number);
+  return exact_int(n.number);
 }
 
 inline std::size_t View::size() const {

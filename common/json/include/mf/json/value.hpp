@@ -11,6 +11,9 @@
 
 namespace mf::json {
 
+// `d` as an exact integer in [-(2^53-1), 2^53-1], or nothing when it is not one.
+std::optional<std::int64_t> exact_int(double d);
+
 class Value;
 struct Member;
 using Array = std::vector<Value>;
