@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  cmake make g++ pkg-config git
+  cmake make g++ pkg-config git ccache
   clang libclang-rt-14-dev            # libFuzzer and the sanitizer runtimes
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   rapidjson-dev libyaml-cpp-dev liblmdb-dev libcurl4-openssl-dev libssl-dev
