@@ -82,7 +82,7 @@ constexpr std::array kImplementations = {
     Implementation{"impl.builtin.artifact.read.v1", nullptr, read_artifact},
     Implementation{"impl.builtin.artifact.write.v1", nullptr, write_artifact},
     Implementation{"impl.builtin.artifact.produce.v1", nullptr, produce_artifacts},
-    // Millforge's builtin harness tools (millforge_builtins.cpp).
+    // Millforge's builtin harness tools (millforge_*.cpp).
     Implementation{"impl.builtin.request.inspect.v1", nullptr, run_inspect_request},
     Implementation{"impl.builtin.request.read_requirements.v1", nullptr, run_read_requirements},
     Implementation{"impl.builtin.workspace.read_file.v1", nullptr, run_workspace_read_file},

@@ -1,7 +1,8 @@
 // The builtin.* tools Millforge's four builtin harnesses (planner, builder, checker, arbiter) bind:
 // the request's instruction and context, confined workspace listing, search, reads, writes,
 // unified-diff patches and git diffs, shell profiles the request defines, the fixed artifact
-// readers and writers and the terminal submit, reject and escalate (docs/tools.md).
+// readers and writers and the terminal submit, reject and escalate (docs/tools.md). One file per
+// family implements them (millforge_*.cpp); what they share is in millforge_support.hpp.
 #pragma once
 
 #include <string>
