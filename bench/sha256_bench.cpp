@@ -1,5 +1,5 @@
 // Micro-benchmarks of SHA-256: one-shot over buffers of several sizes, and incremental in 64 KiB
-// chunks as sha256_file streams a file.
+// chunks as a streamed file is hashed.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>

@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -15,6 +18,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -164,6 +168,249 @@ TEST_F(IoReadTest, DashOversizeIsS003) {
   ::close(p[0]);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(code_of(r.diagnostics()), codes::kTooLarge);
+}
+
+// The descriptor readers: read_chunks, pread_chunks and read_capped.
+
+using IoChunkTest = IoTest;
+
+// Bytes that show any misplaced or repeated chunk.
+std::string patterned(std::size_t n) {
+  std::string bytes(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>(i * 131 % 251);
+  return bytes;
+}
+
+int open_read(const std::string& p) {
+  return ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+}
+
+TEST_F(IoChunkTest, ChunksConcatenateToTheFileAndHonourTheChunkSize) {
+  const std::string bytes = patterned(100003);
+  write_file(path("in"), bytes);
+  mf::io::Fd fd(open_read(path("in")));
+  ASSERT_TRUE(fd.valid());
+  std::vector<std::size_t> sizes;
+  std::string got;
+  ASSERT_EQ(mf::io::read_chunks(fd.get(), 4096,
+                                [&](std::string_view chunk) {
+                                  sizes.push_back(chunk.size());
+                                  got.append(chunk);
+                                  return true;
+                                }),
+            0);
+  EXPECT_EQ(got, bytes);
+  // A regular file fills every chunk but the last.
+  ASSERT_EQ(sizes.size(), 25u);
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) EXPECT_EQ(sizes[i], 4096u) << i;
+  EXPECT_EQ(sizes.back(), 100003u - 24 * 4096);
+}
+
+TEST_F(IoChunkTest, ChunksOfAPipeNeverExceedTheChunkSize) {
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  const std::string bytes = patterned(300007);
+  std::thread writer([&] {
+    EXPECT_TRUE(mf::io::write_all(p[1], bytes).ok());
+    ::close(p[1]);
+  });
+  std::string got;
+  std::size_t largest = 0;
+  const int rc = mf::io::read_chunks(p[0], 1000, [&](std::string_view chunk) {
+    largest = std::max(largest, chunk.size());
+    got.append(chunk);
+    return true;
+  });
+  writer.join();
+  ::close(p[0]);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(got, bytes);
+  EXPECT_EQ(largest, 1000u);
+}
+
+TEST_F(IoChunkTest, ZeroChunkSizeReadsOneByteAtATime) {
+  write_file(path("in"), "abc");
+  mf::io::Fd fd(open_read(path("in")));
+  std::vector<std::string> chunks;
+  EXPECT_EQ(mf::io::read_chunks(fd.get(), 0,
+                                [&](std::string_view chunk) {
+                                  chunks.emplace_back(chunk);
+                                  return true;
+                                }),
+            0);
+  EXPECT_EQ(chunks, (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST_F(IoChunkTest, EmptyFileCallsNothing) {
+  write_file(path("empty"), "");
+  mf::io::Fd fd(open_read(path("empty")));
+  int calls = 0;
+  const auto count = [&](std::string_view) { return ++calls, true; };
+  EXPECT_EQ(mf::io::read_chunks(fd.get(), 64, count), 0);
+  EXPECT_EQ(mf::io::pread_chunks(fd.get(), 0, 64, count), 0);
+  std::string out = "stale";
+  EXPECT_EQ(mf::io::read_capped(fd.get(), out, 0), 0);
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(calls, 0);
+}
+
+TEST_F(IoChunkTest, TheCallbackStopsTheReadingWhereItIs) {
+  write_file(path("in"), patterned(10000));
+  mf::io::Fd fd(open_read(path("in")));
+  int calls = 0;
+  EXPECT_EQ(mf::io::read_chunks(fd.get(), 100, [&](std::string_view) { return ++calls < 3; }), 0);
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(::lseek(fd.get(), 0, SEEK_CUR), 300);  // nothing read past the last chunk handed on
+}
+
+TEST_F(IoChunkTest, PreadChunksStartAtTheOffsetAndLeaveTheDescriptorsOffsetAlone) {
+  const std::string bytes = patterned(10000);
+  write_file(path("in"), bytes);
+  mf::io::Fd fd(open_read(path("in")));
+  ASSERT_EQ(::lseek(fd.get(), 17, SEEK_SET), 17);
+  std::vector<std::size_t> sizes;
+  std::string got;
+  ASSERT_EQ(mf::io::pread_chunks(fd.get(), 1000, 333,
+                                 [&](std::string_view chunk) {
+                                   sizes.push_back(chunk.size());
+                                   got.append(chunk);
+                                   return true;
+                                 }),
+            0);
+  EXPECT_EQ(got, bytes.substr(1000));
+  ASSERT_EQ(sizes.size(), 28u);  // 9000 = 27 * 333 + 9
+  EXPECT_EQ(sizes.front(), 333u);
+  EXPECT_EQ(sizes.back(), 9u);
+  EXPECT_EQ(::lseek(fd.get(), 0, SEEK_CUR), 17);
+
+  int calls = 0;
+  EXPECT_EQ(
+      mf::io::pread_chunks(fd.get(), 20000, 333, [&](std::string_view) { return ++calls, true; }),
+      0);
+  EXPECT_EQ(calls, 0);  // past the end: end of file at once
+}
+
+TEST_F(IoChunkTest, ReadErrorsAreNegativeErrnoAndDeliverNothing) {
+  mf::io::Fd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(dir.valid());
+  int calls = 0;
+  const auto count = [&](std::string_view) { return ++calls, true; };
+  EXPECT_EQ(mf::io::read_chunks(dir.get(), 64, count), -EISDIR);
+  EXPECT_EQ(mf::io::pread_chunks(dir.get(), 0, 64, count), -EISDIR);
+  std::string out;
+  EXPECT_EQ(mf::io::read_capped(dir.get(), out, 64), -EISDIR);
+  EXPECT_EQ(out, "");
+
+  // A descriptor that was closed.
+  const int fd = ::dup(dir.get());
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  EXPECT_EQ(mf::io::read_chunks(fd, 64, count), -EBADF);
+  EXPECT_EQ(mf::io::pread_chunks(fd, 0, 64, count), -EBADF);
+  EXPECT_EQ(mf::io::read_capped(fd, out, 64), -EBADF);
+
+  // pread has no meaning on a pipe.
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  EXPECT_EQ(mf::io::pread_chunks(p[0], 0, 64, count), -ESPIPE);
+  ::close(p[0]);
+  ::close(p[1]);
+  EXPECT_EQ(calls, 0);
+}
+
+TEST_F(IoChunkTest, ReadCappedTakesAFileOfExactlyTheCapAndRefusesOneByteMore) {
+  const std::string bytes = patterned(1000);
+  write_file(path("in"), bytes);
+  for (const std::uint64_t hint : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{999},
+                                   std::uint64_t{1000}, std::uint64_t{1} << 20}) {
+    SCOPED_TRACE(hint);
+    mf::io::Fd fd(open_read(path("in")));
+    std::string out = "previous bytes are replaced";
+    EXPECT_EQ(mf::io::read_capped(fd.get(), out, 1000, hint), 0);
+    EXPECT_EQ(out, bytes);
+
+    mf::io::Fd again(open_read(path("in")));
+    EXPECT_EQ(mf::io::read_capped(again.get(), out, 999, hint), -EFBIG);
+    EXPECT_EQ(out, bytes);  // max_bytes + 1 bytes: the proof, and no more
+    EXPECT_EQ(::lseek(again.get(), 0, SEEK_CUR), 1000);
+  }
+}
+
+TEST_F(IoChunkTest, ReadCappedGrowsPastAWrongHintAndStopsAtTheCap) {
+  // A pipe has no size to hint; its bytes arrive in pieces.
+  for (const std::size_t cap : {std::size_t{1} << 20, std::size_t{100000}}) {
+    SCOPED_TRACE(cap);
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    const std::string bytes = patterned(300007);
+    std::thread writer([&] {
+      EXPECT_TRUE(mf::io::write_all(p[1], bytes).ok());
+      ::close(p[1]);
+    });
+    std::string out;
+    const int rc = mf::io::read_capped(p[0], out, cap, 10);
+    std::string rest;  // what the reader left in the pipe, so that the writer can finish
+    EXPECT_EQ(mf::io::read_all(p[0], rest), 0);
+    writer.join();
+    ::close(p[0]);
+    if (cap > bytes.size()) {
+      EXPECT_EQ(rc, 0);
+      EXPECT_EQ(out, bytes);
+      EXPECT_EQ(rest, "");
+    } else {
+      EXPECT_EQ(rc, -EFBIG);
+      EXPECT_EQ(out, bytes.substr(0, cap + 1));
+      EXPECT_EQ(rest, bytes.substr(cap + 1));  // not one byte more was taken
+    }
+  }
+}
+
+// A signal that lands while the reader is blocked (handler installed without SA_RESTART) makes
+// read(2) fail with EINTR; the reader must go on and deliver every byte.
+TEST_F(IoChunkTest, ReadsRetryAfterASignalInterruptsThem) {
+  static std::atomic<int> handled{0};
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { handled.fetch_add(1); };
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: the blocked read returns EINTR
+  struct sigaction old {};
+  ASSERT_EQ(::sigaction(SIGUSR1, &sa, &old), 0);
+
+  for (const bool capped : {false, true}) {
+    SCOPED_TRACE(capped ? "read_capped" : "read_chunks");
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    std::atomic<pid_t> tid{0};
+    int rc = 1;
+    std::string got;
+    std::thread reader([&] {
+      tid.store(static_cast<pid_t>(::syscall(SYS_gettid)));
+      if (capped) {
+        rc = mf::io::read_capped(p[0], got, 1000);
+      } else {
+        rc = mf::io::read_chunks(p[0], 64, [&](std::string_view c) { return got.append(c), true; });
+      }
+    });
+    // Wait until the reader sleeps in read(2) (the only place it can block), then interrupt it.
+    while (tid.load() == 0) std::this_thread::yield();
+    const std::string stat = "/proc/self/task/" + std::to_string(tid.load()) + "/stat";
+    for (;;) {
+      const std::string line = slurp(stat);
+      const std::size_t paren = line.rfind(')');
+      if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S') break;
+      std::this_thread::yield();
+    }
+    const int before = handled.load();
+    ASSERT_EQ(::pthread_kill(reader.native_handle(), SIGUSR1), 0);
+    while (handled.load() == before) std::this_thread::yield();
+    ASSERT_EQ(::write(p[1], "after the signal", 16), 16);
+    ::close(p[1]);
+    reader.join();
+    ::close(p[0]);
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(got, "after the signal");
+  }
+  ::sigaction(SIGUSR1, &old, nullptr);
 }
 
 TEST_F(IoPublishTest, CreatesFileAndLeavesNoTemp) {

@@ -1,7 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "mf/hash/sha256.hpp"
@@ -33,23 +31,6 @@ TEST(Sha256, HexRoundTripAndRejects) {
   EXPECT_FALSE(from_hex("abc", back));
   EXPECT_FALSE(from_hex(std::string(64, 'G'), back));
   EXPECT_FALSE(from_hex(std::string(64, 'A'), back));  // digests are lowercase
-}
-
-TEST(Sha256, StreamsFilesAndReportsMissingOnes) {
-  const std::string path = testing::TempDir() + "/mf_sha256_file";
-  std::string data(3u << 20, 'a');
-  data[12345] = 'b';
-  std::ofstream(path, std::ios::binary) << data;
-  Result<Digest> r = sha256_file(path);
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(to_hex(*r), sha256_hex(data));
-  std::remove(path.c_str());
-  Result<Digest> missing = sha256_file(path);
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.diagnostics()[0].code, "MF-S013");
-  Result<Digest> dir = sha256_file(testing::TempDir());
-  ASSERT_FALSE(dir.ok());
-  EXPECT_EQ(dir.diagnostics()[0].code, "MF-S014");
 }
 
 }  // namespace

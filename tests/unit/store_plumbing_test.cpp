@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <utility>
 
 #include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
 
 namespace {
 
@@ -76,6 +79,27 @@ TEST(LineCanonicalizer, UnterminatedLineOverTheLimitIsRefusedBeforeBuffering) {
   EXPECT_EQ(out, "[1]\n");
   EXPECT_EQ(status.diagnostics().front().code, codes::kTooLarge);
   EXPECT_EQ(status.diagnostics().front().line, 2);
+}
+
+// hash_input streams the raw bytes a chunk at a time (3 MiB is three chunks), and says which
+// inputs it cannot read.
+TEST(HashInput, StreamsFilesAndReportsMissingOnes) {
+  const std::string path = testing::TempDir() + "/mf_hash_input_file";
+  std::string data(3u << 20, 'a');
+  data[12345] = 'b';
+  std::ofstream(path, std::ios::binary) << data;
+  auto r = mf::store::hash_input(path);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, mf::hash::sha256_hex(data));
+  std::remove(path.c_str());
+  auto missing = mf::store::hash_input(path);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.diagnostics()[0].code, codes::kMissing);
+  EXPECT_EQ(missing.diagnostics()[0].message.rfind("cannot open " + path + ": ", 0), 0u);
+  auto dir = mf::store::hash_input(testing::TempDir());
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.diagnostics()[0].code, codes::kNotRegularFile);
+  EXPECT_EQ(dir.diagnostics()[0].message.rfind("cannot read " + testing::TempDir() + ": ", 0), 0u);
 }
 
 }  // namespace

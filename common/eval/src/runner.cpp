@@ -493,18 +493,15 @@ Result<std::unique_ptr<Journal>> open_file_journal(const std::string& path,
                        "cannot open journal " + path + ": " + std::strerror(errno));
   }
   std::string bytes;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(bytes.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return diag::error(codes::kInternal,
-                         "cannot read journal " + path + ": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    bytes.append(buf, static_cast<std::size_t>(n));
+  if (const int err = io::pread_chunks(fd, 0, 1 << 16,
+                                       [&](std::string_view chunk) {
+                                         bytes.append(chunk);
+                                         return true;
+                                       });
+      err != 0) {
+    ::close(fd);
+    return diag::error(codes::kInternal,
+                       "cannot read journal " + path + ": " + std::strerror(-err));
   }
   // A last line without its newline is an append cut short: it never counted, so it goes.
   const std::size_t keep = bytes.rfind('\n') == std::string::npos ? 0 : bytes.rfind('\n') + 1;

@@ -1,19 +1,11 @@
 #include "mf/hash/sha256.hpp"
 
-#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <memory>
 #include <stdexcept>
-#include <vector>
-
-#include "mf/diag/codes.hpp"
 
 namespace mf::hash {
 
@@ -122,31 +114,6 @@ bool from_hex(std::string_view hex, Digest& out) {
     out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
   }
   return true;
-}
-
-Result<Digest> sha256_file(const std::string& path) {
-  const bool is_stdin = path == "-";
-  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return diag::error(diag::codes::kMissing, "cannot open " + path + ": " + std::strerror(errno));
-  }
-  Sha256 h;
-  constexpr std::size_t kChunk = 1u << 20;
-  std::unique_ptr<char[]> buf(new char[kChunk]);  // uninitialized: untouched pages never fault
-  for (;;) {
-    const ssize_t n = ::read(fd, buf.get(), kChunk);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      if (!is_stdin) ::close(fd);
-      const char* code = err == EISDIR ? diag::codes::kNotRegularFile : diag::codes::kMissing;
-      return diag::error(code, "cannot read " + path + ": " + std::strerror(err));
-    }
-    h.update(buf.get(), static_cast<std::size_t>(n));
-  }
-  if (!is_stdin) ::close(fd);
-  return h.finish();
 }
 
 }  // namespace mf::hash

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -207,6 +208,71 @@ std::int64_t pread_all(int fd, char* buf, std::size_t size, std::uint64_t offset
     done += static_cast<std::size_t>(n);
   }
   return static_cast<std::int64_t>(done);
+}
+
+namespace {
+
+// One pread(2), retried on EINTR: bytes read (0 at end of file) or -errno.
+std::int64_t pread_some(int fd, char* buf, std::size_t size, std::uint64_t offset) {
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf, size, static_cast<off_t>(offset));
+    if (n >= 0) return n;
+    if (errno != EINTR) return -errno;
+  }
+}
+
+template <class ReadSome>
+int each_chunk(std::size_t chunk_bytes, const OnChunk& on_chunk, ReadSome read_some_into) {
+  const std::size_t size = std::max<std::size_t>(chunk_bytes, 1);
+  std::unique_ptr<char[]> buf(new char[size]);  // uninitialized: untouched pages never fault
+  for (;;) {
+    const std::int64_t n = read_some_into(buf.get(), size);
+    if (n <= 0) return static_cast<int>(n);
+    if (!on_chunk({buf.get(), static_cast<std::size_t>(n)})) return 0;
+  }
+}
+
+}  // namespace
+
+int read_chunks(int fd, std::size_t chunk_bytes, const OnChunk& on_chunk) {
+  return each_chunk(chunk_bytes, on_chunk,
+                    [fd](char* buf, std::size_t size) { return read_some(fd, buf, size); });
+}
+
+int pread_chunks(int fd, std::uint64_t offset, std::size_t chunk_bytes, const OnChunk& on_chunk) {
+  return each_chunk(chunk_bytes, on_chunk, [fd, &offset](char* buf, std::size_t size) {
+    const std::int64_t n = pread_some(fd, buf, size, offset);
+    if (n > 0) offset += static_cast<std::uint64_t>(n);
+    return n;
+  });
+}
+
+int read_capped(int fd, std::string& out, std::size_t max_bytes, std::uint64_t size_hint) {
+  // The byte past max_bytes is read (when there is one) to tell a file of exactly max_bytes from a
+  // larger one.
+  const std::size_t limit = max_bytes == SIZE_MAX ? SIZE_MAX : max_bytes + 1;
+  const std::uint64_t hinted = std::min<std::uint64_t>(size_hint, limit - 1);
+  // The bytes are read straight into `out`: sized to the hint plus one byte, the read that
+  // finds the end needs no growth; a file that grows meanwhile doubles it (at least by 64 KiB).
+  out.resize(static_cast<std::size_t>(hinted) + 1);
+  std::size_t got = 0;
+  for (;;) {
+    if (got == out.size()) {
+      if (got == limit) break;
+      const std::size_t grown =
+          out.size() >= limit / 2 ? limit : std::max(out.size() * 2, std::size_t{64} << 10);
+      out.resize(std::min(limit, grown));
+    }
+    const std::int64_t n = read_some(fd, out.data() + got, out.size() - got);
+    if (n < 0) {
+      out.resize(got);
+      return static_cast<int>(n);
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  out.resize(got);
+  return got > max_bytes ? -EFBIG : 0;
 }
 
 Result<std::string> read_input(const std::string& path, std::size_t max_bytes) {

@@ -43,27 +43,12 @@ diag::Diagnostic io_error(const std::string& what, int err) {
   return diag::error(codes::kInternal, "I/O error: " + what + ": " + std::strerror(err));
 }
 
-// Reads at most cap + 1 bytes (the extra byte tells the caller the file is over the cap). `hint` is
-// the size fstat reported; the buffer starts there and grows only if the file does.
+// Reads at most cap + 1 bytes (the extra byte tells the caller the file is over the cap) into
+// `buffer`, whose capacity is reused. `hint` is the size fstat reported.
 Result<std::string> read_capped(int fd, std::uint64_t cap, std::uint64_t hint, std::string buffer,
                                 const std::string& display) {
-  const auto limit = static_cast<std::size_t>(cap) + 1;
-  buffer.resize(static_cast<std::size_t>(std::min(hint, cap)) + 1);
-  std::size_t got = 0;
-  for (;;) {
-    if (got == buffer.size()) {
-      if (got == limit) break;
-      buffer.resize(std::min(limit, buffer.size() * 2));
-    }
-    ssize_t n = ::read(fd, buffer.data() + got, buffer.size() - got);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return io_error("cannot read " + quoted(display), errno);
-    }
-    got += static_cast<std::size_t>(n);
-  }
-  buffer.resize(got);
+  const int err = io::read_capped(fd, buffer, static_cast<std::size_t>(cap), hint);
+  if (err != 0 && err != -EFBIG) return io_error("cannot read " + quoted(display), -err);
   return buffer;
 }
 

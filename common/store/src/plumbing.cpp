@@ -6,8 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <memory>
-#include <vector>
+#include <string_view>
+#include <utility>
 
 #include "mf/diag/codes.hpp"
 #include "mf/hash/sha256.hpp"
@@ -18,6 +18,8 @@
 
 namespace mf::store {
 namespace {
+
+constexpr std::size_t kDigestChunk = 1u << 20;
 
 std::string display_name(const std::string& path) {
   return path == "-" ? "<stdin>" : path;
@@ -52,16 +54,7 @@ class InputFd {
     return {};
   }
 
-  // Bytes read into `buf`; 0 at the end of input.
-  Result<std::size_t> read(char* buf, std::size_t size, const std::string& path) {
-    for (;;) {
-      ssize_t n = ::read(fd_, buf, size);
-      if (n >= 0) return static_cast<std::size_t>(n);
-      if (errno == EINTR) continue;
-      return diag::error(diag::codes::kInternal,
-                         "cannot read " + display_name(path) + ": " + std::strerror(errno));
-    }
-  }
+  int fd() const { return fd_; }
 
  private:
   int fd_ = -1;
@@ -73,24 +66,52 @@ Status canon_lines(const std::string& path, int out_fd, const CanonOptions& opti
   if (auto opened = input.open(path); !opened) return opened;
 
   const std::size_t chunk = options.buffer_bytes == 0 ? 1 : options.buffer_bytes;
-  // Uninitialized: zeroing would fault in every page up front, which costs more than the read of a
-  // small input (page faults dominate process latency on the machines this runs on).
-  std::unique_ptr<char[]> buf(new char[chunk]);
   std::string out;
   out.reserve(chunk + chunk / 4);
   json::LineCanonicalizer lines(options.limits);
-  for (;;) {
-    auto n = input.read(buf.get(), chunk, path);
-    if (!n) return n.take_diagnostics();
-    Status fed = *n == 0 ? lines.finish(out) : lines.feed({buf.get(), *n}, out);
+  Status stopped;  // a line the canonicalizer refused, or a failed write
+  const int err = io::read_chunks(input.fd(), chunk, [&](std::string_view bytes) {
+    Status fed = lines.feed(bytes, out);
     // The lines before a failure are still delivered, so the output is a clean prefix of the input.
-    if (!fed || *n == 0 || out.size() >= chunk) {
-      if (auto written = io::write_all(out_fd, out); !written) return written;
+    if (!fed || out.size() >= chunk) {
+      if (auto written = io::write_all(out_fd, out); !written) {
+        stopped = std::move(written);
+        return false;
+      }
       out.clear();
     }
-    if (!fed) return fed;
-    if (*n == 0) return {};
+    if (!fed) stopped = std::move(fed);
+    return stopped.ok();
+  });
+  if (!stopped) return stopped;
+  if (err != 0) {
+    return diag::error(diag::codes::kInternal,
+                       "cannot read " + display_name(path) + ": " + std::strerror(-err));
   }
+  Status fed = lines.finish(out);
+  if (auto written = io::write_all(out_fd, out); !written) return written;
+  return fed;
+}
+
+// The SHA-256 of the raw bytes at `path` (stdin for "-"), streamed a chunk at a time. Unlike
+// InputFd's, a directory's refusal comes from its read (EISDIR): "cannot read <path>", MF-S014.
+Result<hash::Digest> digest_input(const std::string& path) {
+  const bool is_stdin = path == "-";
+  const io::Fd owned(is_stdin ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!is_stdin && !owned.valid()) {
+    return diag::error(diag::codes::kMissing, "cannot open " + path + ": " + std::strerror(errno));
+  }
+  hash::Sha256 h;
+  const int err =
+      io::read_chunks(is_stdin ? STDIN_FILENO : owned.get(), kDigestChunk, [&](std::string_view c) {
+        h.update(c);
+        return true;
+      });
+  if (err != 0) {
+    const char* code = err == -EISDIR ? diag::codes::kNotRegularFile : diag::codes::kMissing;
+    return diag::error(code, "cannot read " + path + ": " + std::strerror(-err));
+  }
+  return h.finish();
 }
 
 // The canonical file form of the JSON document at `path`, read within `limits`.
@@ -117,7 +138,7 @@ Status canon_input(const std::string& path, int out_fd, const CanonOptions& opti
 Result<std::string> hash_input(const std::string& path, bool canonical_json,
                                std::size_t max_bytes) {
   if (!canonical_json) {
-    auto digest = hash::sha256_file(path);
+    auto digest = digest_input(path);
     if (!digest) return digest.take_diagnostics();
     return hash::to_hex(*digest);
   }

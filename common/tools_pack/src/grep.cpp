@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "args.hpp"
@@ -159,7 +159,6 @@ struct PiLines {
 
 PiLines read_pi_lines(int fd, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& wanted) {
   PiLines out;
-  std::vector<char> chunk(1 << 20);
   std::uint64_t line = 1;
   std::size_t range = 0;
   std::string current;
@@ -175,17 +174,8 @@ PiLines read_pi_lines(int fd, const std::vector<std::pair<std::uint64_t, std::ui
     keep = in_range();
   };
   bool after_cr = false;
-  off_t offset = 0;
-  for (;;) {
-    const ssize_t n = ::pread(fd, chunk.data(), chunk.size(), offset);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return PiLines{};
-    }
-    if (n == 0) break;
-    offset += n;
-    for (ssize_t i = 0; i < n; ++i) {
-      const char c = chunk[static_cast<std::size_t>(i)];
+  const int err = io::pread_chunks(fd, 0, 1 << 20, [&](std::string_view chunk) {
+    for (const char c : chunk) {
       if (after_cr) {
         after_cr = false;
         if (c == '\n') continue;
@@ -199,7 +189,9 @@ PiLines read_pi_lines(int fd, const std::vector<std::pair<std::uint64_t, std::ui
         current.push_back(c);
       }
     }
-  }
+    return true;
+  });
+  if (err != 0) return PiLines{};
   end_line();
   out.count = line - 1;
   out.ok = true;
@@ -266,15 +258,15 @@ class Grep {
   }
 
   // Reads on until the buffer holds `want` bytes or the file ends (a short read of a regular file
-  // is its end). False on a read error.
+  // is its end). False on a read error. The search's hot path keeps this loop of its own rather
+  // than io::read_chunks: it reads into the search window itself (grown and slid in place, so no
+  // byte is copied out of a chunk buffer), and it ends at the first short read instead of paying
+  // one more read(2) to see end of file.
   bool read_more(int fd, std::size_t want, std::size_t& len, bool& eof) {
     char* buf = ensure(want, len);
     while (len < want) {
-      const ssize_t n = ::read(fd, buf + len, want - len);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return false;
-      }
+      const std::int64_t n = io::read_some(fd, buf + len, want - len);
+      if (n < 0) return false;
       len += static_cast<std::size_t>(n);
       if (n == 0 || len < want) {
         eof = true;

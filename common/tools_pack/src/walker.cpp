@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mf/io/file.hpp"
 #include "mf/tools/pack.hpp"
 #include "walk.hpp"
 
@@ -57,14 +58,12 @@ std::string read_small(int dirfd, const char* name) {
   if (fd < 0) return out;
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    out.resize(std::min<std::size_t>(static_cast<std::size_t>(st.st_size), kMaxIgnoreFileBytes));
-    std::size_t got = 0;
-    while (got < out.size()) {
-      const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    out.resize(got);
+    const std::size_t want =
+        std::min<std::size_t>(static_cast<std::size_t>(st.st_size), kMaxIgnoreFileBytes);
+    // What fstat saw, at most the cap: the bytes past it (a file over the cap, or grown since) are
+    // cut, and a read error keeps what came before it.
+    io::read_capped(fd, out, want, want);
+    if (out.size() > want) out.resize(want);
   }
   ::close(fd);
   return out;

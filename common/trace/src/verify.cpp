@@ -15,6 +15,7 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/hash/sha256.hpp"
+#include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/trace/events.hpp"
 
@@ -693,19 +694,14 @@ Result<Summary> verify_file(const std::string& path, const VerifyOptions& option
     }
   }
   Verifier verifier(options);
-  std::unique_ptr<char[]> buf(new char[kChunkBytes]);  // uninitialized: no page faults up front
-  for (;;) {
-    ssize_t n = ::read(fd, buf.get(), kChunkBytes);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      if (owned) ::close(fd);
-      return diag::error(codes::kInternal, "cannot read " + name + ": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    verifier.feed({buf.get(), static_cast<std::size_t>(n)});
-  }
+  const int err = io::read_chunks(fd, kChunkBytes, [&](std::string_view chunk) {
+    verifier.feed(chunk);
+    return true;
+  });
   if (owned) ::close(fd);
+  if (err != 0) {
+    return diag::error(codes::kInternal, "cannot read " + name + ": " + std::strerror(-err));
+  }
   return verifier.finish();
 }
 

@@ -2,11 +2,10 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include "mf/diag/diagnostic.hpp"
 
 namespace mf::hash {
 
@@ -42,8 +41,5 @@ bool is_hex_digest(std::string_view hex);
 Digest hmac_sha256(std::string_view key, std::string_view message);
 // Compares in time independent of where the two differ (for MACs).
 bool equal_constant_time(std::string_view a, std::string_view b);
-
-// Streams a file (or stdin for "-") through SHA-256 without loading it whole.
-Result<Digest> sha256_file(const std::string& path);
 
 }  // namespace mf::hash

@@ -51,6 +51,23 @@ int read_all(int fd, std::string& out, std::size_t max_bytes = SIZE_MAX);
 // -errno.
 std::int64_t pread_all(int fd, char* buf, std::size_t size, std::uint64_t offset);
 
+// Called with each chunk read, in order: false stops the reading (the caller keeps its reason).
+using OnChunk = std::function<bool(std::string_view chunk)>;
+
+// Streams `fd` from its offset to end of file: one read(2) per chunk of at most chunk_bytes
+// (retried on EINTR; a pipe's bytes are handed on as they arrive), into a buffer of its own that
+// is reused, so memory stays at one chunk whatever the input's size. Returns 0 at end of file or
+// when on_chunk stops, or -errno. A chunk_bytes of 0 reads one byte at a time.
+int read_chunks(int fd, std::size_t chunk_bytes, const OnChunk& on_chunk);
+// The same through pread(2) from `offset` on, leaving the descriptor's offset alone.
+int pread_chunks(int fd, std::uint64_t offset, std::size_t chunk_bytes, const OnChunk& on_chunk);
+
+// Reads `fd` from its offset to end of file into `out` (replacing its bytes, reusing its capacity)
+// but never more than max_bytes + 1: 0; -EFBIG when the input holds more than max_bytes (`out`
+// then holds its first max_bytes + 1 bytes); or -errno (`out` holds what was read before the
+// error). `size_hint` (fstat's size) sizes the buffer at once; it grows only if the input does.
+int read_capped(int fd, std::string& out, std::size_t max_bytes, std::uint64_t size_hint = 0);
+
 // Reads a whole regular file (or stdin for "-"), refusing more than max_bytes (MF-S003), a missing
 // file (MF-S013) and anything that is not a regular file (MF-S014).
 Result<std::string> read_input(const std::string& path, std::size_t max_bytes = 64u << 20);
