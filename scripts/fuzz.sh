@@ -10,7 +10,10 @@
 #
 # Environment: MF_FUZZ_SECONDS, MF_FUZZ_BUILD (build dir), MF_FUZZ_ARTIFACTS (where crash-*/leak-*/
 # timeout-* inputs are written; default $MF_FUZZ_BUILD/fuzz-artifacts), MF_JOBS (build parallelism, 2).
+# --build-only builds the targets and stops (CI times the build and the fuzzing apart).
 set -euo pipefail
+build_only=0
+[[ ${1:-} == --build-only ]] && build_only=1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${MF_FUZZ_BUILD:-$root/build-fuzz}
@@ -23,6 +26,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DMF_FUZZ=ON -DMF_SANITIZE=address,undefined -DMF_BUILD_TESTS=ON -DMF_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" --target "${targets[@]/%/_fuzz}" -j "$jobs"
+(( build_only == 0 )) || exit 0
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT

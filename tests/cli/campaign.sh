@@ -188,10 +188,10 @@ cmp -s "$tmp/kill/whole.json" "$tmp/kill/cut.json" || fail "the resumed report d
 [[ $(wc -l <"$tmp/kill/cut.json.journal") -eq 12 ]] || fail "resume duplicated or lost attempts"
 [[ $(jq -s '[.[].attempt] | unique | length' "$tmp/kill/cut.json.journal") -eq 12 ]] ||
   fail "an attempt was journaled twice"
-# Resuming a finished campaign runs nothing and writes the same report.
-start=$(date +%s%N)
+# Resuming a finished campaign runs nothing (its journal is left as it was) and writes the same report.
+cp "$tmp/kill/cut.json.journal" "$tmp/kill/finished.journal"
 run 0 slow --output "$tmp/kill/cut.json" --resume
-(( ($(date +%s%N) - start) / 1000000 < 2000 )) || fail "a finished campaign ran again"
+cmp -s "$tmp/kill/finished.journal" "$tmp/kill/cut.json.journal" || fail "a finished campaign ran again"
 cmp -s "$tmp/kill/whole.json" "$tmp/kill/cut.json" || fail "a second resume changed the report"
 # The journal of another campaign (other --repeat), or one damaged before its end, is refused.
 run 2 slow --output "$tmp/kill/cut.json" --resume --repeat 2
@@ -254,12 +254,19 @@ run 2 "$eval_bin" merge --output - "${shards[@]}" "$tmp/kill/whole.json"
 [[ ! -s $tmp/out ]] || fail "a refused merge wrote a report"
 
 # --- Per-case timeout: each attempt ends timed_out, its shell call stopped with it -------------
+# Calls of 4.3 s each (the script's pid in the fraction tells them from another copy's): twelve of
+# them on two workers would take 26 s if the timeout did not stop them; the bound is a quarter of
+# that, and no such sleep is left behind.
+long_sleep="sleep 4.3$$"
+sed "s/sleep 0.2;/$long_sleep;/" "$tmp/kill/run.json" >"$tmp/kill/long.json"
+sed 's/scripted:run.json/scripted:long.json/' "$tmp/kill/suite.json" >"$tmp/kill/long-suite.json"
 start=$(date +%s%N)
-run 1 slow --output - --case-timeout-ms 50 -j 2
+run 1 "$eval_bin" run --suite "$tmp/kill/long-suite.json" --fixed-clock --output - --case-timeout-ms 50 -j 2
 elapsed=$((($(date +%s%N) - start) / 1000000))
 jq -e '[.cases[].terminal] | length == 12 and all(. == "timed_out")' "$tmp/out" >/dev/null ||
   fail "timeouts: $(jq -c '[.cases[].terminal]' "$tmp/out")"
-(( elapsed < 2000 )) || fail "the timeout did not stop the 0.2 s calls (${elapsed} ms for 12)"
+(( elapsed < 26000 / 4 )) || fail "the timeout did not stop the 4.3 s calls (${elapsed} ms for 12)"
+! pgrep -f "$long_sleep" >/dev/null || fail "a timed-out call left its shell running"
 jq '(.cases[] | .expect) = {terminal: "timed_out"}' "$tmp/kill/suite.json" >"$tmp/kill/to.json"
 run 0 "$eval_bin" run --suite "$tmp/kill/to.json" --output - --fixed-clock --case-timeout-ms 50
 run 2 slow --output - --case-timeout-ms 0

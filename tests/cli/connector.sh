@@ -200,7 +200,7 @@ run_mode() {
     --request '{"instruction":"echo ping"}' --workspace "$tmp/ws" --trace "$tmp/tm.jsonl"
   end=$(date +%s)
   (( end - start < 30 )) || fail "$mode: the run took $((end - start)) s"
-  gone_soon "state-$mode" || fail "$mode: the server outlived its run"
+  gone_soon "$tmp/state-$mode" || fail "$mode: the server outlived its run"
 }
 
 plan_for ok
@@ -421,7 +421,7 @@ for mode in drift drift-remove drift-schema; do
     --request '{"instruction":"echo ping"}' --workspace "$tmp/ws" --trace "$tmp/tm.jsonl"
   [[ ! -e $tmp/tm.jsonl ]] || fail "$mode: a trace was started"
   grep -q "(at /nodes/[0-9]*/connector/" "$tmp/err" || fail "$mode: no pointer into the plan"
-  gone_soon "state-$mode" || fail "$mode: the server outlived the refusal"
+  gone_soon "$tmp/state-$mode" || fail "$mode: the server outlived the refusal"
 done
 
 echo "connector: ok"

@@ -226,16 +226,18 @@ def self_test(layers, root, script):
     ]
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
+        # One copy of the tree; each plant goes into its file and comes out again after its check.
+        copy = os.path.join(tmp, "tree")
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".git", "build*", "target"))
         for rel, line, expected in plants:
-            copy = os.path.join(tmp, "tree")
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".git", "build*", "target"))
             with open(os.path.join(copy, rel), encoding="utf-8") as f:
                 text = f.read()
             with open(os.path.join(copy, rel), "w", encoding="utf-8") as f:
                 f.write(line + text)
             out = subprocess.run([sys.executable, script, "--layers", layers, "--root", copy],
                                  capture_output=True, text=True)
+            with open(os.path.join(copy, rel), "w", encoding="utf-8") as f:
+                f.write(text)
             if out.returncode != 1 or expected not in out.stdout:
                 print(f"self-test: planting {line.strip()!r} in {rel} was not reported "
                       f"(exit {out.returncode}): {out.stdout.strip()}")

@@ -95,15 +95,22 @@ class Diagonals {
 // because another equally short edit script would give a different diff text than Pi's. Costs
 // O((N+M)·D); past a budget (a rewrite of most of a large file) it gives up and the caller falls
 // back to one replaced block between the common head and tail.
-std::optional<std::vector<Run>> jsdiff_myers(std::string_view old_text, std::string_view new_text) {
-  constexpr std::size_t kMaxNodes = 2'000'000;
-  constexpr std::uint64_t kMaxSteps = 400'000'000;
+std::optional<std::vector<Run>> jsdiff_myers(std::string_view old_text, std::string_view new_text,
+                                             std::uint64_t& work) {
+  constexpr std::size_t kMaxNodes = kMaxSearchNodes;
+  constexpr std::uint64_t kMaxSteps = kMaxSearchSteps;
   const auto old_len = static_cast<long>(token_count(old_text));
   const auto new_len = static_cast<long>(token_count(new_text));
   std::vector<Node> nodes;
   // Reserved once (address space only, touched as used) so growth never copies the pool.
   nodes.reserve(kMaxNodes + 4);
   std::uint64_t steps = 0;
+  struct Tally {  // the work done, however the search ends
+    std::uint64_t& work;
+    const std::vector<Node>& nodes;
+    const std::uint64_t& steps;
+    ~Tally() { work = nodes.size() + steps; }
+  } tally{work, nodes, steps};
 
   auto extract_common = [&](Path& path, long k) {
     long old_pos = path.old_pos;
@@ -272,7 +279,8 @@ LineDiff diff_lines(std::string_view old_text, std::string_view new_text) {
       static_cast<std::size_t>(std::count(old_text.begin(), old_text.end(), '\n')) + 1;
   d.new_line_count =
       static_cast<std::size_t>(std::count(new_text.begin(), new_text.end(), '\n')) + 1;
-  auto runs = jsdiff_myers(old_text, new_text);
+  auto runs = jsdiff_myers(old_text, new_text, d.search_work);
+  d.search_gave_up = !runs;
   if (!runs) runs = head_tail_diff(old_text, new_text);
 
   // Each run's tokens, taken in order from its text.

@@ -29,7 +29,15 @@ struct LineDiff {
   std::vector<Part> parts;
   std::size_t old_line_count = 0;  // text.split("\n").length, for the number width
   std::size_t new_line_count = 0;
+  // The Myers search's work (paths extended plus tokens compared) and whether it passed its
+  // budget, after which the diff is one replaced block between the common head and tail.
+  std::uint64_t search_work = 0;
+  bool search_gave_up = false;
 };
+
+// The search's budget: paths extended, and tokens compared along the diagonals.
+inline constexpr std::size_t kMaxSearchNodes = 2'000'000;
+inline constexpr std::uint64_t kMaxSearchSteps = 400'000'000;
 
 LineDiff diff_lines(std::string_view old_text, std::string_view new_text);
 // Pi's generateDiffString over a line diff: `context` lines around each change.

@@ -246,14 +246,11 @@ std::optional<std::string> file_sha256(int dir, const std::string& name) {
       ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (!fd.valid()) return std::nullopt;
   hash::Sha256 h;
-  std::vector<char> chunk(1 << 16);
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::nullopt;
-    if (n == 0) break;
-    h.update(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
-  }
+  const int err = io::read_chunks(fd.get(), std::size_t{1} << 16, [&](std::string_view chunk) {
+    h.update(chunk);
+    return true;
+  });
+  if (err != 0) return std::nullopt;
   return hash::to_hex(h.finish());
 }
 
