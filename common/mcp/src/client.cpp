@@ -63,7 +63,7 @@ std::string normalize_env(std::vector<std::string>& names) {
 }
 
 // Why `url` is not an endpoint this client reaches, or "" when it is one.
-std::string url_fault(std::string_view url) {
+std::string url_refusal(std::string_view url) {
   return net::describe(net::url_fault(url), "a server URL");
 }
 
@@ -90,7 +90,7 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
   if (http) {
     const Value* u = v.find("url");
     if (u == nullptr || !u->is_string()) return bad("an http server needs a url", pointer + "/url");
-    if (std::string why = url_fault(u->as_string()); !why.empty()) {
+    if (std::string why = url_refusal(u->as_string()); !why.empty()) {
       return bad(std::move(why), pointer + "/url");
     }
     s.url = u->as_string();
@@ -149,7 +149,7 @@ Result<ServerSpec> parse_server_argument(std::string_view text, const std::vecto
       return diag::error(codes::kUsage,
                          "--server-env: an HTTP server runs elsewhere; its environment is its own");
     }
-    if (std::string why = url_fault(text); !why.empty()) {
+    if (std::string why = url_refusal(text); !why.empty()) {
       return diag::error(codes::kUsage, "--server: " + why);
     }
     s.url = std::string(text);
