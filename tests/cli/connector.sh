@@ -28,13 +28,6 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-refuse() {
-  local rc=$1 code=$2
-  shift 2
-  run "$rc" "$@"
-  [[ ! -s $tmp/out ]] || fail "$* wrote to stdout on refusal"
-  grep -q "error $code:" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* did not report $code"; }
-}
 # one_tool_policy ID TOOL : a policy of connector ID admitting its read-only TOOL under ID.read.
 one_tool_policy() {
   jq -n --arg id "$1" --arg t "$2" '{schema_version:"1.0", kind:"millforge_connector_policy",

@@ -10,14 +10,11 @@ unset MF_STORE MF_FIXED_CLOCK
 ct=$MF_SOURCE_DIR/fixtures/custom_tools
 compile="$MF_BIN/mf-compile"
 
-refuse() {
-  local code=$1
-  shift
-  run 2 "$@"
-  [[ ! -s $tmp/out ]] || fail "$* wrote to stdout on refusal"
-  grep -q "error $code:" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* did not report $code"; }
+# refuse_clean CODE CMD... : `refuse 2 CODE CMD...`, and every line on stderr is a diagnostic.
+refuse_clean() {
+  refuse 2 "$@"
   if grep -Ev '^mf-compile: .*error MF-(CT[0-9]{3}|[A-Z][0-9]{3}): ' "$tmp/err" >/dev/null; then
-    fail "$*: stderr has lines that are not diagnostics: $(cat "$tmp/err")"
+    fail "${*:2}: stderr has lines that are not diagnostics: $(cat "$tmp/err")"
   fi
 }
 
@@ -55,49 +52,49 @@ jq -e --slurpfile r "$tmp/records.json" '
   fail "the plan does not pin the catalog digests of the records: $(jq -c '.nodes' "$tmp/plan.json")"
 stdin=$tmp/plan.json run 0 "$compile" verify -
 # Without the catalog the harness does not resolve.
-refuse MF-R002 "$compile" "$ct/harness.yaml" --catalog builtin -o -
+refuse_clean MF-R002 "$compile" "$ct/harness.yaml" --catalog builtin -o -
 
 # --- Refusals: each one diagnostic family, the file named, nothing printed or written.
 mkdir -p "$tmp/bad"
 jq '.tools[0].description = "Run rm -rf /tmp/work"' "$ct/two-tools.manifest.json" >"$tmp/bad/shell.json"
-refuse MF-CT004 "$compile" custom-tools "$tmp/bad/shell.json" --policy "$ct/policy.json" \
+refuse_clean MF-CT004 "$compile" custom-tools "$tmp/bad/shell.json" --policy "$ct/policy.json" \
   -o "$tmp/bad/out.json"
 grep -q "shell.json:[0-9]*:[0-9]*: error" "$tmp/err" || fail "the diagnostic does not name the manifest"
 [[ ! -e $tmp/bad/out.json ]] || fail "a refused manifest wrote its catalog"
 
 secret=OPENAI_API_KEY=abcdefghijklmnopqrstuvwxyz
 jq --arg s "$secret" '.policy_metadata.token = $s' "$ct/two-tools.manifest.json" >"$tmp/bad/secret.json"
-refuse MF-CT002 "$compile" custom-tools "$tmp/bad/secret.json" --policy "$ct/policy.json"
+refuse_clean MF-CT002 "$compile" custom-tools "$tmp/bad/secret.json" --policy "$ct/policy.json"
 ! grep -q abcdefghijklmnopqrstuvwxyz "$tmp/err" || fail "the secret was repeated"
 
 jq '.tools[1].tool_id = "custom.echo"' "$ct/two-tools.manifest.json" >"$tmp/bad/dup.json"
-refuse MF-CT005 "$compile" custom-tools "$tmp/bad/dup.json" --policy "$ct/policy.json"
+refuse_clean MF-CT005 "$compile" custom-tools "$tmp/bad/dup.json" --policy "$ct/policy.json"
 grep -q '/tools/1/tool_id' "$tmp/err" || fail "the duplicate's pointer"
 
 jq '.allowed_capability_ids = ["cap.custom.echo"]' "$ct/policy.json" >"$tmp/bad/policy.json"
-refuse MF-CT012 "$compile" custom-tools "$ct/two-tools.manifest.json" --policy "$tmp/bad/policy.json"
+refuse_clean MF-CT012 "$compile" custom-tools "$ct/two-tools.manifest.json" --policy "$tmp/bad/policy.json"
 grep -q "two-tools.manifest.json:[0-9]*:[0-9]*: error" "$tmp/err" ||
   fail "a capability the policy lacks is a fault of the manifest's declaration"
 jq '.side_effect_approval_matrix = {"read_only": ["forbidden"]}' "$ct/policy.json" >"$tmp/bad/matrix.json"
-refuse MF-CT015 "$compile" custom-tools "$ct/two-tools.manifest.json" --policy "$tmp/bad/matrix.json"
+refuse_clean MF-CT015 "$compile" custom-tools "$ct/two-tools.manifest.json" --policy "$tmp/bad/matrix.json"
 grep -q "bad/matrix.json:[0-9]*:[0-9]*: error MF-CT015: .*(at /side_effect_approval_matrix/read_only/0)" \
   "$tmp/err" || fail "the diagnostic does not name the policy: $(cat "$tmp/err")"
 
 # Several faults, all reported, each on its own line.
 jq '.package_version = 0 | .tools[0].timeout_policy.timeout_seconds = 0
     | .tools[1].approval_policy = "forbidden"' "$ct/two-tools.manifest.json" >"$tmp/bad/three.json"
-refuse MF-CT001 "$compile" custom-tools "$tmp/bad/three.json" --policy "$ct/policy.json"
+refuse_clean MF-CT001 "$compile" custom-tools "$tmp/bad/three.json" --policy "$ct/policy.json"
 grep -q "error MF-CT016:" "$tmp/err" && grep -q "error MF-CT015:" "$tmp/err" ||
   fail "not every fault was reported: $(cat "$tmp/err")"
 [[ $(wc -l <"$tmp/err") -eq 3 ]] || fail "three faults, $(wc -l <"$tmp/err") lines"
 
 # The strict reader refuses a duplicate key before the compiler sees the manifest.
 printf '{"package_id":"a","package_id":"b"}' >"$tmp/bad/dupkey.json"
-refuse MF-S006 "$compile" custom-tools "$tmp/bad/dupkey.json" --policy "$ct/policy.json"
-refuse MF-S013 "$compile" custom-tools "$tmp/bad/missing.json" --policy "$ct/policy.json"
+refuse_clean MF-S006 "$compile" custom-tools "$tmp/bad/dupkey.json" --policy "$ct/policy.json"
+refuse_clean MF-S013 "$compile" custom-tools "$tmp/bad/missing.json" --policy "$ct/policy.json"
 # Over the 16 MiB a catalog-sized document may have.
 { printf '{"package_id":"'; head -c $((17 << 20)) /dev/zero | tr '\0' a; printf '"}'; } >"$tmp/bad/big.json"
-refuse MF-S003 "$compile" custom-tools "$tmp/bad/big.json" --policy "$ct/policy.json"
+refuse_clean MF-S003 "$compile" custom-tools "$tmp/bad/big.json" --policy "$ct/policy.json"
 
 # Usage: the policy is required, one operand, not both on stdin.
 run 2 "$compile" custom-tools "$ct/two-tools.manifest.json"

@@ -17,14 +17,6 @@ ws=$fx/repository
 compile="$MF_BIN/mf-compile"
 replay="$MF_BIN/mf-replay"
 
-refuse() {
-  local rc=$1 code=$2
-  shift 2
-  run "$rc" "$@"
-  [[ ! -s $tmp/out ]] || fail "$* wrote to stdout on refusal"
-  grep -q "error $code:" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* did not report $code"; }
-}
-
 # source_with JQ OUT : the fixture harness (its JSON twin), edited by JQ.
 source_with() { jq "$1" "$px/projected.json" >"$2"; }
 
@@ -233,7 +225,7 @@ jq -s -e '[.[] | select(.event == "guardrail_violation") | .kind] == ["prerequis
 # On the first turn: refused before anything is written (exit 2, no trace file).
 source_with '.projection.budget_tokens = 50' "$tmp/tiny.json"
 plan_of "$tmp/tiny.json" "$tmp/tiny.plan.json"
-RC=2 refuse 2 MF-P005 "$MF_BIN/mf-run" --plan "$tmp/tiny.plan.json" --model "scripted:$px/run-ok.json" \
+refuse 2 MF-P005 "$MF_BIN/mf-run" --plan "$tmp/tiny.plan.json" --model "scripted:$px/run-ok.json" \
   --workspace "$ws" --request "$px/request.json" --trace "$tmp/tiny.jsonl"
 [[ ! -e $tmp/tiny.jsonl ]] || fail "a refused run left a trace"
 grep -q '/projection/budget_tokens' "$tmp/err" || fail "MF-P005 does not point at the plan's budget"
@@ -287,7 +279,7 @@ refuse 1 MF-L004 "$compile" verify "$tmp/forged.plan.json"
 reseal "$tmp/forged.plan.json"
 refuse 1 MF-L002 "$compile" verify "$tmp/forged.plan.json"
 grep -q catalog_sha256 "$tmp/err" || fail "the forged catalog was not named"
-RC=2 refuse 2 MF-L002 "$MF_BIN/mf-run" --plan "$tmp/forged.plan.json" --model "scripted:$px/run-ok.json" \
+refuse 2 MF-L002 "$MF_BIN/mf-run" --plan "$tmp/forged.plan.json" --model "scripted:$px/run-ok.json" \
   --workspace "$ws" --trace "$tmp/forged.jsonl"
 [[ ! -e $tmp/forged.jsonl ]] || fail "a forged plan started a run"
 # A node's description changed (and the plan resealed) changes the tools the units stand on.

@@ -9,14 +9,6 @@ compile="$MF_BIN/mf-compile"
 units=fixtures/projection/units.json
 review=fixtures/projection/review.json
 
-refuse() {
-  local code=$1
-  shift
-  run 2 "$@"
-  [[ ! -s $tmp/out ]] || fail "$* wrote to stdout on refusal"
-  grep -q "error $code:" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* did not report $code"; }
-}
-
 # --- The review turn ---------------------------------------------------------------------------
 run 0 "$compile" project --units "$units" --input "$review"
 [[ ! -s $tmp/err ]] || fail "a projection wrote to stderr"
@@ -75,39 +67,39 @@ grep -q 'rejected tool:bash: text_negation' "$tmp/err" || fail "explain lacks th
 
 # --- Refusals ----------------------------------------------------------------------------------
 echo '{"text":"x","mode":"everything"}' >"$tmp/mode.json"
-refuse MF-P004 "$compile" project --units "$units" --input "$tmp/mode.json"
+refuse 2 MF-P004 "$compile" project --units "$units" --input "$tmp/mode.json"
 grep -q "mode.json:1:.*(at /mode)\|line 1, column" "$tmp/err" || fail "no position: $(cat "$tmp/err")"
 echo '{"text":"x","budget":5}' >"$tmp/unknown.json"
-refuse MF-P004 "$compile" project --input "$tmp/unknown.json"
+refuse 2 MF-P004 "$compile" project --input "$tmp/unknown.json"
 echo '{"text":"x","selected":["skill:nothing"]}' >"$tmp/sel.json"
-refuse MF-P004 "$compile" project --units "$units" --input "$tmp/sel.json"
+refuse 2 MF-P004 "$compile" project --units "$units" --input "$tmp/sel.json"
 # A mandatory unit that cannot fit is a structural failure, never a silent drop.
 jq '.budget_tokens = 50' "$review" >"$tmp/tiny.json"
-refuse MF-P005 "$compile" project --units "$units" --input "$tmp/tiny.json"
+refuse 2 MF-P005 "$compile" project --units "$units" --input "$tmp/tiny.json"
 grep -q "tool:submit" "$tmp/err" || fail "MF-P005 does not name the mandatory units"
 # Malformed units, each pointing at the offending member with its line.
 printf '{"schema_version":"1.0","kind":"millforge_prompt_units","units":[\n{"id":"skill:x",\n"priorty":5}]}\n' >"$tmp/u1.json"
-refuse MF-P001 "$compile" project --units "$tmp/u1.json" --input "$review"
+refuse 2 MF-P001 "$compile" project --units "$tmp/u1.json" --input "$review"
 grep -q "3:1\|line 3" "$tmp/err" || fail "no line for the unknown member: $(cat "$tmp/err")"
 grep -q "/units/0/priorty" "$tmp/err" || fail "no pointer: $(cat "$tmp/err")"
 echo '{"schema_version":"1.0","kind":"millforge_prompt_units","units":[{"id":"widget:x"}]}' >"$tmp/u2.json"
-refuse MF-P001 "$compile" project --units "$tmp/u2.json" --input "$review"
+refuse 2 MF-P001 "$compile" project --units "$tmp/u2.json" --input "$review"
 echo '{"schema_version":"1.0","kind":"millforge_prompt_units","units":[{"id":"skill:x","requires":["skill:y"]}]}' >"$tmp/u3.json"
-refuse MF-P002 "$compile" project --units "$tmp/u3.json" --input "$review"
+refuse 2 MF-P002 "$compile" project --units "$tmp/u3.json" --input "$review"
 echo '{"schema_version":"1.0","kind":"millforge_prompt_units","units":[{"id":"tool:nosuch"}]}' >"$tmp/u4.json"
-refuse MF-P002 "$compile" project --units "$tmp/u4.json" --input "$review"
+refuse 2 MF-P002 "$compile" project --units "$tmp/u4.json" --input "$review"
 echo '{"schema_version":"1.0","kind":"millforge_prompt_units","units":[{"id":"skill:a","supersedes":["skill:b"]},{"id":"skill:b","supersedes":["skill:a"]}]}' >"$tmp/u5.json"
-refuse MF-P003 "$compile" project --units "$tmp/u5.json" --input "$review"
+refuse 2 MF-P003 "$compile" project --units "$tmp/u5.json" --input "$review"
 echo '{"schema_version":"1.0","kind":"millforge_prompt_units","units":[{"id":"skill:a"},{"id":"skill:a"}]}' >"$tmp/u6.json"
-refuse MF-P003 "$compile" project --units "$tmp/u6.json" --input "$review"
+refuse 2 MF-P003 "$compile" project --units "$tmp/u6.json" --input "$review"
 echo '{"schema_version":"1.0","kind":"millforge_tool_catalog","units":[]}' >"$tmp/u7.json"
-refuse MF-P001 "$compile" project --units "$tmp/u7.json" --input "$review"
+refuse 2 MF-P001 "$compile" project --units "$tmp/u7.json" --input "$review"
 # Usage: --input is required; project takes no operand; a missing file is MF-S013.
 run 2 "$compile" project --units "$units"
 grep -q -- "--input" "$tmp/err" || fail "no usage error for a missing --input"
-refuse MF-S013 "$compile" project --units "$tmp/nonexistent.json" --input "$review"
+refuse 2 MF-S013 "$compile" project --units "$tmp/nonexistent.json" --input "$review"
 # A huge input text stays bounded: refused, not read into memory without limit.
 head -c 300000 /dev/zero | tr '\0' 'a' | jq -Rs '{text: .}' >"$tmp/big.json"
-refuse MF-P004 "$compile" project --input "$tmp/big.json"
+refuse 2 MF-P004 "$compile" project --input "$tmp/big.json"
 
 echo "projection: ok"

@@ -180,17 +180,9 @@ rm "$stdin"
 unset stdin
 
 # --- refusals before the call: exit 2, a diagnostic, nothing on stdout ---------------------------------
-# refuse CODE CMD...: exit 2, CODE on stderr, empty stdout.
-refuse() {
-  local code=$1
-  shift
-  run 2 "$@"
-  [[ ! -s $tmp/out ]] || fail "$* wrote to stdout on refusal"
-  grep -q "$code" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* did not report $code"; }
-}
-refuse MF-S011 tool read 'not json'
-refuse MF-R002 tool nope '{}'
-refuse MF-T009 "$mfrun" tool read --workspace "$tmp/missing" --args '{"path":"a.txt"}'
+refuse 2 MF-S011 tool read 'not json'
+refuse 2 MF-R002 tool nope '{}'
+refuse 2 MF-T009 "$mfrun" tool read --workspace "$tmp/missing" --args '{"path":"a.txt"}'
 # usage errors
 usage() {
   run 2 "$@"

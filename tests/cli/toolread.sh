@@ -6,28 +6,6 @@ source "$(dirname "$0")/lib/common.bash"
 
 toolread="$MF_BIN/mf-toolread"
 
-# run EXPECTED_RC CMD... : runs CMD capturing $tmp/out and $tmp/err; checks the exit code.
-run() {
-  local expected=$1
-  shift
-  local rc=0
-  "$@" </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
-  if [[ $rc -ne $expected ]]; then
-    echo "--- stdout" >&2; head -c 2000 "$tmp/out" >&2
-    echo "--- stderr" >&2; cat "$tmp/err" >&2
-    fail "$* exited $rc, expected $expected"
-  fi
-}
-
-# refuse CODE ARGS... : exit 2, CODE on stderr, empty stdout.
-refuse() {
-  local code=$1
-  shift
-  run 2 "$toolread" "$@"
-  [[ ! -s $tmp/out ]] || fail "$* wrote to stdout on refusal"
-  grep -q "error $code:" "$tmp/err" || { cat "$tmp/err" >&2; fail "$* did not report $code"; }
-}
-
 # --- The task fixture, as the audit reads it --------------------------------------------------------
 run 0 "$toolread" --root fixtures --path forge/task-valid.json --start-line 1 --end-line 20
 [[ ! -s $tmp/err ]] || fail "a successful read wrote to stderr"
@@ -61,23 +39,23 @@ ln -s ../outside "$root/outdir"
 ln -s f.txt "$root/alias.txt"
 mkfifo "$root/pipe"
 
-refuse MF-T001 --root "$root" --path /etc/passwd
-refuse MF-T001 --root "$root" --path ''
-refuse MF-T002 --root "$root" --path ../outside/secret.txt
-refuse MF-T002 --root "$root" --path ../safe-root-other/f  # shares the root's name as a prefix
-refuse MF-T002 --root "$root" --path leak.txt
-refuse MF-T002 --root "$root" --path outdir/secret.txt
-refuse MF-T003 --root "$root" --path sub
-refuse MF-T004 --root "$root" --path pipe
-refuse MF-T005 --root "$root" --path big.txt --start-line 1 --end-line 1
-refuse MF-T006 --root "$root" --path f.txt --start-line 0 --end-line 2
-refuse MF-T006 --root "$root" --path f.txt --start-line 3 --end-line 2
-refuse MF-T006 --root "$root" --path f.txt --start-line 4
-refuse MF-T007 --root "$root" --path long.txt
-refuse MF-T007 --root "$root" --path long.txt --start-line 1 --end-line 201
-refuse MF-T008 --root "$root" --path latin1.txt
-refuse MF-T009 --root "$tmp/missing" --path f.txt
-refuse MF-T010 --root "$root" --path nope.txt
+refuse 2 MF-T001 "$toolread" --root "$root" --path /etc/passwd
+refuse 2 MF-T001 "$toolread" --root "$root" --path ''
+refuse 2 MF-T002 "$toolread" --root "$root" --path ../outside/secret.txt
+refuse 2 MF-T002 "$toolread" --root "$root" --path ../safe-root-other/f  # shares the root's name as a prefix
+refuse 2 MF-T002 "$toolread" --root "$root" --path leak.txt
+refuse 2 MF-T002 "$toolread" --root "$root" --path outdir/secret.txt
+refuse 2 MF-T003 "$toolread" --root "$root" --path sub
+refuse 2 MF-T004 "$toolread" --root "$root" --path pipe
+refuse 2 MF-T005 "$toolread" --root "$root" --path big.txt --start-line 1 --end-line 1
+refuse 2 MF-T006 "$toolread" --root "$root" --path f.txt --start-line 0 --end-line 2
+refuse 2 MF-T006 "$toolread" --root "$root" --path f.txt --start-line 3 --end-line 2
+refuse 2 MF-T006 "$toolread" --root "$root" --path f.txt --start-line 4
+refuse 2 MF-T007 "$toolread" --root "$root" --path long.txt
+refuse 2 MF-T007 "$toolread" --root "$root" --path long.txt --start-line 1 --end-line 201
+refuse 2 MF-T008 "$toolread" --root "$root" --path latin1.txt
+refuse 2 MF-T009 "$toolread" --root "$tmp/missing" --path f.txt
+refuse 2 MF-T010 "$toolread" --root "$root" --path nope.txt
 grep -q secret "$tmp/err" && fail "a refusal leaked file content"
 
 # A symlink that stays inside the root is read, under the name it was asked by.
@@ -120,9 +98,9 @@ run 0 "$toolread" search --root "$root" --query needle --max-bytes 11
 run 0 "$toolread" search --root "$root" --path a --query needle
 [[ $(jq -c '[.root_relative, (.matches | length)]' "$tmp/out") == '["a",1]' ]] || fail "--path"
 
-refuse MF-T002 search --root "$root" --path outdir --query needle
-refuse MF-T004 search --root "$root" --path f.txt --query needle
-refuse MF-T011 search --root "$root" --query ''
+refuse 2 MF-T002 "$toolread" search --root "$root" --path outdir --query needle
+refuse 2 MF-T004 "$toolread" search --root "$root" --path f.txt --query needle
+refuse 2 MF-T011 "$toolread" search --root "$root" --query ''
 run 2 "$toolread" search --root "$root" --query needle --max-matches 0
 run 2 "$toolread" search --root "$root" --query needle --start-line 1
 

@@ -119,9 +119,11 @@ TEST(LiveProfile, BaseUrlRules) {
   EXPECT_TRUE(problems(url("https://api.example.com/v1")).empty());
   expect_one(url("ftp://h/v1"), codes::kSchema, "/base_url");
   expect_one(url("http:///v1"), codes::kSchema, "/base_url");
+  expect_one(url("http://:8080/v1"), codes::kSchema, "/base_url");
   expect_one(url("http://h/v1?key=1"), codes::kSchema, "/base_url");
   expect_one(url("http://h/v1#x"), codes::kSchema, "/base_url");
   expect_one(url("http://h/a b"), codes::kSchema, "/base_url");
+  expect_one(url("http://h/" + std::string(2048, 'a')), codes::kSchema, "/base_url");
   expect_one(url("https://user:pass@h/v1"), codes::kSecretValue, "/base_url");
 }
 

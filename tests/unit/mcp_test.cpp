@@ -67,6 +67,8 @@ TEST(McpServerJson, BothTransportsRoundTripAndFaultsArePointed) {
   };
   EXPECT_EQ(at(R"({"transport":"http","url":"ftp://h/x"})"), "/server/url");
   EXPECT_EQ(at(R"({"transport":"http","url":"http://a:b@h/x"})"), "/server/url");
+  EXPECT_EQ(at(R"({"transport":"http","url":"http://:80/x"})"), "/server/url");
+  EXPECT_EQ(at(R"({"transport":"http","url":"http://h/\u0001"})"), "/server/url");
   EXPECT_EQ(at(R"({"transport":"http"})"), "/server/url");
   EXPECT_EQ(at(R"({"transport":"http","url":"http://h/x","command":["a"]})"), "/server/command");
   EXPECT_EQ(at(R"({"transport":"stdio","url":"http://h/x","command":["a"]})"), "/server/url");

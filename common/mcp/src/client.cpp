@@ -7,6 +7,8 @@
 #include "mf/diag/secrets.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/net/url.hpp"
+#include "mf/text/env_name.hpp"
 #include "transport.hpp"
 
 namespace mf::mcp {
@@ -47,20 +49,11 @@ namespace {
 
 constexpr std::size_t kMaxEnv = 64;
 
-bool env_name(std::string_view n) {
-  const auto word = [](char c, bool first) {
-    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-           (!first && c >= '0' && c <= '9');
-  };
-  if (n.empty() || n.size() > 128 || !word(n.front(), true)) return false;
-  return std::all_of(n.begin() + 1, n.end(), [&](char c) { return word(c, false); });
-}
-
 // Sorted, without repeats; "" when every name is one, else what is wrong.
 std::string normalize_env(std::vector<std::string>& names) {
   if (names.size() > kMaxEnv) return "a server is given at most 64 environment variables";
   for (const auto& n : names) {
-    if (!env_name(n)) {
+    if (!mf::text::env_name(n)) {
       return "an environment variable name is [A-Za-z_][A-Za-z0-9_]*, at most 128 bytes";
     }
   }
@@ -70,21 +63,8 @@ std::string normalize_env(std::vector<std::string>& names) {
 }
 
 // Why `url` is not an endpoint this client reaches, or "" when it is one.
-std::string url_fault(std::string_view url) {
-  const bool https = url.starts_with("https://");
-  if (!https && !url.starts_with("http://"))
-    return "a server URL must start with http:// or https://";
-  if (url.size() > 2048) return "a server URL is longer than 2048 bytes";
-  if (!detail::visible_ascii(url)) {
-    return "a server URL must be visible ASCII (percent-encode the rest)";
-  }
-  const std::string_view rest = url.substr(https ? 8 : 7);
-  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (authority.find('@') != std::string_view::npos) {
-    return "a server URL must not carry credentials";
-  }
-  if (authority.empty() || authority.front() == ':') return "a server URL names no host";
-  return {};
+std::string url_refusal(std::string_view url) {
+  return net::describe(net::url_fault(url), "a server URL");
 }
 
 }  // namespace
@@ -110,12 +90,12 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
   if (http) {
     const Value* u = v.find("url");
     if (u == nullptr || !u->is_string()) return bad("an http server needs a url", pointer + "/url");
-    if (std::string why = url_fault(u->as_string()); !why.empty()) {
+    if (std::string why = url_refusal(u->as_string()); !why.empty()) {
       return bad(std::move(why), pointer + "/url");
     }
     s.url = u->as_string();
     if (const Value* b = v.find("bearer_env"); b != nullptr) {
-      if (!b->is_string() || !env_name(b->as_string())) {
+      if (!b->is_string() || !mf::text::env_name(b->as_string())) {
         return bad("a server's bearer_env is the name of an environment variable",
                    pointer + "/bearer_env");
       }
@@ -157,7 +137,7 @@ Result<ServerSpec> parse_server_argument(std::string_view text, const std::vecto
   if (std::string why = normalize_env(s.env); !why.empty()) {
     return diag::error(codes::kUsage, "--server-env: " + why);
   }
-  if (!bearer_env.empty() && !env_name(bearer_env)) {
+  if (!bearer_env.empty() && !mf::text::env_name(bearer_env)) {
     return diag::error(codes::kUsage,
                        "--bearer-env: the name of an environment variable is "
                        "[A-Za-z_][A-Za-z0-9_]*, at most 128 bytes");
@@ -169,7 +149,7 @@ Result<ServerSpec> parse_server_argument(std::string_view text, const std::vecto
       return diag::error(codes::kUsage,
                          "--server-env: an HTTP server runs elsewhere; its environment is its own");
     }
-    if (std::string why = url_fault(text); !why.empty()) {
+    if (std::string why = url_refusal(text); !why.empty()) {
       return diag::error(codes::kUsage, "--server: " + why);
     }
     s.url = std::string(text);

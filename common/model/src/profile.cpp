@@ -12,6 +12,8 @@
 #include "mf/json/pointer.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/json/source_map.hpp"
+#include "mf/net/url.hpp"
+#include "mf/text/env_name.hpp"
 
 namespace mf::model {
 
@@ -20,14 +22,6 @@ namespace {
 namespace codes = diag::codes;
 
 constexpr std::string_view kKind = "millforge_live_profile";
-
-bool env_name(std::string_view s) {
-  if (s.empty() || s.size() > 128 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isupper(static_cast<unsigned char>(c)) ||
-           std::isdigit(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
 
 // RFC 9110 token characters: what a header name may hold.
 bool header_name(std::string_view s) {
@@ -196,23 +190,15 @@ void read_base_url(json::FieldReader& r, Profile& p, Reader& rd) {
   if (!url) return;
   const std::string ptr = r.pointer_of("base_url");
   std::string u = *url;
-  const bool http = u.rfind("http://", 0) == 0, https = u.rfind("https://", 0) == 0;
-  if (!http && !https) {
-    rd.fail(ptr, "base_url must start with http:// or https://");
+  // Paths are appended to a base URL: it has no place for a query or a fragment.
+  const net::UrlFault fault = net::url_fault(u, {.allow_query = false});
+  if (fault == net::UrlFault::Credentials) {
+    rd.fail(ptr, net::describe(fault, "base_url") + "; use auth.secret_env", codes::kSecretValue);
     return;
   }
-  const std::size_t host_start = http ? 7 : 8;
-  const std::size_t host_end = std::min(u.find('/', host_start), u.size());
-  const std::string_view authority = std::string_view(u).substr(host_start, host_end - host_start);
-  if (authority.empty()) {
-    rd.fail(ptr, "base_url has no host");
-  } else if (authority.find('@') != std::string_view::npos) {
-    rd.fail(ptr, "base_url must not carry credentials (user:password@); use auth.secret_env",
-            codes::kSecretValue);
-  } else if (u.find_first_of("?#") != std::string::npos) {
-    rd.fail(ptr, "base_url must not have a query or a fragment");
-  } else if (!printable(u) || u.find(' ') != std::string::npos || u.size() > 2048) {
-    rd.fail(ptr, "base_url must be printable ASCII without spaces, at most 2048 bytes");
+  if (fault != net::UrlFault::None) {
+    rd.fail(ptr, net::describe(fault, "base_url"));
+    return;
   }
   while (!u.empty() && u.back() == '/') u.pop_back();
   p.base_url = std::move(u);
@@ -240,7 +226,7 @@ void read_auth(json::FieldReader& top, Profile& p, Reader& rd) {
   if (auto env = a.string("secret_env", needs_secret)) {
     if (!needs_secret) {
       rd.fail(a.pointer_of("secret_env"), "auth.scheme \"none\" takes no secret_env");
-    } else if (!env_name(*env)) {
+    } else if (!text::env_name(*env, text::EnvLetters::Upper)) {
       rd.fail(a.pointer_of("secret_env"),
               "secret_env must name an environment variable (A-Z, 0-9, _), not hold a secret",
               diag::find_secret(*env) ? codes::kSecretValue : codes::kSchema);
