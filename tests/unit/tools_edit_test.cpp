@@ -164,7 +164,7 @@ TEST(ToolsEdit, MultipleEdits) {
 TEST(ToolsEdit, DistantEditsKeepTheDiffShort) {
   std::string text;
   for (int i = 1; i <= 600; ++i) {
-    char buf[16];
+    char buf[32];
     std::snprintf(buf, sizeof buf, "line %03d\n", i);
     text += buf;
   }
