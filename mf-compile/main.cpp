@@ -4,8 +4,6 @@
 
 #include "mf/cli/cli.hpp"
 #include "mf/harness/command.hpp"
-#include "mf/io/file.hpp"
-#include "mf/json/canonical.hpp"
 #include "mf/mcp/command.hpp"
 
 namespace cli = mf::cli;
@@ -36,50 +34,30 @@ int project(const cli::Context& ctx, const Opts& o, const std::vector<std::strin
   a.units = ctx.get(o.units);
   a.input = ctx.get(o.input);
   a.explain = ctx.get(o.explain);
-  mf::Status s = mf::harness::project_command(a, STDOUT_FILENO, STDERR_FILENO);
-  return s ? cli::kSuccess : cli::report(ctx.tool, s.diagnostics());
+  return cli::finish(ctx, mf::harness::project_command(a, STDOUT_FILENO, STDERR_FILENO));
 }
 
 // mf-compile verify PLAN: the plan's hash and invariants; its summary on stdout.
 int verify(const cli::Context& ctx, const std::vector<std::string>& args) {
   if (args.size() > 2) return cli::usage_error(ctx.tool, "verify takes one PLAN file (or -)");
-  const std::string plan = args.size() == 2 ? args[1] : "-";
-  auto summary = mf::harness::verify_command(plan);
-  if (!summary) {
-    return cli::report(ctx.tool, summary.diagnostics(), plan == "-" ? "<stdin>" : plan,
-                       mf::diag::Job::Check);
-  }
-  auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*summary));
-  return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
+  return cli::finish(ctx,
+                     mf::harness::verify_plan(args.size() == 2 ? args[1] : "-", STDOUT_FILENO));
 }
 
 // mf-compile connector discover|admit: a snapshot of an MCP server, or the manifest a policy
 // admits from one (docs/connectors.md), on stdout.
 int connector(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  mf::Result<mf::json::Value> doc = mf::json::Value();
-  if (args.size() == 2 && args[1] == "discover") {
-    if (int rc = cli::require(ctx, {o.server}); rc != 0) return rc;
-    std::int64_t timeout = 0;
-    if (ctx.given(o.timeout_ms)) {
-      try {
-        timeout = std::stoll(ctx.get(o.timeout_ms));
-      } catch (const std::exception&) {
-        timeout = -1;
-      }
-      if (timeout < 1) return cli::usage_error(ctx.tool, "--timeout-ms takes a positive integer");
-    }
-    doc = mf::mcp::discover_command(ctx.get(o.server), ctx.get(o.server_env), ctx.get(o.bearer_env),
-                                    timeout);
-  } else if (args.size() == 3 && args[1] == "admit") {
-    if (int rc = cli::require(ctx, {o.policy}); rc != 0) return rc;
-    doc = mf::mcp::admit_command(args[2], ctx.get(o.policy));
-  } else {
+  const bool discover = args.size() == 2 && args[1] == "discover";
+  if (!discover && !(args.size() == 3 && args[1] == "admit")) {
     return cli::usage_error(
         ctx.tool, "connector takes 'discover --server CMD|URL' or 'admit SNAPSHOT --policy P'");
   }
-  if (!doc) return cli::report(ctx.tool, doc.diagnostics());
-  auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(*doc));
-  return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
+  if (int rc = cli::require(ctx, {discover ? o.server : o.policy}); rc != 0) return rc;
+  return cli::finish(ctx, discover
+                              ? mf::mcp::discover_command(ctx.get(o.server), ctx.get(o.server_env),
+                                                          ctx.get(o.bearer_env),
+                                                          ctx.if_given(o.timeout_ms), STDOUT_FILENO)
+                              : mf::mcp::admit_command(args[2], ctx.get(o.policy), STDOUT_FILENO));
 }
 
 // mf-compile custom-tools MANIFEST --policy P: the tool catalog the manifest compiles to
@@ -88,9 +66,8 @@ int connector(const cli::Context& ctx, const Opts& o, const std::vector<std::str
 int custom_tools(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   if (args.size() != 2) return cli::usage_error(ctx.tool, "custom-tools takes one MANIFEST (or -)");
   if (int rc = cli::require(ctx, {o.policy}); rc != 0) return rc;
-  mf::Status s =
-      mf::harness::custom_tools_command(args[1], ctx.get(o.policy), ctx.get(o.out), STDOUT_FILENO);
-  return s ? cli::kSuccess : cli::report(ctx.tool, s.diagnostics());
+  return cli::finish(ctx, mf::harness::custom_tools_command(args[1], ctx.get(o.policy),
+                                                            ctx.get(o.out), STDOUT_FILENO));
 }
 
 int compile(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
@@ -103,9 +80,6 @@ int compile(const cli::Context& ctx, const Opts& o, const std::vector<std::strin
   a.out = ctx.get(o.out);
   a.store_dir = ctx.get(o.store);
   a.diagnostics = ctx.get(o.diagnostics);
-  if ((a.out.empty() || a.out == "-") && a.diagnostics == "-") {
-    return cli::usage_error(ctx.tool, "the plan already goes to stdout; give --diagnostics a FILE");
-  }
   a.expected_harness_id = ctx.get(o.expect_id);
   a.stage = ctx.get(o.stage);
   a.legal_terminals_given = ctx.given(o.legal_terminals);
@@ -113,11 +87,7 @@ int compile(const cli::Context& ctx, const Opts& o, const std::vector<std::strin
   a.capabilities_given = ctx.given(o.capabilities);
   a.capabilities = ctx.get(o.capabilities);
   a.emit = ctx.get(o.emit);
-  auto outcome = mf::harness::compile_command(a, STDOUT_FILENO);
-  if (outcome.diagnostics.empty()) return cli::kSuccess;
-  const int code =
-      cli::report(ctx.tool, outcome.diagnostics, a.source == "-" ? "<stdin>" : a.source);
-  return outcome.compiled && code == cli::kRejected ? cli::kSuccess : code;
+  return cli::finish(ctx, mf::harness::compile_plan(a, STDOUT_FILENO));
 }
 
 }  // namespace

@@ -1,21 +1,10 @@
 // mf-eval: run suites of cases into reports; compare reports with gates (docs/formats/eval.md).
-#include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <iostream>
-#include <mutex>
 
 #include "mf/cli/cli.hpp"
-#include "mf/eval/render.hpp"
-#include "mf/eval/report.hpp"
-#include "mf/eval/runner.hpp"
-#include "mf/eval/suite.hpp"
-#include "mf/io/file.hpp"
-#include "mf/json/canonical.hpp"
-#include "mf/model/live.hpp"
+#include "mf/eval/command.hpp"
+#include "mf/model/model.hpp"
 #include "mf/runtime/plan_run.hpp"
-#include "mf/store/refs.hpp"
-#include "mf/store/store.hpp"
 
 namespace cli = mf::cli;
 namespace eval = mf::eval;
@@ -30,268 +19,45 @@ struct Opts {
   cli::Flag fixed_clock, resume;
 };
 
-// "i/n" with 1 <= i <= n, n >= 1.
-bool parse_shard(const std::string& text, std::int64_t& index, std::int64_t& count) {
-  const auto slash = text.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size() || text.size() > 21) {
-    return false;
-  }
-  const auto digits = [](std::string_view t) {
-    return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos &&
-           t.size() <= 9;
-  };
-  const std::string_view i(text.data(), slash), n(text.data() + slash + 1, text.size() - slash - 1);
-  if (!digits(i) || !digits(n)) return false;
-  index = std::stoll(std::string(i));
-  count = std::stoll(std::string(n));
-  return count >= 1 && index >= 1 && index <= count;
-}
-
 int run(cli::Context& ctx, const Opts& o) {
   if (int rc = cli::require(ctx, {o.suite, o.output})) return rc;
-  const std::string format = ctx.get(o.format, "json");
-  if (format != "json" && ctx.get(o.output) == "-") {
-    return cli::usage_error(ctx.tool, "run --format " + format +
-                                          " prints the rendering on stdout: give --output FILE "
-                                          "for the report");
-  }
-  eval::RunOptions options;
-  options.jobs = static_cast<unsigned>(ctx.get(o.jobs, 1));
-  options.repeat = ctx.get(o.repeat, 1);
-  if (options.repeat > 1000) return cli::usage_error(ctx.tool, "--repeat is at most 1000");
-  options.case_timeout_ms = ctx.get(o.case_timeout, 0);
-  // The matrix: every --model LABEL=SPEC crossed with every --guardrails PRESET.
-  std::vector<std::pair<std::string, std::string>> models;
-  for (const auto& m : ctx.get(o.models)) {
-    const auto eq = m.find('=');
-    const std::string label = eq == std::string::npos ? "" : m.substr(0, eq);
-    const bool ok = !label.empty() && label.size() <= 64 &&
-                    label.find_first_not_of(
-                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                        "0123456789_-") == std::string::npos;
-    if (!ok || eq + 1 == m.size()) {
-      return cli::usage_error(ctx.tool,
-                              "--model takes LABEL=SPEC, LABEL of [A-Za-z0-9_-], not '" + m + "'");
-    }
-    for (const auto& [seen, spec] : models) {
-      if (seen == label) return cli::usage_error(ctx.tool, "--model " + label + " given twice");
-    }
-    const std::string spec = m.substr(eq + 1);
-    if (mf::Status s = mf::model::check_model_spec(spec); !s) {
-      return cli::report(ctx.tool, s.diagnostics());
-    }
-    models.emplace_back(label, spec);
-  }
-  std::vector<mf::runtime::Guardrails> presets;
-  for (const auto& p : ctx.get(o.presets)) {
-    auto g = mf::runtime::parse_guardrails(p);
-    if (!g) return cli::usage_error(ctx.tool, "--guardrails: no preset '" + p + "'");
-    if (std::find(presets.begin(), presets.end(), *g) != presets.end()) {
-      return cli::usage_error(ctx.tool, "--guardrails " + p + " given twice");
-    }
-    presets.push_back(*g);
-  }
-  for (std::size_t m = 0; m < std::max<std::size_t>(models.size(), 1); ++m) {
-    for (std::size_t g = 0; g < std::max<std::size_t>(presets.size(), 1); ++g) {
-      if (models.empty() && presets.empty()) break;
-      eval::Variant v;
-      if (!models.empty()) {
-        v.label = models[m].first;
-        v.model = models[m].second;
-      }
-      if (!presets.empty()) {
-        const std::string name(mf::runtime::name(presets[g]));
-        v.label += (v.label.empty() ? "" : ".") + name;
-        v.guardrails = presets[g];
-      }
-      options.variants.push_back(std::move(v));
-    }
-  }
-  if (ctx.given(o.shard) &&
-      !parse_shard(ctx.get(o.shard), options.shard_index, options.shard_count)) {
-    return cli::usage_error(ctx.tool,
-                            "--shard takes i/n with 1 <= i <= n, not '" + ctx.get(o.shard) + "'");
-  }
-  for (const auto& [lists, out] :
-       {std::pair{ctx.get(o.cases), &options.only}, std::pair{ctx.get(o.tags), &options.tags}}) {
-    for (const auto& list : lists) {
-      for (std::size_t at = 0; at <= list.size();) {
-        const std::size_t comma = std::min(list.find(',', at), list.size());
-        if (comma > at) out->push_back(list.substr(at, comma - at));
-        at = comma + 1;
-      }
-    }
-  }
-  options.fixed_clock = ctx.fixed_clock(o.fixed_clock);
-  options.traces_dir = ctx.get(o.traces);
-  options.run_id_prefix = ctx.get(o.run_id_prefix, options.run_id_prefix);
-  options.cancel = &cli::cancellation_flag();
-  if (ctx.progress()) {
-    // "attempt 37/120, 31 passed (84%), 12 s left": the ETA from the pace of the attempts run so
-    // far in this process (the journal's are not timed).
-    const auto start = std::chrono::steady_clock::now();
-    options.progress = [start, first = std::size_t{0}, started = false](
-                           std::size_t done, std::size_t total, std::size_t passed) mutable {
-      if (!started) {
-        first = done;
-        started = true;
-      }
-      std::string line = "\rmf-eval: attempt " + std::to_string(done) + "/" +
-                         std::to_string(total) + ", " + std::to_string(passed) + " passed";
-      if (done > 0) line += " (" + std::to_string(passed * 100 / done) + "%)";
-      const std::size_t run_here = done - first;
-      if (run_here > 0 && done < total) {
-        const double elapsed =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        const auto left = static_cast<long long>(elapsed / static_cast<double>(run_here) *
-                                                 static_cast<double>(total - done));
-        line += ", " + std::to_string(left) + " s left";
-      }
-      std::cerr << line << "\x1b[K" << (done == total ? "\n" : "") << std::flush;
-    };
-  }
-
-  // The journal: --journal, else beside a report file; --resume reuses what it holds.
-  const std::string output = ctx.get(o.output);
-  const std::string journal_path = ctx.get(o.journal, output == "-" ? "" : output + ".journal");
-  if (ctx.get(o.resume) && journal_path.empty() && ctx.store_dir(o.store).empty()) {
-    return cli::usage_error(ctx.tool,
-                            "--resume needs a journal: --journal FILE, --output FILE or --store");
-  }
-  const std::string suite_path = ctx.get(o.suite);
-  mf::Result<eval::Suite> suite = eval::load_suite(suite_path);
-  if (!suite) return cli::report(ctx.tool, suite.diagnostics(), suite_path);
-  std::unique_ptr<eval::Journal> journal;
-  const std::string store_dir = ctx.store_dir(o.store);
-  auto session = mf::model::open_store_session(
-      store_dir, *mf::model::parse_cache_mode(ctx.get(o.cache, "off")), !store_dir.empty());
-  if (!session) return cli::report(ctx.tool, session.diagnostics());
-  if (!store_dir.empty() && !ctx.given(o.journal)) {
-    // With a store the journal lives there, beside the traces it names.
-    journal = eval::store_journal(session->store, session->lock, suite->id,
-                                  eval::campaign_id(*suite, options), ctx.get(o.resume));
-    options.journal = journal.get();
-  } else if (!journal_path.empty()) {
-    auto opened = eval::open_file_journal(journal_path, eval::campaign_id(*suite, options),
-                                          ctx.get(o.resume));
-    if (!opened) return cli::report(ctx.tool, opened.diagnostics());
-    journal = std::move(*opened);
-    options.journal = journal.get();
-  }
-  options.models = session->models;
-  mf::store::Store* store = store_dir.empty() ? nullptr : session->store.get();
-  if (store != nullptr) {
-    options.keep_trace = [&](const std::string& id, std::optional<std::int64_t> repeat,
-                             std::string_view trace) -> mf::Status {
-      std::lock_guard<std::mutex> guard(*session->lock);
-      const std::string ref = repeat
-                                  ? mf::store::refs::campaign_attempt_trace(suite->id, id, *repeat)
-                                  : mf::store::refs::campaign_case_trace(suite->id, id);
-      auto kept = store->put_named(ref, trace);
-      return kept ? mf::Status() : mf::Status(kept.take_diagnostics());
-    };
-  }
-  mf::Result<eval::SuiteRun> done = eval::run_suite(*suite, options);
-  if (!done) return cli::report(ctx.tool, done.diagnostics());
-  const std::string report_bytes = mf::json::canonical_file(done->document);
-  mf::Status written = mf::io::write_output(output, report_bytes);
-  if (!written) return cli::report(ctx.tool, written.diagnostics());
-  if (format != "json") {
-    mf::Status shown = mf::io::write_output(
-        "-", eval::render(done->document, *eval::parse_format(format), ctx.get(o.traces)));
-    if (!shown) return cli::report(ctx.tool, shown.diagnostics());
-  }
-  if (store != nullptr) {
-    auto kept = store->put_named(mf::store::refs::campaign_report(suite->id), report_bytes);
-    if (!kept) return cli::report(ctx.tool, kept.diagnostics());
-  }
-  const std::size_t failed = done->failed();
-  if (failed > 0 && !ctx.quiet) {
-    std::cerr << ctx.tool.name << ": " << failed << " of " << done->report.cases.size()
-              << " case(s) failed; see the report\n";
-  }
-  return failed > 0 ? cli::kFailure : cli::kSuccess;
-}
-
-int merge(cli::Context& ctx, const Opts& o) {
-  if (int rc = cli::require(ctx, {o.output})) return rc;
-  const auto args = ctx.positionals();
-  std::vector<std::pair<std::string, std::string>> named;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    mf::Result<std::string> bytes = mf::io::read_input(args[i]);
-    if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), args[i]);
-    named.emplace_back(args[i], std::move(*bytes));
-  }
-  if (named.empty()) return cli::usage_error(ctx.tool, "merge needs the shard reports");
-  mf::Result<mf::json::Value> merged = eval::merge_reports(named);
-  if (!merged) return cli::report(ctx.tool, merged.diagnostics());
-  mf::Status written = mf::io::write_output(ctx.get(o.output), mf::json::canonical_file(*merged));
-  if (!written) return cli::report(ctx.tool, written.diagnostics());
-  const auto* summary = merged->find("summary");
-  return summary->find("failed")->as_exact_int().value_or(0) > 0 ? cli::kFailure : cli::kSuccess;
-}
-
-int report(cli::Context& ctx, const Opts& o) {
-  if (int rc = cli::require(ctx, {o.format})) return rc;
-  const auto args = ctx.positionals();
-  if (args.size() != 2) return cli::usage_error(ctx.tool, "report takes one REPORT.json");
-  mf::Result<std::string> bytes = mf::io::read_input(args[1]);
-  if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), args[1]);
-  mf::Result<eval::Report> parsed = eval::parse_report(*bytes);
-  if (!parsed) return cli::report(ctx.tool, parsed.diagnostics(), args[1]);
-  const std::string format = ctx.get(o.format);
-  const std::string text =
-      format == "json"
-          ? mf::json::canonical_file(parsed->document)
-          : eval::render(parsed->document, *eval::parse_format(format), ctx.get(o.traces));
-  mf::Status written = mf::io::write_output(ctx.get(o.output, "-"), text);
-  if (!written) return cli::report(ctx.tool, written.diagnostics());
-  return cli::kSuccess;
+  eval::RunArgs a;
+  a.suite = ctx.get(o.suite);
+  a.output = ctx.get(o.output);
+  a.format = ctx.get(o.format, "json");
+  a.jobs = ctx.get(o.jobs, 1);
+  a.repeat = ctx.get(o.repeat, 1);
+  a.case_timeout_ms = ctx.get(o.case_timeout, 0);
+  a.models = ctx.get(o.models);
+  a.presets = ctx.get(o.presets);
+  a.shard = ctx.if_given(o.shard);
+  a.cases = cli::split_commas(ctx.get(o.cases));
+  a.tags = cli::split_commas(ctx.get(o.tags));
+  a.journal = ctx.if_given(o.journal);
+  a.resume = ctx.get(o.resume);
+  a.store_dir = ctx.store_dir(o.store);
+  a.cache = *mf::model::parse_cache_mode(ctx.get(o.cache, "off"));
+  a.traces_dir = ctx.get(o.traces);
+  a.run_id_prefix = ctx.get(o.run_id_prefix, a.run_id_prefix);
+  a.fixed_clock = ctx.fixed_clock(o.fixed_clock);
+  a.cancel = &cli::cancellation_flag();
+  if (ctx.progress())
+    a.show_progress = [](std::string_view line) { std::cerr << line << std::flush; };
+  return cli::finish(ctx, eval::run_command(a));
 }
 
 int compare(cli::Context& ctx, const Opts& o) {
   if (int rc = cli::require(ctx, {o.baseline, o.candidate})) return rc;
-  eval::Report reports[2];
-  const cli::Text* inputs[2] = {&o.baseline, &o.candidate};
-  for (int i = 0; i < 2; ++i) {
-    const std::string path = ctx.get(*inputs[i]);
-    mf::Result<std::string> bytes = mf::io::read_input(path);
-    if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), path);
-    mf::Result<eval::Report> report = eval::parse_report(*bytes);
-    if (!report) return cli::report(ctx.tool, report.diagnostics(), path);
-    reports[i] = std::move(report).value();
-  }
-  const std::string format = ctx.get(o.format, "json");
-  if (format != "json" && format != "md") {
-    return cli::usage_error(ctx.tool, "compare --format is json or md");
-  }
-  eval::Gates gates;
-  gates.max_regressions = ctx.get(o.max_regressions, 0);
-  for (const auto& [option, field] :
-       {std::pair{&o.alpha, &gates.alpha},
-        std::pair{&o.max_latency_ratio, &gates.max_latency_ratio},
-        std::pair{&o.max_cost_ratio, &gates.max_cost_ratio},
-        std::pair{&o.max_false_closure, &gates.max_false_closure_rate}}) {
-    if (!ctx.given(*option)) continue;
-    const std::string text = ctx.get(*option);
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !(v > 0) || v > 1e9) {
-      return cli::usage_error(
-          ctx.tool, "--" + option->name() + " takes a positive number, not '" + text + "'");
-    }
-    *field = v;
-  }
-  const eval::Comparison comparison = eval::compare(reports[0], reports[1]);
-  const auto reasons = eval::gate_failures(comparison, gates);
-  const mf::json::Value doc = eval::to_json(comparison);
-  mf::Status written = mf::io::write_output(
-      "-", format == "md" ? eval::render_comparison(doc, reasons) : mf::json::canonical_file(doc));
-  if (!written) return cli::report(ctx.tool, written.diagnostics());
-  for (const auto& reason : reasons) {
-    std::cerr << ctx.tool.name << ": gate failed: " << reason << '\n';
-  }
-  return reasons.empty() ? cli::kSuccess : cli::kFailure;
+  eval::CompareArgs a;
+  a.baseline = ctx.get(o.baseline);
+  a.candidate = ctx.get(o.candidate);
+  a.format = ctx.get(o.format, "json");
+  a.max_regressions = ctx.get(o.max_regressions, 0);
+  a.alpha = ctx.if_given(o.alpha);
+  a.max_latency_ratio = ctx.if_given(o.max_latency_ratio);
+  a.max_cost_ratio = ctx.if_given(o.max_cost_ratio);
+  a.max_false_closure_rate = ctx.if_given(o.max_false_closure);
+  return cli::finish(ctx, eval::compare_command(a));
 }
 
 }  // namespace
@@ -441,8 +207,17 @@ int main(int argc, char** argv) {
     if (args.empty()) {
       return cli::usage_error(ctx.tool, "missing COMMAND (run, merge, report, compare)");
     }
-    if (args[0] == "merge") return merge(ctx, o);
-    if (args[0] == "report") return report(ctx, o);
+    if (args[0] == "merge") {
+      if (int rc = cli::require(ctx, {o.output})) return rc;
+      return cli::finish(ctx,
+                         eval::merge_command({args.begin() + 1, args.end()}, ctx.get(o.output)));
+    }
+    if (args[0] == "report") {
+      if (int rc = cli::require(ctx, {o.format})) return rc;
+      if (args.size() != 2) return cli::usage_error(ctx.tool, "report takes one REPORT.json");
+      return cli::finish(ctx, eval::report_command(args[1], ctx.get(o.format),
+                                                   ctx.get(o.output, "-"), ctx.get(o.traces)));
+    }
     if (args.size() > 1) return cli::usage_error(ctx.tool, "unexpected argument '" + args[1] + "'");
     if (args[0] == "run") return run(ctx, o);
     if (args[0] == "compare") return compare(ctx, o);

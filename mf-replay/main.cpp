@@ -1,19 +1,11 @@
 // mf-replay: verify and summarise a recorded trace (docs/formats/trace.md); re-run a plan run from
 // its recorded replies (--strict) or fork a new run from one (--fork-at) (docs/replay.md).
-#include <sys/stat.h>
 #include <unistd.h>
-
-#include <chrono>
-#include <iostream>
 
 #include "mf/cli/cli.hpp"
 #include "mf/hash/sha256.hpp"
-#include "mf/io/file.hpp"
-#include "mf/json/canonical.hpp"
-#include "mf/json/jsonl.hpp"
 #include "mf/runtime/replay.hpp"
-#include "mf/trace/otlp.hpp"
-#include "mf/trace/verify.hpp"
+#include "mf/trace/command.hpp"
 
 namespace cli = mf::cli;
 
@@ -30,42 +22,6 @@ struct Opts {
   cli::Number max_line_bytes;
 };
 
-// --export otlp-json: the verified trace as OTLP/JSON spans on stdout.
-int export_otlp(cli::Context& ctx, const Opts& o, const std::string& path) {
-  const std::string source = path == "-" ? "<stdin>" : path;
-  mf::Result<std::string> bytes = mf::io::read_input(path, 256u << 20);
-  if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), source);
-  auto summary = mf::trace::verify(*bytes);
-  if (!summary) return cli::report(ctx.tool, summary.diagnostics(), source);
-  if (summary->status == mf::trace::Outcome::Corrupt) {
-    return cli::report(ctx.tool, {*summary->first_error}, source, mf::diag::Job::Check);
-  }
-  // Times: t_ms after --start-unix-ms, else after the moment the last event was written (the
-  // file's modification time, or now for stdin) less the run's length.
-  std::int64_t start = ctx.get(o.start_unix_ms, -1);
-  if (start < 0) {
-    std::int64_t last = 0;
-    const auto end = bytes->find_last_of('\n', bytes->size() >= 2 ? bytes->size() - 2 : 0);
-    if (auto line = mf::json::parse(bytes->substr(end == std::string::npos ? 0 : end + 1))) {
-      if (const auto* t = line->find("t_ms")) last = t->as_exact_int().value_or(0);
-    }
-    struct stat st {};
-    std::int64_t written_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
-    if (path != "-" && ::stat(path.c_str(), &st) == 0) {
-      written_ms =
-          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
-    }
-    start = written_ms - last;
-  }
-  auto spans = mf::trace::to_otlp(*bytes, start);
-  if (!spans) return cli::report(ctx.tool, spans.diagnostics(), source);
-  mf::Status w = mf::io::write_output("-", mf::json::canonical_file(*spans));
-  if (!w) return cli::report(ctx.tool, w.diagnostics());
-  return cli::kSuccess;
-}
-
 // --strict and --fork-at: the loop again, from the recorded replies.
 int rerun(cli::Context& ctx, const Opts& o, const std::string& path) {
   if (int rc = cli::require(ctx, {o.plan})) return rc;
@@ -76,71 +32,44 @@ int rerun(cli::Context& ctx, const Opts& o, const std::string& path) {
   from.workspace = ctx.get(o.workspace, ".");
   from.artifact_dir = ctx.get(o.artifacts);
   from.cancel = &cli::cancellation_flag();
-  const std::string source = path == "-" ? "<stdin>" : path;
   if (ctx.get(o.strict)) {
     if (ctx.given(o.fork_at)) return cli::usage_error(ctx.tool, "--strict or --fork-at, not both");
-    auto summary = rt::strict_replay(from);
-    if (!summary) return cli::report(ctx.tool, summary.diagnostics(), source);
-    mf::Status w = mf::io::write_output("-", mf::json::canonical_file(*summary));
-    if (!w) return cli::report(ctx.tool, w.diagnostics());
-    if (rt::identical(*summary)) return cli::kSuccess;
-    const auto& d = *summary->find("first_difference");
-    std::cerr << ctx.tool.name << ": replay diverges at seq " << mf::json::canonical(*d.find("seq"))
-              << ": expected " << mf::json::canonical(*d.find("expected")) << ", got "
-              << mf::json::canonical(*d.find("actual")) << " (member "
-              << mf::json::canonical(*d.find("member")) << ")\n";
-    return cli::kFailure;
+    return cli::finish(ctx, rt::strict_replay_command(from));
   }
   if (int rc = cli::require(ctx, {o.responses, o.trace})) return rc;
   rt::ForkRequest fork;
   fork.from = from;
   fork.fork_seq = ctx.get(o.fork_at, 0);
   fork.model_spec = ctx.get(o.responses);
-  if (fork.model_spec.find(':') == std::string::npos)
-    fork.model_spec = "scripted:" + fork.model_spec;
   fork.trace_path = ctx.get(o.trace);
   fork.run_id = ctx.get(o.run_id);
   fork.fixed_clock = ctx.fixed_clock(o.fixed_clock);
-  if (fork.trace_path == "-") return cli::usage_error(ctx.tool, "--trace - : the result is stdout");
-  bool success = false;
-  auto result = rt::fork_run(fork, &success);
-  if (!result) return cli::report(ctx.tool, result.diagnostics(), source);
-  mf::Status w = mf::io::write_output("-", mf::json::canonical_file(*result));
-  if (!w) return cli::report(ctx.tool, w.diagnostics());
-  return success ? cli::kSuccess : cli::kFailure;
+  return cli::finish(ctx, rt::fork_command(fork));
 }
 
 int verify(cli::Context& ctx, const Opts& o) {
   const auto args = ctx.positionals();
   if (args.size() > 1) return cli::usage_error(ctx.tool, "takes one TRACE (or '-')");
   const std::string path = args.empty() ? "-" : args[0];
-  const std::string source = path == "-" ? "<stdin>" : path;
   if (ctx.given(o.exported)) {
     if (ctx.get(o.strict) || ctx.given(o.fork_at)) {
       return cli::usage_error(ctx.tool, "--export with --strict or --fork-at");
     }
-    return export_otlp(ctx, o, path);
+    return cli::finish(ctx, mf::trace::export_otlp_command(path, ctx.if_given(o.start_unix_ms)));
   }
   if (ctx.get(o.strict) || ctx.given(o.fork_at)) return rerun(ctx, o, path);
 
   mf::trace::VerifyOptions options;
   if (int rc = cli::secret_from_env(ctx, o.mac_key_env, options.mac_key)) return rc;
   options.expect_sha256 = ctx.get(o.expect_sha256);
-  options.max_line_bytes =
-      static_cast<std::size_t>(ctx.get(o.max_line_bytes, std::int64_t{mf::json::kMaxHeldBytes}));
+  if (auto max = ctx.if_given(o.max_line_bytes)) {
+    options.max_line_bytes = static_cast<std::size_t>(*max);
+  }
   mf::hash::Digest parsed{};
   if (ctx.given(o.expect_sha256) && !mf::hash::from_hex(options.expect_sha256, parsed)) {
     return cli::usage_error(ctx.tool, "--expect-sha256 takes 64 lowercase hex digits");
   }
-  auto summary = mf::trace::verify_file(path, options);
-  if (!summary) return cli::report(ctx.tool, summary.diagnostics(), source);
-  std::string line;
-  mf::json::append_jsonl(mf::trace::to_json(*summary), line);
-  if (auto written = mf::io::write_all(STDOUT_FILENO, line); !written) {
-    return cli::report(ctx.tool, written.diagnostics());
-  }
-  if (summary->status == mf::trace::Outcome::Ok) return cli::kSuccess;
-  return cli::report(ctx.tool, {*summary->first_error}, source, mf::diag::Job::Check);
+  return cli::finish(ctx, mf::trace::verify_command(path, options, STDOUT_FILENO));
 }
 
 }  // namespace

@@ -1,18 +1,11 @@
 // mf-run: one task or one compiled plan against a model, one call of the tool pack, or the rescue
 // of tool calls from model text; the trace and the result (docs/formats/task.md,
 // docs/harness-run.md, docs/tools.md, docs/rescue.md).
-#include <unistd.h>
-
-#include <cstdlib>
 #include <iostream>
 
 #include "mf/cli/cli.hpp"
-#include "mf/io/file.hpp"
-#include "mf/json/canonical.hpp"
-#include "mf/model/model.hpp"
-#include "mf/runtime/plan_run.hpp"
 #include "mf/runtime/rescue.hpp"
-#include "mf/runtime/task_run.hpp"
+#include "mf/runtime/run_command.hpp"
 #include "mf/tools/command.hpp"
 
 namespace cli = mf::cli;
@@ -33,124 +26,33 @@ struct Opts {
   cli::Text tools;
 };
 
-std::vector<std::string> split_commas(const std::string& list) {
-  std::vector<std::string> out;
-  for (std::size_t start = 0; start <= list.size();) {
-    std::size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    if (comma > start) out.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
-// mf-run tool NAME: one call through the execution boundary; the result JSON on stdout. Exit 0
-// when the tool succeeded, 1 when it returned an error result (including a refusal).
+// mf-run tool NAME: one call through the execution boundary (mf/tools/command.hpp).
 int run_tool(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   if (args.size() != 2) return cli::usage_error(ctx.tool, "tool takes exactly one NAME");
   if (int rc = cli::require(ctx, {o.workspace, o.args})) return rc;
   mf::tools::ToolCommand command;
   command.name = args[1];
-  command.workspace = ctx.get(o.workspace);
   command.args = ctx.get(o.args);
-  if (ctx.given(o.capabilities)) command.capabilities = split_commas(ctx.get(o.capabilities));
+  if (auto max = ctx.if_given(o.bash_log_max)) command.bash_log_max_bytes = *max;
+  command.workspace = ctx.get(o.workspace);
+  if (ctx.given(o.capabilities)) command.capabilities = cli::split_commas(ctx.get(o.capabilities));
   command.sandbox = ctx.get(o.sandbox, "none") == "bwrap";
   command.artifact_dir = ctx.get(o.artifacts);
-  if (ctx.given(o.bash_log_max)) {
-    command.bash_log_max_bytes = static_cast<std::size_t>(ctx.get(o.bash_log_max, 0));
-  }
   command.fixed_clock = ctx.fixed_clock(o.fixed_clock);
   command.cancel = &cli::cancellation_flag();
-  auto result = mf::tools::run_tool_command(command);
-  if (!result) return cli::report(ctx.tool, result.diagnostics());
-  mf::Status written = mf::io::write_output("-", mf::json::canonical_file(*result));
-  if (!written) return cli::report(ctx.tool, written.diagnostics());
-  return result->find("is_error")->as_bool() ? cli::kFailure : cli::kSuccess;
-}
-
-rt::TraceContent trace_content(const std::string& mode) {
-  if (mode == "inline") return rt::TraceContent::Inline;
-  if (mode == "none") return rt::TraceContent::None;
-  if (mode == "store") return rt::TraceContent::Store;
-  return rt::TraceContent::Digest;
-}
-
-// The options task and plan runs share, read into either request; non-zero: the exit code.
-template <typename Request>
-int read_run_options(cli::Context& ctx, const Opts& o, const std::string& output,
-                     Request& request) {
-  request.model_spec = ctx.get(o.model);
-  request.trace_path = ctx.get(o.trace);
-  request.run_id = ctx.get(o.run_id);
-  request.fixed_clock = ctx.fixed_clock(o.fixed_clock);
-  if (request.trace_path == "-" && output == "-") {
-    return cli::usage_error(ctx.tool, "--trace - needs --output FILE for the result");
-  }
-  if (ctx.get(o.durability, "event") == "batch") request.durability = mf::trace::Durability::Batch;
-  request.trace_content = trace_content(ctx.get(o.trace_content, "digest"));
-  request.cancel = &cli::cancellation_flag();
-  request.cache = *mf::model::parse_cache_mode(ctx.get(o.cache, "off"));
-  request.repeat = ctx.get(o.repeat_index, 0);
-  return cli::secret_from_env(ctx, o.mac_key_env, request.mac_key);
-}
-
-// A run that ended because its request was rejected mid-run (a reply-cache miss under --cache
-// read) exits as a rejection, with the diagnostic, not as a failed run.
-int rejected_mid_run(const cli::Context& ctx, const rt::RunOutcome& outcome) {
-  return cli::report(ctx.tool, {mf::diag::error(outcome.error_code, outcome.error)});
+  return cli::finish(ctx, mf::tools::tool_command(command));
 }
 
 // mf-run rescue --tools a,b: model text (one JSON string per line) in, rescued calls out.
 int run_rescue(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   if (args.size() != 1) return cli::usage_error(ctx.tool, "rescue takes no operands");
   if (int rc = cli::require(ctx, {o.tools})) return rc;
-  mf::Status s = rt::rescue_lines(std::cin, std::cout, split_commas(ctx.get(o.tools)));
+  mf::Status s = rt::rescue_lines(std::cin, std::cout, cli::split_commas(ctx.get(o.tools)));
   std::cout.flush();
   return s ? cli::kSuccess : cli::report(ctx.tool, s.diagnostics(), "<stdin>");
 }
 
-// mf-run --plan: the guarded loop; the result document on stdout whatever the terminal. Exit 0 when
-// the run completed with a success disposition, 1 for any other ending.
-int run_plan(cli::Context& ctx, const Opts& o) {
-  if (int rc = cli::require(ctx, {o.model, o.trace})) return rc;
-  rt::PlanRunRequest request;
-  request.plan_path = ctx.get(o.plan);
-  const std::string output = ctx.get(o.output, "-");
-  if (int rc = read_run_options(ctx, o, output, request)) return rc;
-  if (request.trace_content == rt::TraceContent::Store) {
-    return cli::usage_error(ctx.tool, "--trace-content store is not available with --plan");
-  }
-  if (ctx.given(o.store) && request.cache == mf::model::CacheMode::Off) {
-    return cli::usage_error(ctx.tool, "--store with --plan holds the reply cache: give --cache");
-  }
-  request.store_dir = ctx.store_dir(o.store);
-  request.workspace = ctx.get(o.workspace, ".");
-  request.artifact_dir = ctx.get(o.artifacts);
-  request.request = ctx.get(o.request);
-  request.guardrails = *rt::parse_guardrails(ctx.get(o.guardrails, "full"));
-  if (ctx.given(o.capabilities)) request.capabilities = split_commas(ctx.get(o.capabilities));
-  request.sandbox = ctx.get(o.sandbox, "none") == "bwrap";
-  request.deadline_ms = ctx.get(o.deadline_ms, 0);
-  std::string run_id;
-  mf::Result<rt::RunOutcome> outcome = rt::run_plan_request(request, &run_id);
-  if (!outcome) return cli::report(ctx.tool, outcome.diagnostics(), request.plan_path);
-  mf::Status written =
-      mf::io::write_output(output, mf::json::canonical_file(rt::plan_result(*outcome, run_id)));
-  if (!written) return cli::report(ctx.tool, written.diagnostics());
-  if (!outcome->error_code.empty()) return rejected_mid_run(ctx, *outcome);
-  const bool success =
-      outcome->completed() && outcome->output.find("disposition")->as_string() == "success";
-  if (!success && !ctx.quiet) {
-    std::cerr << ctx.tool.name << ": run ended " << outcome->terminal
-              << (outcome->completed()
-                      ? " (" + outcome->output.find("disposition")->as_string() + ")"
-                      : std::string())
-              << " after " << outcome->model_calls << " model call(s) and " << outcome->tool_calls
-              << " tool call(s); see the trace\n";
-  }
-  return success ? cli::kSuccess : cli::kFailure;
-}
-
+// Task mode, or plan mode (--plan): mf/runtime/run_command.hpp.
 int run(cli::Context& ctx, const Opts& o) {
   if (const auto args = ctx.positionals(); !args.empty()) {
     if (args[0] == "tool") return run_tool(ctx, o, args);
@@ -160,32 +62,36 @@ int run(cli::Context& ctx, const Opts& o) {
   if (ctx.given(o.task) && ctx.given(o.plan)) {
     return cli::usage_error(ctx.tool, "--task and --plan are two modes: give one");
   }
-  if (ctx.given(o.plan)) return run_plan(ctx, o);
-  if (int rc = cli::require(ctx, {o.task, o.model, o.trace})) return rc;
-  rt::TaskRunRequest request;
-  request.task_path = ctx.get(o.task);
-  const std::string output = ctx.get(o.output, "-");
-  if (int rc = read_run_options(ctx, o, output, request)) return rc;
-  request.check_evidence = ctx.get(o.check_evidence);
-  request.store_dir = ctx.store_dir(o.store);
-  if (request.trace_content == rt::TraceContent::Store && request.store_dir.empty()) {
-    return cli::usage_error(ctx.tool, "--trace-content store needs --store DIR (or MF_STORE)");
-  }
-
-  mf::Result<rt::RunOutcome> outcome = rt::run_task_request(request);
-  if (!outcome) return cli::report(ctx.tool, outcome.diagnostics(), request.task_path);
-  if (!outcome->error_code.empty()) return rejected_mid_run(ctx, *outcome);
-  if (!outcome->completed()) {
-    if (!ctx.quiet) {
-      std::cerr << ctx.tool.name << ": run ended " << outcome->terminal << " after "
-                << outcome->model_calls << " model call(s) and " << outcome->repairs
-                << " repair(s); see the trace\n";
-    }
-    return cli::kFailure;
-  }
-  const std::string result = mf::json::canonical_file(outcome->output);
-  mf::Status written = mf::io::write_output(output, result);
-  return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
+  // The mode's file (given already in plan mode), the model and the trace.
+  if (int rc = cli::require(ctx, {ctx.given(o.plan) ? o.plan : o.task, o.model, o.trace}))
+    return rc;
+  rt::RunArgs a;
+  a.task_path = ctx.get(o.task);
+  a.plan_path = ctx.if_given(o.plan);
+  a.model_spec = ctx.get(o.model);
+  a.trace_path = ctx.get(o.trace);
+  a.output = ctx.get(o.output, "-");
+  a.run_id = ctx.get(o.run_id);
+  if (ctx.get(o.durability, "event") == "batch") a.durability = mf::trace::Durability::Batch;
+  a.trace_content = *rt::parse_trace_content(ctx.get(o.trace_content, "digest"));
+  a.cache = *mf::model::parse_cache_mode(ctx.get(o.cache, "off"));
+  a.repeat = ctx.get(o.repeat_index, 0);
+  a.store_dir = ctx.store_dir(o.store);
+  a.store_given = ctx.given(o.store);
+  a.check_evidence = ctx.get(o.check_evidence);
+  a.request = ctx.get(o.request);
+  a.guardrails = *rt::parse_guardrails(ctx.get(o.guardrails, "full"));
+  a.deadline_ms = ctx.get(o.deadline_ms, 0);
+  a.workspace = ctx.get(o.workspace, ".");
+  a.artifact_dir = ctx.get(o.artifacts);
+  if (ctx.given(o.capabilities)) a.capabilities = cli::split_commas(ctx.get(o.capabilities));
+  a.sandbox = ctx.get(o.sandbox, "none") == "bwrap";
+  a.fixed_clock = ctx.fixed_clock(o.fixed_clock);
+  a.cancel = &cli::cancellation_flag();
+  // The key is read after the check of the streams and before the mode's own checks.
+  if (std::string why = rt::check_streams(a); !why.empty()) return cli::usage_error(ctx.tool, why);
+  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, a.mac_key)) return rc;
+  return cli::finish(ctx, rt::run_command(a));
 }
 
 }  // namespace

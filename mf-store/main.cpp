@@ -1,22 +1,17 @@
 // mf-store: inspect and maintain the content-addressed store (docs/store.md). The plumbing commands
-// `canon` and `hash` work without a store; the store commands parse their operands here and call
-// one function of mf/store/commands.hpp each. Exit codes per command: docs/store.md.
+// `canon` and `hash` work without a store; every command's operands are checked and run by
+// mf/store/invocation.hpp. Exit codes per command: docs/store.md.
 #include <unistd.h>
 
-#include <array>
 #include <cstdint>
-#include <iostream>
-#include <string_view>
+#include <string>
 
 #include "mf/cli/cli.hpp"
-#include "mf/io/file.hpp"
-#include "mf/store/commands.hpp"
-#include "mf/store/plumbing.hpp"
+#include "mf/store/invocation.hpp"
 
 namespace {
 
 namespace cli = mf::cli;
-namespace cmd = mf::store::commands;
 
 struct Opts {
   cli::Text store, output;
@@ -25,155 +20,26 @@ struct Opts {
   cli::Number max_bytes;
 };
 
-std::string source_name(const std::string& path) {
-  return path == "-" ? "<stdin>" : path;
-}
-// The one input operand of a plumbing command; "-" (stdin) when omitted.
-bool single_input(const cli::Context& ctx, const std::vector<std::string>& args,
-                  std::string& path) {
-  if (args.size() > 2) {
-    cli::usage_error(ctx.tool, "'" + args[0] + "' takes at most one FILE");
-    return false;
+int run(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
+  mf::store::commands::Invocation in;
+  in.args = args;
+  in.store = ctx.get(o.store);
+  in.refs = ctx.get(o.refs);
+  in.dry_run = ctx.get(o.dry_run);
+  in.export_refs = ctx.get(o.ref);
+  in.output = ctx.get(o.output, "-");
+  in.lines = ctx.get(o.lines);
+  in.json = ctx.get(o.json);
+  if (auto max = ctx.if_given(o.max_bytes)) in.max_bytes = static_cast<std::size_t>(*max);
+  // "verify N/M objects" on one stderr line, ended once the outcome is reported.
+  cli::ProgressLine line;
+  if (ctx.progress() && args[0] == "verify") {
+    in.progress = [&line](std::uint64_t done, std::uint64_t total) {
+      line.draw("mf-store: verify " + std::to_string(done) + "/" + std::to_string(total) +
+                " objects");
+    };
   }
-  path = args.size() == 2 ? args[1] : "-";
-  return true;
-}
-
-std::size_t max_bytes(const cli::Context& ctx, const Opts& o) {
-  return static_cast<std::size_t>(ctx.get(o.max_bytes, std::int64_t{mf::json::kMaxHeldBytes}));
-}
-
-int canon(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  std::string path;
-  if (!single_input(ctx, args, path)) return cli::kRejected;
-  mf::store::CanonOptions options;
-  options.lines = ctx.get(o.lines);
-  options.limits.max_bytes = max_bytes(ctx, o);
-  auto done = mf::store::canon_input(path, STDOUT_FILENO, options);
-  return done ? cli::kSuccess : cli::report(ctx.tool, done.diagnostics(), source_name(path));
-}
-
-int hash(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  std::string path;
-  if (!single_input(ctx, args, path)) return cli::kRejected;
-  auto digest = mf::store::hash_input(path, ctx.get(o.json), max_bytes(ctx, o));
-  if (!digest) return cli::report(ctx.tool, digest.diagnostics(), source_name(path));
-  auto written = mf::io::write_all(STDOUT_FILENO, *digest + "\n");
-  return written ? cli::kSuccess : cli::report(ctx.tool, written.diagnostics());
-}
-
-int done(const cli::Context& ctx, const mf::Status& status, std::string_view source = {}) {
-  return status ? cli::kSuccess : cli::report(ctx.tool, status.diagnostics(), source);
-}
-
-int verdict(const cli::Context& ctx, const mf::Result<cmd::Verdict>& result) {
-  if (!result) return cli::report(ctx.tool, result.diagnostics());
-  return *result == cmd::Verdict::Success ? cli::kSuccess : cli::kFailure;
-}
-
-// Checks the operand count of `args` (the command name excluded) against [min, max].
-bool arity(const cli::Context& ctx, const std::vector<std::string>& args, std::size_t min,
-           std::size_t max, std::string_view what) {
-  const std::size_t n = args.size() - 1;
-  if (n >= min && n <= max) return true;
-  cli::usage_error(ctx.tool, "'" + args[0] + "' takes " + std::string(what));
-  return false;
-}
-
-bool digest_operands(const cli::Context& ctx, const std::vector<std::string>& operands,
-                     std::vector<mf::hash::Digest>& digests) {
-  std::string bad;
-  if (cmd::parse_digests(operands, digests, bad)) return true;
-  cli::usage_error(ctx.tool, "'" + bad + "' is not a digest (64 lowercase hex digits)");
-  return false;
-}
-
-// Draws "verify N/M" on one stderr line; only called when ctx.progress() allows it.
-class ProgressLine {
- public:
-  void operator()(std::uint64_t done, std::uint64_t total) {
-    std::cerr << "\rmf-store: verify " << done << "/" << total << " objects" << std::flush;
-    drawn_ = true;
-  }
-  ~ProgressLine() {
-    if (drawn_) std::cerr << "\n" << std::flush;
-  }
-
- private:
-  bool drawn_ = false;
-};
-
-int store_command(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  const std::string& command = args[0];
-  const std::vector<std::string> operands(args.begin() + 1, args.end());
-  const std::string dir = mf::store::Store::resolve_dir(ctx.get(o.store));
-  std::vector<mf::hash::Digest> digests;
-
-  if (command == "put") {
-    return done(ctx, cmd::put(dir, operands.empty() ? std::vector<std::string>{"-"} : operands,
-                              STDOUT_FILENO));
-  }
-  if (command == "get") {
-    if (!arity(ctx, args, 1, 1, "one DIGEST") || !digest_operands(ctx, operands, digests))
-      return cli::kRejected;
-    return done(ctx, cmd::get(dir, digests[0], STDOUT_FILENO));
-  }
-  if (command == "has") {
-    if (!arity(ctx, args, 1, SIZE_MAX, "one or more DIGESTs") ||
-        !digest_operands(ctx, operands, digests))
-      return cli::kRejected;
-    return verdict(ctx, cmd::has(dir, digests, STDOUT_FILENO));
-  }
-  if (command == "ls") {
-    if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
-    return done(ctx, cmd::ls(dir, ctx.get(o.refs), STDOUT_FILENO));
-  }
-  if (command == "ref") {
-    const std::string sub = operands.empty() ? std::string() : operands[0];
-    const std::vector<std::string> rest(operands.begin() + (operands.empty() ? 0 : 1),
-                                        operands.end());
-    if (sub == "set" && rest.size() == 2) {
-      if (!digest_operands(ctx, {rest[1]}, digests)) return cli::kRejected;
-      return done(ctx, cmd::ref_set(dir, rest[0], digests[0]));
-    }
-    if ((sub == "get" || sub == "rm") && rest.size() == 1) {
-      if (sub == "get") return done(ctx, cmd::ref_get(dir, rest[0], STDOUT_FILENO));
-      const auto removed = cmd::ref_rm(dir, rest[0]);
-      if (removed && *removed == cmd::Verdict::Failure)
-        std::cerr << "mf-store: ref " << rest[0] << " does not exist; nothing removed\n";
-      return verdict(ctx, removed);
-    }
-    return cli::usage_error(ctx.tool, "'ref' takes 'set NAME DIGEST', 'get NAME' or 'rm NAME'");
-  }
-  if (command == "verify") {
-    if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
-    ProgressLine line;
-    cmd::Progress progress;
-    if (ctx.progress()) progress = [&line](std::uint64_t d, std::uint64_t t) { line(d, t); };
-    return verdict(ctx, cmd::verify(dir, progress, STDOUT_FILENO));
-  }
-  if (command == "gc") {
-    if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
-    return done(ctx, cmd::gc(dir, ctx.get(o.dry_run), STDOUT_FILENO));
-  }
-  if (command == "export") {
-    const auto refs = ctx.get(o.ref);
-    if (operands.empty() && refs.empty())
-      return cli::usage_error(ctx.tool, "'export' takes DIGESTs and/or --ref NAME");
-    if (!digest_operands(ctx, operands, digests)) return cli::kRejected;
-    const std::string output = ctx.get(o.output, "-");
-    return done(ctx, cmd::export_stream(dir, digests, refs, output, STDOUT_FILENO));
-  }
-  if (command == "import") {
-    std::string path;
-    if (!single_input(ctx, args, path)) return cli::kRejected;
-    return done(ctx, cmd::import_stream(dir, path, STDOUT_FILENO), source_name(path));
-  }
-  if (command == "stat") {
-    if (!arity(ctx, args, 0, 0, "no operands")) return cli::kRejected;
-    return done(ctx, cmd::stat(dir, STDOUT_FILENO));
-  }
-  return cli::usage_error(ctx.tool, "unknown command '" + command + "'");
+  return cli::finish(ctx, mf::store::commands::run(in, STDOUT_FILENO));
 }
 
 }  // namespace
@@ -251,9 +117,6 @@ int main(int argc, char** argv) {
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
     if (args.empty()) return cli::usage_error(ctx.tool, "missing COMMAND");
-    const auto& command = args[0];
-    if (command == "canon") return canon(ctx, o, args);
-    if (command == "hash") return hash(ctx, o, args);
-    return store_command(ctx, o, args);
+    return run(ctx, o, args);
   });
 }

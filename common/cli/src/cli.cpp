@@ -194,6 +194,50 @@ int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view sourc
   return diag::exit_status(ds, job);
 }
 
+int finish(const Context& ctx, const diag::CommandOutcome& outcome) {
+  if (!outcome.usage.empty()) return usage_error(ctx.tool, outcome.usage);
+  if (!outcome.diagnostics.empty()) {
+    return report(ctx.tool, outcome.diagnostics, outcome.source, outcome.job);
+  }
+  if (!outcome.warnings.empty()) report(ctx.tool, outcome.warnings, outcome.source, outcome.job);
+  for (const auto& remark : outcome.remarks) std::cerr << ctx.tool.name << ": " << remark << "\n";
+  if (!outcome.summary.empty() && !ctx.quiet) {
+    std::cerr << ctx.tool.name << ": " << outcome.summary << "\n";
+  }
+  return outcome.failed ? kFailure : kSuccess;
+}
+
+int finish(const Context& ctx, const Status& status, std::string_view source) {
+  return status ? kSuccess : report(ctx.tool, status.diagnostics(), source);
+}
+
+std::vector<std::string> split_commas(std::string_view list) {
+  std::vector<std::string> items;
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) items.emplace_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return items;
+}
+
+std::vector<std::string> split_commas(const std::vector<std::string>& lists) {
+  std::vector<std::string> items;
+  for (const auto& list : lists) {
+    for (auto& item : split_commas(list)) items.push_back(std::move(item));
+  }
+  return items;
+}
+
+ProgressLine::~ProgressLine() {
+  if (drawn_) std::cerr << "\n" << std::flush;
+}
+
+void ProgressLine::draw(std::string_view text) {
+  std::cerr << "\r" << text << std::flush;
+  drawn_ = true;
+}
+
 int run(int argc, char** argv, const Tool& tool, const Options& options,
         const std::function<int(Context&)>& body) {
   po::options_description visible(100, 50);

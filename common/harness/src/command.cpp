@@ -378,6 +378,42 @@ CompileOutcome compile_command(const CompileArgs& args, int out_fd) {
   return outcome;
 }
 
+std::string check_compile_args(const CompileArgs& args) {
+  if ((args.out.empty() || args.out == "-") && args.diagnostics == "-") {
+    return "the plan already goes to stdout; give --diagnostics a FILE";
+  }
+  return {};
+}
+
+diag::CommandOutcome compile_plan(const CompileArgs& args, int out_fd) {
+  if (std::string why = check_compile_args(args); !why.empty()) {
+    return diag::CommandOutcome::usage_error(std::move(why));
+  }
+  CompileOutcome compiled = compile_command(args, out_fd);
+  if (compiled.diagnostics.empty()) return {};
+  const std::string source = args.source == "-" ? "<stdin>" : args.source;
+  // exit_status is 2 (a refusal) when there is no error among them, or when every error refuses.
+  if (compiled.compiled && diag::exit_status(compiled.diagnostics) == 2) {
+    diag::CommandOutcome done;
+    done.warnings = std::move(compiled.diagnostics);
+    done.source = source;
+    return done;
+  }
+  return diag::CommandOutcome::stopped_by(std::move(compiled.diagnostics), source);
+}
+
+diag::CommandOutcome verify_plan(const std::string& path, int out_fd) {
+  auto summary = verify_command(path);
+  if (!summary) {
+    return diag::CommandOutcome::stopped_by(summary.take_diagnostics(),
+                                            path == "-" ? "<stdin>" : path, diag::Job::Check);
+  }
+  if (Status written = io::write_all(out_fd, json::canonical_file(*summary)); !written) {
+    return diag::CommandOutcome::stopped_by(written.take_diagnostics());
+  }
+  return {};
+}
+
 Result<json::Value> verify_command(const std::string& path) {
   auto text = io::read_input(path, json::kMaxHeldBytes);  // as the runtime's plan loader
   if (!text) return about(path, text.take_diagnostics());

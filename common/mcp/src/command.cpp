@@ -1,7 +1,11 @@
 #include "mf/mcp/command.hpp"
 
+#include <exception>
+#include <string>
+
 #include "mf/diag/codes.hpp"
 #include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/mcp/connector.hpp"
 
@@ -20,19 +24,8 @@ Result<json::Value> read_document(const std::string& path) {
   return doc;
 }
 
-}  // namespace
-
-Result<json::Value> discover_command(const std::string& server, const std::vector<std::string>& env,
-                                     const std::string& bearer_env, std::int64_t timeout_ms) {
-  auto spec = parse_server_argument(server, env, bearer_env);
-  if (!spec) return spec.take_diagnostics();
-  Limits limits;
-  if (timeout_ms > 0) limits.connect_timeout_ms = timeout_ms;
-  return discover(*spec, limits);
-}
-
-Result<json::Value> admit_command(const std::string& snapshot_path,
-                                  const std::string& policy_path) {
+Result<json::Value> admit_manifest(const std::string& snapshot_path,
+                                   const std::string& policy_path) {
   if (snapshot_path == "-" && policy_path == "-") {
     return diag::error(diag::codes::kUsage, "only one of the snapshot and the policy can be -");
   }
@@ -47,6 +40,48 @@ Result<json::Value> admit_command(const std::string& snapshot_path,
     return ds;
   }
   return manifest;
+}
+
+// The document on `out_fd`, or the diagnostics that stopped it.
+diag::CommandOutcome print(Result<json::Value> doc, int out_fd) {
+  if (!doc) return diag::CommandOutcome::stopped_by(doc.take_diagnostics());
+  if (Status written = io::write_all(out_fd, json::canonical_file(*doc)); !written) {
+    return diag::CommandOutcome::stopped_by(written.take_diagnostics());
+  }
+  return {};
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_timeout_ms(const std::string& text) {
+  std::int64_t timeout = 0;
+  try {
+    timeout = std::stoll(text);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (timeout < 1) return std::nullopt;
+  return timeout;
+}
+
+diag::CommandOutcome discover_command(const std::string& server,
+                                      const std::vector<std::string>& env,
+                                      const std::string& bearer_env,
+                                      const std::optional<std::string>& timeout_ms, int out_fd) {
+  Limits limits;
+  if (timeout_ms) {
+    const auto ms = parse_timeout_ms(*timeout_ms);
+    if (!ms) return diag::CommandOutcome::usage_error("--timeout-ms takes a positive integer");
+    limits.connect_timeout_ms = *ms;
+  }
+  auto spec = parse_server_argument(server, env, bearer_env);
+  if (!spec) return diag::CommandOutcome::stopped_by(spec.take_diagnostics());
+  return print(discover(*spec, limits), out_fd);
+}
+
+diag::CommandOutcome admit_command(const std::string& snapshot_path, const std::string& policy_path,
+                                   int out_fd) {
+  return print(admit_manifest(snapshot_path, policy_path), out_fd);
 }
 
 }  // namespace mf::mcp

@@ -2,6 +2,7 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/tools/executor.hpp"
 
@@ -41,6 +42,17 @@ Result<json::Value> run_tool_command(const ToolCommand& command) {
   json::Value out = to_json(e.result);
   out.set("trace", to_json(e.record));
   return out;
+}
+
+diag::CommandOutcome tool_command(const ToolCommand& command) {
+  auto result = run_tool_command(command);
+  if (!result) return diag::CommandOutcome::stopped_by(result.take_diagnostics());
+  if (Status written = io::write_output("-", json::canonical_file(*result)); !written) {
+    return diag::CommandOutcome::stopped_by(written.take_diagnostics());
+  }
+  diag::CommandOutcome done;
+  done.failed = result->find("is_error")->as_bool();
+  return done;
 }
 
 }  // namespace mf::tools

@@ -6,12 +6,14 @@
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/diagnostic.hpp"
+#include "mf/diag/outcome.hpp"
 
 namespace mf::cli {
 
@@ -109,6 +111,13 @@ struct Context {
   bool given(const OptionBase& o) const { return vars.count(o.name()) != 0; }
   // An option's value, or `fallback` when it was not given.
   std::string get(const Text& o, std::string fallback = {}) const;
+  // An option's value when it was given, else nothing.
+  std::optional<std::string> if_given(const Text& o) const {
+    return given(o) ? std::optional(get(o)) : std::nullopt;
+  }
+  std::optional<std::int64_t> if_given(const Number& o) const {
+    return given(o) ? std::optional(get(o, 0)) : std::nullopt;
+  }
   std::vector<std::string> get(const Texts& o) const;
   std::int64_t get(const Number& o, std::int64_t fallback) const;
   bool get(const Flag& o) const { return given(o); }
@@ -145,6 +154,32 @@ int usage_error(const Tool& tool, std::string_view what);
 // their codes' exit classes imply (diag::exit_status).
 int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source = {},
            diag::Job job = diag::Job::Work);
+
+// The outcome of a command's library side on stderr, and its exit code: a usage error (with the
+// --help hint), the diagnostics (about outcome.source), or the warnings, the remarks and, unless
+// --quiet, the summary, each after "<tool>: "; then 1 for a failed outcome, 0 for a success.
+int finish(const Context& ctx, const diag::CommandOutcome& outcome);
+// The same for a library side that returns success or diagnostics (about `source`).
+int finish(const Context& ctx, const Status& status, std::string_view source = {});
+
+// The items of a comma-separated option value, in order, empty ones dropped ("a,,b" -> a, b); of a
+// repeatable one, every value's items in turn.
+std::vector<std::string> split_commas(std::string_view list);
+std::vector<std::string> split_commas(const std::vector<std::string>& lists);
+
+// A progress line on stderr, redrawn in place ("\r" + text); ended with a newline when it goes
+// away, if it was ever drawn. Draw only when Context::progress() allows it.
+class ProgressLine {
+ public:
+  ProgressLine() = default;
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine();
+  void draw(std::string_view text);
+
+ private:
+  bool drawn_ = false;
+};
 
 // Installs SIGINT/SIGTERM handlers (once) that set the returned flag instead of killing the
 // process, so long work can end cleanly (a run still writes its terminal event).

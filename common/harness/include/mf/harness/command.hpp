@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mf/diag/diagnostic.hpp"
+#include "mf/diag/outcome.hpp"
 #include "mf/json/value.hpp"
 
 namespace mf::harness {
@@ -35,6 +36,15 @@ struct CompileOutcome {
   json::Value report;             // the compile report (docs/formats/plan.md)
 };
 
+// The options that only make sense together: the plan and the compile report cannot both go to
+// stdout. The usage message, or empty.
+std::string check_compile_args(const CompileArgs& args);
+
+// `mf-compile HARNESS`: check_compile_args, then compile_command. Its diagnostics are about the
+// source ("<stdin>" for "-"); those of a compiled plan that would only refuse it (warnings) are
+// printed and the compilation is a success.
+diag::CommandOutcome compile_plan(const CompileArgs& args, int out_fd);
+
 // Runs one compilation end to end. Writes the plan to `out_fd` when args.out is "-" or empty,
 // otherwise publishes plan and report into args.out and writes the report to `out_fd`; never leaves
 // a partial file.
@@ -44,6 +54,10 @@ CompileOutcome compile_command(const CompileArgs& args, int out_fd);
 // product's, or Millforge's when its compiler_identity names "millforge"). On success returns a
 // summary object {verified:true, form, harness_id, harness_version, compiled_sha256, ...}.
 Result<json::Value> verify_command(const std::string& path);
+// The same with the summary written to `out_fd` as canonical JSON; the plan's faults are the
+// outcome of a check (a plan that fails its hash or invariants is a failure, exit 1), about the
+// file ("<stdin>" for "-").
+diag::CommandOutcome verify_plan(const std::string& path, int out_fd);
 
 // mf-compile project: one prompt projection (docs/projection.md) of the tools of `catalogs`
 // (paths or "builtin"; empty = the built-in catalog) and the units of `units` (a units document,

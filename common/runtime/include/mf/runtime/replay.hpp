@@ -10,6 +10,7 @@
 #include <string>
 
 #include "mf/diag/diagnostic.hpp"
+#include "mf/diag/outcome.hpp"
 #include "mf/json/value.hpp"
 
 namespace mf::runtime {
@@ -39,5 +40,16 @@ struct ForkRequest {
 
 // The new run's result document (plan_result), with parent_run_id and fork_seq in its trace.
 Result<json::Value> fork_run(const ForkRequest& request, bool* success = nullptr);
+
+// `mf-replay --strict`: the summary on stdout as canonical JSON; failed when the replay diverged,
+// with a remark naming the first differing event. Diagnostics are about the trace ("<stdin>").
+diag::CommandOutcome strict_replay_command(const ReplayRequest& request);
+// "replay diverges at seq 9: expected \"tool_called\", got \"model_failed\" (member \"event\")"
+std::string divergence(const json::Value& strict_summary);
+
+// `mf-replay --fork-at`: a model spec without a scheme is a scripted file; the new trace must be
+// a file (the result goes to stdout). The result document on stdout; failed unless the new run
+// succeeded.
+diag::CommandOutcome fork_command(ForkRequest request);
 
 }  // namespace mf::runtime

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mf/diag/diagnostic.hpp"
+#include "mf/diag/outcome.hpp"
 #include "mf/json/value.hpp"
 
 namespace mf::tools {
@@ -27,5 +28,9 @@ struct ToolCommand {
 // {"content":[…],"details":…,"is_error":…,"trace":{ToolTraceRecord}}. Diagnostics (exit 2) for an
 // unknown tool, a missing workspace or arguments that are not a JSON object.
 Result<json::Value> run_tool_command(const ToolCommand& command);
+
+// `mf-run tool` end to end: the call's document on stdout as canonical JSON; failed when the tool
+// returned an error result (a refusal included).
+diag::CommandOutcome tool_command(const ToolCommand& command);
 
 }  // namespace mf::tools

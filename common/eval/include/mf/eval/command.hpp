@@ -1,0 +1,79 @@
+// The file side of mf-eval's subcommands (docs/formats/eval.md): run a campaign into its report
+// (journal, store, rendering), merge shard reports, render a report, compare two reports under
+// gates. mf-eval/main.cpp declares the options and maps each outcome to stderr and an exit code.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mf/diag/outcome.hpp"
+#include "mf/model/model.hpp"
+
+namespace mf::eval {
+
+// `mf-eval run`, its options as given (the lists already split at commas).
+struct RunArgs {
+  std::string suite;            // the suite file
+  std::string output;           // the report: a FILE, or "-" for stdout
+  std::string format = "json";  // json: the report alone; md, junit, html: also on stdout
+  std::int64_t jobs = 1;
+  std::int64_t repeat = 1;  // at most 1000
+  std::int64_t case_timeout_ms = 0;
+  std::vector<std::string> models;   // --model LABEL=SPEC (campaign_args.hpp, read_matrix)
+  std::vector<std::string> presets;  // --guardrails PRESET
+  std::optional<std::string> shard;  // --shard i/n
+  std::vector<std::string> cases;
+  std::vector<std::string> tags;
+  std::optional<std::string> journal;  // --journal FILE
+  bool resume = false;
+  std::string store_dir;  // --store or MF_STORE; empty: none
+  model::CacheMode cache = model::CacheMode::Off;
+  std::string traces_dir;
+  std::string run_id_prefix = "eval-";
+  bool fixed_clock = false;
+  const std::atomic<bool>* cancel = nullptr;
+  // Set when progress may be drawn: each progress_line (campaign_args.hpp), to be written as is.
+  std::function<void(std::string_view)> show_progress;
+};
+
+// Checks the options first, in this order: a rendering needs a report file, --repeat, the matrix
+// (read_matrix), --shard, --resume needs a journal. Then loads the suite, runs the campaign with
+// its journal (journal_place), keeps each attempt's trace and the report in the store when there
+// is one, writes the report, then the rendering on stdout. Failed when a case failed; the summary
+// says how many.
+diag::CommandOutcome run_command(const RunArgs& args);
+
+// `mf-eval merge`: the shard reports (read from these paths) joined into `output`; failed when a
+// merged case failed.
+diag::CommandOutcome merge_command(const std::vector<std::string>& shards,
+                                   const std::string& output);
+
+// `mf-eval report`: the report at `path` re-emitted canonically (json) or rendered (md, junit,
+// html; the page links the traces in `traces_dir`) into `output`.
+diag::CommandOutcome report_command(const std::string& path, const std::string& format,
+                                    const std::string& output, const std::string& traces_dir);
+
+// A gate's ratio or level: a number above 0 and at most 1e9, the whole text; nothing otherwise.
+std::optional<double> parse_gate(const std::string& text);
+
+// `mf-eval compare`: the comparison on stdout as canonical JSON or Markdown ("md"); failed, with
+// one remark per reason, when a gate fails.
+struct CompareArgs {
+  std::string baseline;
+  std::string candidate;
+  std::string format = "json";
+  std::int64_t max_regressions = 0;
+  // The gates as given, each checked by parse_gate.
+  std::optional<std::string> alpha;
+  std::optional<std::string> max_latency_ratio;
+  std::optional<std::string> max_cost_ratio;
+  std::optional<std::string> max_false_closure_rate;
+};
+diag::CommandOutcome compare_command(const CompareArgs& args);
+
+}  // namespace mf::eval

@@ -1,0 +1,208 @@
+#include "mf/eval/command.hpp"
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <utility>
+
+#include "mf/eval/campaign_args.hpp"
+#include "mf/eval/render.hpp"
+#include "mf/eval/report.hpp"
+#include "mf/eval/runner.hpp"
+#include "mf/eval/suite.hpp"
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/model/live.hpp"
+#include "mf/store/refs.hpp"
+#include "mf/store/store.hpp"
+
+namespace mf::eval {
+namespace {
+
+using diag::CommandOutcome;
+
+// The options that need no file, checked in order, into `options`.
+CommandOutcome read_run_options(const RunArgs& args, RunOptions& options) {
+  if (args.format != "json" && args.output == "-") {
+    return CommandOutcome::usage_error("run --format " + args.format +
+                                       " prints the rendering on stdout: give --output FILE for "
+                                       "the report");
+  }
+  options.jobs = static_cast<unsigned>(args.jobs);
+  options.repeat = args.repeat;
+  if (options.repeat > 1000) return CommandOutcome::usage_error("--repeat is at most 1000");
+  options.case_timeout_ms = args.case_timeout_ms;
+  if (auto matrix = read_matrix(args.models, args.presets, options.variants); matrix.stopped()) {
+    return matrix;
+  }
+  if (args.shard) {
+    const auto shard = parse_shard(*args.shard);
+    if (!shard) {
+      return CommandOutcome::usage_error("--shard takes i/n with 1 <= i <= n, not '" + *args.shard +
+                                         "'");
+    }
+    options.shard_index = shard->index;
+    options.shard_count = shard->count;
+  }
+  options.only = args.cases;
+  options.tags = args.tags;
+  options.fixed_clock = args.fixed_clock;
+  options.traces_dir = args.traces_dir;
+  options.run_id_prefix = args.run_id_prefix;
+  options.cancel = args.cancel;
+  if (args.show_progress) {
+    // The estimate comes from the pace of the attempts run in this process (the journal's are not
+    // timed), from now on.
+    options.progress = [meter = ProgressMeter(), show = args.show_progress](
+                           std::size_t done, std::size_t total, std::size_t passed) mutable {
+      show(meter.line(done, total, passed));
+    };
+  }
+  return {};
+}
+
+}  // namespace
+
+CommandOutcome run_command(const RunArgs& args) {
+  RunOptions options;
+  if (auto checked = read_run_options(args, options); checked.stopped()) return checked;
+  const JournalPlace place = journal_place(args.output, args.journal, !args.store_dir.empty());
+  if (args.resume && place.kind == JournalPlace::Kind::None && args.store_dir.empty()) {
+    return CommandOutcome::usage_error(
+        "--resume needs a journal: --journal FILE, --output FILE or --store");
+  }
+  Result<Suite> suite = load_suite(args.suite);
+  if (!suite) return CommandOutcome::stopped_by(suite.take_diagnostics(), args.suite);
+  auto session = model::open_store_session(args.store_dir, args.cache, !args.store_dir.empty());
+  if (!session) return CommandOutcome::stopped_by(session.take_diagnostics());
+  std::unique_ptr<Journal> journal;
+  if (place.kind == JournalPlace::Kind::Store) {
+    // With a store the journal lives there, beside the traces it names.
+    journal = store_journal(session->store, session->lock, suite->id, campaign_id(*suite, options),
+                            args.resume);
+  } else if (place.kind == JournalPlace::Kind::File) {
+    auto opened = open_file_journal(place.path, campaign_id(*suite, options), args.resume);
+    if (!opened) return CommandOutcome::stopped_by(opened.take_diagnostics());
+    journal = std::move(*opened);
+  }
+  options.journal = journal.get();
+  options.models = session->models;
+  store::Store* store = args.store_dir.empty() ? nullptr : session->store.get();
+  if (store != nullptr) {
+    options.keep_trace = [&](const std::string& id, std::optional<std::int64_t> repeat,
+                             std::string_view trace) -> Status {
+      std::lock_guard<std::mutex> guard(*session->lock);
+      const std::string ref = repeat ? store::refs::campaign_attempt_trace(suite->id, id, *repeat)
+                                     : store::refs::campaign_case_trace(suite->id, id);
+      auto kept = store->put_named(ref, trace);
+      return kept ? Status() : Status(kept.take_diagnostics());
+    };
+  }
+  Result<SuiteRun> done = run_suite(*suite, options);
+  if (!done) return CommandOutcome::stopped_by(done.take_diagnostics());
+  const std::string report_bytes = json::canonical_file(done->document);
+  if (Status written = io::write_output(args.output, report_bytes); !written) {
+    return CommandOutcome::stopped_by(written.take_diagnostics());
+  }
+  if (args.format != "json") {
+    Status shown =
+        io::write_output("-", render(done->document, *parse_format(args.format), args.traces_dir));
+    if (!shown) return CommandOutcome::stopped_by(shown.take_diagnostics());
+  }
+  if (store != nullptr) {
+    auto kept = store->put_named(store::refs::campaign_report(suite->id), report_bytes);
+    if (!kept) return CommandOutcome::stopped_by(kept.take_diagnostics());
+  }
+  CommandOutcome outcome;
+  if (const std::size_t failed = done->failed(); failed > 0) {
+    outcome.failed = true;
+    outcome.summary = std::to_string(failed) + " of " + std::to_string(done->report.cases.size()) +
+                      " case(s) failed; see the report";
+  }
+  return outcome;
+}
+
+CommandOutcome merge_command(const std::vector<std::string>& shards, const std::string& output) {
+  std::vector<std::pair<std::string, std::string>> named;
+  for (const auto& path : shards) {
+    Result<std::string> bytes = io::read_input(path);
+    if (!bytes) return CommandOutcome::stopped_by(bytes.take_diagnostics(), path);
+    named.emplace_back(path, std::move(*bytes));
+  }
+  if (named.empty()) return CommandOutcome::usage_error("merge needs the shard reports");
+  Result<json::Value> merged = merge_reports(named);
+  if (!merged) return CommandOutcome::stopped_by(merged.take_diagnostics());
+  if (Status written = io::write_output(output, json::canonical_file(*merged)); !written) {
+    return CommandOutcome::stopped_by(written.take_diagnostics());
+  }
+  CommandOutcome outcome;
+  const auto* summary = merged->find("summary");
+  outcome.failed = summary->find("failed")->as_exact_int().value_or(0) > 0;
+  return outcome;
+}
+
+CommandOutcome report_command(const std::string& path, const std::string& format,
+                              const std::string& output, const std::string& traces_dir) {
+  Result<std::string> bytes = io::read_input(path);
+  if (!bytes) return CommandOutcome::stopped_by(bytes.take_diagnostics(), path);
+  Result<Report> parsed = parse_report(*bytes);
+  if (!parsed) return CommandOutcome::stopped_by(parsed.take_diagnostics(), path);
+  const std::string text = format == "json"
+                               ? json::canonical_file(parsed->document)
+                               : render(parsed->document, *parse_format(format), traces_dir);
+  if (Status written = io::write_output(output, text); !written) {
+    return CommandOutcome::stopped_by(written.take_diagnostics());
+  }
+  return {};
+}
+
+std::optional<double> parse_gate(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(v > 0) || v > 1e9) return std::nullopt;
+  return v;
+}
+
+CommandOutcome compare_command(const CompareArgs& args) {
+  Report reports[2];
+  const std::string* inputs[2] = {&args.baseline, &args.candidate};
+  for (int i = 0; i < 2; ++i) {
+    const std::string& path = *inputs[i];
+    Result<std::string> bytes = io::read_input(path);
+    if (!bytes) return CommandOutcome::stopped_by(bytes.take_diagnostics(), path);
+    Result<Report> report = parse_report(*bytes);
+    if (!report) return CommandOutcome::stopped_by(report.take_diagnostics(), path);
+    reports[i] = std::move(report).value();
+  }
+  if (args.format != "json" && args.format != "md") {
+    return CommandOutcome::usage_error("compare --format is json or md");
+  }
+  Gates gates;
+  gates.max_regressions = args.max_regressions;
+  for (const auto& [option, given, field] :
+       {std::tuple{"alpha", &args.alpha, &gates.alpha},
+        std::tuple{"max-latency-ratio", &args.max_latency_ratio, &gates.max_latency_ratio},
+        std::tuple{"max-cost-ratio", &args.max_cost_ratio, &gates.max_cost_ratio},
+        std::tuple{"max-false-closure-rate", &args.max_false_closure_rate,
+                   &gates.max_false_closure_rate}}) {
+    if (!*given) continue;
+    *field = parse_gate(**given);
+    if (!*field) {
+      return CommandOutcome::usage_error("--" + std::string(option) +
+                                         " takes a positive number, not '" + **given + "'");
+    }
+  }
+  const Comparison comparison = compare(reports[0], reports[1]);
+  CommandOutcome outcome;
+  const auto reasons = gate_failures(comparison, gates);
+  const json::Value doc = to_json(comparison);
+  Status written = io::write_output(
+      "-", args.format == "md" ? render_comparison(doc, reasons) : json::canonical_file(doc));
+  if (!written) return CommandOutcome::stopped_by(written.take_diagnostics());
+  for (const auto& reason : reasons) outcome.remarks.push_back("gate failed: " + reason);
+  outcome.failed = !reasons.empty();
+  return outcome;
+}
+
+}  // namespace mf::eval

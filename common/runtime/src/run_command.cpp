@@ -1,0 +1,130 @@
+#include "mf/runtime/run_command.hpp"
+
+#include <utility>
+
+#include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
+#include "mf/runtime/task_run.hpp"
+
+namespace mf::runtime {
+namespace {
+
+using diag::CommandOutcome;
+
+// A run that ended because its request was rejected mid-run (a reply-cache miss under --cache
+// read) stops as a rejection, with the diagnostic, not as a failed run.
+CommandOutcome rejected_mid_run(const RunOutcome& outcome) {
+  return CommandOutcome::stopped_by({diag::error(outcome.error_code, outcome.error)});
+}
+
+CommandOutcome plan_command(const RunArgs& args) {
+  if (args.trace_content == TraceContent::Store) {
+    return CommandOutcome::usage_error("--trace-content store is not available with --plan");
+  }
+  if (args.store_given && args.cache == model::CacheMode::Off) {
+    return CommandOutcome::usage_error("--store with --plan holds the reply cache: give --cache");
+  }
+  PlanRunRequest request;
+  request.plan_path = *args.plan_path;
+  request.model_spec = args.model_spec;
+  request.cache = args.cache;
+  request.repeat = args.repeat;
+  request.store_dir = args.store_dir;
+  request.trace_path = args.trace_path;
+  request.run_id = args.run_id;
+  request.fixed_clock = args.fixed_clock;
+  request.durability = args.durability;
+  request.trace_content = args.trace_content;
+  request.workspace = args.workspace;
+  request.artifact_dir = args.artifact_dir;
+  request.request = args.request;
+  request.guardrails = args.guardrails;
+  request.capabilities = args.capabilities;
+  request.sandbox = args.sandbox;
+  request.deadline_ms = args.deadline_ms;
+  request.mac_key = args.mac_key;
+  request.cancel = args.cancel;
+  std::string run_id;
+  Result<RunOutcome> outcome = run_plan_request(request, &run_id);
+  if (!outcome) return CommandOutcome::stopped_by(outcome.take_diagnostics(), request.plan_path);
+  Status written =
+      io::write_output(args.output, json::canonical_file(plan_result(*outcome, run_id)));
+  if (!written) return CommandOutcome::stopped_by(written.take_diagnostics());
+  if (!outcome->error_code.empty()) return rejected_mid_run(*outcome);
+  CommandOutcome done;
+  done.failed =
+      !outcome->completed() || outcome->output.find("disposition")->as_string() != "success";
+  if (done.failed) done.summary = plan_ending(*outcome);
+  return done;
+}
+
+CommandOutcome task_command(const RunArgs& args) {
+  if (args.trace_content == TraceContent::Store && args.store_dir.empty()) {
+    return CommandOutcome::usage_error("--trace-content store needs --store DIR (or MF_STORE)");
+  }
+  TaskRunRequest request;
+  request.task_path = args.task_path;
+  request.model_spec = args.model_spec;
+  request.cache = args.cache;
+  request.repeat = args.repeat;
+  request.trace_path = args.trace_path;
+  request.run_id = args.run_id;
+  request.fixed_clock = args.fixed_clock;
+  request.durability = args.durability;
+  request.trace_content = args.trace_content;
+  request.check_evidence = args.check_evidence;
+  request.store_dir = args.store_dir;
+  request.mac_key = args.mac_key;
+  request.cancel = args.cancel;
+  Result<RunOutcome> outcome = run_task_request(request);
+  if (!outcome) return CommandOutcome::stopped_by(outcome.take_diagnostics(), request.task_path);
+  if (!outcome->error_code.empty()) return rejected_mid_run(*outcome);
+  if (!outcome->completed()) {
+    CommandOutcome ended;
+    ended.failed = true;
+    ended.summary = task_ending(*outcome);
+    return ended;
+  }
+  Status written = io::write_output(args.output, json::canonical_file(outcome->output));
+  if (!written) return CommandOutcome::stopped_by(written.take_diagnostics());
+  return {};
+}
+
+}  // namespace
+
+std::optional<TraceContent> parse_trace_content(std::string_view mode) {
+  if (mode == "digest") return TraceContent::Digest;
+  if (mode == "inline") return TraceContent::Inline;
+  if (mode == "none") return TraceContent::None;
+  if (mode == "store") return TraceContent::Store;
+  return std::nullopt;
+}
+
+std::string check_streams(const RunArgs& args) {
+  if (args.trace_path == "-" && args.output == "-") {
+    return "--trace - needs --output FILE for the result";
+  }
+  return {};
+}
+
+CommandOutcome run_command(const RunArgs& args) {
+  if (std::string why = check_streams(args); !why.empty()) {
+    return CommandOutcome::usage_error(std::move(why));
+  }
+  return args.plan_path ? plan_command(args) : task_command(args);
+}
+
+std::string task_ending(const RunOutcome& outcome) {
+  return "run ended " + outcome.terminal + " after " + std::to_string(outcome.model_calls) +
+         " model call(s) and " + std::to_string(outcome.repairs) + " repair(s); see the trace";
+}
+
+std::string plan_ending(const RunOutcome& outcome) {
+  return "run ended " + outcome.terminal +
+         (outcome.completed() ? " (" + outcome.output.find("disposition")->as_string() + ")"
+                              : std::string()) +
+         " after " + std::to_string(outcome.model_calls) + " model call(s) and " +
+         std::to_string(outcome.tool_calls) + " tool call(s); see the trace";
+}
+
+}  // namespace mf::runtime

@@ -1,0 +1,146 @@
+#include "mf/cli/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "mf/diag/codes.hpp"
+
+namespace mf::cli {
+namespace {
+
+using Items = std::vector<std::string>;
+
+TEST(CliLists, ItemsInOrderWithoutEmptyOnes) {
+  EXPECT_EQ(split_commas("a,b,c"), (Items{"a", "b", "c"}));
+  EXPECT_EQ(split_commas(",a,,b,"), (Items{"a", "b"}));
+  EXPECT_EQ(split_commas("one"), (Items{"one"}));
+  EXPECT_EQ(split_commas(" a , b"), (Items{" a ", " b"}));
+  EXPECT_TRUE(split_commas("").empty());
+  EXPECT_TRUE(split_commas(",,,").empty());
+  EXPECT_EQ(split_commas(Items{"a,b", "", "c", ",d"}), (Items{"a", "b", "c", "d"}));
+  EXPECT_TRUE(split_commas(Items{}).empty());
+}
+
+// Runs `body` as the body of a tool "mf-test" with one text option --opt and one number --num;
+// returns the exit code and fills `err` with what went to stderr.
+int run_tool(std::vector<std::string> args,
+             const std::function<int(Context&, const Text&, const Number&)>& body,
+             std::string& err) {
+  const Tool tool{.name = "mf-test", .summary = "s", .usage = "mf-test", .positional = "args"};
+  Options options;
+  const Text opt = options.text({"opt", "a text", "T"});
+  const Number num = options.number({"num", "a number", "N"});
+  args.insert(args.begin(), "mf-test");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStderr();
+  const int rc = run(static_cast<int>(argv.size()), argv.data(), tool, options,
+                     [&](Context& ctx) { return body(ctx, opt, num); });
+  err = testing::internal::GetCapturedStderr();
+  return rc;
+}
+
+TEST(CliContext, IfGivenTellsAbsentFromEmpty) {
+  std::string err;
+  std::optional<std::string> text;
+  std::optional<std::int64_t> number;
+  auto read = [&](Context& ctx, const Text& opt, const Number& num) {
+    text = ctx.if_given(opt);
+    number = ctx.if_given(num);
+    return 0;
+  };
+  ASSERT_EQ(run_tool({}, read, err), 0);
+  EXPECT_FALSE(text);
+  EXPECT_FALSE(number);
+  ASSERT_EQ(run_tool({"--opt", "", "--num", "0"}, read, err), 0);
+  EXPECT_EQ(text, "");
+  EXPECT_EQ(number, 0);
+  ASSERT_EQ(run_tool({"--opt=x", "--num=-3"}, read, err), 0);
+  EXPECT_EQ(text, "x");
+  EXPECT_EQ(number, -3);
+}
+
+TEST(CliFinish, UsageErrorWithTheHelpHint) {
+  std::string err;
+  const int rc = run_tool(
+      {},
+      [](Context& ctx, auto&, auto&) {
+        return finish(ctx, diag::CommandOutcome::usage_error("--x takes y"));
+      },
+      err);
+  EXPECT_EQ(rc, kRejected);
+  EXPECT_EQ(err, "mf-test: usage error: --x takes y\nTry 'mf-test --help'.\n");
+}
+
+TEST(CliFinish, DiagnosticsAboutTheSourceWithTheirExitClass) {
+  std::string err;
+  auto stop = [](diag::Job job) {
+    return [job](Context& ctx, auto&, auto&) {
+      auto outcome = diag::CommandOutcome::stopped_by(
+          {diag::error(diag::codes::kTraceAfterTerminal, "late", {}, 8)}, "t.jsonl", job);
+      outcome.remarks.push_back("never printed");
+      return finish(ctx, outcome);
+    };
+  };
+  EXPECT_EQ(run_tool({}, stop(diag::Job::Check), err), kFailure);
+  EXPECT_EQ(err, "mf-test: t.jsonl:8: error MF-E009: late\n");
+  EXPECT_EQ(run_tool({}, stop(diag::Job::Work), err), kRejected);
+  auto internal = [](Context& ctx, auto&, auto&) {
+    return finish(ctx,
+                  diag::CommandOutcome::stopped_by({diag::error(diag::codes::kWriteFailed, "w")}));
+  };
+  EXPECT_EQ(run_tool({}, internal, err), kInternal);
+  EXPECT_EQ(err, "mf-test: error MF-O003: w\n");
+}
+
+TEST(CliFinish, WarningsRemarksAndASummaryUnlessQuiet) {
+  std::string err;
+  auto done = [](bool failed) {
+    return [failed](Context& ctx, auto&, auto&) {
+      diag::CommandOutcome outcome;
+      outcome.failed = failed;
+      outcome.warnings = {diag::error(diag::codes::kUsage, "kept going")};
+      outcome.source = "in.yaml";
+      outcome.remarks = {"first", "second"};
+      outcome.summary = "all told";
+      return finish(ctx, outcome);
+    };
+  };
+  EXPECT_EQ(run_tool({}, done(true), err), kFailure);
+  EXPECT_EQ(err,
+            "mf-test: in.yaml: error MF-U001: kept going\nmf-test: first\nmf-test: second\n"
+            "mf-test: all told\n");
+  EXPECT_EQ(run_tool({"--quiet"}, done(false), err), kSuccess);
+  EXPECT_EQ(err, "mf-test: in.yaml: error MF-U001: kept going\nmf-test: first\nmf-test: second\n");
+  auto nothing = [](Context& ctx, auto&, auto&) { return finish(ctx, diag::CommandOutcome{}); };
+  EXPECT_EQ(run_tool({}, nothing, err), kSuccess);
+  EXPECT_EQ(err, "");
+}
+
+TEST(CliFinish, AStatusIsSuccessOrItsDiagnostics) {
+  std::string err;
+  auto ok = [](Context& ctx, auto&, auto&) { return finish(ctx, Status()); };
+  EXPECT_EQ(run_tool({}, ok, err), kSuccess);
+  EXPECT_EQ(err, "");
+  auto bad = [](Context& ctx, auto&, auto&) {
+    return finish(ctx, Status(diag::error(diag::codes::kMissing, "gone")), "<stdin>");
+  };
+  EXPECT_EQ(run_tool({}, bad, err), kRejected);
+  EXPECT_EQ(err, "mf-test: <stdin>: error MF-S013: gone\n");
+}
+
+TEST(CliProgressLine, RedrawnInPlaceAndEndedOnce) {
+  testing::internal::CaptureStderr();
+  {
+    ProgressLine line;
+    line.draw("step 1/2");
+    line.draw("step 2/2");
+  }
+  { ProgressLine unused; }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "\rstep 1/2\rstep 2/2\n");
+}
+
+}  // namespace
+}  // namespace mf::cli

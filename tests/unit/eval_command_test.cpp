@@ -1,0 +1,187 @@
+#include "mf/eval/command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "mf/diag/codes.hpp"
+#include "mf/json/reader.hpp"
+#include "temp_dir.hpp"
+
+namespace mf::eval {
+namespace {
+
+const std::string kForge = std::string(MF_SOURCE_DIR) + "/fixtures/forge";
+
+// A suite of the forge task with one case that passes and, with `failing`, one that does not.
+std::string suite_json(bool failing) {
+  const std::string c = R"("task":")" + kForge + R"(/task-valid.json","model":"scripted:)" +
+                        kForge + R"(/responses-valid.json","expect":{"terminal":"completed",)";
+  return R"({"suite_id":"s","cases":[{"id":"ok",)" + c + R"("model_calls":1}})" +
+         (failing ? R"(,{"id":"wrong",)" + c + R"("model_calls":7}})" : "") + "]}";
+}
+
+RunArgs args_for(const test::TempDir& dir, bool failing) {
+  test::write_file(dir / "suite.json", suite_json(failing));
+  RunArgs a;
+  a.suite = (dir / "suite.json").string();
+  a.output = (dir / "r.json").string();
+  a.fixed_clock = true;
+  return a;
+}
+
+TEST(EvalRunCommand, OptionChecksComeFirstInOrder) {
+  RunArgs a;
+  a.suite = "/nonexistent/suite.json";
+  a.output = "-";
+  a.format = "md";
+  a.repeat = 5000;
+  EXPECT_EQ(run_command(a).usage,
+            "run --format md prints the rendering on stdout: give --output FILE for the report");
+  a.format = "json";
+  EXPECT_EQ(run_command(a).usage, "--repeat is at most 1000");
+  a.repeat = 1000;
+  a.models = {"no-equals"};
+  EXPECT_EQ(run_command(a).usage,
+            "--model takes LABEL=SPEC, LABEL of [A-Za-z0-9_-], not 'no-equals'");
+  a.models.clear();
+  a.shard = "3/2";
+  EXPECT_EQ(run_command(a).usage, "--shard takes i/n with 1 <= i <= n, not '3/2'");
+  a.shard = "2/2";
+  a.resume = true;
+  EXPECT_EQ(run_command(a).usage,
+            "--resume needs a journal: --journal FILE, --output FILE or --store");
+  // Only then is the suite read; its diagnostics are about the suite file.
+  a.resume = false;
+  const auto missing = run_command(a);
+  EXPECT_TRUE(missing.usage.empty());
+  ASSERT_FALSE(missing.diagnostics.empty());
+  EXPECT_EQ(missing.diagnostics[0].code, diag::codes::kMissing);
+  EXPECT_EQ(missing.source, "/nonexistent/suite.json");
+}
+
+TEST(EvalRunCommand, WritesTheReportAndItsJournal) {
+  test::TempDir dir;
+  const auto done = run_command(args_for(dir, false));
+  EXPECT_FALSE(done.stopped());
+  EXPECT_FALSE(done.failed);
+  EXPECT_TRUE(done.summary.empty());
+  auto report = json::parse(test::read_file(dir / "r.json"));
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->find("summary")->find("passed")->as_exact_int(), 1);
+  EXPECT_FALSE(test::read_file(dir / "r.json.journal").empty());
+}
+
+TEST(EvalRunCommand, AFailedCaseIsAFailedOutcomeWithItsCount) {
+  test::TempDir dir;
+  const auto done = run_command(args_for(dir, true));
+  EXPECT_FALSE(done.stopped());
+  EXPECT_TRUE(done.failed);
+  EXPECT_EQ(done.summary, "1 of 2 case(s) failed; see the report");
+}
+
+TEST(EvalRunCommand, ProgressLinesGoToTheCallback) {
+  test::TempDir dir;
+  RunArgs a = args_for(dir, true);
+  std::string shown;
+  a.show_progress = [&shown](std::string_view line) { shown += line; };
+  (void)run_command(a);
+  EXPECT_NE(shown.find("\rmf-eval: attempt 0/2, 0 passed\x1b[K"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("attempt 2/2, 1 passed (50%)\x1b[K\n"), std::string::npos) << shown;
+}
+
+TEST(EvalMergeCommand, NeedsShards) {
+  EXPECT_EQ(merge_command({}, "-").usage, "merge needs the shard reports");
+  const auto missing = merge_command({"/nonexistent.json"}, "-");
+  ASSERT_FALSE(missing.diagnostics.empty());
+  EXPECT_EQ(missing.source, "/nonexistent.json");
+}
+
+TEST(EvalMergeCommand, AMergedFailureIsAFailedOutcome) {
+  test::TempDir dir;
+  RunArgs a = args_for(dir, true);
+  a.shard = "1/2";
+  a.output = (dir / "s1.json").string();
+  ASSERT_FALSE(run_command(a).stopped());
+  a.shard = "2/2";
+  a.output = (dir / "s2.json").string();
+  ASSERT_FALSE(run_command(a).stopped());
+  const auto merged = merge_command({(dir / "s1.json").string(), (dir / "s2.json").string()},
+                                    (dir / "m.json").string());
+  EXPECT_FALSE(merged.stopped());
+  EXPECT_TRUE(merged.failed);
+  auto report = json::parse(test::read_file(dir / "m.json"));
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->find("summary")->find("failed")->as_exact_int(), 1);
+}
+
+TEST(EvalReportCommand, RendersOrRefusesTheFile) {
+  test::TempDir dir;
+  ASSERT_FALSE(run_command(args_for(dir, false)).stopped());
+  const auto md = dir / "r.md";
+  EXPECT_FALSE(report_command((dir / "r.json").string(), "md", md.string(), "").stopped());
+  EXPECT_NE(test::read_file(md).find("ok"), std::string::npos);
+  test::write_file(dir / "bad.json", "{}");
+  const auto bad = report_command((dir / "bad.json").string(), "md", md.string(), "");
+  ASSERT_FALSE(bad.diagnostics.empty());
+  EXPECT_EQ(bad.source, (dir / "bad.json").string());
+}
+
+TEST(EvalGate, APositiveNumberUpToABillion) {
+  EXPECT_EQ(parse_gate("0.05"), 0.05);
+  EXPECT_EQ(parse_gate("1.5"), 1.5);
+  EXPECT_EQ(parse_gate("1e9"), 1e9);
+  EXPECT_EQ(parse_gate(" 2"), 2);  // strtod's reading: leading blanks are skipped
+  for (const std::string text : {"", "0", "-1", "1e10", "x", "1x", "2 ", "nan", "inf"}) {
+    EXPECT_FALSE(parse_gate(text)) << "'" << text << "'";
+  }
+}
+
+TEST(EvalCompareCommand, ChecksFormatThenGatesAfterReadingTheReports) {
+  test::TempDir dir;
+  ASSERT_FALSE(run_command(args_for(dir, false)).stopped());
+  CompareArgs c;
+  c.baseline = "/nonexistent.json";
+  c.candidate = (dir / "r.json").string();
+  c.format = "html";
+  EXPECT_EQ(compare_command(c).source, "/nonexistent.json");
+  c.baseline = c.candidate;
+  EXPECT_EQ(compare_command(c).usage, "compare --format is json or md");
+  c.format = "md";
+  c.max_cost_ratio = "0";
+  EXPECT_EQ(compare_command(c).usage, "--max-cost-ratio takes a positive number, not '0'");
+  c.max_cost_ratio.reset();
+  c.max_false_closure_rate = "-2";
+  EXPECT_EQ(compare_command(c).usage, "--max-false-closure-rate takes a positive number, not '-2'");
+}
+
+TEST(EvalCompareCommand, AFailedGateIsARemark) {
+  test::TempDir dir;
+  ASSERT_FALSE(run_command(args_for(dir, false)).stopped());
+  RunArgs a = args_for(dir, true);
+  a.output = (dir / "candidate.json").string();
+  ASSERT_FALSE(run_command(a).stopped());
+  CompareArgs c;
+  c.baseline = (dir / "r.json").string();
+  c.candidate = (dir / "candidate.json").string();
+  c.format = "md";
+  testing::internal::CaptureStdout();
+  CompareArgs same_reports;
+  same_reports.baseline = same_reports.candidate = c.baseline;
+  const auto same = compare_command(same_reports);
+  testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(same.failed);
+  EXPECT_TRUE(same.remarks.empty());
+  // The candidate has a case the baseline lacks, which no gate minds; a latency gate on a report
+  // without latencies fails.
+  c.max_latency_ratio = "1.5";
+  testing::internal::CaptureStdout();
+  const auto gated = compare_command(c);
+  testing::internal::GetCapturedStdout();
+  EXPECT_TRUE(gated.failed);
+  ASSERT_EQ(gated.remarks.size(), 1u);
+  EXPECT_EQ(gated.remarks[0].rfind("gate failed: ", 0), 0u) << gated.remarks[0];
+}
+
+}  // namespace
+}  // namespace mf::eval
