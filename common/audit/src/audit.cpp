@@ -1,3 +1,5 @@
+// The exit audit of audit.hpp: each receipt is earned by running a binary and checking what it
+// wrote, so the report never claims a capability it did not see work.
 #include "mf/audit/audit.hpp"
 
 #include <sys/stat.h>

@@ -1,3 +1,5 @@
+// The CLI conventions of cli.hpp over Boost.Program_options: declared options, --help and
+// --version texts, and the checks every program's options share.
 #include "mf/cli/cli.hpp"
 
 #include <csignal>

@@ -1,3 +1,5 @@
+// The exit class of each diagnostic code, from the one table in codes.def, and the exit status a
+// command's diagnostics add up to.
 #include "mf/diag/codes.hpp"
 
 #include <algorithm>

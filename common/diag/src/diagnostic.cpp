@@ -1,3 +1,4 @@
+// Building a diagnostic and rendering it as a line of text for stderr.
 #include "mf/diag/diagnostic.hpp"
 
 #include "mf/diag/secrets.hpp"

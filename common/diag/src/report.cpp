@@ -1,3 +1,5 @@
+// The bounded report of report.hpp: diagnostics are cut and counted as they are added, so a flood
+// of them costs a fixed amount of memory and output.
 #include "mf/diag/report.hpp"
 
 #include <algorithm>

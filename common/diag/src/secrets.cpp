@@ -1,3 +1,5 @@
+// Recognising secret-looking values by shape (secrets.hpp), and redacting them, with a cheap
+// first check so text that cannot hold one skips the patterns.
 #include "mf/diag/secrets.hpp"
 
 #include <array>

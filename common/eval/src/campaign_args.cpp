@@ -1,3 +1,5 @@
+// `mf-eval run`'s campaign options read from their text forms (campaign_args.hpp): shard, matrix
+// columns, the journal's place and the progress line.
 #include "mf/eval/campaign_args.hpp"
 
 #include <algorithm>

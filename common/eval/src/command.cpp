@@ -1,3 +1,5 @@
+// mf-eval's subcommands (command.hpp): each checks its options, does the file work and returns an
+// outcome, so mf-eval/main.cpp only maps it to stderr and an exit code.
 #include "mf/eval/command.hpp"
 
 #include <cstdlib>

@@ -1,3 +1,5 @@
+// An eval report rendered as Markdown, JUnit XML or one HTML page (render.hpp); pure functions of
+// the report, so the same report always renders to the same bytes.
 #include "mf/eval/render.hpp"
 
 #include <algorithm>

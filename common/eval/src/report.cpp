@@ -1,3 +1,5 @@
+// Eval reports read strictly, summarised and compared (report.hpp); a report another run or shard
+// wrote is input like any other and is checked before it is trusted.
 #include "mf/eval/report.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The statistics of stats.hpp: Wilson intervals, percentiles and the McNemar test, computed the
+// same way on every machine so a report's numbers are reproducible.
 #include "mf/eval/stats.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Loading an eval suite (suite.hpp): every field, case and the task, plan and model each names is
+// checked before any case runs.
 #include "mf/eval/suite.hpp"
 
 #include <algorithm>

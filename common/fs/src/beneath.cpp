@@ -1,3 +1,5 @@
+// Opening a path beneath a directory descriptor (beneath.hpp): openat2 RESOLVE_BENEATH where the
+// kernel has it, else a component walk that resolves each link itself and never leaves the root.
 #include "mf/fs/beneath.hpp"
 
 #include <fcntl.h>

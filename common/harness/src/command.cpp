@@ -1,3 +1,5 @@
+// mf-compile's file side (command.hpp): reading the source, catalogs and profiles, compiling, and
+// publishing the plan and its report to a directory, stdout or the store.
 #include "mf/harness/command.hpp"
 
 #include <sys/stat.h>

@@ -1,3 +1,5 @@
+// The harness compiler's passes, in the order compiler.hpp gives them, over one Compilation that
+// carries each pass's findings to the next.
 #include "mf/harness/compiler.hpp"
 
 #include <algorithm>

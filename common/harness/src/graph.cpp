@@ -1,3 +1,5 @@
+// The cycle search of graph.hpp: an iterative Tarjan over prerequisite edges, and the nodes that
+// depend on a cycle.
 #include "graph.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The millforge-v1 plan form (millforge.hpp): the source digest and the lowering of an accepted
+// compilation into the plan document.
 #include "millforge.hpp"
 
 #include <algorithm>

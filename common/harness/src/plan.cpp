@@ -1,3 +1,5 @@
+// The plan loader of plan.hpp: the digest recomputed and every invariant checked, so a consumer
+// never acts on a plan the compiler would not have written.
 #include "mf/harness/plan.hpp"
 
 #include <algorithm>

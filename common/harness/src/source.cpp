@@ -1,3 +1,5 @@
+// The schema pass (source.hpp): a parsed harness document read into the source model, every field
+// fault reported with its pointer rather than stopping at the first.
 #include "source.hpp"
 
 #include <algorithm>

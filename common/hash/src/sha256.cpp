@@ -1,3 +1,5 @@
+// SHA-256 and HMAC-SHA-256 through OpenSSL EVP (sha256.hpp), with an incremental hasher for
+// inputs streamed by the caller.
 #include "mf/hash/sha256.hpp"
 
 #include <openssl/crypto.h>

@@ -1,3 +1,5 @@
+// File I/O at the edges (file.hpp): the read loops every module uses, bounded reads of inputs, and
+// atomic publication through a synced temp file and a rename.
 #include "mf/io/file.hpp"
 
 #include <fcntl.h>

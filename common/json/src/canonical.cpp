@@ -1,3 +1,5 @@
+// The RFC 8785 writer (canonical.hpp): members sorted by UTF-16 code units, ES6 number form; plain
+// runs of a string are copied eight bytes at a time because every digest goes through here.
 #include "mf/json/canonical.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Diagnostics and reports in their JSON form (diagnostics.hpp).
 #include "mf/json/diagnostics.hpp"
 
 #include <cstdint>

@@ -1,3 +1,5 @@
+// The FieldReader of fields.hpp: typed field access that reports a missing or mistyped field with
+// its pointer, the same way for every configuration loader.
 #include "mf/json/fields.hpp"
 
 #include <algorithm>

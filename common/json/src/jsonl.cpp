@@ -1,3 +1,5 @@
+// JSONL (jsonl.hpp): reading a stream line by line, appending a line, and canonicalizing a stream
+// that arrives in chunks that need not end on a line.
 #include "mf/json/jsonl.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Millforge's hashing form of JSON (millforge_form.hpp): Python's json.dumps output, number forms
+// included, written here so the digests match Millforge's byte for byte.
 #include "mf/json/millforge_form.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// RFC 6901 pointers (pointer.hpp): parsing, escaping, formatting and resolving against a value.
 #include "mf/json/pointer.hpp"
 
 #include <cstdint>

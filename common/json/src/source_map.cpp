@@ -1,3 +1,5 @@
+// Source positions for pointers (source_map.hpp): a second parse, run only on the failure path, so
+// the value model need carry no positions.
 #include "mf/json/source_map.hpp"
 
 #include <rapidjson/reader.h>

@@ -1,3 +1,5 @@
+// The JSON value model of value.hpp: member lookup and insertion, exact integers, kind names, and
+// secret redaction over a whole value.
 #include "mf/json/value.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The MCP client of client.hpp: a server's spec in its JSON and command-line forms, and the
+// JSON-RPC session over a transport (initialize, tools/list, tools/call, cancellation).
 #include "mf/mcp/client.hpp"
 
 #include <algorithm>

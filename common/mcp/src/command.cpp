@@ -1,3 +1,5 @@
+// `mf-compile connector`'s file side (command.hpp): discover a server into a snapshot and admit a
+// snapshot under a policy, each printing its document.
 #include "mf/mcp/command.hpp"
 
 #include <exception>

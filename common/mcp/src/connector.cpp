@@ -1,3 +1,5 @@
+// Connectors (connector.hpp): discovery snapshots, admission under a policy into a pinned catalog,
+// and the Broker that refuses drift before carrying a run's calls.
 #include "mf/mcp/connector.hpp"
 
 #include <algorithm>

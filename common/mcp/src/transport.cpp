@@ -1,3 +1,5 @@
+// The two MCP transports of transport.hpp, stdio to a child and Streamable HTTP; they move text
+// only, so the client's protocol logic is the same over both.
 #include "transport.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Reading a live backend profile (profile.hpp): every field checked, with its pointer, before any
+// request is made.
 #include "profile.hpp"
 
 #include <algorithm>

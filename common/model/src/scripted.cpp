@@ -1,3 +1,4 @@
+// The scripted model (scripted.hpp): its steps read from JSON, then one consumed per call.
 #include "mf/model/scripted.hpp"
 
 #include <chrono>

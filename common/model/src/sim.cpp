@@ -1,3 +1,5 @@
+// The sim model (sim.hpp): a seeded generator picks, on each call, the trajectory's step or one of
+// the faults, so a run with the same seed and requests is replayable byte for byte.
 #include "mf/model/sim.hpp"
 
 #include <algorithm>

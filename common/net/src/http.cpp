@@ -1,3 +1,5 @@
+// HTTP over libcurl (http.hpp), the only file that includes it: one process-wide share handle, the
+// timeouts and cancellation in the progress callback, and the body streamed into the caller's sink.
 #include "mf/net/http.hpp"
 
 #include <curl/curl.h>

@@ -1,3 +1,4 @@
+// The check of an endpoint URL (url.hpp): what is refused and the words that describe it.
 #include "mf/net/url.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Running child programs (process.hpp), the only translation unit that includes Boost.Process:
+// one-shot runs, shell commands under the reaper, and long-lived servers on pipes.
 #include "mf/process/process.hpp"
 
 #include <fcntl.h>

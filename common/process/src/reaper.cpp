@@ -1,3 +1,5 @@
+// The per-call reaper of reaper.hpp: a subreaper child that kills whatever the command leaves
+// behind; async-signal-safe only, as it runs after fork in a threaded process.
 #include "reaper.hpp"
 
 #include <fcntl.h>

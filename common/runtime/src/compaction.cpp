@@ -1,3 +1,5 @@
+// Context compaction (compaction.hpp): size estimates and the three phases that shorten or drop
+// older entries, deterministic so a replay compacts the same way.
 #include "mf/runtime/compaction.hpp"
 
 #include <cstddef>

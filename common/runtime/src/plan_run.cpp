@@ -1,3 +1,5 @@
+// `mf-run --plan`'s inputs (plan_run.hpp): the request, the plan file and the artifact directory
+// checked before the trace exists, then the run and its result document.
 #include <sys/stat.h>
 
 #include <filesystem>

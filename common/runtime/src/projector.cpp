@@ -1,3 +1,5 @@
+// The per-turn projector of projector.hpp: the plan's projection member read once, then each turn's
+// prompt compiled from the executor's state and the turn's facts.
 #include "projector.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Strict replay and forks (replay.hpp): a recorded trace's replies fed back through the one run
+// loop in place of a model; a strict replay's events must equal the recorded ones.
 #include "mf/runtime/replay.hpp"
 
 #include <sys/stat.h>

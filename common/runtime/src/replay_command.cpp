@@ -1,3 +1,5 @@
+// `mf-replay --strict` and `--fork-at` as command outcomes (replay.hpp): the replay's summary
+// printed, and a divergence told in words.
 #include <utility>
 
 #include "mf/io/file.hpp"

@@ -1,3 +1,5 @@
+// `mf-run --task` and `--plan` from the command line's values (run_command.hpp): options checked
+// together, the run, its result written, and how a failed run ended.
 #include "mf/runtime/run_command.hpp"
 
 #include <utility>

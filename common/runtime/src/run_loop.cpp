@@ -1,3 +1,5 @@
+// The one run loop of run_loop.hpp, and task mode's turns over it: budget, deadline and
+// cancellation checked before every model call, and each decision traced.
 #include "mf/runtime/run_loop.hpp"
 
 #include "loop.hpp"

@@ -1,3 +1,4 @@
+// Opening one mf-run's model with the reply cache (run_model.hpp) over the run's one store handle.
 #include "run_model.hpp"
 
 #include "mf/diag/codes.hpp"

@@ -1,3 +1,4 @@
+// Reading a Forge task (task.hpp): the contract and budget checked completely before a run starts.
 #include "mf/runtime/task.hpp"
 
 #include "mf/diag/codes.hpp"

@@ -1,3 +1,5 @@
+// `mf-run --task` (task_run.hpp): every input loaded and checked before the trace is opened, then
+// the loop.
 #include "mf/runtime/task_run.hpp"
 
 #include "run_model.hpp"

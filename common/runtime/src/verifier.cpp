@@ -1,3 +1,5 @@
+// The layered output verifier (verifier.hpp): layers run in order and stop at the first that fails,
+// so a verdict never claims a layer that did not run.
 #include "mf/runtime/verifier.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The JSON Schema subset of schema.hpp: admission refuses any keyword outside it, normalization
+// closes objects, and validation checks values against the admitted form.
 #include "mf/schema/schema.hpp"
 
 #include <algorithm>

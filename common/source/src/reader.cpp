@@ -1,3 +1,5 @@
+// Root-confined reads and searches for mf-toolread (reader.hpp); every open goes through
+// fs::open_beneath, never a path string compared with the root.
 #include "mf/source/reader.hpp"
 #include "mf/io/file.hpp"
 

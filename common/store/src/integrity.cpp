@@ -1,3 +1,5 @@
+// The checks LMDB does not make (integrity.hpp): the data file compared with its meta pages before
+// it is mapped, and a fault inside a mapped range ended with a diagnostic instead of a signal.
 #include "integrity.hpp"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+// mf-store's command line as values (invocation.hpp): operands checked per command, then dispatched
+// to a store or plumbing command.
 #include "mf/store/invocation.hpp"
 
 #include <cstdint>

@@ -1,3 +1,5 @@
+// mf-store's plumbing, usable without a store (plumbing.hpp): `canon` and `hash`, with JSONL
+// and raw bytes streamed in chunks rather than read whole.
 #include "mf/store/plumbing.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The ref names of refs.hpp, spelled in one place so every tool files its objects under the same
+// names.
 #include "mf/store/refs.hpp"
 
 #include <initializer_list>

@@ -1,3 +1,4 @@
+// The lexical rule for an environment variable's name (env_name.hpp).
 #include "mf/text/env_name.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// UTF-8 (utf8.hpp): well-formedness, cutting at a boundary, counting and lossy decoding, from one
+// table of lead bytes.
 #include "mf/text/utf8.hpp"
 
 #include <cstdint>

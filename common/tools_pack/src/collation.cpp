@@ -1,3 +1,5 @@
+// The order ls lists names in (collation.hpp): sort keys that approximate ICU's root collation
+// closely enough to match Pi's localeCompare on the names it meets.
 #include "collation.hpp"
 
 #include <utf8proc.h>

@@ -1,3 +1,5 @@
+// `mf-run tool` (command.hpp): one call through the execution boundary, bound to the built-in
+// catalog.
 #include "mf/tools/command.hpp"
 
 #include "mf/diag/codes.hpp"

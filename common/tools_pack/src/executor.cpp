@@ -1,3 +1,5 @@
+// The execution boundary (executor.hpp): every check before a tool runs and every bound after it,
+// and the trace record of each call.
 #include "mf/tools/executor.hpp"
 
 #include <algorithm>

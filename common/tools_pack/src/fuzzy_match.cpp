@@ -1,3 +1,5 @@
+// Pi's fuzzy matching for edit (fuzzy_match.hpp): exact first, then both texts normalized the way
+// Pi normalizes them, so an edit finds what Pi would find.
 #include "fuzzy_match.hpp"
 
 #include <utf8proc.h>

@@ -1,3 +1,5 @@
+// The table of tool implementations (implementations.hpp): each entry's id, argument preparation
+// and run, so the executor knows no tool by name.
 #include "implementations.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The port of jsdiff's diffLines and Pi's two diff texts (jsdiff.hpp), kept to jsdiff's shape so
+// the output equals Pi's.
 #include "jsdiff.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// What grep and find share (search_output.hpp): the bounded output, its closing notices, and the
+// search path opened beneath the workspace.
 #include "search_output.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The bash sandbox's seccomp filter (seccomp.hpp): the BPF program, and the descriptor bwrap reads
+// it from.
 #include "seccomp.hpp"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+// The workspace every pack tool is confined to (pack.hpp): opening its root, resolving a user's
+// path the way Pi does, and opening beneath it.
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>

@@ -1,3 +1,5 @@
+// Tool catalogs (catalog.hpp): descriptors read and checked, digests computed by the registry, and
+// exact (tool_id, version) lookup.
 #include "mf/tools/catalog.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// mf-replay's verify and export commands (command.hpp), as outcomes named after the trace file.
 #include "mf/trace/command.hpp"
 
 #include <sys/stat.h>

@@ -1,3 +1,5 @@
+// The trace's event vocabulary (events.hpp): one table of event rules that the writer and the
+// verifier both consult, so they cannot disagree.
 #include "mf/trace/events.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// A verified trace as OTLP/JSON spans (otlp.hpp); span and trace ids derive from the run, so the
+// same trace exports the same spans.
 #include "mf/trace/otlp.hpp"
 
 #include <algorithm>

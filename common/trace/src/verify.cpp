@@ -1,3 +1,5 @@
+// The streaming trace verifier (verify.hpp): each line checked as it arrives, the bytes hashed on
+// the way, and only open tool calls remembered.
 #include "mf/trace/verify.hpp"
 
 #include <fcntl.h>

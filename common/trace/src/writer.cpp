@@ -1,3 +1,5 @@
+// The JSONL trace writer (writer.hpp): each event checked against the vocabulary before it is
+// written, and a file synced per event so a crash keeps every event already written.
 #include "mf/trace/writer.hpp"
 
 #include <fcntl.h>

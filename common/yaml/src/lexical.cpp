@@ -1,3 +1,5 @@
+// The YAML 1.2 rules yaml-cpp does not enforce (lexical.hpp): a prepass over the raw text and
+// the scalar checks the reader calls, offsets kept so diagnostics point into the original text.
 #include "lexical.hpp"
 
 #include <algorithm>
