@@ -24,6 +24,7 @@ targets=(json_reader tape_differential yaml_reader rescue wire_stream pack proje
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DMF_FUZZ=ON -DMF_SANITIZE=address,undefined -DMF_BUILD_TESTS=ON -DMF_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" --target "${targets[@]/%/_fuzz}" -j "$jobs"
 (( build_only == 0 )) || exit 0

@@ -483,7 +483,7 @@ TEST_F(ToolsFiles, LsEntryLimit) {
 TEST_F(ToolsFiles, LsDefaultLimitAndByteLimit) {
   // 600 names of 200 bytes: the 500-entry default stops first, then 50KB.
   for (int i = 0; i < 600; ++i) {
-    char prefix[8];
+    char prefix[16];
     std::snprintf(prefix, sizeof prefix, "%03d", i);
     write(root_ / (prefix + std::string(197, 'n')), "");
   }
