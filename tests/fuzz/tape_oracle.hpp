@@ -1,8 +1,11 @@
 // The rule that holds the tape (the reader's fast path) to the strict reader, shared by the
 // tape_differential fuzz target and the conformance suites: whatever the tape accepts, parse()
-// accepts with the same meaning; whatever parse() accepts, the tape does not decline.
+// accepts with the same meaning; whatever parse() accepts, the tape does not decline (but for a
+// number with a positive exponent past 308, which the tape leaves to the strict reader).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -11,6 +14,40 @@
 #include "mf/json/tape.hpp"
 
 namespace mf::json::oracle {
+
+// Whether a number outside the strings of `text` has a positive exponent past 308. The tape leaves
+// such a number to the strict reader, whose bound also counts the fraction's digits (RapidJSON takes
+// -0.0623157e309, which is -6.23157e307), so a decline there is by design.
+inline bool has_exponent_past_308(std::string_view text) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    const bool after_number =
+        i > 0 && ((text[i - 1] >= '0' && text[i - 1] <= '9') || text[i - 1] == '.');
+    if ((c != 'e' && c != 'E') || !after_number) continue;
+    std::size_t j = i + 1;
+    if (j < text.size() && text[j] == '-') continue;
+    if (j < text.size() && text[j] == '+') ++j;
+    long exponent = 0;
+    for (; j < text.size() && text[j] >= '0' && text[j] <= '9'; ++j) {
+      exponent = std::min(exponent * 10 + (text[j] - '0'), 100000L);
+    }
+    if (exponent > 308) return true;
+  }
+  return false;
+}
 
 // An empty string when the two paths agree on `text`, else what differs.
 inline std::string tape_disagreement(std::string_view text, const ReadLimits& limits) {
@@ -22,7 +59,9 @@ inline std::string tape_disagreement(std::string_view text, const ReadLimits& li
   if (canonicalized && !strict.ok()) return "canonicalize accepts what parse() rejects";
   if (canonicalized && out != "kept" + canon) return "canonicalize writes other bytes";
   if (!canonicalized && out != "kept") return "canonicalize declined but changed its output";
-  if (!canonicalized && strict.ok()) return "canonicalize declines what parse() accepts";
+  if (!canonicalized && strict.ok() && !has_exponent_past_308(text)) {
+    return "canonicalize declines what parse() accepts";
+  }
   const bool is_canonical = strict.ok() && canon == text;
   if (tape.read_canonical(text, limits) != is_canonical) {
     return is_canonical ? "read_canonical declines a canonical document"

@@ -125,6 +125,23 @@ TEST(Tape, AgreesWithTheStrictReaderOnEdges) {
   }
 }
 
+TEST(Tape, LeavesAnExponentPast308ToTheStrictReader) {
+  // RapidJSON's bound on a positive exponent counts the fraction's digits: it reads
+  // -0.0623157e309 as -6.23157e307. The tape declines any exponent past 308 (the caller then reads
+  // the strict way), and the oracle allows exactly that decline.
+  const std::string text = "[-0.0623157e309]";
+  ASSERT_TRUE(parse(text).ok());
+  Tape tape;
+  std::string out;
+  EXPECT_FALSE(tape.canonicalize(text, {}, out));
+  EXPECT_EQ(tape_disagreement(text, {}), "");
+  EXPECT_TRUE(oracle::has_exponent_past_308(text));
+  EXPECT_TRUE(oracle::has_exponent_past_308("[1.5E+400]"));
+  EXPECT_FALSE(oracle::has_exponent_past_308("[1e308,1e-400]"));
+  EXPECT_FALSE(oracle::has_exponent_past_308("[\"1e309\",\"\\\"2e999\"]"));
+  EXPECT_FALSE(oracle::has_exponent_past_308("[true,false]"));
+}
+
 std::vector<std::string> seeds() {
   std::vector<std::string> out = edges();
   const auto dir = std::filesystem::path(MF_SOURCE_DIR) / "tests/fuzz/corpus/tape_differential";
