@@ -5,7 +5,6 @@ CMAKE_ARGS ?=
 
 .PHONY: all deps build demo test build-asan test-asan fuzz bench ci format clean
 
-
 all: build
 
 deps:
