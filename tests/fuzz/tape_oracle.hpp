@@ -16,8 +16,8 @@
 namespace mf::json::oracle {
 
 // Whether a number outside the strings of `text` has a positive exponent past 308. The tape leaves
-// such a number to the strict reader, whose bound also counts the fraction's digits (RapidJSON takes
-// -0.0623157e309, which is -6.23157e307), so a decline there is by design.
+// such a number to the strict reader, whose bound also counts the fraction's digits (RapidJSON
+// takes -0.0623157e309, which is -6.23157e307), so a decline there is by design.
 inline bool has_exponent_past_308(std::string_view text) {
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {

@@ -403,9 +403,9 @@ std::string linear(const std::function<std::string(std::size_t)>& make, const ch
     for (int i = 0; i < 3; ++i) {
       const auto start = std::chrono::steady_clock::now();
       out = rescued(text);
-      best = std::min(best, std::chrono::duration<double, std::milli>(
-                                std::chrono::steady_clock::now() - start)
-                                .count());
+      best = std::min(
+          best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count());
     }
     return best;
   };

@@ -378,7 +378,8 @@ TEST(ToolsEdit, WholeFileRewriteStaysBounded) {
   // A small edit of the same file is searched to the end, with work in proportion to the file.
   std::string c = a;
   c.replace(c.find("a100\n"), 5, "x100\n");
-  const auto small = mf::tools::jsdiff::diff_lines("keep\n" + a + "tail\n", "keep\n" + c + "tail\n");
+  const auto small =
+      mf::tools::jsdiff::diff_lines("keep\n" + a + "tail\n", "keep\n" + c + "tail\n");
   EXPECT_FALSE(small.search_gave_up);
   EXPECT_LT(small.search_work, 4u * 20002u);
 
@@ -758,9 +759,10 @@ TEST_F(ToolsEditFiles, TenMegabyteFileCostsInProportion) {
   const std::string small = make(1u << 20);
   const std::string text = make(10u << 20);
   const double t_small = best_of_three(
-      small, R"({"path":"big.txt","edits":[{"oldText":"line 1000: the","newText":"LINE 1000: the"},)"
-             R"({"oldText":"line 9000: the","newText":"LINE 9000: the"},)"
-             R"({"oldText":"line 18000: the","newText":"LINE 18000: the"}]})");
+      small,
+      R"({"path":"big.txt","edits":[{"oldText":"line 1000: the","newText":"LINE 1000: the"},)"
+      R"({"oldText":"line 9000: the","newText":"LINE 9000: the"},)"
+      R"({"oldText":"line 18000: the","newText":"LINE 18000: the"}]})");
   const double t_big = best_of_three(
       text, R"({"path":"big.txt","edits":[{"oldText":"line 1000: the","newText":"LINE 1000: the"},)"
             R"({"oldText":"line 90000: the","newText":"LINE 90000: the"},)"
