@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -181,6 +182,30 @@ std::string patterned(std::size_t n) {
   return bytes;
 }
 
+// A pipe that a thread fills with `bytes`, then closes; the reader end is `read_end`. Destroying it
+// waits for the writer, so whoever reads must drain the pipe first.
+class FedPipe {
+ public:
+  explicit FedPipe(const std::string& bytes) {
+    if (::pipe(fds_) != 0) throw std::runtime_error("pipe");
+    writer_ = std::thread([this, &bytes] {
+      EXPECT_TRUE(mf::io::write_all(fds_[1], bytes).ok());
+      ::close(fds_[1]);
+    });
+  }
+  FedPipe(const FedPipe&) = delete;
+  FedPipe& operator=(const FedPipe&) = delete;
+  ~FedPipe() {
+    writer_.join();
+    ::close(fds_[0]);
+  }
+  int read_end() const { return fds_[0]; }
+
+ private:
+  int fds_[2] = {-1, -1};
+  std::thread writer_;
+};
+
 int open_read(const std::string& p) {
   return ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
 }
@@ -207,22 +232,18 @@ TEST_F(IoChunkTest, ChunksConcatenateToTheFileAndHonourTheChunkSize) {
 }
 
 TEST_F(IoChunkTest, ChunksOfAPipeNeverExceedTheChunkSize) {
-  int p[2];
-  ASSERT_EQ(::pipe(p), 0);
   const std::string bytes = patterned(300007);
-  std::thread writer([&] {
-    EXPECT_TRUE(mf::io::write_all(p[1], bytes).ok());
-    ::close(p[1]);
-  });
   std::string got;
   std::size_t largest = 0;
-  const int rc = mf::io::read_chunks(p[0], 1000, [&](std::string_view chunk) {
-    largest = std::max(largest, chunk.size());
-    got.append(chunk);
-    return true;
-  });
-  writer.join();
-  ::close(p[0]);
+  int rc = -1;
+  {
+    const FedPipe pipe(bytes);
+    rc = mf::io::read_chunks(pipe.read_end(), 1000, [&](std::string_view chunk) {
+      largest = std::max(largest, chunk.size());
+      got.append(chunk);
+      return true;
+    });
+  }
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(got, bytes);
   EXPECT_EQ(largest, 1000u);
@@ -340,19 +361,15 @@ TEST_F(IoChunkTest, ReadCappedGrowsPastAWrongHintAndStopsAtTheCap) {
   // A pipe has no size to hint; its bytes arrive in pieces.
   for (const std::size_t cap : {std::size_t{1} << 20, std::size_t{100000}}) {
     SCOPED_TRACE(cap);
-    int p[2];
-    ASSERT_EQ(::pipe(p), 0);
     const std::string bytes = patterned(300007);
-    std::thread writer([&] {
-      EXPECT_TRUE(mf::io::write_all(p[1], bytes).ok());
-      ::close(p[1]);
-    });
     std::string out;
-    const int rc = mf::io::read_capped(p[0], out, cap, 10);
     std::string rest;  // what the reader left in the pipe, so that the writer can finish
-    EXPECT_EQ(mf::io::read_all(p[0], rest), 0);
-    writer.join();
-    ::close(p[0]);
+    int rc = -1;
+    {
+      const FedPipe pipe(bytes);
+      rc = mf::io::read_capped(pipe.read_end(), out, cap, 10);
+      EXPECT_EQ(mf::io::read_all(pipe.read_end(), rest), 0);
+    }
     if (cap > bytes.size()) {
       EXPECT_EQ(rc, 0);
       EXPECT_EQ(out, bytes);
