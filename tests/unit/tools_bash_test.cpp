@@ -469,6 +469,22 @@ TEST_F(ToolsBash, SpawnOverheadIsReported) {
     sandboxed = std::min(sandboxed, ms_since(t0));
   }
   std::printf("[ bash ] under bwrap: %.2f ms (best of 10)\n", sandboxed);
+
+  // The setuid/setgid scan after each sandboxed call walks the workspace: the same call in one of
+  // 10,000 files (100 directories of 100) costs its bwrap start plus one statx per file.
+  for (int d = 0; d < 100; ++d) {
+    const fs::path dir = fs::path(root_) / ("d" + std::to_string(d));
+    fs::create_directory(dir);
+    for (int f = 0; f < 100; ++f) std::ofstream(dir / ("f" + std::to_string(f))) << f;
+  }
+  double scanned = 1e9;
+  for (int i = 0; i < 10; ++i) {
+    const auto t0 = Clock::now();
+    ASSERT_EQ(bash("true").text, "(no output)");
+    scanned = std::min(scanned, ms_since(t0));
+  }
+  std::printf("[ bash ] under bwrap, 10,000-file workspace: %.2f ms (best of 10, %.2fx)\n", scanned,
+              scanned / sandboxed);
 }
 
 // --- The sandbox ---
@@ -536,7 +552,7 @@ TEST_F(ToolsBash, SandboxHasNoNetwork) {
 TEST_F(ToolsBash, SandboxWritesOnlyInsideTheWorkspace) {
   if (sandbox_unavailable()) GTEST_SKIP() << reason_;
   ctx_.sandbox = true;
-  const std::string outside = "/var/tmp/mf-probe-" + std::to_string(::getpid());
+  const std::string outside = "/var/mf-probe-" + std::to_string(::getpid());
   const ToolResult denied = bash("touch " + outside);
   EXPECT_TRUE(denied.is_error) << denied.text;
   EXPECT_NE(denied.text.find("Read-only file system"), std::string::npos) << denied.text;
@@ -554,6 +570,12 @@ TEST_F(ToolsBash, SandboxWritesOnlyInsideTheWorkspace) {
   const std::string tmp_probe = "/tmp/mf-sbx-tmp-" + std::to_string(::getpid());
   EXPECT_FALSE(bash("touch " + tmp_probe).is_error);
   EXPECT_FALSE(fs::exists(tmp_probe));
+  // So are /var/tmp and /run.
+  for (const char* dir : {"/var/tmp", "/run"}) {
+    const std::string probe = std::string(dir) + "/mf-sbx-tmp-" + std::to_string(::getpid());
+    EXPECT_FALSE(bash("touch " + probe).is_error);
+    EXPECT_FALSE(fs::exists(probe));
+  }
 }
 
 TEST_F(ToolsBash, SandboxCancellationEndsEverythingInside) {
@@ -583,6 +605,44 @@ TEST_F(ToolsBash, SandboxTruncatedOutputIsLoggedOutside) {
   const ToolResult r = bash("seq 3000");
   EXPECT_FALSE(r.is_error) << r.text;
   EXPECT_EQ(slurp(log_path_of(r)), expected_seq(3000));
+}
+
+// After a sandboxed call no setuid or setgid bit is left in the workspace, whatever the file type,
+// however deep; a symbolic link is not followed out of it (its target keeps its mode), and a FIFO
+// is changed without being opened (which would block).
+TEST_F(ToolsBash, SandboxStripsSetIdBitsWithoutFollowingLinks) {
+  if (sandbox_unavailable()) GTEST_SKIP() << reason_;
+  const std::string outside = make_temp_dir("mf-bash-outside");
+  ASSERT_FALSE(outside.empty());
+  const fs::path target = fs::path(outside) / "target";
+  std::ofstream(target) << "#!/bin/sh\n";
+  ASSERT_EQ(::chmod(target.c_str(), 04755), 0);
+  const fs::path ws(root_);
+  fs::create_directories(ws / "deep/a/b/c");
+  std::ofstream(ws / "deep/a/b/c/file") << "x";
+  ASSERT_EQ(::chmod((ws / "deep/a/b/c/file").c_str(), 06755), 0);
+  ASSERT_EQ(::mkfifo((ws / "pipe").c_str(), 0644), 0);
+  ASSERT_EQ(::chmod((ws / "pipe").c_str(), 04644), 0);
+  fs::create_directory(ws / "g");
+  ASSERT_EQ(::chmod((ws / "g").c_str(), 02755), 0);
+  fs::create_symlink(target, ws / "link");
+
+  ctx_.sandbox = true;
+  const ToolResult r = bash("echo done");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text,
+            "done\n\n[Sandbox: removed the setuid/setgid bits of 3 files: deep/a/b/c/file (6755 -> "
+            "755), g (2755 -> 755), pipe (4644 -> 644)]");
+  const auto mode = [](const fs::path& p) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+  };
+  EXPECT_EQ(mode(ws / "deep/a/b/c/file"), 0755u);
+  EXPECT_EQ(mode(ws / "pipe"), 0644u);
+  EXPECT_EQ(mode(ws / "g"), 0755u);
+  EXPECT_EQ(mode(target), 04755u);  // the link's target, outside the workspace
+  std::error_code ec;
+  fs::remove_all(outside, ec);
 }
 
 // --- process::run_shell directly ---

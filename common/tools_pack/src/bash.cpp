@@ -1,9 +1,11 @@
 // bash: one shell command run in the workspace root, its interleaved stdout and stderr reduced to
 // the tail Pi shows, with the complete output spilled to a private log file once the tail no longer
 // holds all of it. Optionally confined by bubblewrap. Texts and differences from Pi: docs/tools.md.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,8 +15,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mf/diag/codes.hpp"
@@ -199,41 +203,30 @@ std::string shell_path() {
   return bash.empty() ? std::string("sh") : bash;
 }
 
-// bwrap flags shared by the self-test and the real runs. Everything read-only, private /dev, /proc
-// and /tmp, no network, its own pid namespace (so killing bwrap ends every process inside), and a
-// new session (no TIOCSTI into a terminal). The command runs as an unprivileged user (65534) in a
-// new user namespace with every capability dropped and nested user namespaces refused, so the
-// sandbox holds for any caller, root included: nothing inside can remount or unmount what bwrap
-// set up (docs/tools.md). bwrap always sets no_new_privs, so setuid programs gain nothing, and
-// installs the seccomp filter read from `filter` (seccomp.hpp) before the command runs.
+// bwrap flags shared by the self-test and the real runs. Everything read-only, private /dev, /proc,
+// /tmp, /var/tmp and /run (host Unix sockets live there: docker, systemd, D-Bus), no network, its
+// own pid namespace (so killing bwrap ends every process inside), and a new session (no TIOCSTI
+// into a terminal). The command runs as an unprivileged user (65534) in a new user namespace with
+// every capability dropped and nested user namespaces refused, so the sandbox holds for any caller,
+// root included: nothing inside can remount or unmount what bwrap set up (docs/tools.md). bwrap
+// always sets no_new_privs, so setuid programs gain nothing, and installs the seccomp filter read
+// from `filter` (seccomp.hpp) before the command runs.
 std::vector<std::string> bwrap_prefix(const std::string& bwrap, const io::Fd& filter) {
-  return {bwrap,
-          "--seccomp",
-          std::to_string(filter.get()),
-          "--ro-bind",
-          "/",
-          "/",
-          "--dev",
-          "/dev",
-          "--proc",
-          "/proc",
-          "--tmpfs",
-          "/tmp",
-          "--unshare-user",
-          "--disable-userns",
-          "--uid",
-          "65534",
-          "--gid",
-          "65534",
-          "--cap-drop",
-          "ALL",
-          "--unshare-net",
-          "--unshare-pid",
-          "--unshare-ipc",
-          "--unshare-uts",
-          "--unshare-cgroup-try",
-          "--die-with-parent",
-          "--new-session"};
+  std::vector<std::string> argv = {
+      bwrap,    "--seccomp", std::to_string(filter.get()), "--ro-bind", "/", "/", "--dev", "/dev",
+      "--proc", "/proc"};
+  // A private tmpfs over each of these directories that exists (/var/run only when it is not the
+  // usual symbolic link to /run); bwrap could not create a missing one on the read-only root.
+  for (const char* dir : {"/tmp", "/var/tmp", "/run", "/var/run"}) {
+    struct stat st {};
+    if (::lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    argv.insert(argv.end(), {"--tmpfs", dir});
+  }
+  argv.insert(argv.end(),
+              {"--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
+               "--cap-drop", "ALL", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+               "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session"});
+  return argv;
 }
 
 // Probed once per process: whether bwrap exists and can create its namespaces here (containers
@@ -306,7 +299,7 @@ std::optional<process::ShellCommand> shell_command(const std::string& command,
     *filter = io::Fd(*fd);
     shell.argv = bwrap_prefix(find_on_path("bwrap"), *filter);
     shell.inherit_fds = {filter->get()};
-    // After --tmpfs /tmp, so a workspace under /tmp is still the real directory.
+    // After the private tmpfs mounts, so a workspace under /tmp is still the real directory.
     for (const char* arg : {"--bind", root.c_str(), root.c_str(), "--chdir", root.c_str(), "--"}) {
       shell.argv.emplace_back(arg);
     }
@@ -317,6 +310,137 @@ std::optional<process::ShellCommand> shell_command(const std::string& command,
   shell.cwd = root;
   shell.cancel = ctx.cancel;
   return shell;
+}
+
+// --- After a sandboxed call: no setuid or setgid file is left in the workspace ---
+
+constexpr mode_t kSetIdBits = S_ISUID | S_ISGID;
+
+struct SetIdScan {
+  std::vector<std::pair<std::string, mode_t>> stripped;  // path under the root, mode before
+  std::vector<std::string> problems;                     // "path (reason)"
+};
+
+// Clears S_ISUID and S_ISGID on `name` in `dirfd` if it is still the inode the walk saw. Opened
+// O_PATH (never the file itself, which could be a device or lack the read permission) and changed
+// through /proc/self/fd, since fchmod refuses an O_PATH descriptor; 0 or the errno.
+int strip_setid(int dirfd, const char* name, const struct statx& seen) {
+  const io::Fd fd(::openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  struct stat now {};
+  if (!fd.valid() || ::fstat(fd.get(), &now) != 0) return errno;
+  if (now.st_ino != seen.stx_ino || now.st_dev != makedev(seen.stx_dev_major, seen.stx_dev_minor)) {
+    return ESTALE;  // replaced since
+  }
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd.get());
+  return ::chmod(proc.c_str(), now.st_mode & 07777 & ~kSetIdBits) == 0 ? 0 : errno;
+}
+
+// One walk of the workspace after a sandboxed call: every file and directory is stat'ed once
+// (statx, symbolic links not followed, mount points inside the workspace not crossed, the root
+// itself included) and any S_ISUID or S_ISGID bit is removed. One open directory per level.
+SetIdScan strip_setid_bits(const std::string& root) {
+  SetIdScan scan;
+  constexpr unsigned kWant = STATX_TYPE | STATX_MODE | STATX_INO | STATX_MNT_ID;
+  const auto problem = [&](const std::string& path, int err) {
+    scan.problems.push_back((path.empty() ? std::string(".") : path) + " (" + std::strerror(err) +
+                            ")");
+  };
+  const auto check = [&](int dirfd, const char* name, const std::string& path,
+                         const struct statx& st) {
+    if ((st.stx_mode & kSetIdBits) == 0 || S_ISLNK(st.stx_mode)) return;
+    if (const int err = strip_setid(dirfd, name, st); err != 0) return problem(path, err);
+    scan.stripped.emplace_back(path.empty() ? std::string(".") : path, st.stx_mode & 07777);
+  };
+  using Dir = std::unique_ptr<DIR, int (*)(DIR*)>;
+  struct Level {
+    Dir dir;
+    std::string prefix;  // the directory's path under the root and a '/', empty for the root
+  };
+  const int root_fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct statx top {};
+  if (root_fd < 0 || ::statx(root_fd, "", AT_EMPTY_PATH, kWant, &top) != 0) {
+    problem("", errno);
+    if (root_fd >= 0) ::close(root_fd);
+    return scan;
+  }
+  // Mounts are told apart by mount id where the kernel reports it (bind mounts share a device).
+  const bool by_mount = (top.stx_mask & STATX_MNT_ID) != 0;
+  const auto same_mount = [&](const struct statx& st) {
+    return by_mount
+               ? st.stx_mnt_id == top.stx_mnt_id
+               : st.stx_dev_major == top.stx_dev_major && st.stx_dev_minor == top.stx_dev_minor;
+  };
+  check(root_fd, ".", "", top);
+  std::vector<Level> stack;
+  stack.push_back({Dir(::fdopendir(root_fd), ::closedir), ""});
+  if (!stack.back().dir) {
+    ::close(root_fd);
+    return scan;
+  }
+  while (!stack.empty()) {
+    DIR* dir = stack.back().dir.get();
+    errno = 0;
+    const dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      if (errno != 0) problem(stack.back().prefix, errno);
+      stack.pop_back();
+      continue;
+    }
+    const char* name = entry->d_name;
+    if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+    const int dfd = ::dirfd(dir);
+    std::string path = stack.back().prefix + name;
+    struct statx st {};
+    if (::statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, kWant, &st) != 0) {
+      if (errno != ENOENT) problem(path, errno);
+      continue;
+    }
+    if (!same_mount(st)) continue;  // another file system mounted here: not crossed
+    check(dfd, name, path, st);
+    if (!S_ISDIR(st.stx_mode)) continue;
+    const int sub = ::openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    Dir sub_dir(sub >= 0 ? ::fdopendir(sub) : nullptr, ::closedir);
+    if (!sub_dir) {
+      problem(path, errno);
+      if (sub >= 0) ::close(sub);
+      continue;
+    }
+    stack.push_back({std::move(sub_dir), path + "/"});
+  }
+  return scan;
+}
+
+// What the scan did, a line for each kind of finding, for the end of the call's text: nothing when
+// the workspace was clean.
+std::string setid_notice(SetIdScan scan) {
+  std::string text;
+  constexpr std::size_t kListed = 10;
+  if (!scan.stripped.empty()) {
+    std::sort(scan.stripped.begin(), scan.stripped.end());
+    const std::size_t n = scan.stripped.size();
+    text += "\n[Sandbox: removed the setuid/setgid bits of " + std::to_string(n) +
+            (n == 1 ? " file: " : " files: ");
+    char mode[32];
+    for (std::size_t i = 0; i < std::min(n, kListed); ++i) {
+      const auto& [path, before] = scan.stripped[i];
+      std::snprintf(mode, sizeof mode, "%o -> %o", static_cast<unsigned>(before),
+                    static_cast<unsigned>(before & ~kSetIdBits));
+      text += (i > 0 ? ", " : "") + path + " (" + mode + ")";
+    }
+    if (n > kListed) text += ", and " + std::to_string(n - kListed) + " more";
+    text += "]";
+  }
+  if (!scan.problems.empty()) {
+    std::sort(scan.problems.begin(), scan.problems.end());
+    const std::size_t n = scan.problems.size();
+    text += "\n[Sandbox: could not check or clear setuid/setgid bits in the workspace: ";
+    for (std::size_t i = 0; i < std::min(n, kListed); ++i) {
+      text += (i > 0 ? ", " : "") + scan.problems[i];
+    }
+    if (n > kListed) text += ", and " + std::to_string(n - kListed) + " more";
+    text += "]";
+  }
+  return text;
 }
 
 // The call's own deadline from its `timeout` (seconds; none when 0 or not finite).
@@ -405,7 +529,15 @@ ToolResult run_bash(const json::Value& args, const CallContext& ctx) {
     if (output.empty()) output = "(no output)";
     output += notice(t, acc);
   }
-  return bash_result(*outcome, std::move(output), t, acc, timeout, started, own, ctx);
+  ToolResult result = bash_result(*outcome, std::move(output), t, acc, timeout, started, own, ctx);
+  // The sandbox refuses setuid and setgid modes (seccomp.hpp); this catches what is there anyway.
+  if (ctx.sandbox) {
+    if (const std::string notice = setid_notice(strip_setid_bits(root)); !notice.empty()) {
+      // One blank line before it, whether or not the output ends with a newline.
+      result.text += (!result.text.empty() && result.text.back() == '\n' ? "" : "\n") + notice;
+    }
+  }
+  return result;
 }
 
 }  // namespace mf::tools
