@@ -208,7 +208,7 @@ run 1 tool read '{"path":"a.txt","bogus":1}'
 jq -e '.trace.denied == true and .trace.retryable == true' "$tmp/out" >/dev/null || fail "validation trace"
 
 # --- the sandbox ---------------------------------------------------------------------------------------
-probe="/var/tmp/mf-tool-probe-$$"
+probe="/var/mf-tool-probe-$$"  # read-only inside (/tmp, /var/tmp and /run are private)
 if command -v bwrap >/dev/null && bwrap --ro-bind / / --unshare-net true >/dev/null 2>&1; then
   rm -f "$probe"
   run 1 tool bash "{\"command\":\"touch $probe\"}" --sandbox bwrap
