@@ -85,9 +85,13 @@ grep -qF 'removed the setuid/setgid bits of 2 files: planted (4755 -> 755), sub/
 rm -rf "${ws:?}"/*
 
 # --- host Unix sockets -----------------------------------------------------------------------------
-# Listeners owned by root, mode 0600, in a fresh directory outside the workspace, /tmp and /run (the
-# build directory) and in one under /run. Each logs every connection and datagram it gets.
-sock_dir=$(mktemp -d "$(cd "$MF_BIN" && pwd)/sbx-sock-XXXXXX")
+# Listeners owned by root, mode 0600, in a fresh directory outside the workspace, /tmp and /run (in
+# the build directory, unless that is private in the sandbox too or too deep for a socket path) and
+# in one under /run. Each logs every connection and datagram it gets.
+sock_base=$(cd "$MF_BIN" && pwd)
+case $sock_base in /tmp/* | /var/tmp/* | /run/* | /dev/shm/*) sock_base=${HOME:-/root} ;; esac
+((${#sock_base} < 70)) || sock_base=${HOME:-/root}
+sock_dir=$(mktemp -d "$sock_base/sbx-sock-XXXXXX")
 run_dir=$(mktemp -d /run/mf-sbx-XXXXXX)
 listener=$tmp/listener.py
 cat >"$listener" <<'PY'
@@ -102,6 +106,7 @@ for kind, name in ((socket.SOCK_STREAM, "stream"), (socket.SOCK_DGRAM, "dgram"))
     if kind == socket.SOCK_STREAM:
         s.listen(8)
     sel.register(s, selectors.EVENT_READ, name)
+open(log, "a").close()
 open(log + ".ready", "w").close()
 while True:
     for key, _ in sel.select():
@@ -119,12 +124,12 @@ cleanup_listeners() {
 }
 trap 'cleanup_listeners; [[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"' EXIT
 for dir in "$sock_dir" "$run_dir"; do
-  python3 "$listener" "$dir" "$dir.log" &
+  python3 "$listener" "$dir" "$dir/log" &
   pids+=($!)
 done
 for dir in "$sock_dir" "$run_dir"; do
-  for _ in $(seq 100); do [[ -e $dir.log.ready ]] && break; sleep 0.05; done
-  [[ -e $dir.log.ready ]] || fail "the listener in $dir did not start"
+  for _ in $(seq 100); do [[ -e $dir/log.ready ]] && break; sleep 0.05; done
+  [[ -e $dir/log.ready ]] || fail "the listener in $dir did not start"
 done
 
 reach='python3 -c "
@@ -144,10 +149,10 @@ out=$(tool "$reach")
 # log_lines DIR N: waits (5 s at most) for the listener in DIR to have logged N lines; prints them.
 log_lines() {
   for _ in $(seq 100); do
-    [[ $(wc -l <"$1.log") -ge $2 ]] && break
+    [[ $(wc -l <"$1/log") -ge $2 ]] && break
     sleep 0.05
   done
-  sort "$1.log" | tr '\n' ' '
+  sort "$1/log" | tr '\n' ' '
 }
 [[ $(grep -c '^connected\|^sent' <<<"$out") == 4 ]] || fail "the listeners cannot be reached outside: $out"
 for dir in "$sock_dir" "$run_dir"; do
@@ -160,7 +165,7 @@ tool "$reach" >/dev/null
 for dir in "$sock_dir" "$run_dir"; do
   [[ $(log_lines "$dir" 4) == 'dgram dgram stream stream ' ]] || fail "the listener in $dir got something from the sandbox or missed the second round"
   sleep 0.2
-  [[ $(wc -l <"$dir.log") == 4 ]] || fail "the listener in $dir got something from the sandbox"
+  [[ $(wc -l <"$dir/log") == 4 ]] || fail "the listener in $dir got something from the sandbox"
 done
 
 # Private /run, /var/tmp and /dev/shm: a host file there is not seen.
