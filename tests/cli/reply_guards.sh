@@ -74,6 +74,23 @@ done
 grep -q 'has a null name' "$tmp/nameless-2.jsonl" || fail "the null name is not named"
 grep -q 'has a name that is not a string' "$tmp/nameless-3.jsonl" || fail "the number is not named"
 
+# A reply the trace cannot take (with inline content, a line over the 16 MiB a line may hold: an
+# 18 MB streamed content) is not kept in the cache: a read replay misses it instead of failing on
+# it again.
+piece=$(printf 'A%.0s' $(seq 4000))
+fill="data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"$piece\"},\"finish_reason\":null}]}"$'\n\n'
+suffix="data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}"$'\n\n'"data: [DONE]"$'\n\n'
+jq -n --arg f "$fill" --arg s "$suffix" --argjson n $((${#fill} * 4500 + ${#suffix})) \
+  '{responses: [{headers: {"Content-Type": "text/event-stream"},
+                 huge: {prefix: "", fill: $f, bytes: $n, suffix: $s}}]}' >"$captures/too-long.json"
+p=$tmp/too-long.profile.json
+wire_profile too-long "$base" "$p"
+jq '.stream = true | .max_response_bytes = 33554432' "$p" >"$p.tmp" && mv "$p.tmp" "$p"
+long=(--task "$fx/forge/task-valid.json" --model "openai:$p" --trace-content inline --store "$tmp/long-store")
+run 3 "$MF_BIN/mf-run" "${long[@]}" --cache write --trace "$tmp/too-long.jsonl"
+grep -q 'MF-I001' "$tmp/err" || fail "too long: $(cat "$tmp/err")"
+refuse 2 MF-M001 "$MF_BIN/mf-run" "${long[@]}" --cache read --trace "$tmp/too-long.read.jsonl"
+
 # --- a credential echoed in every member a server fills ---------------------------------------------
 k=$canary
 jq -n --arg k "$k" --argjson r "$read_call" --argjson s "$submit_call" \
