@@ -43,9 +43,8 @@ class RecordedModel final : public model::Model {
     return r;
   }
   std::string name() const override { return name_; }
-  Status keep(const model::Reply& reply) override {
-    return next_ && reply.source == "network" ? next_->keep(reply) : Status();
-  }
+  // A reply of the next model (a fork's live calls) is kept by it; a recorded one never is.
+  Status keep(const model::Reply& reply) override { return next_ ? next_->keep(reply) : Status(); }
 
  private:
   std::deque<model::Reply> replies_;
