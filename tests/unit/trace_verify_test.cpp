@@ -317,6 +317,43 @@ TEST(TraceVerify, IllFormedPayloads) {
   }
 }
 
+TEST(TraceVerify, SkippedCallsAndRefusedCalls) {
+  const std::string skipped =
+      ev(3, "tools_skipped", R"({"reason":"timed_out","count":2,"call_ids":["c2","c3"]})");
+  const std::string failed =
+      ev(4, "run_failed", R"({"terminal":"timed_out","model_calls":1,"repairs":0})");
+  const Summary s = check(kStart + kRequest + kResponse + skipped + failed);
+  EXPECT_EQ(s.status, Outcome::Ok) << (s.first_error ? s.first_error->message : "");
+  EXPECT_EQ(s.violations_by_kind.at("tools_skipped"), 1);
+  // The count names every id the event lists.
+  expect_error(kStart + kRequest + kResponse +
+                   ev(3, "tools_skipped", R"({"reason":"timed_out","count":3,"call_ids":["c2"]})"),
+               codes::kTraceInconsistent, 4);
+  for (const char* payload : {R"({"reason":"timed_out","count":0,"call_ids":[]})",
+                              R"({"reason":"timed_out","count":1,"call_ids":[""]})",
+                              R"({"count":1,"call_ids":["c1"]})"}) {
+    expect_error(kStart + ev(1, "tools_skipped", payload), codes::kTraceBadPayload, 2);
+  }
+  // A call the decoder refused is recorded without a name and with why; a nameless call that does
+  // not say why, or a named one that claims to be refused, is ill-formed.
+  const auto responded = [](std::string_view call) {
+    return ev(2, "model_responded",
+              R"({"call":1,"content_bytes":0,"tool_call_count":1,"tool_calls":[)" +
+                  std::string(call) + "]}");
+  };
+  EXPECT_EQ(check(kStart + kRequest +
+                  responded(R"({"id":"c1","name":"","arguments":"{}","malformed":"no name"})") +
+                  kCompleted)
+                .status,
+            Outcome::Ok);
+  for (const char* call : {R"({"id":"c1","name":"","arguments":"{}"})",
+                           R"({"id":"c1","name":"read","arguments":"{}","malformed":"no name"})",
+                           R"({"id":"c1","name":"","arguments":"{}","malformed":""})"}) {
+    SCOPED_TRACE(call);
+    expect_error(kStart + kRequest + responded(call), codes::kTraceBadPayload, 3);
+  }
+}
+
 TEST(TraceVerify, OverlongLineIsMalformed) {
   mf::trace::Verifier v({.max_line_bytes = 64});
   v.feed(kStart.substr(0, 40));

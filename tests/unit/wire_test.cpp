@@ -82,8 +82,9 @@ std::string describe(const Reply& r) {
   v.set("error", r.error);
   json::Value calls = json::Array{};
   for (const ToolCallRequest& c : r.tool_calls) {
-    calls.push_back(
-        json::Value(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}}));
+    json::Value call(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+    if (!c.malformed.empty()) call.set("malformed", c.malformed);
+    calls.push_back(std::move(call));
   }
   v.set("tool_calls", std::move(calls));
   return json::canonical(v);
@@ -974,6 +975,107 @@ TEST(WireQuote, CutAtACodePointAndMarked) {
   EXPECT_EQ(detail::quote("short\ttext\x7F"), "short text ");
   EXPECT_EQ(detail::quote("\xC2\x85 next"), "   next");  // U+0085, a C1 line break
   EXPECT_EQ(detail::quote(std::string(200, 'z')), std::string(200, 'z'));
+}
+
+// --- tool calls without a usable name --------------------------------------------------------
+
+// Each way a call can lack a name, as the `name` member's JSON text (empty: no member) and what
+// the decoder says of it.
+struct BadName {
+  std::string_view member;
+  std::string_view malformed;
+};
+constexpr BadName kBadNames[] = {{R"("name":"",)", "an empty name"},
+                                 {"", "no name"},
+                                 {R"("name":null,)", "a null name"},
+                                 {R"("name":7,)", "a name that is not a string"}};
+
+// The one call every decoder below must return for a call with `bad`, beside a good call.
+void expect_refused(const Reply& r, std::string_view malformed) {
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.tool_calls.size(), 2u);
+  EXPECT_EQ(r.tool_calls[0].name, "");
+  EXPECT_EQ(r.tool_calls[0].malformed, malformed);
+  EXPECT_EQ(r.tool_calls[1].name, "read");
+  EXPECT_EQ(r.tool_calls[1].malformed, "");
+}
+
+TEST(WireBadToolName, OpenAiBody) {
+  const Settings s = settings(Api::OpenAI);
+  const auto body = [](std::string_view first) {
+    return R"({"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[)" +
+           std::string(first) +
+           R"(,{"id":"c2","type":"function","function":{"name":"read","arguments":"{}"}}]},)"
+           R"("finish_reason":"tool_calls"}]})";
+  };
+  for (const BadName& b : kBadNames) {
+    expect_refused(parse_body(s, body(R"({"id":"c1","type":"function","function":{)" +
+                                      std::string(b.member) + R"("arguments":"{}"}})")),
+                   b.malformed);
+  }
+  expect_refused(parse_body(s, body("{}")), "no name");
+}
+
+TEST(WireBadToolName, OpenAiStream) {
+  const Settings s = settings(Api::OpenAI, true, true);
+  const auto stream = [](std::string_view first) {
+    return delta(R"({"role":"assistant","content":null,"tool_calls":[)" + std::string(first) +
+                 "]}") +
+           delta(R"({"tool_calls":[{"index":1,"id":"c2","type":"function",)"
+                 R"("function":{"name":"read","arguments":"{}"}}]})") +
+           delta("{}", "\"tool_calls\"") + "data: [DONE]\n\n";
+  };
+  for (const BadName& b : kBadNames) {
+    const std::string text = stream(R"({"index":0,"id":"c1","type":"function","function":{)" +
+                                    std::string(b.member) + R"("arguments":"{}"}})");
+    expect_refused(decode(s, text), b.malformed);
+    expect_split_invariant(s, text);
+  }
+  expect_refused(decode(s, stream("{}")), "no name");
+  // A later delta naming the call makes it whole: the name may come in any of its deltas.
+  Reply late =
+      decode(s, delta(R"({"tool_calls":[{"index":0,"id":"c1","function":{"name":null}}]})") +
+                    delta(R"({"tool_calls":[{"index":0,"function":{"name":"read"}}]})") +
+                    delta("{}", "\"tool_calls\""));
+  ASSERT_EQ(late.tool_calls.size(), 1u);
+  EXPECT_EQ(late.tool_calls[0].name, "read");
+  EXPECT_EQ(late.tool_calls[0].malformed, "");
+}
+
+TEST(WireBadToolName, AnthropicBody) {
+  const Settings s = settings(Api::Anthropic);
+  const auto body = [](std::string_view first) {
+    return R"({"type":"message","content":[)" + std::string(first) +
+           R"(,{"type":"tool_use","id":"t2","name":"read","input":{}}],"stop_reason":"tool_use"})";
+  };
+  for (const BadName& b : kBadNames) {
+    expect_refused(parse_body(s, body(R"({"type":"tool_use","id":"t1",)" + std::string(b.member) +
+                                      R"("input":{}})")),
+                   b.malformed);
+  }
+  // The Anthropic shape of an empty call: a tool_use block with nothing else.
+  expect_refused(parse_body(s, body(R"({"type":"tool_use"})")), "no name");
+}
+
+TEST(WireBadToolName, AnthropicStream) {
+  const Settings s = settings(Api::Anthropic, true, true);
+  const auto stream = [](std::string_view first) {
+    return event("content_block_start", R"({"type":"content_block_start","index":0,)"
+                                        R"("content_block":)" +
+                                            std::string(first) + "}") +
+           event("content_block_stop", R"({"type":"content_block_stop","index":0})") +
+           event("content_block_start",
+                 R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use",)"
+                 R"("id":"t2","name":"read","input":{}}})") +
+           event("message_stop", R"({"type":"message_stop"})");
+  };
+  for (const BadName& b : kBadNames) {
+    const std::string text =
+        stream(R"({"type":"tool_use","id":"t1",)" + std::string(b.member) + R"("input":{}})");
+    expect_refused(decode(s, text), b.malformed);
+    expect_split_invariant(s, text);
+  }
+  expect_refused(decode(s, stream(R"({"type":"tool_use"})")), "no name");
 }
 
 }  // namespace

@@ -73,6 +73,7 @@ class UsageMeter final : public model::Model {
     return reply;
   }
   std::string name() const override { return inner_.name(); }
+  Status keep(const model::Reply& reply) override { return inner_.keep(reply); }
 
  private:
   std::unique_ptr<model::Model> owned_;

@@ -40,10 +40,10 @@ constexpr std::array<std::string_view, 7> kPlanTerminals = {
     "terminal_rejected", "cancelled",        "timed_out"};
 constexpr std::array<std::string_view, 3> kDispositions = {"success", "blocked", "rejected"};
 // The guardrail_violation kinds of docs/formats/trace.md.
-constexpr std::array<std::string_view, 9> kViolationKinds = {
-    "rescue",       "text_response",       "unknown_tool",
-    "not_visible",  "malformed_arguments", "premature_terminal",
-    "prerequisite", "tool_error",          "terminal_rejected"};
+constexpr std::array<std::string_view, 11> kViolationKinds = {
+    "rescue",         "text_response",       "unknown_tool",     "not_visible",
+    "malformed_call", "malformed_arguments", "too_many_calls",   "premature_terminal",
+    "prerequisite",   "tool_error",          "terminal_rejected"};
 
 std::string index_pointer(std::string_view base, std::size_t i) {
   std::string p(base);

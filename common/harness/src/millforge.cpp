@@ -371,8 +371,11 @@ void check_policies(Checker& c, json::FieldReader& f) {
                             "max_prerequisite_violations", "max_premature_terminal_attempts"}) {
       c.positive(r, key);
     }
+    if (r.optional("max_tool_calls_per_reply") != nullptr)
+      c.positive(r, "max_tool_calls_per_reply");
     r.reject_unknown({"max_iterations", "max_validation_retries", "max_tool_errors",
-                      "max_prerequisite_violations", "max_premature_terminal_attempts"});
+                      "max_prerequisite_violations", "max_premature_terminal_attempts",
+                      "max_tool_calls_per_reply"});
     c.take(r);
   }
   if (const Value* x = f.object("context_policy")) {

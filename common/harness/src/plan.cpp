@@ -103,8 +103,12 @@ void read_policies(FieldReader& f) {
                             "max_prerequisite_violations", "max_premature_terminal_attempts"}) {
       bounded(r, key, 1, 64);
     }
+    if (r.optional("max_tool_calls_per_reply") != nullptr) {
+      bounded(r, "max_tool_calls_per_reply", 1, kMaxToolCallsPerReply);
+    }
     r.reject_unknown({"max_iterations", "max_validation_retries", "max_tool_errors",
-                      "max_prerequisite_violations", "max_premature_terminal_attempts"});
+                      "max_prerequisite_violations", "max_premature_terminal_attempts",
+                      "max_tool_calls_per_reply"});
     for (auto& d : r.take()) f.add(std::move(d));
   }
   if (const Value* context = f.object("context_policy")) {

@@ -7,6 +7,7 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/secrets.hpp"
+#include "mf/harness/plan.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/tools/catalog.hpp"
@@ -125,8 +126,18 @@ void read_budgets(FieldReader& top, Source& s) {
       }
     }
   }
+  if (auto i = f.integer("max_tool_calls_per_reply", false)) {
+    s.budgets.max_tool_calls_per_reply = *i;
+    if (*i < 1 || *i > kMaxToolCallsPerReply) {
+      f.add(diag::error(
+          codes::kBadBudget,
+          "max_tool_calls_per_reply must be 1.." + std::to_string(kMaxToolCallsPerReply),
+          f.pointer_of("max_tool_calls_per_reply")));
+    }
+  }
   f.reject_unknown({"max_iterations", "max_validation_retries", "max_tool_errors",
-                    "max_prerequisite_violations", "max_premature_terminal_attempts"});
+                    "max_prerequisite_violations", "max_premature_terminal_attempts",
+                    "max_tool_calls_per_reply"});
   for (auto& d : f.take()) top.add(std::move(d));
 }
 
@@ -607,11 +618,16 @@ json::Value prompt_json(const Source& s) {
 }
 
 json::Value budgets_json(const Budgets& b) {
-  return json::Object{{"max_iterations", b.max_iterations},
-                      {"max_validation_retries", b.max_validation_retries},
-                      {"max_tool_errors", b.max_tool_errors},
-                      {"max_prerequisite_violations", b.max_prerequisite_violations},
-                      {"max_premature_terminal_attempts", b.max_premature_terminal_attempts}};
+  json::Value out =
+      json::Object{{"max_iterations", b.max_iterations},
+                   {"max_validation_retries", b.max_validation_retries},
+                   {"max_tool_errors", b.max_tool_errors},
+                   {"max_prerequisite_violations", b.max_prerequisite_violations},
+                   {"max_premature_terminal_attempts", b.max_premature_terminal_attempts}};
+  if (b.max_tool_calls_per_reply) {
+    out.set("max_tool_calls_per_reply", *b.max_tool_calls_per_reply);
+  }
+  return out;
 }
 
 json::Value context_json(const ContextPolicy& c) {

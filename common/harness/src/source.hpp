@@ -43,6 +43,10 @@ struct Budgets {
   std::int64_t max_tool_errors = 0;
   std::int64_t max_prerequisite_violations = 0;
   std::int64_t max_premature_terminal_attempts = 0;
+  // Tool calls run from one model reply; the rest are refused. Optional (the runtime's default,
+  // kDefaultMaxToolCallsPerReply, applies), and written into the plan only when given, so plans
+  // that leave it out keep their digests.
+  std::optional<std::int64_t> max_tool_calls_per_reply;
 };
 
 struct ContextPolicy {

@@ -68,7 +68,9 @@ json::Value reply_json(const Reply& r) {
   v.set("content", r.content);
   json::Array calls;
   for (const auto& c : r.tool_calls) {
-    calls.push_back(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+    json::Value call(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+    if (!c.malformed.empty()) call.set("malformed", c.malformed);
+    calls.push_back(std::move(call));
   }
   v.set("tool_calls", std::move(calls));
   v.set("usage", r.usage);
@@ -101,11 +103,14 @@ std::optional<Reply> reply_from_json(const json::Value& v) {
     const json::Value* id = c.find("id");
     const json::Value* name = c.find("name");
     const json::Value* args = c.find("arguments");
+    const json::Value* malformed = c.find("malformed");
     if (id == nullptr || name == nullptr || args == nullptr || !id->is_string() ||
-        !name->is_string() || !args->is_string()) {
+        !name->is_string() || !args->is_string() ||
+        (malformed != nullptr && !malformed->is_string())) {
       return std::nullopt;
     }
-    r.tool_calls.push_back({id->as_string(), name->as_string(), args->as_string()});
+    r.tool_calls.push_back({id->as_string(), name->as_string(), args->as_string(),
+                            malformed != nullptr ? malformed->as_string() : std::string()});
   }
   r.usage = *usage;
   return r;
@@ -153,13 +158,23 @@ class LiveModel final : public Model {
     reply.request_sha256 = digest;
     reply.source = "network";
     price(reply);
+    // Kept in the cache by keep(), once the run has shown it can record the reply.
     const bool interrupted = cancel.load() || Clock::now() >= request.deadline;
+    pending_.reset();
     if ((mode == CacheMode::Write || mode == CacheMode::ReadWrite) && !interrupted) {
-      if (Status s = options_.replies->put(digest, options_.repeat, reply); !s) {
-        return failed(digest, "reply cache: " + s.diagnostics().front().message);
-      }
+      pending_ = reply;
     }
     return reply;
+  }
+
+  Status keep(const Reply& reply) override {
+    if (!pending_ || pending_->request_sha256 != reply.request_sha256 ||
+        reply.source != "network") {
+      return {};
+    }
+    const Reply kept = std::move(*pending_);
+    pending_.reset();
+    return options_.replies->put(kept.request_sha256, options_.repeat, kept);
   }
 
  private:
@@ -170,22 +185,19 @@ class LiveModel final : public Model {
     return r;
   }
 
-  // A server may quote the credential back ("incorrect API key: ..."): its exact value is cut
-  // from everything the reply carries before the trace, the cache or a diagnostic sees it.
+  // A server may quote the credential back ("incorrect API key: ...", or in any member it
+  // echoes: a call's name or id, the stop reason, usage): its exact value is cut from every string
+  // the reply carries before the trace, the cache, stdout or a diagnostic sees it.
   void scrub(Reply& r) const {
     if (profile_.auth == Profile::Auth::None) return;
     const char* secret = std::getenv(profile_.secret_env.c_str());
     if (secret == nullptr || std::string_view(secret).size() < 4) return;
     const std::string_view s(secret);
-    const auto cut = [&](std::string& text) {
+    for_each_string(r, [&](std::string& text) {
       for (std::size_t at = text.find(s); at != std::string::npos; at = text.find(s, at)) {
         text.replace(at, s.size(), "[REDACTED]");
       }
-    };
-    cut(r.content);
-    cut(r.error);
-    cut(r.reasoning);
-    for (auto& c : r.tool_calls) cut(c.arguments);
+    });
   }
 
   void price(Reply& r) const {
@@ -338,6 +350,7 @@ class LiveModel final : public Model {
 
   Profile profile_;
   OpenOptions options_;
+  std::optional<Reply> pending_;  // the last network reply, until the run keeps it
 };
 
 }  // namespace

@@ -74,6 +74,14 @@ std::string provider_error(const json::Value& error) {
   return out;
 }
 
+std::string name_problem(const json::Value* name) {
+  if (name == nullptr) return "no name";
+  if (name->is_null()) return "a null name";
+  if (!name->is_string()) return "a name that is not a string";
+  if (name->as_string().empty()) return "an empty name";
+  return {};
+}
+
 Reply failure(std::string error) {
   Reply r;
   r.error = std::move(error);

@@ -97,6 +97,11 @@ std::string malformed(std::string_view what, const diag::Diagnostics& ds);
 // holds no message.
 std::string provider_error(const json::Value& error);
 
+// What is wrong with a tool call's `name` (nullptr: the call has none), in the words of
+// ToolCallRequest::malformed; empty for a non-empty string. Both APIs name every call, and a call
+// without a usable name is refused at decode, streamed or not.
+std::string name_problem(const json::Value* name);
+
 // A failure reply.
 Reply failure(std::string error);
 // A stream that cannot be read on (MF-S011); its message becomes the reply's error.

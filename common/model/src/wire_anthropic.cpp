@@ -187,7 +187,8 @@ Reply parse_anthropic(std::string_view body) {
     } else if (*kind == "tool_use") {
       ToolCallRequest call;
       if (const std::string* s = string_member(&block, "id")) call.id = *s;
-      if (const std::string* s = string_member(&block, "name")) call.name = *s;
+      call.malformed = name_problem(block.find("name"));
+      if (call.malformed.empty()) call.name = block.find("name")->as_string();
       const json::Value* input = block.find("input");
       call.arguments = input != nullptr ? json::canonical(*input) : "{}";
       r.tool_calls.push_back(std::move(call));
@@ -330,7 +331,8 @@ class AnthropicStream final : public StreamAssembler {
       Call c;
       c.index = block_index(doc);
       if (const std::string* s = string_member(block, "id")) c.call.id = *s;
-      if (const std::string* s = string_member(block, "name")) c.call.name = *s;
+      c.call.malformed = name_problem(block->find("name"));
+      if (c.call.malformed.empty()) c.call.name = block->find("name")->as_string();
       if (const json::Value* input = block->find("input")) {
         const bool empty_object = input->is_object() && input->as_object().empty();
         if (!empty_object) c.start_input = json::canonical(*input);

@@ -189,7 +189,8 @@ Reply parse_openai(std::string_view body) {
       ToolCallRequest call;
       if (const std::string* id = string_member(&c, "id")) call.id = *id;
       const json::Value* function = object_member(&c, "function");
-      if (const std::string* name = string_member(function, "name")) call.name = *name;
+      call.malformed = name_problem(function != nullptr ? function->find("name") : nullptr);
+      if (call.malformed.empty()) call.name = function->find("name")->as_string();
       call.arguments = arguments_text(function != nullptr ? function->find("arguments") : nullptr);
       r.tool_calls.push_back(std::move(call));
     }
@@ -257,6 +258,8 @@ class OpenAiStream final : public StreamAssembler {
     r.tool_calls.reserve(calls_.size());
     for (Call& c : calls_) {
       if (c.call.arguments.empty()) c.call.arguments = "{}";
+      // The name comes whole in one delta; a call none of whose deltas named it is refused.
+      if (c.call.name.empty()) c.call.malformed = c.bad_name.empty() ? "no name" : c.bad_name;
       r.tool_calls.push_back(std::move(c.call));
     }
     if (!refusal_.empty()) {
@@ -272,6 +275,7 @@ class OpenAiStream final : public StreamAssembler {
   struct Call {
     std::int64_t index = 0;
     ToolCallRequest call;
+    std::string bad_name;  // what was wrong with the first unusable `name` a delta sent
   };
 
   // What an event adds to the reply. Applying the same event twice appends its text twice and
@@ -355,8 +359,14 @@ class OpenAiStream final : public StreamAssembler {
       }
       const json::Value* function = object_member(&d, "function");
       // The name comes whole in the call's first delta; later deltas repeat it or leave it out.
-      if (const std::string* name = string_member(function, "name"); name && c.call.name.empty()) {
-        c.call.name = *name;
+      if (const json::Value* name = function != nullptr ? function->find("name") : nullptr;
+          name != nullptr && c.call.name.empty()) {
+        std::string problem = name_problem(name);
+        if (problem.empty()) {
+          c.call.name = name->as_string();
+        } else if (c.bad_name.empty()) {
+          c.bad_name = std::move(problem);
+        }
       }
       if (const json::Value* args = function != nullptr ? function->find("arguments") : nullptr) {
         if (args->is_string()) {
@@ -373,7 +383,7 @@ class OpenAiStream final : public StreamAssembler {
     for (auto it = calls_.rbegin(); it != calls_.rend(); ++it) {
       if (it->index == index) return *it;
     }
-    calls_.push_back(Call{index, {}});
+    calls_.push_back(Call{index, {}, {}});
     return calls_.back();
   }
 

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <span>
 
 #include "loop.hpp"
+#include "mf/harness/plan.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
@@ -76,6 +78,9 @@ class GuardedTurns final : public detail::Turns {
     const Value& b = *plan_.find("budgets");
     const auto limit = [&](const char* key) { return *b.find(key)->as_exact_int(); };
     max_iterations_ = limit("max_iterations");
+    const Value* per_reply = b.find("max_tool_calls_per_reply");
+    max_calls_per_reply_ =
+        per_reply != nullptr ? *per_reply->as_exact_int() : harness::kDefaultMaxToolCallsPerReply;
     retries_ = {"max_validation_retries", nudge_ ? limit("max_validation_retries") : 0};
     tool_errors_ = {"max_tool_errors",
                     bare || g == Guardrails::NoRecovery ? 0 : limit("max_tool_errors")};
@@ -178,6 +183,41 @@ class GuardedTurns final : public detail::Turns {
     }
     if (calls.empty()) return text_reply(reply.content);
     detail::name_calls(call, calls);
+    // One reply runs at most max_tool_calls_per_reply calls: the rest are refused as one event,
+    // and the model is told so after this turn's results.
+    const auto bound = static_cast<std::size_t>(max_calls_per_reply_);
+    if (calls.size() <= bound) return decide_batch(calls, reply.content);
+    const std::vector<model::ToolCallRequest> rest(calls.begin() + max_calls_per_reply_,
+                                                   calls.end());
+    calls.resize(bound);
+    const std::string message =
+        "[TooManyToolCalls] A reply may make at most " + std::to_string(bound) +
+        " tool calls: the first " + std::to_string(bound) + " of your " +
+        std::to_string(bound + rest.size()) + " were considered and the other " +
+        std::to_string(rest.size()) + " were not run. Make at most " + std::to_string(bound) +
+        " calls per reply.";
+    if (Status s = violation("too_many_calls", message, nullptr); !s) return s.take_diagnostics();
+    if (Status s = skipped(rest, "too_many_calls"); !s) return s.take_diagnostics();
+    auto ending = decide_batch(calls, reply.content);
+    if (!ending || *ending) return ending;
+    push(EntryKind::Nudge, "user", message);
+    if (Status s = nudge_sent("too_many_calls", "user", message); !s) return s.take_diagnostics();
+    return ending;
+  }
+
+ private:
+  // The calls of one reply, at most max_tool_calls_per_reply of them: refused as a batch, or run.
+  Result<std::optional<detail::Ending>> decide_batch(
+      const std::vector<model::ToolCallRequest>& calls, const std::string& content) {
+    // A call the decoder refused has no name to look up, nor to send back as a call.
+    for (const auto& c : calls) {
+      if (!c.malformed.empty()) {
+        return refuse_malformed(calls, content,
+                                "[ToolCallError] The tool call " + c.id + " has " + c.malformed +
+                                    ". Every call must name one of the tools: " + join(offered()) +
+                                    ". Send the calls again, each named.");
+      }
+    }
     // Names first: there is no point reading the arguments of a tool that does not exist.
     for (const auto& c : calls) {
       if (std::find(names_.begin(), names_.end(), c.name) == names_.end()) {
@@ -217,7 +257,13 @@ class GuardedTurns final : public detail::Turns {
     return execute(calls, args);
   }
 
- private:
+  // "cancelled" once a signal has come, "timed_out" once the run's deadline has passed.
+  std::optional<std::string> stopped() const {
+    if (options_.cancel != nullptr && options_.cancel->load()) return "cancelled";
+    if (std::chrono::steady_clock::now() >= options_.deadline) return "timed_out";
+    return std::nullopt;
+  }
+
   // The tool names this turn offers the model: the projection's, or every bound tool.
   const std::vector<std::string>& offered() const { return projector_ ? visible_ : names_; }
 
@@ -388,6 +434,47 @@ class GuardedTurns final : public detail::Turns {
     return std::optional<detail::Ending>();
   }
 
+  // Calls that never reach the boundary, recorded as one event however many there are: the
+  // calls beyond max_tool_calls_per_reply, and the rest of a batch once the deadline has passed or
+  // a signal has come (docs/formats/trace.md, tools_skipped).
+  Status skipped(std::span<const model::ToolCallRequest> calls, std::string_view reason) {
+    json::Array ids;
+    ids.reserve(calls.size());
+    for (const auto& c : calls) ids.push_back(c.id);
+    Value e;
+    e.set("reason", reason);
+    e.set("count", static_cast<std::int64_t>(calls.size()));
+    e.set("call_ids", std::move(ids));
+    return trace_.emit("tools_skipped", std::move(e));
+  }
+
+  // A reply with a call the decoder refused (no usable name): none of its calls runs. A call
+  // without a name cannot go back to the provider as a call, so the reply's text goes back as
+  // the assistant's message and the correction as a user message. Spends max_tool_errors, as
+  // malformed arguments do.
+  Result<std::optional<detail::Ending>> refuse_malformed(
+      const std::vector<model::ToolCallRequest>& calls, const std::string& content,
+      const std::string& message) {
+    facts_.corrected = "malformed_call";
+    facts_.named.clear();
+    const bool over = tool_errors_.spend();
+    if (Status s = violation("malformed_call", message, &tool_errors_); !s) {
+      return s.take_diagnostics();
+    }
+    for (const auto& c : calls) {
+      Value d;
+      d.set("call_id", c.id);
+      d.set("tool", c.name);
+      d.set("reason", "malformed_call");
+      if (Status s = trace_.emit("tool_denied", std::move(d)); !s) return s.take_diagnostics();
+    }
+    if (over) return exhausted(tool_errors_, message);
+    push(EntryKind::TextResponse, "assistant", content);
+    push(EntryKind::Nudge, "user", message);
+    if (Status s = nudge_sent("malformed_call", "user", message); !s) return s.take_diagnostics();
+    return std::optional<detail::Ending>();
+  }
+
   // A batch refused before the boundary: every call gets the correction as its tool result (the
   // channel models are trained to read), and the correction spends `budget`.
   // `named` are the tools the correction tells the model to call: the next projection shows them.
@@ -487,6 +574,14 @@ class GuardedTurns final : public detail::Turns {
     const tools::Binding* terminal = nullptr;
     Value terminal_details;
     for (std::size_t i = 0; i < calls.size(); ++i) {
+      // Once the deadline has passed or a signal has come, nothing more of the batch runs: its
+      // rest is one event, so the run ends after one more write, not one per call.
+      if (auto stop = stopped()) {
+        if (Status s = skipped(std::span(calls).subspan(i), *stop); !s) {
+          return s.take_diagnostics();
+        }
+        return std::optional<detail::Ending>(detail::Ending{*stop, {}, {}});
+      }
       const auto& c = calls[i];
       Value called;
       called.set("call_id", c.id);
@@ -649,6 +744,7 @@ class GuardedTurns final : public detail::Turns {
   std::string guidance_;                          // and this guidance
   bool rescue_ = true, nudge_ = true, steps_ = true, compact_ = true;
   std::int64_t max_iterations_ = 0;
+  std::int64_t max_calls_per_reply_ = 0;
   Counter retries_, tool_errors_, prereq_, premature_;
   ContextPolicy context_;
   std::vector<std::string> names_;

@@ -39,7 +39,8 @@ class Turns {
 };
 
 // Gives every call without an id "call-<model call>-<index>" (1-based), so each call the trace
-// records, native or rescued, has one.
+// records, native or rescued, has one; and marks a call without a name that no decoder marked as
+// malformed, so none is recorded or run.
 void name_calls(std::int64_t call, std::vector<model::ToolCallRequest>& calls);
 
 // Runs `turns` to a terminal state; `outcome` is the loop's record, which the turns may also fill

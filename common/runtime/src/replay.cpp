@@ -43,6 +43,8 @@ class RecordedModel final : public model::Model {
     return r;
   }
   std::string name() const override { return name_; }
+  // A reply of the next model (a fork's live calls) is kept by it; a recorded one never is.
+  Status keep(const model::Reply& reply) override { return next_ ? next_->keep(reply) : Status(); }
 
  private:
   std::deque<model::Reply> replies_;
@@ -119,8 +121,10 @@ Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int
     if (content != nullptr) r.content = content->as_string();
     if (const Value* calls = e.find("tool_calls")) {
       for (const Value& c : calls->as_array()) {
+        const Value* malformed = c.find("malformed");
         r.tool_calls.push_back({c.find("id")->as_string(), c.find("name")->as_string(),
-                                c.find("arguments")->as_string()});
+                                c.find("arguments")->as_string(),
+                                malformed != nullptr ? malformed->as_string() : std::string()});
       }
     }
     if (const Value* usage = e.find("usage")) r.usage = *usage;

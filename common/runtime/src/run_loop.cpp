@@ -12,6 +12,9 @@ namespace detail {
 
 void name_calls(std::int64_t call, std::vector<model::ToolCallRequest>& calls) {
   for (std::size_t i = 0; i < calls.size(); ++i) {
+    // A nameless call no decoder refused (a reply cached before decoders refused them) is
+    // refused here, so the loop never records or runs a call without a name.
+    if (calls[i].name.empty() && calls[i].malformed.empty()) calls[i].malformed = "no name";
     if (calls[i].id.empty()) {
       calls[i].id = "call-" + std::to_string(call) + "-" + std::to_string(i + 1);
     }
@@ -54,7 +57,11 @@ class Loop {
       // Provider failures are never retried by the repair or guardrail budgets.
       if (!reply.ok) return model_failed(call, reply);
       name_calls(call, reply.tool_calls);
-      if (Status s = record_response(call, reply); !s) return s.take_diagnostics();
+      Status kept;
+      if (Status s = record_response(call, reply, kept); !s) {
+        if (kept.ok()) return s.take_diagnostics();
+        return model_failed(call, uncached(reply, kept), false);
+      }
       Result<std::optional<Ending>> ending = turns_.decide(call, reply);
       if (!ending) return ending.take_diagnostics();
       if (*ending) return finish(std::move(**ending));
@@ -90,14 +97,33 @@ class Loop {
     return finish({"budget_exhausted", {}, {}});
   }
 
-  Result<RunOutcome> model_failed(std::int64_t call, const model::Reply& reply) {
+  // `keep`: the model keeps the failure (a live backend's cache records failures too) just before
+  // it is recorded; when it cannot, the call is recorded as failed for that reason instead.
+  Result<RunOutcome> model_failed(std::int64_t call, const model::Reply& reply, bool keep = true) {
     json::Value failed;
     failed.set("call", call);
     failed.set("error", reply.error);
     transport(reply, failed);
-    if (Status s = trace_.emit("model_failed", std::move(failed)); !s) return s.take_diagnostics();
+    Status kept;
+    const auto before = [&] { return kept = model_.keep(reply); };
+    if (Status s = keep ? trace_.emit("model_failed", failed, before)
+                        : trace_.emit("model_failed", failed);
+        !s) {
+      if (kept.ok()) return s.take_diagnostics();
+      return model_failed(call, uncached(reply, kept), false);
+    }
     outcome_.error_code = reply.error_code;
     return finish({"model_failed", {}, reply.error});
+  }
+
+  // The failure recorded in place of a reply the model could not keep.
+  static model::Reply uncached(const model::Reply& reply, const Status& why) {
+    model::Reply failure;
+    failure.error = "reply cache: " + why.diagnostics().front().message;
+    failure.source = reply.source;
+    failure.attempts = reply.attempts;
+    failure.request_sha256 = reply.request_sha256;
+    return failure;
   }
 
   // Where a live backend's reply came from (docs/live-backends.md): network or cache, the
@@ -111,7 +137,9 @@ class Loop {
   // The reply as the trace-content mode says: kept in the store, digested, inline or not at all.
   // Tool calls are recorded beside the content (inline: the calls themselves; otherwise their
   // digest), so a digest names everything the model said.
-  Status record_response(std::int64_t call, const model::Reply& reply) {
+  // The model keeps the reply once the event has passed the writer's checks (`kept` says how
+  // that went), so a reply the trace refuses is never kept.
+  Status record_response(std::int64_t call, const model::Reply& reply, Status& kept) {
     const TraceContent mode = options_.trace_content;
     if (mode == TraceContent::Store && options_.keep_content) {
       if (Status s = options_.keep_content(call, reply.content); !s) return s;
@@ -125,7 +153,10 @@ class Loop {
     if (!reply.tool_calls.empty()) {
       json::Array calls;
       for (const auto& c : reply.tool_calls) {
-        calls.push_back(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+        // A call the decoder refused has no name, and says why; the turns refuse it.
+        json::Value item(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+        if (!c.malformed.empty()) item.set("malformed", c.malformed);
+        calls.push_back(std::move(item));
       }
       responded.set("tool_call_count", static_cast<std::int64_t>(calls.size()));
       if (mode != TraceContent::None) {
@@ -143,7 +174,8 @@ class Loop {
     }
     if (!reply.stop_reason.empty()) responded.set("stop_reason", reply.stop_reason);
     transport(reply, responded);
-    return trace_.emit("model_responded", std::move(responded));
+    return trace_.emit("model_responded", std::move(responded),
+                       [&] { return kept = model_.keep(reply); });
   }
 
   Result<RunOutcome> finish(Ending ending) {

@@ -27,7 +27,8 @@ enum class Kind : std::uint8_t {
   Object,      // a JSON object
   Violations,  // [{path, code, message[, layer]}], all strings, code non-empty
   Names,       // an array of non-empty strings
-  Calls,       // [{id, name, arguments}], all strings, id and name non-empty
+  Calls,       // [{id, name, arguments[, malformed]}], all strings, id non-empty, name non-empty
+               // unless `malformed` (non-empty) says why the call has none
 };
 
 struct Member {
@@ -122,6 +123,10 @@ const std::array<EventRule, kEventTypes.size()> kRules = {{
       {"tool", Kind::Text, true},
       {"reason", Kind::Text, true},
       {"record", Kind::Object, false}}},
+    {"tools_skipped",
+     {{"reason", Kind::Name, true},
+      {"count", Kind::Positive, true},
+      {"call_ids", Kind::Names, true}}},
     {"context_compacted",
      {{"phase", Kind::Positive, true},
       {"tokens_before", Kind::Natural, true},
@@ -220,11 +225,19 @@ bool is_names(const json::View& v) {
 bool is_calls(const json::View& v) {
   if (!v.is_array()) return false;
   return v.each([](std::string_view, json::View item) {
-    if (!item.is_object() || item.size() != 3) return false;
+    if (!item.is_object() || item.size() < 3 || item.size() > 4) return false;
     const auto id = item.find("id");
     const auto name = item.find("name");
-    return id.is_string() && !id.as_string().empty() && name.is_string() &&
-           !name.as_string().empty() && item.find("arguments").is_string();
+    if (!id.is_string() || id.as_string().empty() || !name.is_string() ||
+        !item.find("arguments").is_string()) {
+      return false;
+    }
+    // A call the decoder refused: no name, and `malformed` says why.
+    const auto malformed = item.find("malformed");
+    if (item.size() == 4) {
+      return malformed.is_string() && !malformed.as_string().empty() && name.as_string().empty();
+    }
+    return !name.as_string().empty();
   });
 }
 

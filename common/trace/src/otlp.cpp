@@ -192,7 +192,8 @@ Result<json::Value> to_otlp(std::string_view trace, std::int64_t start_unix_ms) 
       open_tools.erase(it);
     } else if (event == "guardrail_violation" || event == "budget_exhausted" ||
                event == "context_compacted" || event == "projection_compiled" ||
-               event == "verification_failed" || event == "nudge_sent") {
+               event == "verification_failed" || event == "nudge_sent" ||
+               event == "tools_skipped") {
       json::Array attributes;
       for (const json::Member& m : e.as_object()) {
         static const std::set<std::string> envelope = {"v",     "run_id", "seq",

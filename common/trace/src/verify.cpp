@@ -37,6 +37,8 @@ struct Keys {
   std::size_t budget = member_id("budget");
   std::size_t call = member_id("call");
   std::size_t call_id = member_id("call_id");
+  std::size_t call_ids = member_id("call_ids");
+  std::size_t count = member_id("count");
   std::size_t content = member_id("content");
   std::size_t content_bytes = member_id("content_bytes");
   std::size_t content_redacted = member_id("content_redacted");
@@ -619,6 +621,14 @@ bool Verifier::check_and_count(std::string_view event) {
     // A denial answers the open call of the same id (refused at the boundary), or stands alone (a
     // batch refused before it).
     if (const auto id = members_[keys().call_id]) open_calls_.erase(std::string(id.as_string()));
+    count_violation(event);
+  } else if (event == "tools_skipped") {
+    // The rest of a batch that never reached the boundary: its count names every id it lists.
+    if (natural(members_[keys().count]) !=
+        static_cast<std::int64_t>(members_[keys().call_ids].size())) {
+      fail(codes::kTraceInconsistent, "tools_skipped's count is not the number of its call_ids");
+      return false;
+    }
     count_violation(event);
   } else if (event == "run_started") {
     task_mode_ = members_[keys().mode].as_string() == "task";

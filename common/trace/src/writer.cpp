@@ -103,6 +103,11 @@ Result<std::unique_ptr<Writer>> Writer::open_memory(std::string* sink, WriterOpt
 }
 
 Status Writer::emit(std::string_view event, json::Value payload) {
+  return emit(event, std::move(payload), {});
+}
+
+Status Writer::emit(std::string_view event, json::Value payload,
+                    const std::function<Status()>& before) {
   if (closed_) return misuse("emit after close");
   if (failed_) return diag::error(codes::kWriteFailed, "an earlier write to the trace failed");
   if (!is_known_event(event)) return misuse("unknown event type '" + std::string(event) + "'");
@@ -152,6 +157,9 @@ Status Writer::emit(std::string_view event, json::Value payload) {
   }
   if (auto bad = check_payload(event, tape_.root())) {
     return misuse("ill-formed " + std::string(event) + ": " + *bad);
+  }
+  if (before) {
+    if (Status s = before(); !s) return s;
   }
   if (is_terminal_event(event) && !options_.mac_key.empty()) {
     // The MAC covers the terminal line without it, which names the previous line's digest: the

@@ -3,6 +3,7 @@
 // refused with the reason: MF-L004 for a digest mismatch, MF-L002 for a broken invariant.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,11 @@
 namespace mf::harness {
 
 inline constexpr const char* kPlanKind = "compiled_millforge_harness";
+
+// budgets.max_tool_calls_per_reply: how many tool calls of one model reply run (the rest are
+// refused, docs/harness-run.md). Optional in a plan: without it the default applies.
+inline constexpr std::int64_t kDefaultMaxToolCallsPerReply = 64;
+inline constexpr std::int64_t kMaxToolCallsPerReply = 1024;
 
 // SHA-256 of the canonical plan with only the compiled_sha256 member removed.
 std::string plan_digest(const json::Value& plan);

@@ -21,6 +21,10 @@ struct ToolCallRequest {
   std::string id;  // the model's call id; empty when it gave none (the loop assigns one)
   std::string name;
   std::string arguments;
+  // Non-empty when the decoder refused the call: what is wrong with it ("no name", "a null name",
+  // "an empty name", "a name that is not a string"). The name is then empty, and the loop answers
+  // the reply with a correction instead of running anything.
+  std::string malformed{};
 };
 
 // A tool as the model sees it (its schema is the plan node's closed input schema).
@@ -73,11 +77,43 @@ struct Reply {
   std::string error_code{};
 };
 
+// Calls `f` on every string a reply carries, usage included (member names and values), so that a
+// pass over them (the live backends cut their credential from each) cannot miss one. A string
+// member added to Reply or ToolCallRequest joins this list.
+template <class F>
+void for_each_string(Reply& r, F&& f) {
+  for (std::string* s : {&r.content, &r.error, &r.reasoning, &r.stop_reason, &r.source,
+                         &r.request_sha256, &r.error_code}) {
+    f(*s);
+  }
+  for (ToolCallRequest& c : r.tool_calls) {
+    for (std::string* s : {&c.id, &c.name, &c.arguments, &c.malformed}) f(*s);
+  }
+  const auto walk = [&f](auto& self, json::Value& v) -> void {
+    if (v.is_string()) {
+      f(v.as_string());
+    } else if (v.is_array()) {
+      for (json::Value& item : v.as_array()) self(self, item);
+    } else if (v.is_object()) {
+      for (json::Member& m : v.as_object()) {
+        f(m.key);
+        self(self, m.value);
+      }
+    }
+  };
+  walk(walk, r.usage);
+}
+
 class Model {
  public:
   virtual ~Model() = default;
   // `cancel` is polled while waiting; a cancelled call returns a failure reply.
   virtual Reply infer(const Request& request, const std::atomic<bool>& cancel) = 0;
+  // Called by the run loop once it has checked that `reply` (what infer returned) can be recorded
+  // and just before it records it: a live backend keeps the reply in its cache only then, so the
+  // cache never holds a reply that a run could not record. A failure means the reply was not
+  // kept; the loop records that failure instead of the reply.
+  virtual Status keep(const Reply& /*reply*/) { return {}; }
   virtual std::string name() const = 0;  // recorded in run_started, e.g. "scripted"
 };
 

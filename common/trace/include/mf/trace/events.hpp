@@ -16,11 +16,11 @@
 namespace mf::trace {
 
 // Extend only by documenting in docs/formats/trace.md.
-inline constexpr std::array<std::string_view, 15> kEventTypes = {
+inline constexpr std::array<std::string_view, 16> kEventTypes = {
     "run_started",         "model_requested",     "model_responded", "model_failed",
     "verification_failed", "guardrail_violation", "nudge_sent",      "projection_compiled",
-    "tool_called",         "tool_completed",      "tool_denied",     "context_compacted",
-    "budget_exhausted",    "run_completed",       "run_failed"};
+    "tool_called",         "tool_completed",      "tool_denied",     "tools_skipped",
+    "context_compacted",   "budget_exhausted",    "run_completed",   "run_failed"};
 
 // The envelope every line carries (`prev` on every line after the first), which no payload may
 // reuse; and the member the writer adds to the terminal event when the trace is keyed.
@@ -43,7 +43,7 @@ bool is_terminal_state(std::string_view state);
 
 // Every member name the format knows (the envelope, the MAC and each event's payload members) has
 // a number, so that one line's members are found in one pass and read by index afterwards.
-inline constexpr std::size_t kMemberCount = 72;
+inline constexpr std::size_t kMemberCount = 74;
 inline constexpr std::size_t kNoMember = kMemberCount;
 std::size_t member_id(std::string_view name);  // kNoMember for a name no event has
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -48,6 +49,10 @@ class Writer {
   // unknown event, an event the verifier would reject) is MF-I001 and writes nothing; a failed
   // write is MF-O003 and makes every later emit fail.
   Status emit(std::string_view event, json::Value payload);
+  // The same, with `before` run once the line has passed every check and just before it is
+  // written: what must happen only for an event that will be recorded (a reply kept in the reply
+  // cache). Its failure is returned and nothing is written.
+  Status emit(std::string_view event, json::Value payload, const std::function<Status()>& before);
   std::int64_t events_written() const { return seq_; }
   Status close();  // flush, fsync under Batch, close the file; idempotent
 
