@@ -227,7 +227,7 @@ run 0 "$MF_BIN/mf-store" --store "$tmp/kill/store" verify
 shards=()
 for i in 1 2 3 4 5; do
   run 0 slow --output "$tmp/kill/s$i.json" --shard "$i/5" -j 2
-  jq -e --argjson i "$i" '.shard == {index: $i, count: 5}' "$tmp/kill/s$i.json" >/dev/null ||
+  jq -e --argjson i "$i" '(.shard | {index, count}) == {index: $i, count: 5}' "$tmp/kill/s$i.json" >/dev/null ||
     fail "shard $i does not say so"
   shards+=("$tmp/kill/s$i.json")
 done
