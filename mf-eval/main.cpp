@@ -12,7 +12,7 @@ namespace eval = mf::eval;
 namespace {
 
 struct Opts {
-  cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, format;
+  cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, mac_key_env, format;
   cli::Texts models, presets, cases, tags;
   cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio, max_false_closure;
   cli::Number jobs, repeat, case_timeout, max_regressions;
@@ -40,6 +40,7 @@ int run(cli::Context& ctx, const Opts& o) {
   a.traces_dir = ctx.get(o.traces);
   a.run_id_prefix = ctx.get(o.run_id_prefix, a.run_id_prefix);
   a.fixed_clock = ctx.fixed_clock(o.fixed_clock);
+  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, a.mac_key)) return rc;
   a.cancel = &cli::cancellation_flag();
   if (ctx.progress())
     a.show_progress = [](std::string_view line) { std::cerr << line << std::flush; };
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
           "mf-eval run --suite FILE --output FILE|- [-j N] [--repeat K] [--shard I/N] "
           "[--tags TAG,...] [--case-timeout-ms MS] [--model LABEL=SPEC]... [--format F] "
           "[--guardrails PRESET]... "
-          "[--case ID,...] [--resume] [--journal FILE] [--fixed-clock] [--traces DIR] "
+          "[--case ID,...] [--resume] [--journal FILE] [--mac-key-env NAME] [--fixed-clock] "
+          "[--traces DIR] "
           "[--store DIR] [--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
           "       mf-eval report REPORT.json --format json|md|junit|html [--output FILE|-] "
@@ -109,10 +111,16 @@ int main(int argc, char** argv) {
           "default REPORT.journal beside a report file, or the store with --store); --resume "
           "reuses the attempts it holds, "
           "so an interrupted campaign (even by SIGKILL) goes on where it stopped, and the report "
-          "is the one an uninterrupted run writes. --shard i/n runs every n-th case; merge "
+          "is the one an uninterrupted run writes. The journal's lines are hash-chained, and "
+          "each attempt it holds is checked against its trace when the trace is at hand; a "
+          "second run on the same journal is refused at once (MF-V005, exit 2). --shard i/n runs "
+          "every n-th case; merge "
           "joins the shard reports into the report one run writes. --repeat K runs each case K "
           "times (a sim model's seed + n for sample n) and reports pass@k, pass^k and flaky "
-          "cases. merge: exit 1 when a merged case failed, 2 for a bad set of shards. compare: "
+          "cases. merge: exit 1 when a merged case failed, 2 for a bad set of shards (one missing "
+          "or twice, "
+          "or shards whose suite or settings differ)."
+          " compare: "
           "prints improved, regressed, unchanged, missing and "
           "new case ids, the McNemar p, the paired pass-rate difference with its interval and "
           "the latency and cost ratios as canonical JSON; exit 1 when more cases regressed than "
@@ -147,6 +155,10 @@ int main(int argc, char** argv) {
       .shard = d.text({"shard", "run: this run's share of the cases, i of n", "I/N", run_cmd}),
       .journal = d.text(
           {"journal", "run: the attempts journal (default REPORT.journal)", "FILE", run_cmd}),
+      .mac_key_env = d.text({"mac-key-env",
+                             "run: sign every trace and journal line with an HMAC-SHA256 under "
+                             "the key in this environment variable; --resume checks them",
+                             "NAME", run_cmd}),
       .format = d.text({"format",
                         "report, run: json, md (Markdown), junit (JUnit XML) or html (one page, "
                         "inline SVG), on stdout; compare: json (default) or md",

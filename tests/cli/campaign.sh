@@ -227,7 +227,7 @@ run 0 "$MF_BIN/mf-store" --store "$tmp/kill/store" verify
 shards=()
 for i in 1 2 3 4 5; do
   run 0 slow --output "$tmp/kill/s$i.json" --shard "$i/5" -j 2
-  jq -e --argjson i "$i" '.shard == {index: $i, count: 5}' "$tmp/kill/s$i.json" >/dev/null ||
+  jq -e --argjson i "$i" '(.shard | {index, count}) == {index: $i, count: 5}' "$tmp/kill/s$i.json" >/dev/null ||
     fail "shard $i does not say so"
   shards+=("$tmp/kill/s$i.json")
 done
@@ -339,5 +339,168 @@ for bad in '["Smoke"]' '["a","a"]' '[""]' '[7]'; do
   run 2 "$eval_bin" run --suite "$tmp/kill/badtag.json" --output -
   grep -q '/cases/0/tags' "$tmp/err" || fail "bad tags $bad: $(cat "$tmp/err")"
 done
+
+# --- Merge: shards of one campaign only ---------------------------------------------------------
+# Each shard records every setting that changes what it holds; a shard whose suite or settings
+# differ from the first's is refused, the setting named with both values.
+base() { "$eval_bin" run --suite "$tmp/rep/suite.json" --fixed-clock --output "$@" >/dev/null 2>&1 || true; }
+base "$tmp/rep/b1.json" --shard 1/2
+base "$tmp/rep/b2.json" --shard 2/2
+"$eval_bin" merge --output "$tmp/rep/b.json" "$tmp/rep/b1.json" "$tmp/rep/b2.json" >/dev/null 2>&1 || true
+base "$tmp/rep/b0.json"
+cmp -s "$tmp/rep/b0.json" "$tmp/rep/b.json" || fail "matching shards do not merge into one run's report"
+mismatch() { # SETTING_TEXT RUN_OPTIONS...: the second shard run with other options is refused
+  local want=$1
+  shift
+  "$eval_bin" run --suite "$tmp/rep/suite.json" --output "$tmp/rep/bx.json" --shard 2/2 "$@" \
+    >/dev/null 2>&1 || true
+  run 2 "$eval_bin" merge --output "$tmp/rep/bad-merge.json" "$tmp/rep/b1.json" "$tmp/rep/bx.json"
+  grep -qF -- "$want" "$tmp/err" || fail "merge with $*: $(cat "$tmp/err")"
+  grep -q 'MF-S020' "$tmp/err" || fail "merge with $*: no MF-S020"
+  [[ ! -e $tmp/rep/bad-merge.json ]] || fail "a refused merge wrote a report"
+}
+mismatch '--case is ["steady"] here but [] in' --fixed-clock --case steady
+mismatch '--repeat is 3 here but 1 in' --fixed-clock --repeat 3
+mismatch '--case-timeout-ms is 60000 here but 0 in' --fixed-clock --case-timeout-ms 60000
+mismatch '--run-id-prefix is "p-" here but "eval-" in' --fixed-clock --run-id-prefix p-
+mismatch '--fixed-clock is false here but true in'
+mismatch 'the matrix (--model, --guardrails) is [{"guardrails":"full","label":"full"}] here but [] in' \
+  --fixed-clock --guardrails full
+# A sim's seed is part of its model spec: in the matrix, or in what the suite's cases run.
+mismatch 'the matrix (--model, --guardrails) is [{"label":"s","model":"sim:'"$g"'?seed=9"}] here' \
+  --fixed-clock --model "s=sim:$g?seed=9"
+MF_JOURNAL_KEY=0123456789abcdef0123 mismatch '--mac-key-env is true here but false in' \
+  --fixed-clock --mac-key-env MF_JOURNAL_KEY
+# The same suite bytes over other inputs (a case's script changed under it).
+mkdir -p "$tmp/rep2"
+cp "$tmp/rep/suite.json" "$tmp/rep/golden.plan.json" "$tmp/rep2/"
+jq '.steps |= .[:1]' "$tmp/rep/golden-ok.json" >"$tmp/rep2/golden-ok.json"
+"$eval_bin" run --suite "$tmp/rep2/suite.json" --fixed-clock --output "$tmp/rep/bx.json" --shard 2/2 \
+  >/dev/null 2>&1 || true
+run 2 "$eval_bin" merge --output - "$tmp/rep/b1.json" "$tmp/rep/bx.json"
+grep -q 'inputs_sha256 (what the cases run) is "[0-9a-f]\{64\}" here but "[0-9a-f]\{64\}" in' "$tmp/err" ||
+  fail "merge over other inputs: $(cat "$tmp/err")"
+
+# --- One writer per campaign output ------------------------------------------------------------
+# Slow attempts whose shell call also counts itself; a second run on the same output, started
+# while the first writes its journal (a requeued job, a retried pod), is refused at once, and
+# every attempt runs exactly once.
+sed "s|sleep 0.2;|sleep 0.2; echo x >>$tmp/kill/ran;|" "$tmp/kill/run.json" >"$tmp/kill/count.json"
+sed 's/scripted:run.json/scripted:count.json/' "$tmp/kill/suite.json" >"$tmp/kill/count-suite.json"
+"$eval_bin" run --suite "$tmp/kill/count-suite.json" --fixed-clock --output "$tmp/kill/one.json" -j 1 \
+  >/dev/null 2>&1 &
+pid=$!
+for ((i = 0; i < 200; i++)); do
+  [[ -s $tmp/kill/ran ]] && break
+  sleep 0.05
+done
+run 2 "$eval_bin" run --suite "$tmp/kill/count-suite.json" --fixed-clock --output "$tmp/kill/one.json" \
+  -j 2 --resume
+grep -q 'one.json.journal: error MF-V005: another process is running this campaign' "$tmp/err" ||
+  fail "a second writer: $(cat "$tmp/err")"
+kill -0 "$pid" 2>/dev/null || fail "the first run ended before the second started"
+wait "$pid" || fail "the first run failed"
+[[ $(wc -l <"$tmp/kill/ran") -eq 12 ]] || fail "attempts ran $(wc -l <"$tmp/kill/ran") times, not 12"
+[[ $(wc -l <"$tmp/kill/one.json.journal") -eq 12 ]] || fail "the journal does not hold 12 attempts"
+# With --store the campaign's lock is a file in the store, taken the same way.
+rm -f "$tmp/kill/ran"
+"$eval_bin" run --suite "$tmp/kill/count-suite.json" --fixed-clock --output "$tmp/kill/two.json" -j 1 \
+  --store "$tmp/kill/lockstore" >/dev/null 2>&1 &
+pid=$!
+for ((i = 0; i < 200; i++)); do
+  [[ -s $tmp/kill/ran ]] && break
+  sleep 0.05
+done
+run 2 "$eval_bin" run --suite "$tmp/kill/count-suite.json" --fixed-clock --output "$tmp/kill/two.json" \
+  -j 2 --resume --store "$tmp/kill/lockstore"
+grep -q 'error MF-V005' "$tmp/err" || fail "a second store writer: $(cat "$tmp/err")"
+wait "$pid" || fail "the first store run failed"
+[[ $(wc -l <"$tmp/kill/ran") -eq 12 ]] || fail "store attempts ran $(wc -l <"$tmp/kill/ran") times, not 12"
+
+# --- Journal integrity: a chain, the MAC, and each attempt against its trace ---------------------
+# Two passing and two failing cases; the failing ones sort last, so the journal's last line is one.
+mkdir -p "$tmp/int/traces"
+cat >"$tmp/int/run.json" <<'JSON'
+{"steps": [{"tool_calls": [{"name": "bash", "arguments": {"command": "echo done"}}]},
+           {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "ok"}}]}]}
+JSON
+cp "$tmp/kill/slow.plan.json" "$tmp/int/"
+jq -n --arg ws "$tmp/kill/ws" '{suite_id: "integrity", cases: ([
+  (range(1; 3) | {id: "a-pass-\(.)", expect: {tools: ["bash", "submit"]}}),
+  (range(1; 3) | {id: "b-fail-\(.)", expect: {tools: ["submit"]}})] |
+  map(. + {plan: "slow.plan.json", model: "scripted:run.json", workspace: $ws}))}' >"$tmp/int/suite.json"
+int_run() { "$eval_bin" run --suite "$tmp/int/suite.json" --fixed-clock --output "$tmp/int/r.json" "$@"; }
+run 1 int_run --traces "$tmp/int/traces"
+cp "$tmp/int/r.json" "$tmp/int/first.json"
+cp "$tmp/int/r.json.journal" "$tmp/int/good.journal"
+j=$tmp/int/r.json.journal
+[[ $(wc -l <"$j") -eq 4 ]] || fail "the integrity journal holds $(wc -l <"$j") lines"
+[[ $(sed -n 2p "$j" | jq -r .prev) == $(sed -n 1p "$j" | tr -d '\n' | sha256sum | cut -d' ' -f1) ]] ||
+  fail "line 2 does not name line 1's digest"
+# A forged last line: the failing attempt marked passed, well-formed and on the chain.
+forge() {
+  head -n 3 "$tmp/int/good.journal"
+  tail -n 1 "$tmp/int/good.journal" |
+    jq -c '.result |= (.status = "passed" | .failures = [] | .outcome = "valid_completion")' |
+    "$MF_BIN/mf-store" canon
+}
+forge >"$j"
+run 2 int_run --traces "$tmp/int/traces" --resume
+grep -qF 'r.json.journal:4: error MF-V004: journaled attempt b-fail-2.0 disagrees with its trace: it says "status": "passed" but its trace gives "failed"' "$tmp/err" ||
+  fail "a forged line: $(cat "$tmp/err")"
+cmp -s "$tmp/int/first.json" "$tmp/int/r.json" || fail "a refused resume wrote a report"
+# An edited line before the last breaks the chain at the line after it; so does a line moved or
+# dropped.
+sed '2s/"status":"passed"/"status":"failed"/' "$tmp/int/good.journal" >"$j"
+run 2 int_run --resume
+grep -q 'r.json.journal:3: error MF-V004: journal line does not name the SHA-256 of the line before it' "$tmp/err" ||
+  fail "an edited line: $(cat "$tmp/err")"
+for n in 1 3 2 4; do sed -n "${n}p" "$tmp/int/good.journal"; done >"$j"
+run 2 int_run --resume
+grep -q 'r.json.journal:2: error MF-V004' "$tmp/err" || fail "moved lines: $(cat "$tmp/err")"
+sed '2d' "$tmp/int/good.journal" >"$j"
+run 2 int_run --resume
+grep -q 'r.json.journal:2: error MF-V004' "$tmp/err" || fail "a dropped line: $(cat "$tmp/err")"
+sed '1d' "$tmp/int/good.journal" >"$j"
+run 2 int_run --resume
+grep -q 'r.json.journal:1: error MF-V004: the first journal line names a line before it' "$tmp/err" ||
+  fail "a dropped first line: $(cat "$tmp/err")"
+# A last line cut short (a kill mid-write) is still dropped, and its attempt runs again.
+{
+  head -n 3 "$tmp/int/good.journal"
+  tail -n 1 "$tmp/int/good.journal" | head -c 100
+} >"$j"
+run 1 int_run --traces "$tmp/int/traces" --resume
+cmp -s "$tmp/int/first.json" "$tmp/int/r.json" || fail "the resumed report differs"
+cmp -s "$tmp/int/good.journal" "$j" || fail "the recovered journal differs"
+# Signed: every line carries an HMAC under the key; a line forged without the key is refused even
+# when no trace is at hand.
+export MF_JOURNAL_KEY=0123456789abcdef0123
+run 1 int_run --mac-key-env MF_JOURNAL_KEY
+cp "$j" "$tmp/int/good.journal"
+jq -e -s 'all(.[]; .hmac_sha256 | test("^[0-9a-f]{64}$"))' "$j" >/dev/null || fail "unsigned lines"
+run 1 int_run --mac-key-env MF_JOURNAL_KEY --resume
+forge >"$j"
+run 2 int_run --mac-key-env MF_JOURNAL_KEY --resume
+grep -q "r.json.journal:4: error MF-V004: journal line's hmac_sha256 is wrong under the key" "$tmp/err" ||
+  fail "a forged signed line: $(cat "$tmp/err")"
+unset MF_JOURNAL_KEY
+
+# --- A journal line is read within a bound -----------------------------------------------------
+# A 200 MB line: refused once it passes the 16 MiB bound, which is all of it that is held.
+{
+  printf '{"v":2,"campaign":"'
+  head -c 200000000 /dev/zero | tr '\0' a
+  printf '"}\n'
+} >"$j"
+rc=0
+/usr/bin/time -f %M -o "$tmp/int/rss" "$eval_bin" run --suite "$tmp/int/suite.json" --fixed-clock \
+  --output "$tmp/int/r.json" --resume >/dev/null 2>"$tmp/err" || rc=$?
+[[ $rc -eq 2 ]] || fail "a 200 MB line: exit $rc"
+grep -q 'r.json.journal:1: error MF-V003: journal line is longer than 16777216 bytes' "$tmp/err" ||
+  fail "a long line: $(cat "$tmp/err")"
+rss_kb=$(tail -n 1 "$tmp/int/rss")
+((rss_kb * 1024 * 4 < 200000000)) || fail "a 200 MB line took ${rss_kb} KiB"
+rm -f "$j"
 
 echo "campaign: ok"

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "mf/diag/codes.hpp"
@@ -113,6 +114,50 @@ TEST(EvalMergeCommand, AMergedFailureIsAFailedOutcome) {
   auto report = json::parse(test::read_file(dir / "m.json"));
   ASSERT_TRUE(report);
   EXPECT_EQ(report->find("summary")->find("failed")->as_exact_int(), 1);
+}
+
+// A shard run with another --repeat (or any other setting) is of another campaign: merge names the
+// setting and both values, and writes nothing.
+TEST(EvalMergeCommand, ShardsOfAnotherCampaignAreRefused) {
+  test::TempDir dir;
+  RunArgs a = args_for(dir, true);
+  a.shard = "1/2";
+  a.output = (dir / "s1.json").string();
+  ASSERT_FALSE(run_command(a).stopped());
+  a.shard = "2/2";
+  a.repeat = 3;
+  a.output = (dir / "s2.json").string();
+  ASSERT_FALSE(run_command(a).stopped());
+  const auto merged = merge_command({(dir / "s1.json").string(), (dir / "s2.json").string()},
+                                    (dir / "m.json").string());
+  ASSERT_EQ(merged.diagnostics.size(), 1u);
+  EXPECT_EQ(merged.diagnostics[0].code, diag::codes::kSchema);
+  EXPECT_EQ(
+      merged.diagnostics[0].message,
+      "a shard of another campaign: --repeat is 3 here but 1 in " + (dir / "s1.json").string());
+  EXPECT_EQ(merged.diagnostics[0].source, (dir / "s2.json").string());
+  EXPECT_FALSE(std::filesystem::exists(dir / "m.json"));
+}
+
+// The journal is a hash chain: a resume reads it back whole; a line edited before the last is
+// caught at the line after it (MF-V004).
+TEST(EvalRunCommand, TheJournalIsAChainAResumeChecks) {
+  test::TempDir dir;
+  RunArgs a = args_for(dir, true);
+  ASSERT_FALSE(run_command(a).stopped());
+  const std::string journal = test::read_file(dir / "r.json.journal");
+  const auto second = journal.find('\n') + 1;
+  ASSERT_NE(journal.find("\"prev\":\"", second), std::string::npos) << journal;
+  a.resume = true;
+  EXPECT_FALSE(run_command(a).stopped());
+  EXPECT_EQ(test::read_file(dir / "r.json.journal"), journal);
+  std::string edited = journal;
+  edited.replace(edited.find("\"model_calls\":1"), 15, "\"model_calls\":2");
+  test::write_file(dir / "r.json.journal", edited);
+  const auto refused = run_command(a);
+  ASSERT_EQ(refused.diagnostics.size(), 1u);
+  EXPECT_EQ(refused.diagnostics[0].code, diag::codes::kJournalTampered);
+  EXPECT_EQ(refused.diagnostics[0].line, 2);
 }
 
 TEST(EvalReportCommand, RendersOrRefusesTheFile) {

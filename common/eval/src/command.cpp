@@ -3,6 +3,7 @@
 #include "mf/eval/command.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "mf/eval/report.hpp"
 #include "mf/eval/runner.hpp"
 #include "mf/eval/suite.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/model/live.hpp"
@@ -50,6 +52,7 @@ CommandOutcome read_run_options(const RunArgs& args, RunOptions& options) {
   options.only = args.cases;
   options.tags = args.tags;
   options.fixed_clock = args.fixed_clock;
+  options.mac_key = args.mac_key;
   options.traces_dir = args.traces_dir;
   options.run_id_prefix = args.run_id_prefix;
   options.cancel = args.cancel;
@@ -79,12 +82,18 @@ CommandOutcome run_command(const RunArgs& args) {
   auto session = model::open_store_session(args.store_dir, args.cache, !args.store_dir.empty());
   if (!session) return CommandOutcome::stopped_by(session.take_diagnostics());
   std::unique_ptr<Journal> journal;
+  const std::string campaign = campaign_id(*suite, options);
   if (place.kind == JournalPlace::Kind::Store) {
-    // With a store the journal lives there, beside the traces it names.
-    journal = store_journal(session->store, session->lock, suite->id, campaign_id(*suite, options),
-                            args.resume);
+    // With a store the journal lives there, beside the traces it names; its lock is a file in the
+    // store's directory, one per campaign.
+    auto opened = store_journal(
+        session->store, session->lock, suite->id, campaign, args.resume,
+        (std::filesystem::path(args.store_dir) / ("campaign-" + campaign.substr(0, 16) + ".lock"))
+            .string());
+    if (!opened) return CommandOutcome::stopped_by(opened.take_diagnostics());
+    journal = std::move(*opened);
   } else if (place.kind == JournalPlace::Kind::File) {
-    auto opened = open_file_journal(place.path, campaign_id(*suite, options), args.resume);
+    auto opened = open_file_journal(place.path, campaign, args.resume, args.mac_key);
     if (!opened) return CommandOutcome::stopped_by(opened.take_diagnostics());
     journal = std::move(*opened);
   }
@@ -92,6 +101,14 @@ CommandOutcome run_command(const RunArgs& args) {
   options.models = session->models;
   store::Store* store = args.store_dir.empty() ? nullptr : session->store.get();
   if (store != nullptr) {
+    options.trace_by_digest = [&](const std::string& sha256) -> std::optional<std::string> {
+      hash::Digest digest;
+      if (!hash::from_hex(sha256, digest)) return std::nullopt;
+      std::lock_guard<std::mutex> guard(*session->lock);
+      auto bytes = store->get(digest);
+      if (!bytes) return std::nullopt;
+      return std::string(std::move(*bytes));
+    };
     options.keep_trace = [&](const std::string& id, std::optional<std::int64_t> repeat,
                              std::string_view trace) -> Status {
       std::lock_guard<std::mutex> guard(*session->lock);

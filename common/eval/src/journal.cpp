@@ -1,8 +1,10 @@
-// The two campaign journals declared in journal.hpp: the JSONL file, which group-commits its lines
-// so worker threads never queue on each other's writes, and the refs in the store.
+// The two campaign journals declared in journal.hpp: the JSONL file, a hash chain of lines it
+// group-commits so worker threads never queue on each other's writes, and the refs in the store.
+// Each has one writer at a time, by a lock the kernel holds for the process.
 #include "mf/eval/journal.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +15,7 @@
 #include <string_view>
 
 #include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/jsonl.hpp"
@@ -25,32 +28,77 @@ namespace codes = diag::codes;
 
 namespace {
 
+// The journal line's members but `hmac_sha256`, in canonical order around it.
+std::string journal_line(const std::string& attempt_json, const std::string& campaign,
+                         const std::string& mac, const std::string& prev,
+                         std::string_view result_json) {
+  std::string line = "{\"attempt\":" + attempt_json + ",\"campaign\":\"" + campaign + "\"";
+  if (!mac.empty()) line += ",\"hmac_sha256\":\"" + mac + "\"";
+  if (!prev.empty()) line += ",\"prev\":\"" + prev + "\"";
+  line += ",\"result\":";
+  line += result_json;
+  line += ",\"v\":2}";
+  return line;
+}
+
+// One writer at a time: an exclusive lock on the open file, taken without waiting. The kernel
+// drops it with the process, however it ends, so a killed run never leaves it held.
+Status lock_exclusive(int fd, const std::string& path, const std::string& what) {
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK) {
+      auto d = diag::error(codes::kJournalBusy,
+                           "another process is running this campaign (it holds the lock on " +
+                               what + "); run again with --resume once it has ended");
+      d.source = path;
+      return d;
+    }
+    return diag::error(codes::kWriteFailed, "cannot lock " + path + ": " + std::strerror(errno));
+  }
+  return {};
+}
+
 class FileJournal final : public Journal {
  public:
-  FileJournal(int fd, std::string path, std::string campaign,
-              std::map<std::string, json::Value> done)
-      : fd_(fd), path_(std::move(path)), campaign_(std::move(campaign)), done_(std::move(done)) {}
+  FileJournal(int fd, std::string path, std::string campaign, std::string mac_key, std::string prev,
+              std::map<std::string, JournalEntry> done)
+      : fd_(fd),
+        path_(std::move(path)),
+        campaign_(std::move(campaign)),
+        mac_key_(std::move(mac_key)),
+        prev_(std::move(prev)),
+        done_(std::move(done)) {}
   ~FileJournal() override { ::close(fd_); }
   FileJournal(const FileJournal&) = delete;
   FileJournal& operator=(const FileJournal&) = delete;
 
-  std::optional<json::Value> find(const std::string& attempt) const override {
+  std::optional<JournalEntry> find(const std::string& attempt) const override {
     auto it = done_.find(attempt);
     if (it == done_.end()) return std::nullopt;
     return it->second;
   }
 
+  std::string name() const override { return path_; }
+
   Status append(const std::string& attempt, const json::Value& result) override {
-    // Serialised outside the lock; only the write is one at a time.
-    std::string bytes = "{\"attempt\":" + json::canonical(json::Value(attempt)) +
-                        ",\"campaign\":\"" + campaign_ + "\",\"result\":";
-    json::write_canonical(result, bytes);
-    bytes += ",\"v\":1}\n";
+    // The result is serialised outside the lock; the line around it names the line before, so it
+    // is made, in the order of the file, under the lock.
+    const std::string attempt_json = json::canonical(json::Value(attempt));
+    std::string result_json;
+    json::write_canonical(result, result_json);
     // Group commit: a line that arrives while another thread writes joins the next batch that
     // thread writes, so the threads never queue behind each other's system calls. A line counts
     // as kept once written; a kill before that costs its attempt, which a resume runs again.
     std::unique_lock<std::mutex> lock(write_mutex_);
-    pending_ += bytes;
+    std::string mac;
+    if (!mac_key_.empty()) {
+      mac = hash::to_hex(hash::hmac_sha256(
+          mac_key_, journal_line(attempt_json, campaign_, "", prev_, result_json)));
+    }
+    std::string line = journal_line(attempt_json, campaign_, mac, prev_, result_json);
+    prev_ = hash::sha256_hex(line);
+    pending_ += line;
+    pending_ += '\n';
     if (writing_) return {};
     writing_ = true;
     Status written;
@@ -87,75 +135,163 @@ class FileJournal final : public Journal {
   int fd_;
   std::string path_;
   std::string campaign_;
-  std::map<std::string, json::Value> done_;  // what the journal held when opened
+  std::string mac_key_;
+  std::string prev_;                          // hex SHA-256 of the last line, "" before the first
+  std::map<std::string, JournalEntry> done_;  // what the journal held when opened
   std::mutex write_mutex_;
   std::string pending_;   // lines waiting for the thread that writes
   bool writing_ = false;  // a thread is writing (outside the lock)
 };
 
-}  // namespace
+// Reads a journal's lines one at a time, each checked against the format, the campaign, the
+// chain and (with a key) its MAC, into the attempts it holds.
+class JournalReader {
+ public:
+  JournalReader(const std::string& path, const std::string& campaign, const std::string& mac_key)
+      : path_(path), campaign_(campaign), mac_key_(mac_key) {}
 
-Result<std::unique_ptr<Journal>> open_file_journal(const std::string& path,
-                                                   const std::string& campaign, bool resume) {
-  const int fd =
-      ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | (resume ? 0 : O_TRUNC), 0644);
-  if (fd < 0) {
-    return diag::error(codes::kBadOutputPath,
-                       "cannot open journal " + path + ": " + std::strerror(errno));
-  }
-  std::string bytes;
-  if (const int err = io::pread_chunks(fd, 0, 1 << 16,
-                                       [&](std::string_view chunk) {
-                                         bytes.append(chunk);
-                                         return true;
-                                       });
-      err != 0) {
-    ::close(fd);
-    return diag::error(codes::kInternal,
-                       "cannot read journal " + path + ": " + std::strerror(-err));
-  }
-  // A last line without its newline is an append cut short: it never counted, so it goes.
-  const std::size_t keep = bytes.rfind('\n') == std::string::npos ? 0 : bytes.rfind('\n') + 1;
-  if (keep != bytes.size()) {
-    if (::ftruncate(fd, static_cast<off_t>(keep)) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return diag::error(codes::kWriteFailed, "cannot drop the torn last line of journal " + path +
-                                                  ": " + std::strerror(err));
-    }
-    bytes.resize(keep);
-  }
-  std::map<std::string, json::Value> done;
-  json::JsonlReader reader(bytes);
-  Result<json::Value> line = json::Value();
-  std::int64_t number = 0;
-  while (reader.next(line)) {
-    ++number;
-    const auto damaged = [&](const std::string& why) {
-      ::close(fd);
-      auto d = diag::error(codes::kJournalMismatch, why, "", number);
-      d.source = path;
-      return d;
+  // Takes the next whole line (without its '\n'); false, with problem() set, when it is refused.
+  bool take(std::string_view text) {
+    ++number_;
+    const auto refuse = [&](const char* code, const std::string& why) {
+      problem_ = diag::error(code, why, "", number_);
+      problem_->source = path_;
+      return false;
     };
-    if (!line || !line->is_object()) return damaged("journal line is not a JSON object");
+    Result<json::Value> line = json::parse(text);
+    if (!line || !line->is_object()) {
+      return refuse(codes::kJournalMismatch, "journal line is not a JSON object");
+    }
     const json::Value* v = line->find("v");
     const json::Value* c = line->find("campaign");
     const json::Value* a = line->find("attempt");
     const json::Value* r = line->find("result");
-    if (v == nullptr || !(*v == json::Value(1)) || c == nullptr || !c->is_string() ||
+    const json::Value* prev = line->find("prev");
+    const json::Value* mac = line->find("hmac_sha256");
+    if (v != nullptr && *v == json::Value(1)) {
+      return refuse(codes::kJournalMismatch,
+                    "the journal is of an earlier format (v 1, without a chain); move it away to "
+                    "start over");
+    }
+    const std::size_t members = 4 + (prev != nullptr ? 1 : 0) + (mac != nullptr ? 1 : 0);
+    if (v == nullptr || !(*v == json::Value(2)) || c == nullptr || !c->is_string() ||
         a == nullptr || !a->is_string() || r == nullptr || !r->is_object() ||
-        line->as_object().size() != 4) {
-      return damaged("journal line is not {v: 1, campaign, attempt, result}");
+        (prev != nullptr && !prev->is_string()) || (mac != nullptr && !mac->is_string()) ||
+        line->as_object().size() != members) {
+      return refuse(codes::kJournalMismatch,
+                    "journal line is not {v: 2, campaign, attempt, result, prev, hmac_sha256}");
     }
-    if (c->as_string() != campaign) {
-      return damaged("the journal holds attempts of campaign " + c->as_string() +
-                     ", not of this one (" + campaign +
-                     "): the suite, --repeat, --shard, --case, --run-id-prefix or the clock "
-                     "changed; move the journal away to start over");
+    if (c->as_string() != campaign_) {
+      return refuse(codes::kJournalMismatch,
+                    "the journal holds attempts of campaign " + c->as_string() +
+                        ", not of this one (" + campaign_ +
+                        "): the suite, its inputs or a setting (--repeat, --shard, --case, "
+                        "--tags, --case-timeout-ms, --model, --guardrails, --run-id-prefix, the "
+                        "clock, --mac-key-env) changed; move the journal away to start over");
     }
-    done.emplace(a->as_string(), *r);  // an attempt journaled twice keeps its first result
+    // The line must be its canonical form: its digest and MAC are over these exact bytes.
+    if (json::canonical(*line) != text) {
+      return refuse(codes::kJournalTampered, "journal line is not in canonical form");
+    }
+    if (prev == nullptr ? number_ > 1 : prev->as_string() != prev_) {
+      return refuse(codes::kJournalTampered,
+                    number_ == 1 ? "the first journal line names a line before it"
+                                 : "journal line does not name the SHA-256 of the line before it "
+                                   "(a line was edited, dropped, inserted or moved)");
+    }
+    if (!mac_key_.empty()) {
+      if (mac == nullptr) {
+        return refuse(codes::kJournalTampered, "journal line is not signed (no hmac_sha256)");
+      }
+      std::string result_json;
+      json::write_canonical(*r, result_json);
+      const std::string unsigned_line =
+          journal_line(json::canonical(*a), campaign_, "", prev_, result_json);
+      if (hash::to_hex(hash::hmac_sha256(mac_key_, unsigned_line)) != mac->as_string()) {
+        return refuse(codes::kJournalTampered,
+                      "journal line's hmac_sha256 is wrong under the key: it was not written by "
+                      "a run holding the key");
+      }
+    }
+    prev_ = hash::sha256_hex(text);
+    // An attempt journaled twice keeps its first result.
+    done_.emplace(a->as_string(), JournalEntry{*r, number_});
+    return true;
   }
-  return std::unique_ptr<Journal>(new FileJournal(fd, path, campaign, std::move(done)));
+
+  std::int64_t lines() const { return number_; }
+  std::optional<diag::Diagnostic>& problem() { return problem_; }
+  std::string& prev() { return prev_; }
+  std::map<std::string, JournalEntry>& done() { return done_; }
+
+ private:
+  const std::string& path_;
+  const std::string& campaign_;
+  const std::string& mac_key_;
+  std::int64_t number_ = 0;
+  std::string prev_;
+  std::map<std::string, JournalEntry> done_;
+  std::optional<diag::Diagnostic> problem_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Journal>> open_file_journal(const std::string& path,
+                                                   const std::string& campaign, bool resume,
+                                                   const std::string& mac_key) {
+  // Not truncated at open: the file may be another run's, whose lock decides.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return diag::error(codes::kBadOutputPath,
+                       "cannot open journal " + path + ": " + std::strerror(errno));
+  }
+  const auto fail = [fd](diag::Diagnostic d) -> Result<std::unique_ptr<Journal>> {
+    ::close(fd);
+    return d;
+  };
+  if (Status locked = lock_exclusive(fd, path, "its journal"); !locked) {
+    ::close(fd);
+    return locked.take_diagnostics();
+  }
+  JournalReader reader(path, campaign, mac_key);
+  // The lines are read in chunks, none held longer than the bound, so a damaged journal costs no
+  // more memory than that.
+  json::LineSplitter lines(json::kMaxHeldBytes);
+  std::uint64_t whole = 0;  // the bytes of the lines taken
+  bool over = false;
+  if (resume) {
+    const int err = io::pread_chunks(fd, 0, 1 << 16, [&](std::string_view chunk) {
+      const auto stop = lines.feed(chunk, [&](std::string_view text) {
+        if (!reader.take(text)) return false;
+        whole += text.size() + 1;
+        return true;
+      });
+      over = stop == json::LineSplitter::Stop::Over;
+      return stop == json::LineSplitter::Stop::Fed;
+    });
+    if (err != 0) {
+      return fail(diag::error(codes::kInternal,
+                              "cannot read journal " + path + ": " + std::strerror(-err)));
+    }
+    if (reader.problem()) return fail(std::move(*reader.problem()));
+    if (over) {
+      auto d = diag::error(codes::kJournalMismatch,
+                           "journal line is longer than " + std::to_string(json::kMaxHeldBytes) +
+                               " bytes, the bound on a line",
+                           "", reader.lines() + 1);
+      d.source = path;
+      return fail(std::move(d));
+    }
+  }
+  // Without --resume the journal starts empty; with it, a last line without its newline is an
+  // append cut short: it never counted, so it goes.
+  if ((!resume || !lines.rest().empty()) && ::ftruncate(fd, static_cast<off_t>(whole)) != 0) {
+    const int err = errno;
+    return fail(diag::error(codes::kWriteFailed,
+                            "cannot truncate journal " + path + ": " + std::strerror(err)));
+  }
+  return std::unique_ptr<Journal>(new FileJournal(
+      fd, path, campaign, mac_key, std::move(reader.prev()), std::move(reader.done())));
 }
 
 namespace {
@@ -163,13 +299,17 @@ namespace {
 class StoreJournal final : public Journal {
  public:
   StoreJournal(std::shared_ptr<store::Store> store, std::shared_ptr<std::mutex> lock,
-               std::string prefix, bool resume)
+               std::string prefix, bool resume, int lock_fd)
       : store_(std::move(store)),
         lock_(std::move(lock)),
         prefix_(std::move(prefix)),
-        resume_(resume) {}
+        resume_(resume),
+        lock_fd_(lock_fd) {}
+  ~StoreJournal() override { ::close(lock_fd_); }
+  StoreJournal(const StoreJournal&) = delete;
+  StoreJournal& operator=(const StoreJournal&) = delete;
 
-  std::optional<json::Value> find(const std::string& attempt) const override {
+  std::optional<JournalEntry> find(const std::string& attempt) const override {
     if (!resume_) return std::nullopt;
     std::lock_guard<std::mutex> guard(*lock_);
     auto ref = store_->get_ref(prefix_ + attempt);
@@ -178,8 +318,10 @@ class StoreJournal final : public Journal {
     if (!bytes) return std::nullopt;
     auto v = json::parse(*bytes);
     if (!v || !v->is_object()) return std::nullopt;
-    return std::move(*v);
+    return JournalEntry{std::move(*v), 0};
   }
+
+  std::string name() const override { return "store:" + prefix_; }
 
   Status append(const std::string& attempt, const json::Value& result) override {
     const std::string bytes = json::canonical(result);
@@ -193,17 +335,29 @@ class StoreJournal final : public Journal {
   std::shared_ptr<std::mutex> lock_;
   std::string prefix_;
   bool resume_;
+  int lock_fd_;
 };
 
 }  // namespace
 
-std::unique_ptr<Journal> store_journal(std::shared_ptr<store::Store> store,
-                                       std::shared_ptr<std::mutex> lock,
-                                       const std::string& suite_id, const std::string& campaign,
-                                       bool resume) {
-  return std::make_unique<StoreJournal>(
+Result<std::unique_ptr<Journal>> store_journal(std::shared_ptr<store::Store> store,
+                                               std::shared_ptr<std::mutex> lock,
+                                               const std::string& suite_id,
+                                               const std::string& campaign, bool resume,
+                                               const std::string& lock_path) {
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return diag::error(codes::kBadOutputPath,
+                       "cannot open " + lock_path + ": " + std::strerror(errno));
+  }
+  if (Status locked = lock_exclusive(fd, lock_path, "the campaign's lock file in the store");
+      !locked) {
+    ::close(fd);
+    return locked.take_diagnostics();
+  }
+  return std::unique_ptr<Journal>(new StoreJournal(
       std::move(store), std::move(lock),
-      store::refs::campaign_journal(suite_id, campaign.substr(0, 16)) + "/", resume);
+      store::refs::campaign_journal(suite_id, campaign.substr(0, 16)) + "/", resume, fd));
 }
 
 }  // namespace mf::eval

@@ -218,6 +218,16 @@ std::optional<double> pass_rate(const Report& r) {
   return static_cast<double>(passed) / static_cast<double>(r.cases.size());
 }
 
+// A shard setting as the option that sets it.
+std::string setting_name(const std::string& key) {
+  if (key == "inputs_sha256") return "inputs_sha256 (what the cases run)";
+  if (key == "matrix") return "the matrix (--model, --guardrails)";
+  if (key == "signed") return "--mac-key-env";
+  std::string option = "--" + key;
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
+
 json::Value ids(const std::vector<std::string>& v) {
   json::Array out;
   for (const auto& id : v) out.push_back(id);
@@ -253,7 +263,33 @@ Result<Report> parse_report(std::string_view bytes) {
       sh.add(diag::error(codes::kSchema, "a shard is index i of count n, 1 <= i <= n, n >= 2",
                          "/shard"));
     }
-    sh.reject_unknown({"index", "count"});
+    if (const json::Value* settings = sh.object("settings", false)) {
+      json::FieldReader st(*settings, "/shard/settings");
+      check_digest(st, "inputs_sha256");
+      for (const char* key : {"case", "tags"}) {
+        const json::Value* ids = st.array(key);
+        for (std::size_t i = 0; ids != nullptr && i < ids->as_array().size(); ++i) {
+          if (!ids->as_array()[i].is_string()) {
+            std::string at = st.pointer_of(key);
+            json::append_index(at, i);
+            st.add(diag::error(codes::kSchema, "must be a string", at));
+          }
+        }
+      }
+      if (auto repeat = count(st, "repeat", true); repeat && *repeat < 1) {
+        st.add(
+            diag::error(codes::kSchema, "\"repeat\" must be at least 1", st.pointer_of("repeat")));
+      }
+      count(st, "case_timeout_ms", true);
+      st.array("matrix");
+      st.string("run_id_prefix");
+      st.boolean("fixed_clock");
+      st.boolean("signed");
+      st.reject_unknown({"inputs_sha256", "case", "tags", "repeat", "case_timeout_ms", "matrix",
+                         "run_id_prefix", "fixed_clock", "signed"});
+      for (auto& d : st.take()) sh.add(std::move(d));
+    }
+    sh.reject_unknown({"index", "count", "settings"});
     for (auto& d : sh.take()) top.add(std::move(d));
   }
   top.reject_unknown({"v", "kind", "suite_id", "suite_sha256", "shard", "cases", "summary"});
@@ -444,6 +480,8 @@ Result<json::Value> merge_reports(const std::vector<std::pair<std::string, std::
   diag::Diagnostics problems;
   std::optional<std::string> suite_id, suite_sha;
   std::optional<std::int64_t> count_of;
+  json::Value settings_of;  // the first shard's settings
+  std::string first;        // the first shard's name
   std::set<std::int64_t> indexes;
   json::Array cases;
   for (const auto& [name, bytes] : named) {
@@ -469,13 +507,42 @@ Result<json::Value> merge_reports(const std::vector<std::pair<std::string, std::
     const std::int64_t index = *shard->find("index")->as_exact_int();
     const std::int64_t of = *shard->find("count")->as_exact_int();
     const std::string sha = doc.find("suite_sha256")->as_string();
+    const json::Value* settings = shard->find("settings");
+    if (settings == nullptr) {
+      fault("the shard records no settings (an earlier version wrote it): run it again",
+            "/shard/settings");
+      continue;
+    }
     if (!suite_id) {
       suite_id = report->suite_id;
       suite_sha = sha;
       count_of = of;
+      settings_of = *settings;
+      first = name;
     }
-    if (report->suite_id != *suite_id || sha != *suite_sha) {
-      fault("shard of another suite (" + report->suite_id + ", " + sha + ")", "/suite_sha256");
+    // Every setting that changes what a shard holds must be the same in all of them; the first
+    // that differs is named with both values.
+    std::optional<std::string> differs;
+    const auto differ = [&](const std::string& key, const json::Value* here,
+                            const json::Value* there) {
+      const std::string a = here != nullptr ? json::canonical(*here) : "absent";
+      const std::string b = there != nullptr ? json::canonical(*there) : "absent";
+      if (!differs && a != b) {
+        differs =
+            "a shard of another campaign: " + key + " is " + a + " here but " + b + " in " + first;
+      }
+    };
+    const json::Value first_id(*suite_id), first_sha(*suite_sha);
+    differ("suite_id", doc.find("suite_id"), &first_id);
+    differ("suite_sha256", doc.find("suite_sha256"), &first_sha);
+    for (const json::Member& m : settings->as_object()) {
+      differ(setting_name(m.key), &m.value, settings_of.find(m.key));
+    }
+    for (const json::Member& m : settings_of.as_object()) {
+      differ(setting_name(m.key), settings->find(m.key), &m.value);
+    }
+    if (differs) {
+      fault(*differs, "/shard/settings");
     } else if (of != *count_of) {
       fault("shard of " + std::to_string(of) + ", the others are of " + std::to_string(*count_of),
             "/shard/count");

@@ -23,6 +23,7 @@
 #include "mf/model/model.hpp"
 #include "mf/model/scripted.hpp"
 #include "mf/runtime/plan_run.hpp"
+#include "mf/trace/verify.hpp"
 #include "mf/trace/writer.hpp"
 
 namespace mf::eval {
@@ -148,6 +149,7 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
   trace::WriterOptions wo;
   wo.run_id = a.run_id;
   wo.fixed_clock = options.fixed_clock;
+  wo.mac_key = options.mac_key;
   auto writer = trace::Writer::open_memory(&trace, wo);
   if (!writer) return writer.take_diagnostics();
   runtime::RunOptions ro;
@@ -177,6 +179,7 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
   request.trace_sink = &trace;
   request.run_id = a.run_id;
   request.fixed_clock = options.fixed_clock;
+  request.mac_key = options.mac_key;
   request.workspace = c.workspace_path;
   request.artifact_dir = artifacts.path();
   if (!c.request.is_null()) request.request = json::canonical(c.request);
@@ -185,6 +188,35 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
   request.cancel = options.cancel;
   request.deadline_ms = options.case_timeout_ms;
   return runtime::run_plan_request(request);
+}
+
+// An attempt's report entry (without the case id) from its outcome, the facts of its trace (plan
+// cases), the trace's bytes, its usage and, with a real clock, its latency. A resumed campaign
+// grades a journaled attempt's trace again with this, so the two cannot disagree.
+json::Value graded(const Case& c, const runtime::RunOutcome& outcome, const PlanFacts* facts,
+                   std::string_view trace, json::Value usage, std::optional<std::int64_t> latency) {
+  json::Array failures = grade(c.expect, outcome, facts);
+  const bool passed = failures.empty();
+  json::Value r;
+  r.set("status", passed ? "passed" : "failed");
+  r.set("terminal", outcome.terminal);
+  r.set("model_calls", outcome.model_calls);
+  r.set("repairs", outcome.repairs);
+  r.set("trace_sha256", hash::sha256_hex(trace));
+  r.set("usage", std::move(usage));
+  r.set("failures", std::move(failures));
+  if (facts != nullptr) {
+    r.set("tool_calls", outcome.tool_calls);
+    if (const json::Value* d = outcome.completed() ? outcome.output.find("disposition") : nullptr) {
+      r.set("disposition", *d);
+    }
+    json::Value violations = json::Object{};
+    for (const auto& [kind, n] : facts->violations) violations.set(kind, n);
+    r.set("violations", std::move(violations));
+    r.set("outcome", plan_outcome(c.expect, outcome, passed));
+  }
+  if (latency) r.set("latency_ms", *latency);
+  return r;
 }
 
 // One attempt, graded into its report entry (without the case id). `keep_mutex` serialises the
@@ -227,33 +259,79 @@ CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
     }
     facts = std::move(*read);
   }
-  json::Array failures = grade(c.expect, *outcome, facts ? &*facts : nullptr);
-  run.passed = failures.empty();
-  const std::string scored = facts ? plan_outcome(c.expect, *outcome, run.passed) : "";
-  json::Value& r = run.result;
-  r.set("status", run.passed ? "passed" : "failed");
-  r.set("terminal", outcome->terminal);
-  r.set("model_calls", outcome->model_calls);
-  r.set("repairs", outcome->repairs);
-  r.set("trace_sha256", hash::sha256_hex(trace));
-  r.set("usage", usage.to_json());
-  r.set("failures", std::move(failures));
-  if (facts) {
-    r.set("tool_calls", outcome->tool_calls);
-    if (const json::Value* d =
-            outcome->completed() ? outcome->output.find("disposition") : nullptr) {
-      r.set("disposition", *d);
-    }
-    json::Value violations = json::Object{};
-    for (const auto& [kind, n] : facts->violations) violations.set(kind, n);
-    r.set("violations", std::move(violations));
-    r.set("outcome", scored);
-  }
+  std::optional<std::int64_t> latency;
   if (!options.fixed_clock) {
-    r.set("latency_ms",
-          std::int64_t(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
+    latency = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
   }
+  run.result = graded(c, *outcome, facts ? &*facts : nullptr, trace, usage.to_json(), latency);
+  run.passed = run.result.find("status")->as_string() == "passed";
   return run;
+}
+
+// The outcome a trace's terminal event records (docs/formats/trace.md): its state, the counts, and
+// a completed run's output. Nothing when the last line is not such an event.
+std::optional<runtime::RunOutcome> traced_outcome(std::string_view trace) {
+  if (!trace.empty() && trace.back() == '\n') trace.remove_suffix(1);
+  const auto newline = trace.rfind('\n');
+  auto last = json::parse(newline == std::string_view::npos ? trace : trace.substr(newline + 1));
+  if (!last || !last->is_object()) return std::nullopt;
+  const json::Value* terminal = last->find("terminal");
+  if (terminal == nullptr || !terminal->is_string()) return std::nullopt;
+  runtime::RunOutcome o;
+  o.terminal = terminal->as_string();
+  const auto count = [&](const char* key) {
+    const json::Value* v = last->find(key);
+    return v != nullptr ? v->as_exact_int().value_or(-1) : 0;
+  };
+  o.model_calls = count("model_calls");
+  o.repairs = count("repairs");
+  o.tool_calls = count("tool_calls");
+  if (const json::Value* output = last->find("output")) o.output = *output;
+  return o;
+}
+
+// Why a journaled attempt's result is not what its trace gives, when it is not: the trace's digest,
+// the trace's own integrity (and MAC under `mac_key`), then the entry graded again from the trace,
+// with the usage and latency the entry records (the trace does not hold them).
+std::optional<std::string> disagreement(const Case& c, std::string_view trace,
+                                        const json::Value& held, const std::string& mac_key) {
+  const json::Value* sha = held.find("trace_sha256");
+  const std::string digest = hash::sha256_hex(trace);
+  if (sha == nullptr || !sha->is_string() || sha->as_string() != digest) {
+    return "its trace_sha256 is not the digest of its trace (" + digest + ")";
+  }
+  trace::VerifyOptions vo;
+  vo.mac_key = mac_key;
+  auto verified = trace::verify(trace, vo);
+  if (!verified || verified->status != trace::Outcome::Ok) {
+    return "its trace does not verify" +
+           (verified && verified->first_error
+                ? ": " + verified->first_error->code + " " + verified->first_error->message
+                : std::string());
+  }
+  const std::optional<runtime::RunOutcome> outcome = traced_outcome(trace);
+  if (!outcome) return "its trace ends without a terminal event";
+  std::optional<PlanFacts> facts;
+  if (c.kind == CaseKind::Plan) {
+    auto read = plan_facts(trace);
+    if (!read) return "its trace cannot be read";
+    facts = std::move(*read);
+  }
+  const json::Value* usage = held.find("usage");
+  const json::Value* latency = held.find("latency_ms");
+  const json::Value again =
+      graded(c, *outcome, facts ? &*facts : nullptr, trace, usage ? *usage : json::Value(),
+             latency != nullptr ? latency->as_exact_int() : std::nullopt);
+  if (json::canonical(again) == json::canonical(held)) return std::nullopt;
+  for (const json::Member& m : again.as_object()) {
+    const json::Value* said = held.find(m.key);
+    if (said == nullptr || json::canonical(*said) != json::canonical(m.value)) {
+      return "it says \"" + m.key +
+             "\": " + (said == nullptr ? std::string("nothing") : json::canonical(*said)) +
+             " but its trace gives " + json::canonical(m.value);
+    }
+  }
+  return "it holds members its trace does not give";
 }
 
 }  // namespace
@@ -411,10 +489,34 @@ std::string attempt_key(const std::string& id, std::int64_t repeat) {
   return id + "." + std::to_string(repeat);
 }
 
+// The trace of a journaled attempt, when it is at hand: the file --traces wrote for it, else the
+// object its trace_sha256 names in the store.
+std::optional<std::string> kept_trace(const RunOptions& options, const Attempt& a,
+                                      const json::Value& held) {
+  if (!options.traces_dir.empty()) {
+    const std::string path = (std::filesystem::path(options.traces_dir) / a.file).string();
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      auto bytes = io::read_input(path, std::size_t{1} << 30);
+      if (bytes) return std::move(*bytes);
+    }
+  }
+  const json::Value* sha = held.find("trace_sha256");
+  if (options.trace_by_digest && sha != nullptr && sha->is_string()) {
+    return options.trace_by_digest(sha->as_string());
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-std::string campaign_id(const Suite& suite, const RunOptions& options) {
-  json::Array only(options.only.begin(), options.only.end());
+json::Value campaign_settings(const Suite& suite, const RunOptions& options) {
+  // The filters select a set of cases: their order on the command line does not matter.
+  const auto set_of = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return json::Value(json::Array(v.begin(), v.end()));
+  };
   // What each case runs: its task's digest and script, or its plan's digest, and its model spec.
   json::Array inputs;
   for (const Case& c : suite.cases) {
@@ -427,28 +529,26 @@ std::string campaign_id(const Suite& suite, const RunOptions& options) {
         {"plan_sha256", plan != nullptr ? *plan : json::Value("")},
         {"model", c.model_spec.empty() ? c.model : c.model_spec}});
   }
-  return json::canonical_digest(json::Object{
-      {"suite_sha256", suite.sha256},
-      {"inputs", std::move(inputs)},
+  json::Array matrix;
+  for (const auto& v : options.variants) matrix.push_back(variant_json(v));
+  return json::Object{
+      {"inputs_sha256", json::canonical_digest(json::Value(std::move(inputs)))},
+      {"case", set_of(options.only)},
+      {"tags", set_of(options.tags)},
       {"repeat", options.repeat},
-      {"shard", json::Array{options.shard_index, options.shard_count}},
-      {"only", std::move(only)},
-      {"tags", json::Array(options.tags.begin(), options.tags.end())},
       {"case_timeout_ms", options.case_timeout_ms},
-      {"variants",
-       [&] {
-         json::Array v;
-         for (const auto& x : options.variants) {
-           v.push_back(
-               json::Object{{"label", x.label},
-                            {"model", x.model},
-                            {"guardrails", x.guardrails ? json::Value(runtime::name(*x.guardrails))
-                                                        : json::Value(nullptr)}});
-         }
-         return json::Value(std::move(v));
-       }()},
+      {"matrix", std::move(matrix)},
       {"run_id_prefix", options.run_id_prefix},
       {"fixed_clock", options.fixed_clock},
+      {"signed", !options.mac_key.empty()},
+  };
+}
+
+std::string campaign_id(const Suite& suite, const RunOptions& options) {
+  return json::canonical_digest(json::Object{
+      {"suite_sha256", suite.sha256},
+      {"settings", campaign_settings(suite, options)},
+      {"shard", json::Array{options.shard_index, options.shard_count}},
   });
 }
 
@@ -532,18 +632,33 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   const std::size_t n = attempts.size();
   std::vector<CaseRun> runs(n);
   std::vector<std::size_t> todo, kept;
+  diag::Diagnostics forged;
   for (std::size_t i = 0; i < n; ++i) {
-    std::optional<json::Value> found =
+    std::optional<JournalEntry> found =
         options.journal != nullptr ? options.journal->find(attempts[i].key) : std::nullopt;
     if (!found) {
       todo.push_back(i);
       continue;
     }
-    const json::Value* status = found->find("status");
+    // A journaled attempt whose trace is at hand must be what that trace grades to.
+    if (std::optional<std::string> trace = kept_trace(options, attempts[i], found->result)) {
+      if (auto why = disagreement(suite.cases[attempts[i].case_index], *trace, found->result,
+                                  options.mac_key)) {
+        auto d = diag::error(
+            codes::kJournalTampered,
+            "journaled attempt " + attempts[i].key + " disagrees with its trace: " + *why, "",
+            found->line);
+        d.source = options.journal->name();
+        forged.push_back(std::move(d));
+        continue;
+      }
+    }
+    const json::Value* status = found->result.find("status");
     runs[i].passed = status != nullptr && status->is_string() && status->as_string() == "passed";
-    runs[i].result = std::move(*found);
+    runs[i].result = std::move(found->result);
     kept.push_back(i);
   }
+  if (!forged.empty()) return forged;
   std::atomic<std::size_t> next{0};
   std::mutex progress_mutex, keep_mutex, journal_mutex;
   std::size_t done = n - todo.size();
@@ -663,8 +778,9 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   report.set("suite_id", suite.id);
   report.set("suite_sha256", suite.sha256);
   if (options.shard_count > 1) {
-    report.set("shard",
-               json::Object{{"index", options.shard_index}, {"count", options.shard_count}});
+    report.set("shard", json::Object{{"index", options.shard_index},
+                                     {"count", options.shard_count},
+                                     {"settings", campaign_settings(suite, options)}});
   }
   json::Value summary = summarize(cases);
   report.set("cases", std::move(cases));

@@ -36,8 +36,9 @@ Result<Report> parse_report(std::string_view bytes);
 // latency and usage medians and p90s when the cases record them.
 json::Value summarize(const json::Array& cases);
 
-// `mf-eval merge`: the shard reports of one campaign (same suite, same repeat, every shard of one
-// count exactly once) as the one report a single run would have written.
+// `mf-eval merge`: the shard reports of one campaign (same suite, the same `shard.settings`, every
+// shard of one count exactly once) as the one report a single run would have written. A setting
+// that differs is named with both values.
 Result<json::Value> merge_reports(const std::vector<std::pair<std::string, std::string>>& named);
 
 struct Comparison {

@@ -57,6 +57,12 @@ struct RunOptions {
   std::function<Status(const std::string& case_id, std::optional<std::int64_t> repeat,
                        std::string_view trace)>
       keep_trace;
+  // The bytes of a trace kept in the store, by its SHA-256, when the store holds it: a journaled
+  // attempt is checked against its trace before it is reused.
+  std::function<std::optional<std::string>(const std::string& sha256)> trace_by_digest;
+  // Non-empty: every attempt's trace is signed under this key (its terminal event's hmac_sha256),
+  // and a journaled attempt's trace must verify under it.
+  std::string mac_key;
   // How live models use the reply cache (docs/live-backends.md); scripted and sim models ignore
   // it. One cache serves every thread.
   model::OpenOptions models;
@@ -92,14 +98,22 @@ struct SuiteRun {
   std::size_t failed() const;
 };
 
-// The campaign's identity, which a journal's lines carry: a digest of the suite's bytes, what
-// each case runs (task digest and script, plan digest, model spec), the repeat count, the shard,
-// the case and tag filters, the per-case timeout, the matrix, the run id prefix and the clock.
+// Every setting besides the suite's bytes and the shard that changes what a campaign's report
+// holds, as the report of a shard records it (`shard.settings`): the digest of what each case runs
+// (task digest and script, plan digest, model spec), the case and tag filters (as sets), the
+// repeat count, the per-case timeout, the matrix, the run id prefix, the clock, and whether the
+// traces are signed.
+json::Value campaign_settings(const Suite& suite, const RunOptions& options);
+
+// The campaign's identity, which a journal's lines carry: a digest of the suite's bytes, its
+// settings and the shard.
 std::string campaign_id(const Suite& suite, const RunOptions& options);
 
 // Runs every attempt of the campaign that the journal does not already hold and returns the
-// report. Fails only on I/O (a trace file or journal line that cannot be written), an unknown
-// --case id, or an internal error; failed cases are part of the report.
+// report. A journaled attempt whose trace is at hand (under traces_dir, or by trace_by_digest)
+// must be what its trace grades to, else MF-V004 with the journal's line. Fails only on that, on
+// I/O (a trace file or journal line that cannot be written), an unknown --case id, or an internal
+// error; failed cases are part of the report.
 Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options);
 
 }  // namespace mf::eval
