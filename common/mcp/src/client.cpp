@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/secrets.hpp"
@@ -43,14 +44,16 @@ void redact_all(const detail::Transport& t, Value& v) {
     for (Value& item : v.as_array()) redact_all(t, item);
   } else if (v.is_object()) {
     json::Object& members = v.as_object();
-    json::Object kept;
-    kept.reserve(members.size());
+    bool renamed = false;
     for (json::Member& m : members) {
-      t.redact(m.key);
+      renamed = t.redact(m.key) || renamed;
       redact_all(t, m.value);
-      const bool repeated = std::any_of(kept.begin(), kept.end(),
-                                        [&](const json::Member& k) { return k.key == m.key; });
-      if (!repeated) kept.push_back(std::move(m));
+    }
+    if (!renamed) return;
+    std::set<std::string> seen;
+    json::Object kept;
+    for (json::Member& m : members) {
+      if (seen.insert(m.key).second) kept.push_back(std::move(m));
     }
     members = std::move(kept);
   }
@@ -248,7 +251,7 @@ CallOutcome Client::request(const std::string& method, json::Value params,
     }
     out.status = CallStatus::Ok;
     out.result = *r;
-    redact_all(*transport_, out.result);
+    if (transport_->redacts()) redact_all(*transport_, out.result);
     return detail::Step::Done;
   };
   const std::string message = json::canonical(json::Object{

@@ -264,13 +264,17 @@ Transport::Transport(std::vector<std::string> injected) : injected_(std::move(in
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
 }
 
-void Transport::redact(std::string& text) const {
+bool Transport::redact(std::string& text) const {
+  constexpr std::string_view kCut = "[REDACTED]";
+  bool cut = false;
   for (const std::string& value : injected_) {
     for (std::size_t at = 0; (at = text.find(value, at)) != std::string::npos;) {
-      text.replace(at, value.size(), "[REDACTED]");
-      at += std::string_view("[REDACTED]").size();
+      text.replace(at, value.size(), kCut);
+      at += kCut.size();
+      cut = true;
     }
   }
+  return cut;
 }
 
 Result<std::unique_ptr<Transport>> open_transport(const ServerSpec& spec, const Limits& limits) {

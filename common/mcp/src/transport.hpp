@@ -62,8 +62,10 @@ class Transport {
   virtual void stop() = 0;
   // The end of a child server's stderr (stdio only).
   virtual std::string stderr_tail() const { return {}; }
-  // Replaces every injected value in `text` with "[REDACTED]".
-  void redact(std::string& text) const;
+  // Replaces every injected value in `text` with "[REDACTED]"; true when there was one.
+  bool redact(std::string& text) const;
+  // Whether there is anything to cut.
+  bool redacts() const { return !injected_.empty(); }
 
  private:
   std::vector<std::string> injected_;  // longest first, so no part of a longer one is left
