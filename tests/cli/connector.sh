@@ -253,6 +253,40 @@ refuse 2 MF-S020 "$compile" connector admit "$tmp/p.json" --policy "$tmp/env-pol
 grep -q "(at /server/env)" "$tmp/err" || fail "env: pointer of unsorted names"
 unset MF_TEST_PASSED MF_TEST_KEPT_BACK
 
+# A value given to a server is cut out of all it says, however it says it: a tool's text and
+# structured result, an error, its stderr. None reaches the trace, stdout or stderr; a value under
+# 8 bytes is left as it is.
+secret_value=given-to-the-server-0123456789
+export MF_TEST_SERVER_VALUE=$secret_value MF_TEST_SHORT=short
+rm -f "$tmp/state-leak-env"
+run 0 "$compile" connector discover --server "$(misbehave_cmd leak-env)" \
+  --server-env MF_TEST_SERVER_VALUE --server-env MF_TEST_SHORT
+cp "$tmp/out" "$tmp/snap-leak.json"
+run 0 "$compile" connector admit "$tmp/snap-leak.json" --policy "$tmp/env-policy.json"
+cp "$tmp/out" "$tmp/man-leak.json"
+one_node_plan getenv "$tmp/man-leak.json" leak
+cat >"$tmp/leak-run.json" <<'JSON'
+{"steps": [
+  {"tool_calls": [{"name": "getenv", "arguments": {"name": "MF_TEST_SERVER_VALUE"}},
+                  {"name": "getenv", "arguments": {"name": "error:MF_TEST_SERVER_VALUE"}},
+                  {"name": "getenv", "arguments": {"name": "MF_TEST_SHORT"}}]},
+  {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "done"}}]}
+]}
+JSON
+run 0 "$runner" --plan "$tmp/plan-leak.json" --model "scripted:$tmp/leak-run.json" \
+  --request '{"instruction":"read the environment"}' --workspace "$tmp/ws" \
+  --trace "$tmp/tl.jsonl" --trace-content inline
+! grep -qF "$secret_value" "$tmp/tl.jsonl" "$tmp/out" "$tmp/err" || fail "leak: a value is written"
+jq -se '[.[] | select(.event == "tool_completed") | .record.summary] as $s
+        | $s[0] == "[REDACTED]" and ($s[1] | contains("it holds [REDACTED]")) and $s[2] == "short"' \
+  "$tmp/tl.jsonl" >/dev/null || fail "leak: $(jq -c 'select(.event == "tool_completed")' "$tmp/tl.jsonl")"
+rm -f "$tmp/state-leak-exit"
+refuse 2 MF-N001 "$compile" connector discover --server "$(misbehave_cmd leak-exit)" \
+  --server-env MF_TEST_SERVER_VALUE
+grep -qF "MF_TEST_SERVER_VALUE=[REDACTED]" "$tmp/err" || fail "leak-exit: $(cat "$tmp/err")"
+! grep -qF "$secret_value" "$tmp/err" || fail "leak-exit: the value is shown"
+unset MF_TEST_SERVER_VALUE MF_TEST_SHORT
+
 # A server that leaves a grandchild behind: it dies with the discovery.
 run 0 "$compile" connector discover --server "$(misbehave_cmd orphan --pidfile "$tmp/orphan.pid")"
 sleep 0.2
@@ -278,6 +312,13 @@ echo_policy
 refuse 2 MF-N006 "$compile" connector admit "$tmp/snap-us.json" --policy "$tmp/mis-policy.json"
 grep -q "snap-us.json: error MF-N006: .*(at /tools/[0-9]*/tool/inputSchema/" "$tmp/err" ||
   fail "unsupported schema: pointer into the snapshot"
+# A tool name that holds terminal controls is shown escaped.
+rm -f "$tmp/state-bad-name"
+run 0 "$compile" connector discover --server "$(misbehave_cmd bad-name)"
+cp "$tmp/out" "$tmp/snap-bad-name.json"
+refuse 2 MF-N003 "$compile" connector admit "$tmp/snap-bad-name.json" --policy "$tmp/mis-policy.json"
+! LC_ALL=C grep -qP '\x1b|\xe2\x80\xae' "$tmp/err" || fail "bad-name: raw controls: $(od -c "$tmp/err")"
+grep -qF 'tool ec\x1b[2Jho\u{202E} twice' "$tmp/err" || fail "bad-name: $(cat "$tmp/err")"
 run 0 "$compile" connector discover --server "$(misbehave_cmd secret)"
 cp "$tmp/out" "$tmp/snap-secret.json"
 refuse 2 MF-N010 "$compile" connector admit "$tmp/snap-secret.json" --policy "$tmp/mis-policy.json"
@@ -401,19 +442,30 @@ refuse 2 MF-N001 "$runner" --plan "$tmp/plan-auth.json" --model "scripted:$tmp/m
 grep -q "MF_TEST_BEARER (its bearer token) is not set" "$tmp/err" || fail "auth: $(cat "$tmp/err")"
 [[ ! -e $tmp/ta.jsonl ]] || fail "auth: a trace was started without the token"
 refuse 2 MF-U001 "$compile" connector discover --server "$(misbehave_cmd ok)" --bearer-env HOME
+# The token's variable is named in upper case: a lower-case word is more likely the token itself.
+refuse 2 MF-U001 "$compile" connector discover --server http://127.0.0.1:1/mcp --bearer-env mf_test_bearer
+jq '.server.bearer_env = "mf_test_bearer"' "$tmp/snap-auth.json" >"$tmp/p.json"
+refuse 2 MF-S020 "$compile" connector admit "$tmp/p.json" --policy "$tmp/mis-policy.json"
+grep -q "(at /server/bearer_env)" "$tmp/err" || fail "lower-case bearer_env: $(cat "$tmp/err")"
 unset mis_server
 
 # --- Drift between discovery and the run: refused before the first call, no trace ---
 # A tool the plan does not bind may go: only what a plan binds is pinned.
 plan_for drift-remove
 run_mode drift-remove 0
-for mode in drift drift-remove drift-schema; do
+# Each refusal names what changed. A listing that names the admitted tool twice is refused as
+# admission refuses it, whichever of the two comes first.
+for case in "drift:MF-N011:(description changed;" "drift-remove:MF-N011:tool add is no longer listed" \
+  "drift-schema:MF-N011:(inputSchema changed;" "drift-annotations:MF-N011:(annotations added;" \
+  "drift-dup:MF-N003:lists tool echo twice (at /nodes/[0-9]*/connector/provider_tool_name)"; do
+  IFS=: read -r mode code what <<<"$case"
   plan_for "$mode" 10000 with-add
   rm -f "$tmp/tm.jsonl"
-  refuse 2 MF-N011 "$runner" --plan "$tmp/plan-$mode.json" --model "scripted:$tmp/mis-run.json" \
+  refuse 2 "$code" "$runner" --plan "$tmp/plan-$mode.json" --model "scripted:$tmp/mis-run.json" \
     --request '{"instruction":"echo ping"}' --workspace "$tmp/ws" --trace "$tmp/tm.jsonl"
   [[ ! -e $tmp/tm.jsonl ]] || fail "$mode: a trace was started"
   grep -q "(at /nodes/[0-9]*/connector/" "$tmp/err" || fail "$mode: no pointer into the plan"
+  grep -q "$what" "$tmp/err" || fail "$mode: not '$what': $(cat "$tmp/err")"
   gone_soon "$tmp/state-$mode" || fail "$mode: the server outlived the refusal"
 done
 

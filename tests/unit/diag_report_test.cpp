@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -9,6 +10,7 @@
 #include "mf/diag/secrets.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/diagnostics.hpp"
+#include "mf/text/utf8.hpp"
 
 namespace mf::diag {
 namespace {
@@ -18,6 +20,57 @@ TEST(DiagReport, RendersTextWithSourcePositionAndPointer) {
   EXPECT_EQ(render_text(d, "h.json"),
             "h.json:3:9: error MF-S006: duplicate object key \"k\" (at /a/k)");
   EXPECT_EQ(render_text(error("MF-I001", "boom")), "error MF-I001: boom");
+}
+
+// What a server or an input file names reaches a terminal: nothing in it may act on the terminal
+// or reorder the line.
+TEST(DiagReport, TextEscapesC0DelAndBytesOfNoUtf8Sequence) {
+  EXPECT_EQ(printable("a\x1b[31mb\x07"
+                      "c"),
+            "a\\x1b[31mb\\x07c");
+  EXPECT_EQ(printable("line\nnext\r\t"), "line\\x0anext\\x0d\\x09");
+  EXPECT_EQ(printable(std::string("nul\0", 4)), "nul\\x00");
+  EXPECT_EQ(printable("del\x7f"), "del\\x7f");
+  EXPECT_EQ(printable("raw\x9b"), "raw\\x9b");  // an 8-bit CSI outside any UTF-8 sequence
+  EXPECT_EQ(printable("cut\xe2\x80"), "cut\\xe2\\x80");
+}
+
+TEST(DiagReport, TextEscapesC1AndLineSeparators) {
+  EXPECT_EQ(printable("csi\u009b2J"), "csi\\u{009B}2J");
+  EXPECT_EQ(printable("nel\u0085"), "nel\\u{0085}");
+  EXPECT_EQ(printable("\u0080\u009f"), "\\u{0080}\\u{009F}");
+  EXPECT_EQ(printable("a\u2028b\u2029"), "a\\u{2028}b\\u{2029}");
+}
+
+TEST(DiagReport, TextEscapesEveryBidiControl) {
+  for (const char32_t c : {0x061CU, 0x200EU, 0x200FU, 0x202AU, 0x202BU, 0x202CU, 0x202DU, 0x202EU,
+                           0x2066U, 0x2067U, 0x2068U, 0x2069U}) {
+    std::string raw = "x";
+    text::append_utf8(c, raw);
+    char want[16];
+    std::snprintf(want, sizeof want, "x\\u{%04X}", static_cast<unsigned>(c));
+    EXPECT_EQ(printable(raw), want) << std::hex << static_cast<unsigned>(c);
+  }
+}
+
+TEST(DiagReport, TextKeepsPrintableUnicodeAsItIs) {
+  const std::string kept = "caf\u00e9 \u65e5\u672c \U0001F600 \u200d \u00a0 \\x1b quote\"";
+  EXPECT_EQ(printable(kept), kept);
+}
+
+TEST(DiagReport, RenderedLineEscapesMessagePointerAndSource) {
+  const Diagnostic d =
+      error("MF-S021", "unknown member 'a\x1b]0;owned\x07\u202eb'", "/a\x1b[2J\u202e", 2, 3);
+  const std::string line = render_text(d, "in\nput.json");
+  EXPECT_EQ(line,
+            "in\\x0aput.json:2:3: error MF-S021: unknown member 'a\\x1b]0;owned\\x07\\u{202E}b' "
+            "(at /a\\x1b[2J\\u{202E})");
+  for (const unsigned char c : line) EXPECT_TRUE(c >= 0x20 && c != 0x7F) << int(c);
+  // The JSON form keeps the text exact; JSON's own rules escape the C0 controls.
+  EXPECT_EQ(json::canonical(json::to_json(d)),
+            "{\"code\":\"MF-S021\",\"column\":3,\"line\":2,\"message\":\"unknown member "
+            "'a\\u001b]0;owned\\u0007\u202eb'\",\"pointer\":\"/a\\u001b[2J\u202e\","
+            "\"severity\":\"error\"}");
 }
 
 TEST(DiagReport, JsonFormMatchesSpec) {

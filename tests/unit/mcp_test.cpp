@@ -131,6 +131,13 @@ TEST(McpAdmit, PinsEachToolAndDropsADraftSchemaMarker) {
   EXPECT_EQ(t.find("tool_id")->as_string(), "mcp.s.get_it");
   EXPECT_EQ(t.find("input_schema")->find("$schema"), nullptr);
   EXPECT_EQ(t.find("connector")->find("provider_tool_name")->as_string(), "Get-It");
+  // Each digested member is pinned on its own, so that a run can say which one drifted.
+  const Value* members = t.find("connector")->find("provider_member_sha256");
+  ASSERT_NE(members, nullptr);
+  EXPECT_EQ(members->as_object().size(), 3u);
+  EXPECT_EQ(members->find("description")->as_string(), mf::json::canonical_digest(Value("d")));
+  EXPECT_NE(members->find("inputSchema"), nullptr);
+  EXPECT_NE(members->find("name"), nullptr);
 }
 
 TEST(McpAdmit, EveryFaultReportedWithItsFile) {
@@ -186,6 +193,35 @@ TEST(McpClient, AStdioServerSeesOnlyTheBaseVariablesAndTheNamedOnes) {
   EXPECT_EQ(value("HOME"), std::getenv("HOME"));  // PATH: a version manager may prepend to it
 }
 
+// What the client gives a server is never passed on: a named variable's value is cut out of
+// results (text, structured content, member names), errors and the server's stderr.
+TEST(McpClient, InjectedValuesAreCutOutOfAllTheServerSays) {
+  const std::string value = "given-to-the-server-0123456789";
+  ::setenv("MF_TEST_SERVER_VALUE", value.c_str(), 1);
+  ::setenv("MF_TEST_SHORT", "short", 1);
+  mcp::ServerSpec spec = misbehave("leak-env");
+  spec.env = {"MF_TEST_SERVER_VALUE", "MF_TEST_SHORT"};
+  auto c = mcp::Client::connect(spec);
+  ASSERT_TRUE(c);
+  const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto r =
+      (*c)->call_tool("getenv", mf::json::Object{{"name", "MF_TEST_SERVER_VALUE"}}, later, nullptr);
+  ASSERT_EQ(r.status, mcp::CallStatus::Ok) << r.error;
+  EXPECT_EQ(mcp::tool_result(r.result).text, "[REDACTED]");
+  EXPECT_EQ(mf::json::canonical(*r.result.find("structuredContent")), R"({"value":"[REDACTED]"})");
+  auto e = (*c)->call_tool("getenv", mf::json::Object{{"name", "error:MF_TEST_SERVER_VALUE"}},
+                           later, nullptr);
+  EXPECT_EQ(e.status, mcp::CallStatus::Failed);
+  EXPECT_NE(e.error.find("it holds [REDACTED]"), std::string::npos) << e.error;
+  auto s = (*c)->call_tool("getenv", mf::json::Object{{"name", "MF_TEST_SHORT"}}, later, nullptr);
+  EXPECT_EQ(mcp::tool_result(s.result).text, "short");  // under 8 bytes: left as it is
+  const std::string tail = (*c)->stderr_tail();
+  EXPECT_NE(tail.find("MF_TEST_SERVER_VALUE=[REDACTED]"), std::string::npos) << tail;
+  EXPECT_EQ(tail.find(value), std::string::npos);
+  ::unsetenv("MF_TEST_SERVER_VALUE");
+  ::unsetenv("MF_TEST_SHORT");
+}
+
 TEST(McpServerArgument, EnvironmentNamesAreCheckedAndSorted) {
   auto s = mcp::parse_server_argument("srv", {"B_2", "A", "B_2"});
   ASSERT_TRUE(s);
@@ -201,6 +237,14 @@ TEST(McpServerArgument, EnvironmentNamesAreCheckedAndSorted) {
             R"({"bearer_env":"MCP_TOKEN","transport":"http","url":"http://h/mcp"})");
   EXPECT_FALSE(mcp::parse_server_argument("srv", {}, "MCP_TOKEN"));
   EXPECT_FALSE(mcp::parse_server_argument("http://h/mcp", {}, "MCP TOKEN"));
+  // The token's variable is named in upper case, as a profile's secret_env is: a lower-case word
+  // is more likely the token itself, which would then be pinned in the snapshot.
+  auto lower = mcp::parse_server_argument("http://h/mcp", {}, "mcp_token");
+  ASSERT_FALSE(lower);
+  EXPECT_EQ(lower.diagnostics().front().code, "MF-U001");
+  EXPECT_EQ(lower.diagnostics().front().message.find("mcp_token"), std::string::npos);
+  EXPECT_FALSE(mcp::parse_server_argument("http://h/mcp", {}, "ghtok1234abcd"));
+  EXPECT_TRUE(mcp::parse_server_argument("srv", {"lower_case_ok"}));  // --server-env: any case
   auto back = mcp::server_from_json(mcp::to_json(*h), "/server");
   ASSERT_TRUE(back);
   EXPECT_EQ(*back, *h);
@@ -210,6 +254,7 @@ TEST(McpServerArgument, EnvironmentNamesAreCheckedAndSorted) {
       {R"({"transport":"stdio","command":["a"],"env":["A B"]})", "/server/env"},
       {R"({"transport":"http","url":"http://h/x","env":["A"]})", "/server/env"},
       {R"({"transport":"http","url":"http://h/x","bearer_env":"A-B"})", "/server/bearer_env"},
+      {R"({"transport":"http","url":"http://h/x","bearer_env":"mcp_token"})", "/server/bearer_env"},
       {R"({"transport":"stdio","command":["a"],"bearer_env":"A"})", "/server/bearer_env"},
   };
   for (const auto& [bad, at] : faults) {

@@ -185,9 +185,10 @@ std::string version_line(const std::string& name) {
 }
 
 int usage_error(const Tool& tool, std::string_view what) {
-  // Option values are echoed in usage messages (Boost's among them): never a secret.
-  std::cerr << tool.name << ": usage error: " << diag::redact_secrets(what) << "\nTry '"
-            << tool.name << " --help'.\n";
+  // Option values are echoed in usage messages (Boost's among them): never a secret, and escaped
+  // as a diagnostic is.
+  std::cerr << tool.name << ": usage error: " << diag::printable(diag::redact_secrets(what))
+            << "\nTry '" << tool.name << " --help'.\n";
   return kRejected;
 }
 

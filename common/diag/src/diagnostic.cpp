@@ -2,8 +2,59 @@
 #include "mf/diag/diagnostic.hpp"
 
 #include "mf/diag/secrets.hpp"
+#include "mf/text/utf8.hpp"
 
 namespace mf::diag {
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+constexpr char kUpperHex[] = "0123456789ABCDEF";
+
+// Characters a terminal acts on or that reorder what it shows: C1 controls (U+0085 NEL among
+// them), the line and paragraph separators, and the bidirectional marks, embeddings, overrides
+// and isolates (U+061C, U+200E/F, U+202A..U+202E, U+2066..U+2069).
+bool shown_escaped(char32_t c) {
+  return (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+         (c >= 0x2028 && c <= 0x2029) || (c >= 0x202A && c <= 0x202E) ||
+         (c >= 0x2066 && c <= 0x2069);
+}
+
+char32_t decode(std::string_view s, std::size_t at, std::size_t len) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[at + k]); };
+  if (len == 1) return b(0);
+  char32_t c = b(0) & (len == 2 ? 0x1FU : len == 3 ? 0x0FU : 0x07U);
+  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (b(k) & 0x3FU);
+  return c;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const std::size_t len = text::utf8_sequence_length(text, i);
+    if (len == 0 || byte < 0x20 || byte == 0x7F) {
+      // A C0 control, DEL, or a byte of no UTF-8 sequence.
+      out.append("\\x");
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0xF]);
+      ++i;
+      continue;
+    }
+    if (const char32_t c = decode(text, i, len); len > 1 && shown_escaped(c)) {
+      out.append("\\u{");
+      for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kUpperHex[(c >> shift) & 0xF]);
+      out.push_back('}');
+    } else {
+      out.append(text.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
+}
 
 Diagnostic error(std::string code, std::string message, std::string pointer, std::int64_t line,
                  std::int64_t column) {
@@ -18,7 +69,7 @@ std::string render_text(const Diagnostic& d, std::string_view source) {
   if (!d.source.empty()) source = d.source;
   std::string out;
   if (!source.empty()) {
-    out.append(redact_secrets(source));
+    out.append(printable(redact_secrets(source)));
     if (d.line > 0) {
       out += ':' + std::to_string(d.line);
       if (d.column > 0) out += ':' + std::to_string(d.column);
@@ -30,12 +81,12 @@ std::string render_text(const Diagnostic& d, std::string_view source) {
     out.append(": ");
   }
   out.append(d.severity == Severity::Error ? "error " : "warning ");
-  out.append(d.code);
+  out.append(printable(d.code));
   out.append(": ");
-  out.append(d.message);
+  out.append(printable(d.message));
   if (!d.pointer.empty()) {
     out.append(" (at ");
-    out.append(d.pointer);
+    out.append(printable(d.pointer));
     out.push_back(')');
   }
   return out;

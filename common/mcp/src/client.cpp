@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/secrets.hpp"
@@ -33,6 +34,31 @@ std::string shown(std::string_view text, std::size_t max) {
   return diag::redact_secrets(s);
 }
 
+// Every string of `v`, member names included, with the transport's injected values cut out. A
+// member name that redaction makes a repeat of an earlier one is dropped: the object must stay
+// one that canonical JSON can write.
+void redact_all(const detail::Transport& t, Value& v) {
+  if (v.is_string()) {
+    t.redact(v.as_string());
+  } else if (v.is_array()) {
+    for (Value& item : v.as_array()) redact_all(t, item);
+  } else if (v.is_object()) {
+    json::Object& members = v.as_object();
+    bool renamed = false;
+    for (json::Member& m : members) {
+      renamed = t.redact(m.key) || renamed;
+      redact_all(t, m.value);
+    }
+    if (!renamed) return;
+    std::set<std::string> seen;
+    json::Object kept;
+    for (json::Member& m : members) {
+      if (seen.insert(m.key).second) kept.push_back(std::move(m));
+    }
+    members = std::move(kept);
+  }
+}
+
 }  // namespace
 
 Client::Client(std::unique_ptr<detail::Transport> transport, Limits limits)
@@ -50,6 +76,7 @@ void Client::close() {
 std::string Client::stderr_tail() const {
   if (!transport_) return {};
   std::string tail = transport_->stderr_tail();
+  transport_->redact(tail);  // before the cut, so that no part of a value is left at its start
   if (tail.size() > kStderrShown) tail = tail.substr(tail.size() - kStderrShown);
   while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xC0) == 0x80) {
     tail.erase(0, 1);
@@ -175,7 +202,9 @@ CallOutcome Client::request(const std::string& method, json::Value params,
   const detail::OnMessage on = [&](std::string_view text) {
     auto msg = json::parse_object(text, rl);
     if (!msg) {
-      broke = "the server sent a message that is not JSON: " + shown(text, kLineShown);
+      std::string line(text);
+      transport_->redact(line);  // before the cut, so that no part of a value is left at its end
+      broke = "the server sent a message that is not JSON: " + shown(line, kLineShown);
       return detail::Step::Broken;
     }
     const Value* mid = msg->find("id");
@@ -209,6 +238,7 @@ CallOutcome Client::request(const std::string& method, json::Value params,
       std::string m = "error";
       if (const Value* em = e->find("message"); em != nullptr && em->is_string()) {
         m = em->as_string();
+        transport_->redact(m);  // before the cut, so that no part of a value is left at its end
       }
       out.status = CallStatus::Failed;
       out.error = method + " failed: " + shown(m, 512);
@@ -221,6 +251,7 @@ CallOutcome Client::request(const std::string& method, json::Value params,
     }
     out.status = CallStatus::Ok;
     out.result = *r;
+    if (transport_->redacts()) redact_all(*transport_, out.result);
     return detail::Step::Done;
   };
   const std::string message = json::canonical(json::Object{

@@ -31,6 +31,38 @@ bool secret_like(const std::string& s) {
   return diag::redact_secrets(s) != s;
 }
 
+// The digest of each member provider_sha256 covers that `tool` has: what a run names when the
+// tool drifts.
+Value member_digests(const Value& tool) {
+  Value digests = json::Object{};
+  for (const char* key : kDigested) {
+    if (const Value* v = tool.find(key)) digests.set(key, json::canonical_digest(*v));
+  }
+  return digests;
+}
+
+// What differs between the pinned tool and the one listed now: "description changed",
+// "annotations added", ... (a pin without member digests, admitted before they were pinned,
+// can only say which members may have changed).
+std::string drift(const Value& pins, const Value& live) {
+  const Value* pinned = pins.find("provider_member_sha256");
+  if (pinned == nullptr) return "its title, description, inputSchema, outputSchema or annotations";
+  const Value now = member_digests(live);
+  std::string what;
+  for (const char* key : kDigested) {
+    const Value* was = pinned->find(key);
+    const Value* is = now.find(key);
+    const char* change = was == nullptr  ? (is == nullptr ? nullptr : "added")
+                         : is == nullptr ? "removed"
+                         : *was != *is   ? "changed"
+                                         : nullptr;
+    if (change == nullptr) continue;
+    if (!what.empty()) what += ", ";
+    what += std::string(key) + " " + change;
+  }
+  return what.empty() ? "its digest" : what;
+}
+
 // A schema as a server lists it, without a root "$schema" naming a draft whose subset keywords
 // mean what they mean in 2020-12 (zod and the MCP SDKs write draft-07).
 Value without_draft(Value schema) {
@@ -238,6 +270,7 @@ struct Admitting {
     Value out = json::Object{
         {"connector", json::Object{{"connector_id", connector_id},
                                    {"protocol_version", snap.protocol_version},
+                                   {"provider_member_sha256", member_digests(tool)},
                                    {"provider_sha256", digest},
                                    {"provider_tool_name", *provider},
                                    {"server", to_json(snap.server)},
@@ -500,12 +533,30 @@ Result<std::shared_ptr<Broker>> Broker::open(const std::vector<tools::Binding>& 
     }
     auto listed = (*client)->list_tools(cancel);
     if (!listed) return listed.take_diagnostics();
+    // The listing is held to admission's rules: a tool without a name, or a name listed twice,
+    // leaves it open which tool a call would reach.
     std::map<std::string, const Value*> live_tools;
     for (const Value& t : *listed) {
-      if (const Value* n = t.find("name"); n != nullptr && n->is_string()) {
-        live_tools.emplace(n->as_string(), &t);
+      const Value* n = t.is_object() ? t.find("name") : nullptr;
+      if (n == nullptr || !n->is_string() || n->as_string().empty()) {
+        ds.push_back(diag::error(codes::kConnectorSnapshot,
+                                 "connector " + id + ": the server lists a tool without a name",
+                                 pointer(nodes.front(), "server")));
+        continue;
+      }
+      if (!live_tools.emplace(n->as_string(), &t).second) {
+        const auto bound = std::find_if(nodes.begin(), nodes.end(), [&](std::size_t k) {
+          return bindings[k].tool.connector.find("provider_tool_name")->as_string() ==
+                 n->as_string();
+        });
+        ds.push_back(
+            diag::error(codes::kConnectorSnapshot,
+                        "connector " + id + ": the server lists tool " + n->as_string() + " twice",
+                        bound == nodes.end() ? pointer(nodes.front(), "server")
+                                             : pointer(*bound, "provider_tool_name")));
       }
     }
+    if (!ds.empty()) return ds;
     for (std::size_t n : nodes) {
       const tools::ToolDescriptor& d = bindings[n].tool;
       const std::string& provider = d.connector.find("provider_tool_name")->as_string();
@@ -519,14 +570,10 @@ Result<std::shared_ptr<Broker>> Broker::open(const std::vector<tools::Binding>& 
       }
       const std::string digest = provider_sha256(*it->second);
       if (digest == d.connector.find("provider_sha256")->as_string()) continue;
-      std::string what = "its description, title or annotations";
-      if (const Value* in = it->second->find("inputSchema");
-          in == nullptr || schema::normalize(without_draft(*in)) != d.input_schema) {
-        what = "its inputSchema";
-      }
       ds.push_back(diag::error(codes::kConnectorDrift,
                                "connector " + id + ": tool " + provider + " changed since it was " +
-                                   "admitted (" + what + "; it now hashes to " + digest + ")",
+                                   "admitted (" + drift(d.connector, *it->second) +
+                                   "; it now hashes to " + digest + ")",
                                pointer(n, "provider_sha256")));
     }
     if (!ds.empty()) return ds;

@@ -75,8 +75,8 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
     }
     s.url = u->as_string();
     if (const Value* b = v.find("bearer_env"); b != nullptr) {
-      if (!b->is_string() || !mf::text::env_name(b->as_string())) {
-        return bad("a server's bearer_env is the name of an environment variable",
+      if (!b->is_string() || !mf::text::env_name(b->as_string(), mf::text::EnvLetters::Upper)) {
+        return bad("a server's bearer_env is the name of an environment variable (A-Z, 0-9, _)",
                    pointer + "/bearer_env");
       }
       s.bearer_env = b->as_string();
@@ -117,10 +117,12 @@ Result<ServerSpec> parse_server_argument(std::string_view text, const std::vecto
   if (std::string why = normalize_env(s.env); !why.empty()) {
     return diag::error(codes::kUsage, "--server-env: " + why);
   }
-  if (!bearer_env.empty() && !mf::text::env_name(bearer_env)) {
+  // The name is pinned in the snapshot, the manifest and the plan: a lower-case word there is more
+  // likely the token pasted in its place than a name.
+  if (!bearer_env.empty() && !mf::text::env_name(bearer_env, mf::text::EnvLetters::Upper)) {
     return diag::error(codes::kUsage,
-                       "--bearer-env: the name of an environment variable is "
-                       "[A-Za-z_][A-Za-z0-9_]*, at most 128 bytes");
+                       "--bearer-env: the name of the variable that holds the token is "
+                       "[A-Z_][A-Z0-9_]*, at most 128 bytes, not the token itself");
   }
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);

@@ -31,8 +31,11 @@ std::string over(std::size_t bytes) {
 // A child on stdio: one message a line each way.
 class StdioTransport final : public Transport {
  public:
-  StdioTransport(std::unique_ptr<process::Server> server, const Limits& limits)
-      : server_(std::move(server)), max_frame_(limits.max_frame_bytes) {}
+  StdioTransport(std::unique_ptr<process::Server> server, const Limits& limits,
+                 std::vector<std::string> injected)
+      : Transport(std::move(injected)),
+        server_(std::move(server)),
+        max_frame_(limits.max_frame_bytes) {}
   ~StdioTransport() override { stop(); }
 
   Exchange exchange(const std::string& message, Clock::time_point deadline,
@@ -96,7 +99,10 @@ bool starts_with_ci(std::string_view text, std::string_view prefix) {
 class HttpTransport final : public Transport {
  public:
   HttpTransport(std::string url, std::string token, const Limits& limits)
-      : url_(std::move(url)), token_(std::move(token)), max_frame_(limits.max_frame_bytes) {}
+      : Transport(token.empty() ? std::vector<std::string>{} : std::vector<std::string>{token}),
+        url_(std::move(url)),
+        token_(std::move(token)),
+        max_frame_(limits.max_frame_bytes) {}
   ~HttpTransport() override { stop(); }
 
   // What the server says back may quote the request, token and all: no reason shown holds it.
@@ -105,12 +111,6 @@ class HttpTransport final : public Transport {
     Exchange e = send(message, deadline, cancel, on);
     redact(e.why);
     return e;
-  }
-
-  void redact(std::string& text) const override {
-    for (std::size_t at; !token_.empty() && (at = text.find(token_)) != std::string::npos;) {
-      text.replace(at, token_.size(), "[REDACTED]");
-    }
   }
 
  private:
@@ -184,7 +184,11 @@ class HttpTransport final : public Transport {
         why +=
             token_.empty() ? " (it wants a token: --bearer-env NAME)" : " (the token is refused)";
       }
-      if (!response.body.empty()) why += ": " + response.body.substr(0, kBodyShown);
+      if (!response.body.empty()) {
+        std::string body = response.body;
+        redact(body);  // before the cut, so that no part of a token is left at its end
+        why += ": " + body.substr(0, kBodyShown);
+      }
       return {Exchange::Broken, std::move(why)};
     }
     if (on == nullptr) return {};  // a notification or an answer: 202 Accepted, or any 2xx
@@ -255,6 +259,24 @@ class HttpTransport final : public Transport {
 
 }  // namespace
 
+Transport::Transport(std::vector<std::string> injected) : injected_(std::move(injected)) {
+  std::sort(injected_.begin(), injected_.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+}
+
+bool Transport::redact(std::string& text) const {
+  constexpr std::string_view kCut = "[REDACTED]";
+  bool cut = false;
+  for (const std::string& value : injected_) {
+    for (std::size_t at = 0; (at = text.find(value, at)) != std::string::npos;) {
+      text.replace(at, value.size(), kCut);
+      at += kCut.size();
+      cut = true;
+    }
+  }
+  return cut;
+}
+
 Result<std::unique_ptr<Transport>> open_transport(const ServerSpec& spec, const Limits& limits) {
   if (!spec.url.empty()) {
     std::string token;
@@ -274,13 +296,23 @@ Result<std::unique_ptr<Transport>> open_transport(const ServerSpec& spec, const 
   }
   std::vector<std::string> keep(std::begin(kServerEnv), std::end(kServerEnv));
   keep.insert(keep.end(), spec.env.begin(), spec.env.end());
+  // The named variables are the ones a server is given on purpose, its credentials among them:
+  // their values are read here, as the server is started with them.
+  std::vector<std::string> injected;
+  for (const std::string& name : spec.env) {
+    const char* value = std::getenv(name.c_str());
+    if (value != nullptr && std::string_view(value).size() >= kMinRedactedValue) {
+      injected.emplace_back(value);
+    }
+  }
   auto server = process::Server::start({spec.command, {}, {}, std::move(keep)});
   if (!server) {
     auto ds = server.take_diagnostics();
     for (auto& d : ds) d.code = codes::kConnectorUnreachable;
     return ds;
   }
-  return std::unique_ptr<Transport>(new StdioTransport(std::move(*server), limits));
+  return std::unique_ptr<Transport>(
+      new StdioTransport(std::move(*server), limits, std::move(injected)));
 }
 
 }  // namespace mf::mcp::detail

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/mcp/client.hpp"
@@ -46,6 +47,9 @@ struct Exchange {
 
 class Transport {
  public:
+  // `injected`: the values this client gives the server (an HTTP token, the values of a stdio
+  // server's named variables), cut out of everything the server says before anyone sees it.
+  explicit Transport(std::vector<std::string> injected);
   virtual ~Transport() = default;
   // Sends `message` (one JSON-RPC message, no line end). With a handler, delivers every message
   // that comes back until the handler says Done or Broken; without one, returns once the message
@@ -58,9 +62,18 @@ class Transport {
   virtual void stop() = 0;
   // The end of a child server's stderr (stdio only).
   virtual std::string stderr_tail() const { return {}; }
-  // Cuts what the transport must never show (an HTTP token) out of `text`.
-  virtual void redact(std::string& text) const { (void)text; }
+  // Replaces every injected value in `text` with "[REDACTED]"; true when there was one.
+  bool redact(std::string& text) const;
+  // Whether there is anything to cut.
+  bool redacts() const { return !injected_.empty(); }
+
+ private:
+  std::vector<std::string> injected_;  // longest first, so no part of a longer one is left
 };
+
+// A variable's value shorter than this is not cut out of what a server says: a flag such as "1"
+// or "true" would blank every occurrence in unrelated text, and a credential is longer.
+inline constexpr std::size_t kMinRedactedValue = 8;
 
 // Starts the server of `spec` (stdio) or prepares its endpoint (HTTP). MF-N001 when a stdio
 // server cannot be started.

@@ -175,9 +175,25 @@ void read_connector(const json::Value& c, const std::string& at, EntryFaults& fa
   auto name = r.string("provider_tool_name");
   for (const char* key : {"server_name", "server_version", "protocol_version"}) r.string(key);
   const json::Value* server = r.object("server");
-  r.reject_unknown({"connector_id", "provider_tool_name", "provider_sha256", "server",
-                    "server_name", "server_version", "protocol_version", "snapshot_sha256"});
+  const json::Value* members = r.object("provider_member_sha256", false);
+  r.reject_unknown({"connector_id", "provider_tool_name", "provider_sha256",
+                    "provider_member_sha256", "server", "server_name", "server_version",
+                    "protocol_version", "snapshot_sha256"});
   auto ds = r.take();
+  if (members != nullptr) {
+    static constexpr std::array<std::string_view, 6> kMembers = {
+        "annotations", "description", "inputSchema", "name", "outputSchema", "title"};
+    for (const auto& m : members->as_object()) {
+      if (std::find(kMembers.begin(), kMembers.end(), m.key) == kMembers.end() ||
+          !sha256_hex(&m.value)) {
+        ds.push_back(diag::error(codes::kMalformedDescriptor,
+                                 "provider_member_sha256 maps a tool's digested members to 64 "
+                                 "lowercase hex digits",
+                                 at + "/provider_member_sha256"));
+        break;
+      }
+    }
+  }
   if (id && !valid_dotted_id(*id)) {
     ds.push_back(diag::error(codes::kMalformedDescriptor, "connector_id must be dotted lowercase",
                              at + "/connector_id"));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -32,8 +33,13 @@ using Diagnostics = std::vector<Diagnostic>;
 Diagnostic error(std::string code, std::string message, std::string pointer = {},
                  std::int64_t line = 0, std::int64_t column = 0);
 
-// One line for a human on stderr: "SOURCE:LINE:COLUMN: error MF-S006: message [at /pointer]";
-// SOURCE is d.source when set, else `source`.
+// `text` made safe to show on a terminal (docs/diagnostics.md): each C0 control, DEL and byte
+// outside a UTF-8 sequence as \xHH (lowercase hex: \x1b, \x0a), each C1 control, U+2028,
+// U+2029 and bidirectional control as \u{HHHH} (\u{202E}); everything else as it is.
+std::string printable(std::string_view text);
+
+// One line for a human on stderr: "SOURCE:LINE:COLUMN: error MF-S006: message (at /pointer)";
+// SOURCE is d.source when set, else `source`. Every part is printable().
 std::string render_text(const Diagnostic& d, std::string_view source = {});
 
 }  // namespace mf::diag

@@ -34,7 +34,8 @@ inline constexpr std::string_view kProtocolVersions[] = {"2025-11-25", "2025-06-
 // HTTP endpoint (exactly one of the two is set). A stdio server's environment holds only
 // kServerEnv and the variables `env` names (sorted, no repeats), with this process's values. An
 // HTTP server is sent `Authorization: Bearer <value>` when `bearer_env` names the variable that
-// holds the token.
+// holds the token. What the client gives a server this way (the token, the values of `env`'s
+// variables from 8 bytes on) is cut out of everything the server says before it is returned.
 struct ServerSpec {
   std::vector<std::string> command;
   std::vector<std::string> env;
