@@ -419,8 +419,11 @@ diag::CommandOutcome verify_plan(const std::string& path, int out_fd) {
 Result<json::Value> verify_command(const std::string& path) {
   auto text = io::read_input(path, json::kMaxHeldBytes);  // as the runtime's plan loader
   if (!text) return about(path, text.take_diagnostics());
-  auto parsed = json::parse_object(*text);
-  const bool millforge = parsed && is_millforge_plan(*parsed);
+  // Which form decides which loader parses the bytes again; one tree at a time.
+  const bool millforge = [&] {
+    auto parsed = json::parse_object(*text);
+    return parsed && is_millforge_plan(*parsed);
+  }();
   auto plan = millforge ? load_millforge_plan(*text) : load_plan(*text);
   if (!plan) return plan;
   return Value(json::Object{
