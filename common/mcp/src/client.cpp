@@ -214,13 +214,13 @@ CallOutcome Client::request(const std::string& method, json::Value params,
       out.error = method + " failed: " + shown(m, 512);
       return detail::Step::Done;
     }
-    const Value* r = msg->find("result");
+    Value* r = msg->find("result");
     if (r == nullptr || !r->is_object()) {
       broke = "the server's reply to " + method + " has no result object";
       return detail::Step::Broken;
     }
     out.status = CallStatus::Ok;
-    out.result = *r;
+    out.result = std::move(*r);  // the message is done with: a large result is held once
     return detail::Step::Done;
   };
   const std::string message = json::canonical(json::Object{
