@@ -91,6 +91,16 @@ Result<Recording> read_recording(const std::string& path) {
   return rec;
 }
 
+// How a live backend's call went (docs/live-backends.md): where the reply came from, the transport
+// attempts it took and the digest of the request it answered. They describe the recorded call, not
+// the reply, and a replay, which serves the reply again without a profile or a network, cannot make
+// that call again: the replayed reply carries the recording's.
+void restore_transport(const Value& e, model::Reply& r) {
+  if (const Value* v = e.find("source")) r.source = v->as_string();
+  if (const Value* v = e.find("attempts")) r.attempts = *v->as_exact_int();
+  if (const Value* v = e.find("request_sha256")) r.request_sha256 = v->as_string();
+}
+
 // The replies of the events before `before_seq`, as the model gave them.
 Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int64_t before_seq) {
   std::deque<model::Reply> out;
@@ -100,6 +110,7 @@ Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int
     if (event == "model_failed") {
       model::Reply r;
       r.error = e.find("error")->as_string();
+      restore_transport(e, r);
       out.push_back(std::move(r));
       continue;
     }
@@ -107,7 +118,8 @@ Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int
     const Value* content = e.find("content");
     const Value* count = e.find("tool_call_count");
     const bool missing = (content == nullptr && *e.find("content_bytes")->as_exact_int() > 0) ||
-                         (count != nullptr && e.find("tool_calls") == nullptr);
+                         (count != nullptr && e.find("tool_calls") == nullptr) ||
+                         (e.find("reasoning_bytes") != nullptr && e.find("reasoning") == nullptr);
     if (missing || e.find("content_redacted") != nullptr) {
       return diag::error(diag::codes::kUsage,
                          "call " + std::to_string(*e.find("call")->as_exact_int()) +
@@ -124,6 +136,9 @@ Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int
       }
     }
     if (const Value* usage = e.find("usage")) r.usage = *usage;
+    if (const Value* reasoning = e.find("reasoning")) r.reasoning = reasoning->as_string();
+    if (const Value* stop = e.find("stop_reason")) r.stop_reason = stop->as_string();
+    restore_transport(e, r);
     out.push_back(std::move(r));
   }
   return out;
