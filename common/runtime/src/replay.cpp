@@ -2,10 +2,12 @@
 // loop in place of a model; a strict replay's events must equal the recorded ones.
 #include "mf/runtime/replay.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 
@@ -67,11 +69,62 @@ struct Recording {
   std::string bytes;
 };
 
+// A plan run's trace, held whole for the replay.
+constexpr std::size_t kMaxTraceBytes = std::size_t{1} << 30;
+
+// Reads the trace whole ("-" = stdin) and verifies it in the same pass. One line is never held past
+// json::kMaxHeldBytes, the verifier's bound on a line: a longer one stops the reading there, and
+// the trace is corrupt at that line (MF-E001) however long the line goes on.
+Result<std::string> read_verified(const std::string& path, trace::Summary& summary) {
+  const std::string name = path == "-" ? "<stdin>" : path;
+  io::Fd owned;
+  int fd = STDIN_FILENO;
+  std::string bytes;
+  if (path != "-") {
+    owned.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!owned.valid()) {
+      return diag::error(diag::codes::kMissing,
+                         "cannot open input '" + path + "': " + std::strerror(errno));
+    }
+    struct stat st {};
+    if (::fstat(owned.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return diag::error(diag::codes::kNotRegularFile,
+                         "input '" + path + "' is not a regular file");
+    }
+    fd = owned.get();
+    // Address space only: the pages are touched as the bytes arrive.
+    bytes.reserve(std::min(static_cast<std::size_t>(st.st_size), kMaxTraceBytes + 1));
+  }
+  trace::Verifier verifier;
+  std::size_t line_bytes = 0;  // of the last line so far
+  const int err = io::read_chunks(fd, std::size_t{1} << 20, [&](std::string_view chunk) {
+    verifier.feed(chunk);
+    if (const std::size_t first = chunk.find('\n'); first == std::string_view::npos) {
+      line_bytes += chunk.size();
+    } else {
+      if (line_bytes + first > json::kMaxHeldBytes) return false;
+      line_bytes = chunk.size() - chunk.rfind('\n') - 1;
+    }
+    if (line_bytes > json::kMaxHeldBytes) return false;  // the verifier has refused it
+    bytes.append(chunk);
+    return bytes.size() <= kMaxTraceBytes;
+  });
+  if (err != 0) {
+    return diag::error(diag::codes::kMissing, "cannot read " + name + ": " + std::strerror(-err));
+  }
+  if (bytes.size() > kMaxTraceBytes) {
+    return diag::error(diag::codes::kTooLarge, "input '" + name + "' exceeds the limit of " +
+                                                   std::to_string(kMaxTraceBytes) + " bytes");
+  }
+  summary = verifier.finish();
+  return bytes;
+}
+
 Result<Recording> read_recording(const std::string& path) {
-  Result<std::string> bytes = io::read_input(path, 1u << 30);
+  trace::Summary verified;
+  Result<std::string> bytes = read_verified(path, verified);
   if (!bytes) return bytes.take_diagnostics();
-  Result<trace::Summary> summary = trace::verify(*bytes);
-  if (!summary) return summary.take_diagnostics();
+  Result<trace::Summary> summary = std::move(verified);
   if (summary->status != trace::Outcome::Ok) {
     diag::Diagnostic d = *summary->first_error;
     d.message =
