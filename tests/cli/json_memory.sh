@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The JSON tree costs memory in proportion to its input (docs/json.md, "Limits"): 15 MB documents of
-# empty containers, the cheapest values to write and once the dearest to hold, keep each command's
-# peak RSS under 32 times the input, through a local file (mf-compile verify), a model reply from
-# the loopback wire server (mf-run --task), and a tool call's arguments in that reply (mf-run
-# --plan). Under AddressSanitizer RSS says little about the program; only the behaviour is checked.
+# The JSON tree costs memory in proportion to its input (docs/json.md, "Memory per value"): 15 MB
+# documents of empty containers, the cheapest values to write and once the dearest to hold, keep
+# each command's peak RSS under 32 times the input, through a local file (mf-compile verify), a
+# model reply from the loopback wire server (mf-run --task), a tool call's arguments in that reply
+# (mf-run --plan), and a strict replay of that run (mf-replay --strict). Under AddressSanitizer RSS
+# says little about the program; only the behaviour is checked.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/wire.bash"
@@ -103,3 +104,11 @@ wire_profile call-args "$base" "$tmp/call-args.profile.json"
 peak "mf-run tool call" "$size" 1 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" \
   --model "openai:$tmp/call-args.profile.json" --workspace "$fx/repository" --trace "$tmp/t2.jsonl"
 grep -q '"event":"tool_denied"' "$tmp/t2.jsonl" || fail "mf-run tool call: the call was not judged"
+
+# --- strict replay of that run recorded inline: the recorded and replayed traces are held as bytes
+# and their events parsed one at a time, so the replay stays under the same ratio of the trace.
+run 1 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" --model "openai:$tmp/call-args.profile.json" \
+  --workspace "$fx/repository" --trace-content inline --trace "$tmp/t3.jsonl"
+peak "mf-replay --strict" "$(stat -c %s "$tmp/t3.jsonl")" 0 "$MF_BIN/mf-replay" --strict \
+  --plan "$tmp/rs.plan.json" --workspace "$fx/repository" "$tmp/t3.jsonl"
+[[ $(jq -r .status "$tmp/out") == identical ]] || fail "mf-replay --strict: $(cat "$tmp/out")"
