@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The JSON tree costs memory in proportion to its input (docs/json.md, "Memory per value"): 15 MB
 # documents of empty containers, the cheapest values to write and once the dearest to hold, keep
-# each command's peak RSS under 32 times the input, through a local file (mf-compile verify), a
-# model reply from the loopback wire server (mf-run --task), a tool call's arguments in that reply
-# (mf-run --plan), and a strict replay of that run (mf-replay --strict). Under AddressSanitizer RSS
-# says little about the program; only the behaviour is checked.
+# each command's peak RSS under 32 times the input, through local files (mf-compile verify and
+# project), a model reply from the loopback wire server (mf-run --task), a tool call's arguments in
+# that reply (mf-run --plan), and a strict replay of that run (mf-replay --strict). Under
+# AddressSanitizer RSS says little about the program; only the behaviour is checked.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 source "$(dirname "$0")/lib/wire.bash"
@@ -62,6 +62,14 @@ for kind in objects arrays members; do
     grep -q "error MF-S012" "$tmp/err" || fail "verify $kind: $(cat "$tmp/err")"
   fi
 done
+
+# A document refused for an unknown member after parsing: the diagnostic's line and column come
+# from a second pass that maps only the pointer it names, not every value of the document.
+python3 -c 'import sys; d = open(sys.argv[1]).read(); sys.stdout.write("{\"zzz\":" + d[:-1] + "]}")' \
+  "$tmp/objects.json" >"$tmp/input.json"
+peak "project --input" "$size" 2 "$MF_BIN/mf-compile" project --input "$tmp/input.json"
+grep -q 'line 1, column 2: error MF-P004: .*unknown field "zzz"' "$tmp/err" ||
+  fail "project --input: $(cat "$tmp/err")"
 
 # --- a model reply: the reply body carries the document beside a valid task output, and a tool
 # call carries it in its arguments
