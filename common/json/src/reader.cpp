@@ -116,7 +116,7 @@ struct Stacks {
 // that closes moves exactly its entries into a vector of exactly that size. No container reserves
 // room it may not use, so an empty one allocates nothing and the tree costs sizeof(Value) per
 // element and sizeof(Member) per member plus what long strings and non-empty containers allocate
-// (docs/json.md, "Limits").
+// (docs/json.md, "Memory per value").
 class Builder {
  public:
   Builder(std::string_view text, const ReadLimits& limits, Stream& stream, Stacks& stacks)
