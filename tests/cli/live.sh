@@ -117,6 +117,44 @@ jq -e '(has("tools") | not) and (.messages[0].role == "system")
 wire_log | jq -r '.[1].body' | jq -e '[.messages[] | select(.role == "tool")] | length == 0' \
   >/dev/null || fail "a tool message went to a server without tool calling"
 
+# --- strict replay of live runs: the transport record of each call (source, attempts, the request
+# digest) is the recording's, since a replay cannot make the call again; the reply and everything
+# the run did with it must still be the same.
+jq --slurpfile ok "$captures/harness-read-submit.json" \
+  '{description: "a 503, then the read-submit replies", responses: ([.responses[0]] + $ok[0].responses)}' \
+  "$captures/openai-503-then-ok.json" >"$captures/harness-retry.json"
+for scenario in harness-retry harness-read-submit-anthropic; do
+  wire_reset
+  case $scenario in
+    *-anthropic) p=$(profile $scenario '.stream = true | .auth = {scheme: "header", header: "x-api-key", secret_env: "MF_TEST_KEY"}
+                                        | .options = {temperature: 0, max_tokens: 512}') api=anthropic ;;
+    *) p=$(profile $scenario) api=openai ;;
+  esac
+  run 0 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" --model "$api:$p" --workspace "$fx/repository" \
+    --trace-content inline --trace "$tmp/strict-$scenario.jsonl"
+  run 0 "$MF_BIN/mf-replay" --strict --plan "$tmp/rs.plan.json" --workspace "$fx/repository" \
+    "$tmp/strict-$scenario.jsonl"
+  [[ $(jq -r .status "$tmp/out") == identical ]] || fail "$scenario: strict replay: $(cat "$tmp/out")"
+done
+r=$(event "$tmp/strict-harness-retry.jsonl" model_responded)
+[[ $(jq -r .attempts <<<"$r") == 2 && $(jq -r .source <<<"$r") == network ]] || fail "retry: $r"
+# Another workspace: the read's result differs.
+mkdir -p "$tmp/ws-other/src"
+echo "fn other() {}" >"$tmp/ws-other/src/lib.rs"
+run 1 "$MF_BIN/mf-replay" --strict --plan "$tmp/rs.plan.json" --workspace "$tmp/ws-other" \
+  "$tmp/strict-harness-retry.jsonl"
+[[ $(jq -r .first_difference.actual "$tmp/out") == tool_completed ]] ||
+  fail "another workspace: $(cat "$tmp/out")"
+# A reply edited in the trace (and the chain relinked): its recorded digest no longer matches it.
+jq -c 'del(.prev) | if .event == "model_responded" and .call == 1
+       then .tool_calls[0].arguments = "{\"path\":\"src/main.rs\"}" else . end' \
+  "$tmp/strict-harness-retry.jsonl" | link >"$tmp/strict-edited.jsonl"
+run 0 "$MF_BIN/mf-replay" "$tmp/strict-edited.jsonl"
+run 1 "$MF_BIN/mf-replay" --strict --plan "$tmp/rs.plan.json" --workspace "$fx/repository" \
+  "$tmp/strict-edited.jsonl"
+[[ $(jq -r '.status + " " + .first_difference.actual' "$tmp/out") == "diverged model_responded" ]] ||
+  fail "an edited reply: $(cat "$tmp/out")"
+
 # Reasoning and parallel calls reach the trace (task mode records them; its contract then fails).
 wire_reset
 p=$(profile vllm-tool-call)

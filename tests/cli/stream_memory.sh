@@ -73,6 +73,25 @@ want=$(bash -c "$endless" | sha256sum | cut -d' ' -f1)
 kb=$(peak "$tmp/out" "$lines" 1 "$replay" -)
 check "mf-replay, many lines" "$kb"
 
+# Strict replay and forks hold the recorded trace whole, but never one line past the bound: the
+# endless line is refused where it passes it (two copies of at most 16 MiB: the line and the
+# verifier's).
+run 0 "$compile" "$MF_SOURCE_DIR/fixtures/harness/read-submit.yaml" -o -
+cp "$tmp/out" "$tmp/rs.plan.json"
+for args in "--strict" "--fork-at 2 --responses sim:ok --trace $tmp/fork.jsonl"; do
+  kb=$(peak "$tmp/out" "$endless" 2 "$replay" $args --plan "$tmp/rs.plan.json" -)
+  [[ -z $limit_kib ]] || ((kb < 2 * limit_kib)) || fail "mf-replay $args peaked at $kb KiB"
+  echo "stream_memory: mf-replay $args, one endless line: $kb KiB" >&2
+  grep -q 'stdin>:1: error MF-E001: .*16777216 bytes' "$tmp/err" ||
+    fail "mf-replay $args: $(cat "$tmp/err")"
+done
+# mf-store import: a line over 8 MiB that is not an object line as the export writes it (which it
+# streams) is refused there.
+kb=$(peak "$tmp/out" "$endless" 2 "$mf_store" --store "$tmp/st" import -)
+check "mf-store import, one endless line" "$kb"
+grep -q 'stdin>:1: error MF-K008: export stream line 1: a line over 8 MiB' "$tmp/err" ||
+  fail "mf-store import: $(cat "$tmp/err")"
+
 # The bound is the user's to raise: a 20 MiB document is refused by default and read with more room.
 big=$tmp/big.json
 python3 -c 'import sys; sys.stdout.write("[" + ",".join(["\"" + "b" * (1 << 20) + "\""] * 20) + "]")' >"$big"

@@ -29,6 +29,9 @@ Modes (where each one strikes):
   crash-call     tools/call: half a JSON line, no newline, then exit 3
   exit-init      initialize: "boom" on stderr, exit 1
   huge-output    tools/call: one valid response line whose text is 64 MiB
+  huge-tree      tools/call: one valid response line whose structuredContent is 16 MB of empty
+                 objects, [[{},{},...],...] in groups of 1000 (what a reader that reserves room per
+                 container turns into gigabytes)
   huge-line      tools/call: a 200 MiB line that never ends (1 MiB writes; a closed pipe ends it
                  quietly), then silence
   stderr-flood   50 MiB to stderr from a thread at startup, alongside normal operation (a client
@@ -67,7 +70,7 @@ VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 MODES = ["ok", "garbage-init", "garbage-call", "wrong-id", "hang-init", "hang-call", "crash-call",
          "exit-init", "huge-output", "huge-line", "stderr-flood", "noisy", "bad-version", "drift",
          "drift-remove", "drift-schema", "drift-annotations", "drift-dup", "orphan", "ignore-term",
-         "unsupported-schema", "paginate", "secret", "leak-env", "leak-exit", "bad-name"]
+         "unsupported-schema", "paginate", "secret", "leak-env", "leak-exit", "bad-name", "huge-tree"]
 SECRET = "sk-abcdefghijklmnopqrstuvwxyz0123456789"
 MiB = 1024 * 1024
 
@@ -244,6 +247,12 @@ def tools_call(req):
     if mode == "leak-env" and name == "getenv" and wanted.startswith("error:"):
         value = os.environ.get(wanted[6:], "<unset>")
         return error(req, -32000, f"cannot read {wanted[6:]}: it holds {value}")
+    if mode == "huge-tree":
+        group = "[" + ",".join(["{}"] * 1000) + "]"
+        tree = "[" + ",".join([group] * (16 * 1000 * 1000 // len(group))) + "]"
+        return raw(b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode() +
+                   b',"result":{"content":[{"type":"text","text":"tree"}],"structuredContent":{"tree":' +
+                   tree.encode() + b"}}}\n")
     result(req, text("x" * (64 * MiB)) if mode == "huge-output" else run_tool(name, args))
 
 

@@ -31,6 +31,37 @@ TEST(JsonReader, BuildsValuesInInputOrder) {
   EXPECT_EQ(b[2].as_string(), "x");
 }
 
+// Each container holds exactly its entries, and an empty one allocates nothing: the tree costs
+// memory in proportion to the document (docs/json.md, "Memory per value").
+TEST(JsonReader, ContainersAreSizedExactly) {
+  Result<Value> r = parse(R"([[],{},[1,2,3],{"a":1,"b":[{}]}])");
+  ASSERT_TRUE(r.ok());
+  const Array& root = r->as_array();
+  EXPECT_EQ(root.capacity(), 4u);
+  EXPECT_EQ(root[0].as_array().capacity(), 0u);
+  EXPECT_EQ(root[1].as_object().capacity(), 0u);
+  EXPECT_EQ(root[2].as_array().capacity(), 3u);
+  const Object& o = root[3].as_object();
+  EXPECT_EQ(o.capacity(), 2u);
+  EXPECT_EQ(o[1].value.as_array().capacity(), 1u);
+  EXPECT_EQ(o[1].value.as_array()[0].as_object().capacity(), 0u);
+  EXPECT_EQ(canonical(*r), R"([[],{},[1,2,3],{"a":1,"b":[{}]}])");
+}
+
+// Arrays and objects nested in each other keep their entries apart while they are open, and a
+// diagnostic's pointer runs through every open container to the entry being read.
+TEST(JsonReader, PointersThroughNestedContainers) {
+  EXPECT_EQ(reject(R"({"a":[1,{"b":[true,{"c":1,"c":2}]}]})").pointer, "/a/1/b/1/c");
+  EXPECT_EQ(reject(R"({"x":[{"y":[1,2,}]})").pointer, "/x/0/y/2");
+  EXPECT_EQ(reject(R"([[],{"k":[0,{"z":1e999}]}])").pointer, "/1/k/1/z");
+  EXPECT_EQ(reject(R"({"a":{"b":[[],[{"c":"\ud800"}]]}})").pointer, "/a/b/1/0/c");
+  // A key may repeat in different objects, including an enclosing one after the inner closes.
+  Result<Value> r = parse(R"({"k":{"k":{"k":[{"k":1},{"k":2}]}},"j":{"k":0}})");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(canonical(*r), R"({"j":{"k":0},"k":{"k":{"k":[{"k":1},{"k":2}]}}})");
+  EXPECT_EQ(reject(R"({"k":{"k":{"k":[]}},"j":1,"k":2})").pointer, "/k");
+}
+
 TEST(JsonReader, DuplicateKeyHasPointerLineAndColumn) {
   const auto d = reject("{\n  \"a\": {\"k\": 1,\n        \"k\": 2}\n}");
   EXPECT_EQ(d.code, "MF-S006");

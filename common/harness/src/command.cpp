@@ -228,8 +228,9 @@ CompileResult compile_source(const CompileArgs& args, CompileRequest& request,
   result = compile(request);
   // Faults found after parsing point into the value model; give them source positions.
   if (!result.ok) {
-    json::locate(result.diagnostics,
-                 *format == Format::Json ? json::json_source_map(*text) : yaml::source_map(*text));
+    json::locate(result.diagnostics, *format == Format::Json
+                                         ? json::json_source_map(*text, result.diagnostics)
+                                         : yaml::source_map(*text));
   }
   return result;
 }
@@ -419,8 +420,11 @@ diag::CommandOutcome verify_plan(const std::string& path, int out_fd) {
 Result<json::Value> verify_command(const std::string& path) {
   auto text = io::read_input(path, json::kMaxHeldBytes);  // as the runtime's plan loader
   if (!text) return about(path, text.take_diagnostics());
-  auto parsed = json::parse_object(*text);
-  const bool millforge = parsed && is_millforge_plan(*parsed);
+  // Which form decides which loader parses the bytes again; one tree at a time.
+  const bool millforge = [&] {
+    auto parsed = json::parse_object(*text);
+    return parsed && is_millforge_plan(*parsed);
+  }();
   auto plan = millforge ? load_millforge_plan(*text) : load_plan(*text);
   if (!plan) return plan;
   return Value(json::Object{
@@ -464,7 +468,7 @@ Result<Value> read_kind(const std::string& path, const char* kind, std::string& 
 }
 
 diag::Diagnostics located(const std::string& path, const std::string& text, diag::Diagnostics ds) {
-  json::locate(ds, json::json_source_map(text));
+  json::locate(ds, json::json_source_map(text, ds));
   return about(path, std::move(ds));
 }
 
@@ -528,8 +532,8 @@ Status custom_tools_command(const std::string& manifest, const std::string& poli
     // Each names its file, with a line and column there; the compiler's order is kept.
     diag::Diagnostics all = compiled.take_diagnostics(), of_manifest, of_policy;
     for (const auto& d : all) (d.source == "policy" ? of_policy : of_manifest).push_back(d);
-    json::locate(of_manifest, json::json_source_map(manifest_text));
-    json::locate(of_policy, json::json_source_map(policy_text));
+    json::locate(of_manifest, json::json_source_map(manifest_text, of_manifest));
+    json::locate(of_policy, json::json_source_map(policy_text, of_policy));
     std::size_t next_manifest = 0, next_policy = 0;
     for (auto& d : all) {
       const bool about_policy = d.source == "policy";

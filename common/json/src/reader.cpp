@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,7 +32,6 @@ namespace codes = diag::codes;
 constexpr unsigned kParseFlags =
     rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag |
     rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
-
 
 // RapidJSON reads each token from a local copy of an in-situ stream and advances the caller's
 // stream only after the token's handler returns: inside String, Key and RawNumber, Tell() is the
@@ -87,11 +87,44 @@ std::string_view parse_error_message(rapidjson::ParseErrorCode code) {
   }
 }
 
+// An open container: its entries so far are elements or members [begin, begin + count); an
+// object's member whose value is being read waits just past them (key_pending).
+struct Frame {
+  bool object = false;
+  bool key_pending = false;
+  std::size_t begin = 0;
+  std::size_t count = 0;
+  KeyIndex keys;
+};
+
+// The entries of the open containers, innermost last. Kept per thread from one parse to the next,
+// so that a stream of small documents does not regrow them each time.
+struct Stacks {
+  std::vector<Frame> frames;
+  std::vector<Value> elements;  // of the open arrays
+  std::vector<Member> members;  // of the open objects
+
+  void clear() {
+    frames.clear();
+    elements.clear();
+    members.clear();
+  }
+};
+
+// Builds the tree bottom-up, the way RapidJSON's own Document does: the entries of every open
+// container wait on one of two shared stacks (array elements, object members), and a container
+// that closes moves exactly its entries into a vector of exactly that size. No container reserves
+// room it may not use, so an empty one allocates nothing and the tree costs sizeof(Value) per
+// element and sizeof(Member) per member plus what long strings and non-empty containers allocate
+// (docs/json.md, "Memory per value").
 class Builder {
  public:
-  Builder(std::string_view text, const ReadLimits& limits, Stream& stream)
+  Builder(std::string_view text, const ReadLimits& limits, Stream& stream, Stacks& stacks)
       : limits_(limits),
         stream_(stream),
+        frames_(stacks.frames),
+        elements_(stacks.elements),
+        members_(stacks.members),
         // Only a \u escape can produce a surrogate; most documents have none.
         may_hold_surrogates_(text.find("\\u") != std::string_view::npos) {}
 
@@ -124,14 +157,14 @@ class Builder {
     return add(Value(std::string(s, n)));
   }
 
-  bool StartObject() { return open(Value(Object{})); }
-  bool StartArray() { return open(Value(Array{})); }
+  bool StartObject() { return open(true); }
+  bool StartArray() { return open(false); }
 
   bool Key(const char* s, rapidjson::SizeType n, bool) {
     if (!check_string(s, n)) return false;
     Frame& f = frames_.back();
     std::string_view key(s, n);
-    if (f.keys.contains(f.value.as_object(), key)) {
+    if (f.keys.contains(std::span<const Member>(members_.data() + f.begin, f.count), key)) {
       error_offset_ = stream_.Tell();
       std::string pointer = current_pointer();
       append_token(pointer, key);
@@ -139,7 +172,8 @@ class Builder {
                            "duplicate object key \"" + std::string(key) + "\"", pointer);
       return false;
     }
-    f.key.assign(s, n);
+    // The member waits on the stack, keyed, for its value.
+    members_.push_back(Member{std::string(key), Value()});
     f.key_pending = true;
     return true;
   }
@@ -156,23 +190,16 @@ class Builder {
   std::string current_pointer() const {
     std::string pointer;
     for (const Frame& f : frames_) {
-      if (f.value.is_object()) {
-        if (f.key_pending) append_token(pointer, f.key);
+      if (f.object) {
+        if (f.key_pending) append_token(pointer, members_[f.begin + f.count].key);
       } else {
-        append_index(pointer, f.value.as_array().size());
+        append_index(pointer, f.count);
       }
     }
     return pointer;
   }
 
  private:
-  struct Frame {
-    Value value;
-    std::string key;
-    bool key_pending = false;
-    KeyIndex keys;
-  };
-
   bool fail(const char* code, std::string message) {
     error_offset_ = stream_.Tell();
     error_ = diag::error(code, std::move(message), current_pointer());
@@ -191,33 +218,36 @@ class Builder {
     return true;
   }
 
-  bool open(Value container) {
+  bool open(bool object) {
     if (frames_.size() >= limits_.max_depth) {
       return fail(codes::kLimitExceeded,
                   "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
     }
     if (!frames_.empty() && !check_entries(frames_.back())) return false;
-    frames_.push_back(Frame{std::move(container), {}, false, {}});
-    // Most containers are small; one allocation up front saves the 1-2-4 regrowth moves.
-    Value& v = frames_.back().value;
-    if (v.is_object()) {
-      v.as_object().reserve(8);
-    } else {
-      v.as_array().reserve(4);
-    }
+    Frame& f = frames_.emplace_back();
+    f.object = object;
+    f.begin = object ? members_.size() : elements_.size();
     return true;
   }
 
   bool close() {
-    Value done = std::move(frames_.back().value);
+    const Frame& f = frames_.back();
+    Value done;
+    if (f.object) {
+      const auto first = members_.begin() + std::ptrdiff_t(f.begin);
+      done = Value(Object(std::make_move_iterator(first), std::make_move_iterator(members_.end())));
+      members_.erase(first, members_.end());
+    } else {
+      const auto first = elements_.begin() + std::ptrdiff_t(f.begin);
+      done = Value(Array(std::make_move_iterator(first), std::make_move_iterator(elements_.end())));
+      elements_.erase(first, elements_.end());
+    }
     frames_.pop_back();
     return add(std::move(done));
   }
 
   bool check_entries(const Frame& f) {
-    const std::size_t n =
-        f.value.is_object() ? f.value.as_object().size() : f.value.as_array().size();
-    if (n >= limits_.max_entries) {
+    if (f.count >= limits_.max_entries) {
       return fail(codes::kLimitExceeded,
                   "container has more than " + std::to_string(limits_.max_entries) + " entries");
     }
@@ -231,20 +261,23 @@ class Builder {
     }
     Frame& f = frames_.back();
     if (!v.is_object() && !v.is_array() && !check_entries(f)) return false;
-    if (f.value.is_object()) {
-      Object& members = f.value.as_object();
-      f.keys.adding(f.key, members.size());
-      members.push_back(Member{std::move(f.key), std::move(v)});
+    if (f.object) {
+      Member& m = members_.back();
+      f.keys.adding(m.key, f.count);
+      m.value = std::move(v);
       f.key_pending = false;
     } else {
-      f.value.as_array().push_back(std::move(v));
+      elements_.push_back(std::move(v));
     }
+    ++f.count;
     return true;
   }
 
   const ReadLimits& limits_;
   Stream& stream_;  // Tell() is not const
-  std::vector<Frame> frames_;
+  std::vector<Frame>& frames_;
+  std::vector<Value>& elements_;
+  std::vector<Member>& members_;
   Value root_;
   std::optional<Diagnostic> error_;
   std::size_t error_offset_ = 0;
@@ -269,14 +302,22 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_
   // In-situ parsing decodes strings in place, so it works on a NUL-terminated private copy; the
   // buffer is reused across calls on this thread.
   thread_local std::string buffer;
-  struct Trim {  // do not keep a large document's buffer alive after the call
+  thread_local Stacks stacks;
+  struct Trim {  // do not keep a large document's buffer or stacks alive after the call
     ~Trim() {
       if (buffer.capacity() > (1u << 20)) std::string().swap(buffer);
+      stacks.clear();  // what a failed parse left open
+      if (stacks.elements.capacity() * sizeof(Value) + stacks.members.capacity() * sizeof(Member) >
+          (1u << 20)) {
+        Stacks().elements.swap(stacks.elements);
+        Stacks().members.swap(stacks.members);
+      }
     }
   } trim;
   buffer.assign(text);
   Stream stream(buffer.data());
-  Builder builder(text, limits, stream);
+  stacks.clear();
+  Builder builder(text, limits, stream, stacks);
   rapidjson::Reader reader;
   const rapidjson::ParseResult result = reader.Parse<kParseFlags>(stream, builder);
   if (builder.has_error()) {

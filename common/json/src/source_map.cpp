@@ -5,6 +5,7 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +20,8 @@ namespace {
 // stream before it advances past the token, so Tell() inside a callback is the token's start.
 class Recorder {
  public:
-  explicit Recorder(rapidjson::StringStream& s) : stream_(s) {}
+  Recorder(rapidjson::StringStream& s, const std::set<std::string, std::less<>>& wanted)
+      : stream_(s), wanted_(wanted) {}
 
   bool Null() { return value(); }
   bool Bool(bool) { return value(); }
@@ -66,13 +68,17 @@ class Recorder {
     return {std::move(pointer), at};
   }
 
+  void record() {
+    auto at = here();
+    if (wanted_.contains(at.first)) offsets.push_back(std::move(at));
+  }
   bool value() {
-    offsets.push_back(here());
+    record();
     if (!frames_.empty() && !frames_.back().object) ++frames_.back().next_index;
     return true;
   }
   bool open(bool object) {
-    offsets.push_back(here());
+    record();
     frames_.push_back(Frame{object, 0, {}, 0});
     return true;
   }
@@ -83,15 +89,25 @@ class Recorder {
   }
 
   rapidjson::StringStream& stream_;
+  const std::set<std::string, std::less<>>& wanted_;
   std::vector<Frame> frames_;
 };
 
 }  // namespace
 
-SourceMap json_source_map(std::string_view text) {
+SourceMap json_source_map(std::string_view text, const diag::Diagnostics& ds) {
+  std::set<std::string, std::less<>> wanted;
+  for (const auto& d : ds) {
+    if (d.line != 0) continue;
+    for (std::string pointer = d.pointer;; pointer.resize(pointer.rfind('/'))) {
+      wanted.insert(pointer);
+      if (pointer.empty() || pointer.find('/') == std::string::npos) break;
+    }
+  }
+  if (wanted.empty()) return {};
   const std::string copy(text);  // StringStream needs a terminating NUL
   rapidjson::StringStream stream(copy.c_str());
-  Recorder recorder(stream);
+  Recorder recorder(stream, wanted);
   rapidjson::Reader reader;
   if (reader
           .Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag>(stream,

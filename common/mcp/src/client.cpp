@@ -244,13 +244,13 @@ CallOutcome Client::request(const std::string& method, json::Value params,
       out.error = method + " failed: " + shown(m, 512);
       return detail::Step::Done;
     }
-    const Value* r = msg->find("result");
+    Value* r = msg->find("result");
     if (r == nullptr || !r->is_object()) {
       broke = "the server's reply to " + method + " has no result object";
       return detail::Step::Broken;
     }
     out.status = CallStatus::Ok;
-    out.result = *r;
+    out.result = std::move(*r);  // the message is done with: a large result is held once
     if (transport_->redacts()) redact_all(*transport_, out.result);
     return detail::Step::Done;
   };

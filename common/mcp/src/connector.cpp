@@ -454,7 +454,7 @@ Result<json::Value> admit(const json::Value& snapshot, const json::Value& policy
   return catalog;
 }
 
-tools::ToolResult tool_result(const json::Value& r) {
+tools::ToolResult tool_result(json::Value r) {
   tools::ToolResult out;
   if (const Value* e = r.find("isError"); e != nullptr && e->is_bool()) out.is_error = e->as_bool();
   if (const Value* content = r.find("content"); content != nullptr && content->is_array()) {
@@ -483,7 +483,9 @@ tools::ToolResult tool_result(const json::Value& r) {
       out.text += piece;
     }
   }
-  if (const Value* s = r.find("structuredContent"); s != nullptr && !out.is_error) out.details = *s;
+  if (Value* s = r.find("structuredContent"); s != nullptr && !out.is_error) {
+    out.details = std::move(*s);
+  }
   return out;
 }
 
@@ -605,7 +607,7 @@ tools::ToolResult Broker::call(const tools::ToolDescriptor& tool, const json::Va
   switch (r.status) {
     case CallStatus::Ok:
       evidence.set("response_sha256", json::canonical_digest(r.result));
-      return tool_result(r.result);
+      return tool_result(std::move(r.result));
     case CallStatus::Cancelled:
       return tools::ToolResult::error("Operation aborted");
     case CallStatus::TimedOut:

@@ -431,7 +431,7 @@ Result<Profile> parse_profile(std::string_view bytes, wire::Api api) {
                       "price_usd_per_mtok", "tls", "max_response_bytes"});
   if (!top.ok()) {
     diag::Diagnostics ds = top.take();
-    json::locate(ds, json::json_source_map(bytes));
+    json::locate(ds, json::json_source_map(bytes, ds));
     return ds;
   }
   return p;

@@ -254,7 +254,7 @@ class GuardedTurns final : public detail::Turns {
     if (steps_) {
       if (auto ending = enforce_steps(calls, args)) return std::move(*ending);
     }
-    return execute(calls, args);
+    return execute(calls, std::move(args));
   }
 
   // "cancelled" once a signal has come, "timed_out" once the run's deadline has passed.
@@ -566,8 +566,9 @@ class GuardedTurns final : public detail::Turns {
     return std::nullopt;
   }
 
+  // Takes the arguments: each one moves on into its call, so a large one is held once.
   Result<std::optional<detail::Ending>> execute(const std::vector<model::ToolCallRequest>& calls,
-                                                const std::vector<Value>& args) {
+                                                std::vector<Value> args) {
     push_calls(calls);
     bool batch_error = false;
     std::string fatal;
@@ -591,7 +592,7 @@ class GuardedTurns final : public detail::Turns {
       if (Status s = trace_.emit("tool_called", std::move(called)); !s) return s.take_diagnostics();
       const tools::Binding* bound = binding(c.name);
       const auto before = artifact_states(*bound);
-      tools::Execution e = executor_.call({c.id, c.name, args[i]});
+      tools::Execution e = executor_.call({c.id, c.name, std::move(args[i])});
       ++outcome_.tool_calls;
       const Value record = tools::to_json(e.record);
       Value done;

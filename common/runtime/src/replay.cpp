@@ -2,17 +2,18 @@
 // loop in place of a model; a strict replay's events must equal the recorded ones.
 #include "mf/runtime/replay.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 
 #include "mf/diag/codes.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
-#include "mf/json/jsonl.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/runtime/plan_run.hpp"
 #include "mf/trace/verify.hpp"
@@ -52,56 +53,128 @@ class RecordedModel final : public model::Model {
   std::string name_;
 };
 
-// The events of trace bytes the verifier (or the writer) already accepted, parsed one by one.
-Result<std::vector<Value>> events_of(std::string_view bytes) {
-  std::vector<Value> out;
-  json::JsonlReader reader(bytes);
-  Result<Value> line = Value();
-  while (reader.next(line)) {
-    if (!line) return line.take_diagnostics();
-    out.push_back(std::move(*line));
-  }
-  return out;
-}
-
-struct Recording {
-  std::vector<Value> events;  // every line, parsed
+// The lines of trace bytes the verifier (or the writer) already accepted, as offsets: an event is
+// parsed only when it is looked at, so a replay holds the traces' bytes and a few events, never a
+// tree of every line (a line of a large tool call's arguments is a large tree).
+struct Lines {
   std::string bytes;
+  std::vector<std::pair<std::size_t, std::size_t>> at;  // offset and size of each line
+
+  explicit Lines(std::string b) : bytes(std::move(b)) {
+    for (std::size_t from = 0; from < bytes.size();) {
+      const std::size_t nl = bytes.find('\n', from);
+      const std::size_t to = nl == std::string::npos ? bytes.size() : nl;
+      at.emplace_back(from, to - from);
+      from = to + 1;
+    }
+  }
+  std::size_t size() const { return at.size(); }
+  Result<Value> event(std::size_t i) const {
+    return json::parse(std::string_view(bytes).substr(at[i].first, at[i].second));
+  }
 };
 
+struct Recording {
+  Lines lines;
+  Value started;  // its run_started event
+};
+
+// A plan run's trace, held whole for the replay.
+constexpr std::size_t kMaxTraceBytes = std::size_t{1} << 30;
+
+// Reads the trace whole ("-" = stdin) and verifies it in the same pass. One line is never held past
+// json::kMaxHeldBytes, the verifier's bound on a line: a longer one stops the reading there, and
+// the trace is corrupt at that line (MF-E001) however long the line goes on.
+Result<std::string> read_verified(const std::string& path, trace::Summary& summary) {
+  const std::string name = path == "-" ? "<stdin>" : path;
+  io::Fd owned;
+  int fd = STDIN_FILENO;
+  std::string bytes;
+  if (path != "-") {
+    owned.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!owned.valid()) {
+      return diag::error(diag::codes::kMissing,
+                         "cannot open input '" + path + "': " + std::strerror(errno));
+    }
+    struct stat st {};
+    if (::fstat(owned.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return diag::error(diag::codes::kNotRegularFile,
+                         "input '" + path + "' is not a regular file");
+    }
+    fd = owned.get();
+    // Address space only: the pages are touched as the bytes arrive.
+    bytes.reserve(std::min(static_cast<std::size_t>(st.st_size), kMaxTraceBytes + 1));
+  }
+  trace::Verifier verifier;
+  std::size_t line_bytes = 0;  // of the last line so far
+  const int err = io::read_chunks(fd, std::size_t{1} << 20, [&](std::string_view chunk) {
+    verifier.feed(chunk);
+    if (const std::size_t first = chunk.find('\n'); first == std::string_view::npos) {
+      line_bytes += chunk.size();
+    } else {
+      if (line_bytes + first > json::kMaxHeldBytes) return false;
+      line_bytes = chunk.size() - chunk.rfind('\n') - 1;
+    }
+    if (line_bytes > json::kMaxHeldBytes) return false;  // the verifier has refused it
+    bytes.append(chunk);
+    return bytes.size() <= kMaxTraceBytes;
+  });
+  if (err != 0) {
+    return diag::error(diag::codes::kMissing, "cannot read " + name + ": " + std::strerror(-err));
+  }
+  if (bytes.size() > kMaxTraceBytes) {
+    return diag::error(diag::codes::kTooLarge, "input '" + name + "' exceeds the limit of " +
+                                                   std::to_string(kMaxTraceBytes) + " bytes");
+  }
+  summary = verifier.finish();
+  return bytes;
+}
+
 Result<Recording> read_recording(const std::string& path) {
-  Result<std::string> bytes = io::read_input(path, 1u << 30);
+  trace::Summary verified;
+  Result<std::string> bytes = read_verified(path, verified);
   if (!bytes) return bytes.take_diagnostics();
-  Result<trace::Summary> summary = trace::verify(*bytes);
-  if (!summary) return summary.take_diagnostics();
+  Result<trace::Summary> summary = std::move(verified);
   if (summary->status != trace::Outcome::Ok) {
     diag::Diagnostic d = *summary->first_error;
     d.message =
         "the trace is " + std::string(trace::outcome_name(summary->status)) + ": " + d.message;
     return diag::Diagnostics{d};
   }
-  Recording rec;
-  auto events = events_of(*bytes);
-  if (!events) return events.take_diagnostics();
-  rec.events = std::move(*events);
-  const Value& started = rec.events.front();
-  if (started.find("mode")->as_string() != "plan") {
+  Recording rec{Lines(std::move(*bytes)), Value()};
+  Result<Value> started = rec.lines.event(0);
+  if (!started) return started.take_diagnostics();
+  if (started->find("mode")->as_string() != "plan") {
     return diag::error(diag::codes::kUsage, "replay re-runs plan runs; this trace is a " +
-                                                started.find("mode")->as_string() + " run");
+                                                started->find("mode")->as_string() + " run");
   }
-  rec.bytes = std::move(*bytes);
+  rec.started = std::move(*started);
   return rec;
+}
+
+// How a live backend's call went (docs/live-backends.md): where the reply came from, the transport
+// attempts it took and the digest of the request it answered. They describe the recorded call, not
+// the reply, and a replay, which serves the reply again without a profile or a network, cannot make
+// that call again: the replayed reply carries the recording's.
+void restore_transport(const Value& e, model::Reply& r) {
+  if (const Value* v = e.find("source")) r.source = v->as_string();
+  if (const Value* v = e.find("attempts")) r.attempts = *v->as_exact_int();
+  if (const Value* v = e.find("request_sha256")) r.request_sha256 = v->as_string();
 }
 
 // The replies of the events before `before_seq`, as the model gave them.
 Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int64_t before_seq) {
   std::deque<model::Reply> out;
-  for (const Value& e : rec.events) {
+  for (std::size_t i = 0; i < rec.lines.size(); ++i) {
+    Result<Value> parsed = rec.lines.event(i);
+    if (!parsed) return parsed.take_diagnostics();
+    const Value& e = *parsed;
     if (*e.find("seq")->as_exact_int() >= before_seq) break;
     const std::string& event = e.find("event")->as_string();
     if (event == "model_failed") {
       model::Reply r;
       r.error = e.find("error")->as_string();
+      restore_transport(e, r);
       out.push_back(std::move(r));
       continue;
     }
@@ -109,7 +182,8 @@ Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int
     const Value* content = e.find("content");
     const Value* count = e.find("tool_call_count");
     const bool missing = (content == nullptr && *e.find("content_bytes")->as_exact_int() > 0) ||
-                         (count != nullptr && e.find("tool_calls") == nullptr);
+                         (count != nullptr && e.find("tool_calls") == nullptr) ||
+                         (e.find("reasoning_bytes") != nullptr && e.find("reasoning") == nullptr);
     if (missing || e.find("content_redacted") != nullptr) {
       return diag::error(diag::codes::kUsage,
                          "call " + std::to_string(*e.find("call")->as_exact_int()) +
@@ -128,6 +202,9 @@ Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int
       }
     }
     if (const Value* usage = e.find("usage")) r.usage = *usage;
+    if (const Value* reasoning = e.find("reasoning")) r.reasoning = reasoning->as_string();
+    if (const Value* stop = e.find("stop_reason")) r.stop_reason = stop->as_string();
+    restore_transport(e, r);
     out.push_back(std::move(r));
   }
   return out;
@@ -150,7 +227,7 @@ Result<PlanRunRequest> rerun(const ReplayRequest& from, const Recording& rec,
                              ScratchDir& scratch) {
   Result<Value> plan = load_plan_file(from.plan_path);
   if (!plan) return plan.take_diagnostics();
-  const Value& started = rec.events.front();
+  const Value& started = rec.started;
   const std::string& recorded = started.find("plan_sha256")->as_string();
   if (plan->find("compiled_sha256")->as_string() != recorded) {
     return diag::error(diag::codes::kUsage, "the trace was recorded from plan " + recorded +
@@ -214,7 +291,7 @@ Result<json::Value> strict_replay(const ReplayRequest& request) {
   ScratchDir scratch;
   Result<PlanRunRequest> r = rerun(request, *rec, std::move(*replies), nullptr, scratch);
   if (!r) return r.take_diagnostics();
-  const Value& started = rec->events.front();
+  const Value& started = rec->started;
   r->run_id = started.find("run_id")->as_string();
   if (const Value* parent = started.find("parent_run_id")) {
     r->parent = Parent{parent->as_string(), *started.find("fork_seq")->as_exact_int()};
@@ -225,21 +302,23 @@ Result<json::Value> strict_replay(const ReplayRequest& request) {
   Result<RunOutcome> outcome = run_plan_request(*r);
   if (!outcome) return outcome.take_diagnostics();
 
-  auto replayed = events_of(lines);
-  if (!replayed) return replayed.take_diagnostics();
-  const std::vector<Value>& actual = *replayed;
+  const Lines replayed(std::move(lines));
+  const Lines& recorded = rec->lines;
   Value summary;
-  summary.set("events", static_cast<std::int64_t>(rec->events.size()));
+  summary.set("events", static_cast<std::int64_t>(recorded.size()));
   Value difference;
-  const std::size_t n = std::max(actual.size(), rec->events.size());
+  const std::size_t n = std::max(replayed.size(), recorded.size());
   for (std::size_t i = 0; i < n && difference.is_null(); ++i) {
-    const Value* want = i < rec->events.size() ? &rec->events[i] : nullptr;
-    const Value* got = i < actual.size() ? &actual[i] : nullptr;
-    const Value a = want ? normalized(*want) : Value();
-    const Value b = got ? normalized(*got) : Value();
-    if (want && got && json::canonical(a) == json::canonical(b)) continue;
+    Result<Value> want = i < recorded.size() ? recorded.event(i) : Value();
+    Result<Value> got = i < replayed.size() ? replayed.event(i) : Value();
+    if (!want) return want.take_diagnostics();
+    if (!got) return got.take_diagnostics();
+    const bool both = i < recorded.size() && i < replayed.size();
+    const Value a = i < recorded.size() ? normalized(std::move(*want)) : Value();
+    const Value b = i < replayed.size() ? normalized(std::move(*got)) : Value();
+    if (both && json::canonical(a) == json::canonical(b)) continue;
     std::string member;
-    if (want && got) {
+    if (both) {
       for (const auto& m : a.as_object()) {
         const Value* other = b.find(m.key);
         if (other == nullptr || json::canonical(*other) != json::canonical(m.value)) {
@@ -258,8 +337,8 @@ Result<json::Value> strict_replay(const ReplayRequest& request) {
     }
     difference = json::Object{
         {"seq", static_cast<std::int64_t>(i)},
-        {"expected", want ? Value(want->find("event")->as_string()) : Value()},
-        {"actual", got ? Value(got->find("event")->as_string()) : Value()},
+        {"expected", a.is_object() ? *a.find("event") : Value()},
+        {"actual", b.is_object() ? *b.find("event") : Value()},
         {"member", member.empty() ? Value() : Value(member)},
     };
   }
@@ -284,7 +363,7 @@ Result<json::Value> fork_run(const ForkRequest& request, bool* success) {
   }
   Result<Recording> rec = read_recording(request.from.trace_path);
   if (!rec) return rec.take_diagnostics();
-  const auto events = static_cast<std::int64_t>(rec->events.size());
+  const auto events = static_cast<std::int64_t>(rec->lines.size());
   if (request.fork_seq < 1 || request.fork_seq >= events) {
     return diag::error(diag::codes::kUsage, "--fork-at must name an event after run_started: 1.." +
                                                 std::to_string(events - 1));
@@ -300,7 +379,7 @@ Result<json::Value> fork_run(const ForkRequest& request, bool* success) {
   r->trace_path = request.trace_path;
   r->run_id = request.run_id;
   r->fixed_clock = request.fixed_clock;
-  r->parent = Parent{rec->events.front().find("run_id")->as_string(), request.fork_seq};
+  r->parent = Parent{rec->started.find("run_id")->as_string(), request.fork_seq};
   std::string run_id;
   Result<RunOutcome> outcome = run_plan_request(*r, &run_id);
   if (!outcome) return outcome.take_diagnostics();

@@ -223,6 +223,13 @@ constexpr std::string_view kObjectPrefix = "{\"data_b64\":\"";
 constexpr std::size_t kStreamAbove = std::size_t{8} << 20;
 constexpr std::size_t kMaxTail = 128;  // ","digest":"<64 hex>","size":<digits>}
 
+// A long line that is not an object line in the export's form: refused as soon as it is, so a line
+// of any length costs at most kStreamAbove bytes of memory.
+diag::Diagnostic not_streamable(std::int64_t line) {
+  return bad_line(line, "a line over " + std::to_string(kStreamAbove >> 20) +
+                            " MiB must be an object line in the export's canonical form");
+}
+
 class StreamedObject {
  public:
   StreamedObject(Fd spool, std::int64_t line) : spool_(std::move(spool)), line_(line) {}
@@ -262,8 +269,7 @@ class StreamedObject {
         parsed->as_object().size() != 2 || digest == nullptr || !digest->is_string() ||
         !hash::from_hex(digest->as_string(), claimed) || size == nullptr ||
         json::canonical(*parsed) != members) {
-      return bad_line(line_, "a line over " + std::to_string(kStreamAbove >> 20) +
-                                 " MiB must be an object line in the export's canonical form");
+      return not_streamable(line_);
     }
     const auto n = size->is_number() ? size->as_exact_int() : std::nullopt;
     if (!n || static_cast<std::uint64_t>(*n) != size_) {
@@ -341,7 +347,8 @@ Status for_each_line(const ImportInput& in, const LineSink& sink) {
   const auto take = [&](std::string_view bytes) -> Status {
     if (streamed) return streamed->feed(bytes);
     partial.append(bytes);
-    if (partial.size() <= kStreamAbove || partial.rfind(kObjectPrefix, 0) != 0) return {};
+    if (partial.size() <= kStreamAbove) return {};
+    if (partial.rfind(kObjectPrefix, 0) != 0) return not_streamable(line + 1);
     auto started = sink.start_object(line + 1);
     if (!started) return started.take_diagnostics();
     streamed = std::move(started.value());

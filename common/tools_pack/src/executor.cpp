@@ -348,10 +348,11 @@ Execution ToolExecutor::call(const ToolCall& call) {
   const Implementation* impl = implementation_for(b.tool);
 
   // Arguments: the implementation's legacy forms are folded in first, as Pi does, then the closed
-  // schema.
-  const Value args = impl != nullptr && impl->prepare_args != nullptr
-                         ? impl->prepare_args(call.arguments)
-                         : call.arguments;
+  // schema. Without legacy forms the call's own arguments are checked, not a copy of them.
+  Value prepared;
+  const bool prepare = impl != nullptr && impl->prepare_args != nullptr;
+  if (prepare) prepared = impl->prepare_args(call.arguments);
+  const Value& args = prepare ? prepared : call.arguments;
   if (auto violations = schema::validate(b.tool.input_schema, args); !violations.empty()) {
     rec.retryable = true;
     return deny(validation_message(call.name, violations, call.arguments));

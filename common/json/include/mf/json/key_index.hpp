@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -16,8 +17,9 @@ namespace mf::json {
 
 class KeyIndex {
  public:
-  // Whether `key` is already a member of `members`, the object this index follows.
-  bool contains(const Object& members, std::string_view key) {
+  // Whether `key` is already a member of `members`, the object this index follows (its members so
+  // far, wherever the reader keeps them).
+  bool contains(std::span<const Member> members, std::string_view key) {
     if (!index_) {
       for (const Member& m : members) {
         if (m.key == key) return true;

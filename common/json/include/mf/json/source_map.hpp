@@ -27,8 +27,10 @@ SourcePosition position_at(std::string_view text, std::size_t offset);
 // RFC 6901 pointer -> position of the value (for an object member: of its key).
 using SourceMap = std::map<std::string, SourcePosition>;
 
-// The map of a JSON document the strict reader accepts (empty for one it rejects).
-SourceMap json_source_map(std::string_view text);
+// The map of a JSON document the strict reader accepts (empty for one it rejects), holding only
+// what locate() looks up for `ds`: the pointers of the diagnostics without a line, and their
+// prefixes. So it stays small however many values the document has.
+SourceMap json_source_map(std::string_view text, const diag::Diagnostics& ds);
 
 // Builds a map from (pointer, byte offset into `text`) pairs, in one pass over the text: lines
 // count '\n', columns count code points. Front ends that record offsets share this.

@@ -53,7 +53,8 @@ class Broker : public tools::Connectors {
 };
 
 // The model-facing text of a CallToolResult: its text blocks joined by newlines, other blocks
-// named ("[image image/png, 1234 bytes of base64]"); details are its structuredContent.
-tools::ToolResult tool_result(const json::Value& call_result);
+// named ("[image image/png, 1234 bytes of base64]"); details are its structuredContent, moved out
+// of the result rather than copied.
+tools::ToolResult tool_result(json::Value call_result);
 
 }  // namespace mf::mcp
