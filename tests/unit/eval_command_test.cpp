@@ -98,17 +98,25 @@ TEST(EvalMergeCommand, NeedsShards) {
   EXPECT_EQ(missing.source, "/nonexistent.json");
 }
 
-TEST(EvalMergeCommand, AMergedFailureIsAFailedOutcome) {
-  test::TempDir dir;
-  RunArgs a = args_for(dir, true);
+// Runs shard 1/2 of `a` into s1.json, then shard 2/2 with `repeat` into s2.json, and merges them
+// into m.json.
+diag::CommandOutcome run_and_merge_two_shards(const test::TempDir& dir, RunArgs a,
+                                              std::int64_t repeat) {
   a.shard = "1/2";
   a.output = (dir / "s1.json").string();
-  ASSERT_FALSE(run_command(a).stopped());
+  EXPECT_FALSE(run_command(a).stopped());
   a.shard = "2/2";
+  a.repeat = repeat;
   a.output = (dir / "s2.json").string();
-  ASSERT_FALSE(run_command(a).stopped());
-  const auto merged = merge_command({(dir / "s1.json").string(), (dir / "s2.json").string()},
-                                    (dir / "m.json").string());
+  EXPECT_FALSE(run_command(a).stopped());
+  return merge_command({(dir / "s1.json").string(), (dir / "s2.json").string()},
+                       (dir / "m.json").string());
+}
+
+TEST(EvalMergeCommand, AMergedFailureIsAFailedOutcome) {
+  test::TempDir dir;
+  const RunArgs a = args_for(dir, true);
+  const auto merged = run_and_merge_two_shards(dir, a, a.repeat);
   EXPECT_FALSE(merged.stopped());
   EXPECT_TRUE(merged.failed);
   auto report = json::parse(test::read_file(dir / "m.json"));
@@ -120,16 +128,7 @@ TEST(EvalMergeCommand, AMergedFailureIsAFailedOutcome) {
 // setting and both values, and writes nothing.
 TEST(EvalMergeCommand, ShardsOfAnotherCampaignAreRefused) {
   test::TempDir dir;
-  RunArgs a = args_for(dir, true);
-  a.shard = "1/2";
-  a.output = (dir / "s1.json").string();
-  ASSERT_FALSE(run_command(a).stopped());
-  a.shard = "2/2";
-  a.repeat = 3;
-  a.output = (dir / "s2.json").string();
-  ASSERT_FALSE(run_command(a).stopped());
-  const auto merged = merge_command({(dir / "s1.json").string(), (dir / "s2.json").string()},
-                                    (dir / "m.json").string());
+  const auto merged = run_and_merge_two_shards(dir, args_for(dir, true), 3);
   ASSERT_EQ(merged.diagnostics.size(), 1u);
   EXPECT_EQ(merged.diagnostics[0].code, diag::codes::kSchema);
   EXPECT_EQ(
