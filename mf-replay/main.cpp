@@ -149,6 +149,8 @@ int main(int argc, char** argv) {
       .summary = "Read a trace, verify its integrity and summarise it, without a model.",
       .usage =
           "mf-replay [options] TRACE|-\n"
+          "       mf-replay [-j N] [--mac-key-env NAME] TRACE|DIR TRACE|DIR...\n"
+          "       mf-replay [-j N] --report REPORT DIR\n"
           "       mf-replay --strict --plan PLAN [--workspace DIR] TRACE\n"
           "       mf-replay --fork-at SEQ --responses FILE --plan PLAN --trace NEW TRACE\n"
           "       mf-replay --export otlp-json [--start-unix-ms MS] TRACE",
@@ -157,6 +159,9 @@ int main(int argc, char** argv) {
               "mf-replay target/forge-valid.jsonl",
               "mf-run --task task.json --model scripted:r.json --trace - | mf-replay -",
               "mf-replay run.jsonl | jq -r .status",
+              "mf-replay a.jsonl b.jsonl",
+              "mf-replay -j 4 traces/ | jq -r 'select(.status != \"ok\") | .path'",
+              "mf-replay --report report.json traces/",
               "mf-replay --expect-sha256 \"$(mf-store --store s ref get run/r1/trace)\" run.jsonl",
               "MF_TRACE_KEY=... mf-replay --mac-key-env MF_TRACE_KEY run.jsonl",
               "mf-replay --strict --plan plan.json --workspace fixtures/repository run.jsonl",
@@ -187,7 +192,13 @@ int main(int argc, char** argv) {
           "model after it; its trace (--trace, a new file) names parent_run_id and fork_seq, and\n"
           "the original is never changed. --export otlp-json prints the verified trace as\n"
           "OpenTelemetry spans (OTLP/JSON, GenAI conventions: the run, each model call and\n"
-          "each tool call); a corrupt trace is refused (exit 1).",
+          "each tool call); a corrupt trace is refused (exit 1).\n"
+          "Many traces (several operands, a DIR's *.jsonl sorted by name, or --report with the\n"
+          "DIR `mf-eval run --traces` wrote) give one line each, in operand order for any -j:\n"
+          "the summary with \"path\" (and \"attempt\" with --report, whose trace_sha256 each\n"
+          "trace must have); a trace that cannot be read is {path, status: \"unreadable\",\n"
+          "first_error}. Exit 1 when any trace did not pass. The options that name, re-run or\n"
+          "export one trace are refused with many (docs/replay.md, \"Many traces\").",
   };
   cli::Options d;
   const Opts o{
