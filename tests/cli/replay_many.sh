@@ -146,6 +146,13 @@ run 0 "$replay" "$tmp/t"
   fail "DIR with an extra trace: $(jq -r .path "$tmp/out")"
 run 0 "$replay" --report "$r" "$tmp/t"
 [[ $(wc -l <"$tmp/out") -eq 8 ]] && ! grep -q extra "$tmp/out" || fail "--report read the extra file"
+# A directory named like a trace is its own line (MF-S014).
+mkdir "$tmp/t/dir.jsonl"
+run 1 "$replay" "$tmp/t"
+[[ $(jq -c 'select(.status != "ok") | [.path, .status, .first_error.code]' "$tmp/out") == \
+   "[\"$tmp/t/dir.jsonl\",\"unreadable\",\"MF-S014\"]" ]] || fail "a directory trace: $(cat "$tmp/out")"
+grep -q "dir.jsonl: error MF-S014: trace '.*dir.jsonl' is a directory" "$tmp/err" ||
+  fail "stderr: $(cat "$tmp/err")"
 
 # --- refused: options that take one trace, stdin among many, a bad --report or DIR ------------------
 two=("$tmp/tr/${files[0]}" "$tmp/tr/${files[1]}")
