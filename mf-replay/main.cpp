@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
           "stays flat: one line is held at a time, at most --max-line-bytes. On a\n"
           "violation the first offending line is named on stderr (MF-E0xx) and the summary is\n"
           "still printed; exit 1.\n"
-          "Exit 2 also covers a missing or unreadable TRACE (MF-S013, MF-S014).\n"
+          "With one TRACE, exit 2 also covers a missing or unreadable TRACE (MF-S013, MF-S014).\n"
           "--strict re-runs a plan run (recorded with --trace-content inline) from its recorded\n"
           "replies, executing the tools again in --workspace, and requires the same event\n"
           "sequence (time, the chain and tool durations aside); it prints {status, events,\n"
