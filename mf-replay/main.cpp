@@ -2,10 +2,16 @@
 // its recorded replies (--strict) or fork a new run from one (--fork-at) (docs/replay.md).
 #include <unistd.h>
 
+#include <filesystem>
+#include <thread>
+
 #include "mf/cli/cli.hpp"
+#include "mf/eval/report.hpp"
 #include "mf/hash/sha256.hpp"
+#include "mf/io/file.hpp"
 #include "mf/runtime/replay.hpp"
 #include "mf/trace/command.hpp"
+#include "mf/trace/many.hpp"
 
 namespace cli = mf::cli;
 
@@ -20,6 +26,8 @@ struct Opts {
   cli::Text exported;
   cli::Number start_unix_ms;
   cli::Number max_line_bytes;
+  cli::Number jobs;
+  cli::Text report;
 };
 
 // --strict and --fork-at: the loop again, from the recorded replies.
@@ -47,9 +55,70 @@ int rerun(cli::Context& ctx, const Opts& o, const std::string& path) {
   return cli::finish(ctx, rt::fork_command(fork));
 }
 
+// Many traces: several TRACE operands, a directory's *.jsonl, or the attempts of an eval report
+// (--report REPORT DIR, DIR being where `mf-eval run --traces` wrote them).
+int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
+  // What names one trace's digest, reads stdin, or re-runs or exports one trace.
+  const std::initializer_list<const cli::OptionBase*> single = {
+      &o.expect_sha256, &o.strict,    &o.fork_at, &o.plan,        &o.responses, &o.trace,
+      &o.workspace,     &o.artifacts, &o.run_id,  &o.fixed_clock, &o.exported,  &o.start_unix_ms};
+  for (const cli::OptionBase* one : single) {
+    if (ctx.given(*one)) return cli::usage_error(ctx.tool, "--" + one->name() + " takes one TRACE");
+  }
+  for (const std::string& a : args) {
+    if (a == "-") return cli::usage_error(ctx.tool, "'-' (stdin) is one TRACE, not one of many");
+  }
+  std::vector<mf::trace::TraceRef> traces;
+  if (ctx.given(o.report)) {
+    if (args.size() != 1) {
+      return cli::usage_error(ctx.tool, "--report takes one DIR, where its traces are");
+    }
+    const std::string report = ctx.get(o.report);
+    auto bytes = mf::io::read_input(report);
+    if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), report);
+    auto parsed = mf::eval::parse_report(*bytes);
+    if (!parsed) return cli::report(ctx.tool, parsed.diagnostics(), report);
+    const std::string dir = args[0].ends_with('/') ? args[0] : args[0] + "/";
+    for (auto& t : mf::eval::report_traces(*parsed)) {
+      traces.push_back({dir + t.file, std::move(t.attempt), std::move(t.trace_sha256)});
+    }
+  } else {
+    for (const std::string& a : args) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(a, ec)) {
+        traces.push_back({a, {}, {}});
+        continue;
+      }
+      auto listed = mf::trace::traces_in(a);
+      if (!listed) return cli::report(ctx.tool, listed.diagnostics());
+      if (listed->empty()) {
+        return cli::report(ctx.tool, {mf::diag::error(mf::diag::codes::kMissing,
+                                                      "'" + a + "' holds no *.jsonl trace")});
+      }
+      for (std::string& path : *listed) traces.push_back({std::move(path), {}, {}});
+    }
+  }
+  mf::trace::VerifyOptions options;
+  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, options.mac_key)) return rc;
+  if (auto max = ctx.if_given(o.max_line_bytes)) {
+    options.max_line_bytes = static_cast<std::size_t>(*max);
+  }
+  const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto jobs = static_cast<std::size_t>(ctx.get(o.jobs, cores));
+  return cli::finish(ctx, mf::trace::verify_many_command(traces, options, jobs, STDOUT_FILENO,
+                                                         [&ctx](const mf::diag::Diagnostic& d) {
+                                                           cli::report(ctx.tool, {d}, {},
+                                                                       mf::diag::Job::Check);
+                                                         }));
+}
+
 int verify(cli::Context& ctx, const Opts& o) {
   const auto args = ctx.positionals();
-  if (args.size() > 1) return cli::usage_error(ctx.tool, "takes one TRACE (or '-')");
+  std::error_code ec;
+  if (args.size() > 1 || ctx.given(o.report) ||
+      (args.size() == 1 && std::filesystem::is_directory(args[0], ec))) {
+    return verify_many(ctx, o, args);
+  }
   const std::string path = args.empty() ? "-" : args[0];
   if (ctx.given(o.exported)) {
     if (ctx.get(o.strict) || ctx.given(o.fork_at)) {
@@ -80,6 +149,8 @@ int main(int argc, char** argv) {
       .summary = "Read a trace, verify its integrity and summarise it, without a model.",
       .usage =
           "mf-replay [options] TRACE|-\n"
+          "       mf-replay [-j N] [--mac-key-env NAME] TRACE|DIR TRACE|DIR...\n"
+          "       mf-replay [-j N] --report REPORT DIR\n"
           "       mf-replay --strict --plan PLAN [--workspace DIR] TRACE\n"
           "       mf-replay --fork-at SEQ --responses FILE --plan PLAN --trace NEW TRACE\n"
           "       mf-replay --export otlp-json [--start-unix-ms MS] TRACE",
@@ -88,6 +159,9 @@ int main(int argc, char** argv) {
               "mf-replay target/forge-valid.jsonl",
               "mf-run --task task.json --model scripted:r.json --trace - | mf-replay -",
               "mf-replay run.jsonl | jq -r .status",
+              "mf-replay a.jsonl b.jsonl",
+              "mf-replay -j 4 traces/ | jq -r 'select(.status != \"ok\") | .path'",
+              "mf-replay --report report.json traces/",
               "mf-replay --expect-sha256 \"$(mf-store --store s ref get run/r1/trace)\" run.jsonl",
               "MF_TRACE_KEY=... mf-replay --mac-key-env MF_TRACE_KEY run.jsonl",
               "mf-replay --strict --plan plan.json --workspace fixtures/repository run.jsonl",
@@ -109,7 +183,7 @@ int main(int argc, char** argv) {
           "stays flat: one line is held at a time, at most --max-line-bytes. On a\n"
           "violation the first offending line is named on stderr (MF-E0xx) and the summary is\n"
           "still printed; exit 1.\n"
-          "Exit 2 also covers a missing or unreadable TRACE (MF-S013, MF-S014).\n"
+          "With one TRACE, exit 2 also covers a missing or unreadable TRACE (MF-S013, MF-S014).\n"
           "--strict re-runs a plan run (recorded with --trace-content inline) from its recorded\n"
           "replies, executing the tools again in --workspace, and requires the same event\n"
           "sequence (time, the chain and tool durations aside); it prints {status, events,\n"
@@ -118,7 +192,13 @@ int main(int argc, char** argv) {
           "model after it; its trace (--trace, a new file) names parent_run_id and fork_seq, and\n"
           "the original is never changed. --export otlp-json prints the verified trace as\n"
           "OpenTelemetry spans (OTLP/JSON, GenAI conventions: the run, each model call and\n"
-          "each tool call); a corrupt trace is refused (exit 1).",
+          "each tool call); a corrupt trace is refused (exit 1).\n"
+          "Many traces (several operands, a DIR's *.jsonl sorted by name, or --report with the\n"
+          "DIR `mf-eval run --traces` wrote) give one line each, in operand order for any -j:\n"
+          "the summary with \"path\" (and \"attempt\" with --report, whose trace_sha256 each\n"
+          "trace must have); a trace that cannot be read is {path, status: \"unreadable\",\n"
+          "first_error}. Exit 1 when any trace did not pass. The options that name, re-run or\n"
+          "export one trace are refused with many (docs/replay.md, \"Many traces\").",
   };
   cli::Options d;
   const Opts o{
@@ -167,6 +247,17 @@ int main(int argc, char** argv) {
                                   {},
                                   {},
                                   1}),
+      .jobs = d.number({"jobs,j",
+                        "many traces: how many are verified at once (default: the number of "
+                        "cores)",
+                        "N",
+                        {},
+                        {},
+                        1}),
+      .report = d.text({"report",
+                        "verify the trace of every attempt of this eval report, in DIR, against "
+                        "its trace_sha256",
+                        "REPORT"}),
   };
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return verify(ctx, o); });
 }

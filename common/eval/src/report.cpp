@@ -685,4 +685,20 @@ std::vector<std::string> gate_failures(const Comparison& c, const Gates& gates) 
   return reasons;
 }
 
+std::vector<ReportTrace> report_traces(const Report& report) {
+  std::vector<ReportTrace> out;
+  for (const json::Value& c : report.document.find("cases")->as_array()) {
+    const std::string& id = c.find("id")->as_string();
+    if (const json::Value* attempts = c.find("attempts")) {
+      for (const json::Value& a : attempts->as_array()) {
+        const std::string attempt = id + "." + std::to_string(*a.find("repeat")->as_exact_int());
+        out.push_back({attempt, attempt + ".jsonl", a.find("trace_sha256")->as_string()});
+      }
+    } else {
+      out.push_back({id, id + ".jsonl", c.find("trace_sha256")->as_string()});
+    }
+  }
+  return out;
+}
+
 }  // namespace mf::eval

@@ -31,6 +31,17 @@ struct Report {
 // the cases, a case's status consistent with its failures (and, repeated, with its attempts).
 Result<Report> parse_report(std::string_view bytes);
 
+// One attempt's trace as a report names it: the attempt ("<id>", repeated "<id>.<n>"), the file
+// `mf-eval run --traces DIR` wrote for it ("<attempt>.jsonl" in DIR) and its trace_sha256.
+struct ReportTrace {
+  std::string attempt;
+  std::string file;
+  std::string trace_sha256;
+};
+
+// Every attempt's trace, in the report's order (cases by id, attempts by repeat).
+std::vector<ReportTrace> report_traces(const Report& report);
+
 // The summary of a report's cases (docs/formats/eval.md, "Statistics"): counts, the pass rate
 // and its Wilson interval; with repeats the attempt counts, pass@k, pass^k and the flaky cases;
 // latency and usage medians and p90s when the cases record them.

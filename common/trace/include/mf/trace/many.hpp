@@ -1,0 +1,44 @@
+// `mf-replay` over many traces (docs/replay.md, "Many traces"): every trace verified as one trace
+// is, on a bounded number of threads, with one summary line per trace printed in the order given.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mf/diag/diagnostic.hpp"
+#include "mf/diag/outcome.hpp"
+#include "mf/trace/verify.hpp"
+
+namespace mf::trace {
+
+struct TraceRef {
+  std::string path;           // the file
+  std::string attempt;        // the eval report's attempt it stands for; empty when none
+  std::string expect_sha256;  // lowercase hex the bytes must hash to; empty: any
+};
+
+// The `*.jsonl` entries directly in `dir` (not in its subdirectories), as `dir/name`, sorted by
+// name. MF-S013 when `dir` cannot be listed.
+Result<std::vector<std::string>> traces_in(const std::string& dir);
+
+// One trace's line: its summary (to_json) with "path" (and "attempt" when it has one); for a trace
+// that could not be read, {"attempt"?, "first_error":{"code","message"}, "path",
+// "status":"unreadable"}. Sets `error` to the first error, about the trace, when it did not pass.
+json::Value summary_line(const TraceRef& ref, const VerifyOptions& options,
+                         std::optional<diag::Diagnostic>& error);
+
+// Called once per trace that did not pass, in the order of `traces`, with its first error.
+using OnTraceError = std::function<void(const diag::Diagnostic&)>;
+
+// Verifies every trace (verify_file, under `options`, each with its own expect_sha256) on up to
+// `jobs` threads, and writes each summary_line to `out_fd` in the order of `traces`, whatever
+// order they finish in. At most `jobs` traces are read at once, and at most 4 x `jobs` finished
+// lines wait for an earlier one. Failed when any trace did not pass; stopped (exit 3) when the
+// output cannot be written.
+diag::CommandOutcome verify_many_command(const std::vector<TraceRef>& traces,
+                                         const VerifyOptions& options, std::size_t jobs, int out_fd,
+                                         const OnTraceError& on_error);
+
+}  // namespace mf::trace
