@@ -195,7 +195,9 @@ for n in $(seq 1 1000); do cp "$tmp/tr/${files[1]}" "$tmp/big/t$n.jsonl"; done
 rss() { /usr/bin/time -f %M "$replay" -j 2 "$@" 2>&1 >/dev/null | tail -1; }
 small=$(rss "$tmp/big/t1.jsonl" "$tmp/big/t2.jsonl")
 large=$(rss "$tmp/big")
-((large * 10 < small * 13)) || fail "peak RSS grew from $small KiB (2 traces) to $large KiB (1000)"
+# Under AddressSanitizer, whose quarantine keeps freed memory, RSS says little: not checked there.
+grep -q __asan_init "$replay" || ((large * 10 < small * 13)) ||
+  fail "peak RSS grew from $small KiB (2 traces) to $large KiB (1000)"
 
 # --- help: an example of each form ---------------------------------------------------------------
 run 0 "$replay" --help
