@@ -30,6 +30,15 @@ struct Opts {
   cli::Text report;
 };
 
+// The options every verification takes, one trace or many: the MAC key and the line bound.
+int verify_options(cli::Context& ctx, const Opts& o, mf::trace::VerifyOptions& options) {
+  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, options.mac_key)) return rc;
+  if (auto max = ctx.if_given(o.max_line_bytes)) {
+    options.max_line_bytes = static_cast<std::size_t>(*max);
+  }
+  return 0;
+}
+
 // --strict and --fork-at: the loop again, from the recorded replies.
 int rerun(cli::Context& ctx, const Opts& o, const std::string& path) {
   if (int rc = cli::require(ctx, {o.plan})) return rc;
@@ -99,10 +108,7 @@ int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>
     }
   }
   mf::trace::VerifyOptions options;
-  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, options.mac_key)) return rc;
-  if (auto max = ctx.if_given(o.max_line_bytes)) {
-    options.max_line_bytes = static_cast<std::size_t>(*max);
-  }
+  if (int rc = verify_options(ctx, o, options)) return rc;
   const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   const auto jobs = static_cast<std::size_t>(ctx.get(o.jobs, cores));
   return cli::finish(ctx, mf::trace::verify_many_command(traces, options, jobs, STDOUT_FILENO,
@@ -129,11 +135,8 @@ int verify(cli::Context& ctx, const Opts& o) {
   if (ctx.get(o.strict) || ctx.given(o.fork_at)) return rerun(ctx, o, path);
 
   mf::trace::VerifyOptions options;
-  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, options.mac_key)) return rc;
+  if (int rc = verify_options(ctx, o, options)) return rc;
   options.expect_sha256 = ctx.get(o.expect_sha256);
-  if (auto max = ctx.if_given(o.max_line_bytes)) {
-    options.max_line_bytes = static_cast<std::size_t>(*max);
-  }
   mf::hash::Digest parsed{};
   if (ctx.given(o.expect_sha256) && !mf::hash::from_hex(options.expect_sha256, parsed)) {
     return cli::usage_error(ctx.tool, "--expect-sha256 takes 64 lowercase hex digits");
