@@ -3,6 +3,7 @@
 #include "mf/runtime/run_loop.hpp"
 
 #include "loop.hpp"
+#include "mf/diag/codes.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
 
@@ -59,11 +60,17 @@ class Loop {
       name_calls(call, reply.tool_calls);
       Status kept;
       if (Status s = record_response(call, reply, kept); !s) {
+        if (too_large(s.diagnostics())) {
+          return model_failed(call, unrecorded_reply(reply, s.diagnostics()), false);
+        }
         if (kept.ok()) return s.take_diagnostics();
         return model_failed(call, uncached(reply, kept), false);
       }
       Result<std::optional<Ending>> ending = turns_.decide(call, reply);
-      if (!ending) return ending.take_diagnostics();
+      if (!ending) {
+        if (too_large(ending.diagnostics())) return unrecorded_event(ending.diagnostics());
+        return ending.take_diagnostics();
+      }
       if (*ending) return finish(std::move(**ending));
     }
   }
@@ -114,6 +121,51 @@ class Loop {
     }
     outcome_.error_code = reply.error_code;
     return finish({"model_failed", {}, reply.error});
+  }
+
+  // The writer refused an event because it cannot be one trace line (docs/formats/trace.md, "An
+  // event too large for a line").
+  static bool too_large(const diag::Diagnostics& ds) {
+    return !ds.empty() && ds.front().code == diag::codes::kTraceLineTooLarge;
+  }
+
+  // The failure recorded in place of a reply too large to record: its sizes and digests, never
+  // its content; the model does not keep it, so a cached run misses it rather than meeting it
+  // again. The cause also goes to stderr.
+  model::Reply unrecorded_reply(const model::Reply& reply, const diag::Diagnostics& why) {
+    std::string error = "the reply is too large to record (" + why.front().message + "): content " +
+                        std::to_string(reply.content.size()) + " bytes sha256 " +
+                        hash::sha256_hex(reply.content);
+    if (!reply.tool_calls.empty()) {
+      json::Array calls;
+      for (const auto& c : reply.tool_calls) {
+        json::Value item(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+        if (!c.malformed.empty()) item.set("malformed", c.malformed);
+        calls.push_back(std::move(item));
+      }
+      error += ", " + std::to_string(calls.size()) + " tool call(s) sha256 " +
+               json::canonical_digest(json::Value(std::move(calls)));
+    }
+    if (!reply.reasoning.empty()) {
+      error += ", reasoning " + std::to_string(reply.reasoning.size()) + " bytes sha256 " +
+               hash::sha256_hex(reply.reasoning);
+    }
+    outcome_.unrecorded = error;
+    model::Reply failure;
+    failure.error = std::move(error);
+    failure.source = reply.source;
+    failure.attempts = reply.attempts;
+    failure.request_sha256 = reply.request_sha256;
+    return failure;
+  }
+
+  // An event of the turns too large to record (a tool call with arguments nested past the
+  // reader's depth once inside the event, a tool result record past a line): the run ends
+  // there, failed, with the cause in its terminal event and on stderr.
+  Result<RunOutcome> unrecorded_event(const diag::Diagnostics& why) {
+    outcome_.unrecorded = "an event is too large to record: " + why.front().message;
+    outcome_.error = outcome_.unrecorded;
+    return finish({"tool_failed", {}, outcome_.unrecorded});
   }
 
   // The failure recorded in place of a reply the model could not keep.
