@@ -123,6 +123,36 @@ run 0 "$MF_BIN/mf-replay" "$tmp/deep.jsonl"
 run 0 "$MF_BIN/mf-replay" --strict --plan "$tmp/rs.plan.json" --workspace "$fx/repository" "$tmp/deep.jsonl"
 [[ $(jq -r .status "$tmp/out") == identical ]] || fail "deep arguments, strict replay: $(cat "$tmp/out")"
 
+# The same in a task run, under the default digest content: violations too long for a line (an
+# unknown field whose 9 MB name a violation quotes twice) become one violation that says so, and
+# an output run_completed cannot hold (1.2 million numbers 1e20, 6 MB sent, 26 MB canonical) is a
+# violation, not a lost terminal event. Each run ends with its terminal event and verifies.
+jq '.budget = {max_model_calls: 1, max_repairs: 0, max_output_bytes: 33554432}' \
+  "$fx/forge/task-valid.json" >"$tmp/big-task.json"
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+key = "ab " * 3000000
+steps = {"steps": [{"content": json.dumps({"risk": "r", "evidence": "e", key: 0})}]}
+open(d + "/long-key.json", "w").write(json.dumps(steps))
+nums = ",".join(["1e20"] * 600000)
+steps = {"steps": [{"content": '{"risk":[[%s],[%s]],"evidence":"e"}' % (nums, nums)}]}
+open(d + "/wide-output.json", "w").write(json.dumps(steps))
+PY
+run 1 "$MF_BIN/mf-run" --task "$tmp/big-task.json" --model "scripted:$tmp/long-key.json" \
+  --fixed-clock --run-id r-key --trace "$tmp/long-key.jsonl"
+jq -se '.[-2].event == "verification_failed" and (.[-2].violations | length == 1)
+  and .[-2].violations[0].code == "violations_too_large"
+  and .[-1].event == "run_failed" and .[-1].terminal == "invalid_output"' "$tmp/long-key.jsonl" \
+  >/dev/null || fail "long key: $(cut -c1-300 "$tmp/long-key.jsonl")"
+run 0 "$MF_BIN/mf-replay" "$tmp/long-key.jsonl"
+run 1 "$MF_BIN/mf-run" --task "$tmp/big-task.json" --model "scripted:$tmp/wide-output.json" \
+  --fixed-clock --run-id r-wide --trace "$tmp/wide-output.jsonl"
+jq -se '.[-2].event == "verification_failed" and .[-2].violations[0].code == "output_too_large"
+  and .[-1].event == "run_failed" and .[-1].terminal == "invalid_output"' "$tmp/wide-output.jsonl" \
+  >/dev/null || fail "wide output: $(cut -c1-300 "$tmp/wide-output.jsonl")"
+run 0 "$MF_BIN/mf-replay" "$tmp/wide-output.jsonl"
+
 # --- a credential echoed in every member a server fills ---------------------------------------------
 k=$canary
 jq -n --arg k "$k" --argjson r "$read_call" --argjson s "$submit_call" \

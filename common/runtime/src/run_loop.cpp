@@ -6,6 +6,7 @@
 #include "mf/diag/codes.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
 
 namespace mf::runtime {
 
@@ -41,7 +42,10 @@ class Loop {
       // The budget is a promise checked before each call, never inferred afterwards.
       if (auto spent = turns_.spent(outcome_.model_calls)) return budget_exhausted(*spent);
       Result<std::optional<Ending>> prepared = turns_.prepare(outcome_.model_calls + 1);
-      if (!prepared) return prepared.take_diagnostics();
+      if (!prepared) {
+        if (too_large(prepared.diagnostics())) return unrecorded_event(prepared.diagnostics());
+        return prepared.take_diagnostics();
+      }
       if (*prepared) return finish(std::move(**prepared));
       const std::int64_t call = ++outcome_.model_calls;
       json::Value requested;
@@ -116,6 +120,15 @@ class Loop {
     if (Status s = keep ? trace_.emit("model_failed", failed, before)
                         : trace_.emit("model_failed", failed);
         !s) {
+      if (too_large(s.diagnostics())) {
+        // A provider's error text too large for a line: its size and digest instead.
+        model::Reply failure = uncached(reply, s);
+        failure.error = "the failure is too large to record (" + s.diagnostics().front().message +
+                        "): error " + std::to_string(reply.error.size()) + " bytes sha256 " +
+                        hash::sha256_hex(reply.error);
+        outcome_.unrecorded = failure.error;
+        return model_failed(call, failure, false);
+      }
       if (kept.ok()) return s.take_diagnostics();
       return model_failed(call, uncached(reply, kept), false);
     }
@@ -268,6 +281,10 @@ Result<RunOutcome> run_loop(Turns& turns, RunOutcome& outcome, model::Model& mod
 
 namespace {
 
+// The largest output (canonical bytes) a task run records in run_completed: a trace line's
+// bound less 4 KiB for the event's other members.
+constexpr std::size_t kMaxRecordedOutput = json::kMaxHeldBytes - 4096;
+
 // Task mode: the final answer is the assistant content, checked by the output contract; a
 // violation is repaired while the budget allows, with the exact violations in the next request.
 class TaskTurns final : public detail::Turns {
@@ -323,18 +340,44 @@ class TaskTurns final : public detail::Turns {
     if (verdict.violations.empty()) {
       // The result, the trace, the store and every report carry the same output: with
       // secret-looking runs redacted, as everything that leaves a process.
-      outcome_.output = std::move(verdict.output);
-      json::redact_secrets(outcome_.output);
-      return std::optional<detail::Ending>(detail::Ending{"completed", {}, {}});
+      json::redact_secrets(verdict.output);
+      // run_completed holds the output in one trace line; an output that line cannot hold is
+      // refused as too large, so the run still ends with its terminal event.
+      const std::size_t bytes = json::canonical(verdict.output).size();
+      if (bytes <= kMaxRecordedOutput) {
+        outcome_.output = std::move(verdict.output);
+        return std::optional<detail::Ending>(detail::Ending{"completed", {}, {}});
+      }
+      verdict.violations.push_back({"byte_budget", "$", "output_too_large",
+                                    "output is " + std::to_string(bytes) +
+                                        " bytes as canonical JSON; the trace records at most " +
+                                        std::to_string(kMaxRecordedOutput)});
     }
     const bool can_repair = outcome_.repairs < task_.budget.max_repairs;
-    json::Value vf;
-    vf.set("call", call);
-    vf.set("violations", to_json(verdict.violations));
-    vf.set("repairs_remaining", task_.budget.max_repairs - outcome_.repairs - (can_repair ? 1 : 0));
-    if (Status s = trace_.emit("verification_failed", std::move(vf)); !s) {
-      return s.take_diagnostics();
+    const std::int64_t remaining =
+        task_.budget.max_repairs - outcome_.repairs - (can_repair ? 1 : 0);
+    const auto failed = [&] {
+      json::Value vf;
+      vf.set("call", call);
+      vf.set("violations", to_json(verdict.violations));
+      vf.set("repairs_remaining", remaining);
+      return trace_.emit("verification_failed", std::move(vf));
+    };
+    Status s = failed();
+    if (!s && !s.diagnostics().empty() &&
+        s.diagnostics().front().code == diag::codes::kTraceLineTooLarge) {
+      // Violations too large for a line (one per field of an output with very many, or quoting
+      // a very long key): one violation says so, with their count, size and digest.
+      const json::Value all = to_json(verdict.violations);
+      const std::size_t n = verdict.violations.size();
+      verdict.violations = {
+          {"byte_budget", "$", "violations_too_large",
+           std::to_string(n) + " violation(s) of " + std::to_string(json::canonical(all).size()) +
+               " bytes (sha256 " + json::canonical_digest(all) +
+               ") are too large to record: the output has too many or too long fields"}};
+      s = failed();
     }
+    if (!s) return s.take_diagnostics();
     if (!can_repair) {
       return std::optional<detail::Ending>(
           detail::Ending{"invalid_output", std::move(verdict.violations), {}});
