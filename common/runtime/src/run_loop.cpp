@@ -122,12 +122,10 @@ class Loop {
         !s) {
       if (too_large(s.diagnostics())) {
         // A provider's error text too large for a line: its size and digest instead.
-        model::Reply failure = uncached(reply, s);
-        failure.error = "the failure is too large to record (" + s.diagnostics().front().message +
-                        "): error " + std::to_string(reply.error.size()) + " bytes sha256 " +
-                        hash::sha256_hex(reply.error);
-        outcome_.unrecorded = failure.error;
-        return model_failed(call, failure, false);
+        outcome_.unrecorded =
+            "the failure is too large to record (" + s.diagnostics().front().message + "): error " +
+            std::to_string(reply.error.size()) + " bytes sha256 " + hash::sha256_hex(reply.error);
+        return model_failed(call, failure(reply, outcome_.unrecorded), false);
       }
       if (kept.ok()) return s.take_diagnostics();
       return model_failed(call, uncached(reply, kept), false);
@@ -150,26 +148,15 @@ class Loop {
                         std::to_string(reply.content.size()) + " bytes sha256 " +
                         hash::sha256_hex(reply.content);
     if (!reply.tool_calls.empty()) {
-      json::Array calls;
-      for (const auto& c : reply.tool_calls) {
-        json::Value item(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-        if (!c.malformed.empty()) item.set("malformed", c.malformed);
-        calls.push_back(std::move(item));
-      }
-      error += ", " + std::to_string(calls.size()) + " tool call(s) sha256 " +
-               json::canonical_digest(json::Value(std::move(calls)));
+      error += ", " + std::to_string(reply.tool_calls.size()) + " tool call(s) sha256 " +
+               json::canonical_digest(json::Value(calls_json(reply.tool_calls)));
     }
     if (!reply.reasoning.empty()) {
       error += ", reasoning " + std::to_string(reply.reasoning.size()) + " bytes sha256 " +
                hash::sha256_hex(reply.reasoning);
     }
     outcome_.unrecorded = error;
-    model::Reply failure;
-    failure.error = std::move(error);
-    failure.source = reply.source;
-    failure.attempts = reply.attempts;
-    failure.request_sha256 = reply.request_sha256;
-    return failure;
+    return failure(reply, std::move(error));
   }
 
   // An event of the turns too large to record (a tool call with arguments nested past the
@@ -181,14 +168,31 @@ class Loop {
     return finish({"tool_failed", {}, outcome_.unrecorded});
   }
 
+  // A failure recorded in place of `reply`, with its transport members.
+  static model::Reply failure(const model::Reply& reply, std::string error) {
+    model::Reply out;
+    out.error = std::move(error);
+    out.source = reply.source;
+    out.attempts = reply.attempts;
+    out.request_sha256 = reply.request_sha256;
+    return out;
+  }
+
   // The failure recorded in place of a reply the model could not keep.
   static model::Reply uncached(const model::Reply& reply, const Status& why) {
-    model::Reply failure;
-    failure.error = "reply cache: " + why.diagnostics().front().message;
-    failure.source = reply.source;
-    failure.attempts = reply.attempts;
-    failure.request_sha256 = reply.request_sha256;
-    return failure;
+    return failure(reply, "reply cache: " + why.diagnostics().front().message);
+  }
+
+  // A reply's tool calls as model_responded records them. A call the decoder refused has no
+  // name, and says why; the turns refuse it.
+  static json::Array calls_json(const std::vector<model::ToolCallRequest>& tool_calls) {
+    json::Array calls;
+    for (const auto& c : tool_calls) {
+      json::Value item(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+      if (!c.malformed.empty()) item.set("malformed", c.malformed);
+      calls.push_back(std::move(item));
+    }
+    return calls;
   }
 
   // Where a live backend's reply came from (docs/live-backends.md): network or cache, the
@@ -216,13 +220,7 @@ class Loop {
       responded.set("content_sha256", hash::sha256_hex(reply.content));
     if (mode == TraceContent::Inline) responded.set("content", reply.content);
     if (!reply.tool_calls.empty()) {
-      json::Array calls;
-      for (const auto& c : reply.tool_calls) {
-        // A call the decoder refused has no name, and says why; the turns refuse it.
-        json::Value item(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-        if (!c.malformed.empty()) item.set("malformed", c.malformed);
-        calls.push_back(std::move(item));
-      }
+      json::Array calls = calls_json(reply.tool_calls);
       responded.set("tool_call_count", static_cast<std::int64_t>(calls.size()));
       if (mode != TraceContent::None) {
         responded.set("tool_calls_sha256", json::canonical_digest(json::Value(calls)));
