@@ -75,8 +75,10 @@ grep -q 'has a null name' "$tmp/nameless-2.jsonl" || fail "the null name is not 
 grep -q 'has a name that is not a string' "$tmp/nameless-3.jsonl" || fail "the number is not named"
 
 # A reply the trace cannot take (with inline content, a line over the 16 MiB a line may hold: an
-# 18 MB streamed content) is not kept in the cache: a read replay misses it instead of failing on
-# it again.
+# 18 MB streamed content) is recorded as the call's failure, with its size and digest and without
+# its content, and the run ends with its terminal event (exit 1), the cause on one stderr line; the
+# trace verifies and replays. The reply is not kept in the cache: a read replay misses it instead
+# of failing on it again.
 piece=$(printf 'A%.0s' $(seq 4000))
 fill="data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"$piece\"},\"finish_reason\":null}]}"$'\n\n'
 suffix="data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}"$'\n\n'"data: [DONE]"$'\n\n'
@@ -87,9 +89,69 @@ p=$tmp/too-long.profile.json
 wire_profile too-long "$base" "$p"
 jq '.stream = true | .max_response_bytes = 33554432' "$p" >"$p.tmp" && mv "$p.tmp" "$p"
 long=(--task "$fx/forge/task-valid.json" --model "openai:$p" --trace-content inline --store "$tmp/long-store")
-run 3 "$MF_BIN/mf-run" "${long[@]}" --cache write --trace "$tmp/too-long.jsonl"
-grep -q 'MF-I001' "$tmp/err" || fail "too long: $(cat "$tmp/err")"
+run 1 "$MF_BIN/mf-run" "${long[@]}" --cache write --trace "$tmp/too-long.jsonl"
+long_sha=$(head -c 18000000 /dev/zero | tr '\0' A | sha256sum | cut -d' ' -f1)
+[[ $(grep -c 'the reply is too large to record' "$tmp/err") == 1 ]] || fail "too long, stderr: $(cat "$tmp/err")"
+grep -q "content 18000000 bytes sha256 $long_sha" "$tmp/err" || fail "too long, stderr: $(cat "$tmp/err")"
+(($(stat -c %s "$tmp/too-long.jsonl") < 65536)) || fail "too long: the content reached the trace"
+jq -se --arg d "$long_sha" '.[-2].event == "model_failed" and .[-2].call == 1
+  and (.[-2].error | test("too large to record.*content 18000000 bytes sha256 " + $d))
+  and .[-1].event == "run_failed" and .[-1].terminal == "model_failed"' "$tmp/too-long.jsonl" \
+  >/dev/null || fail "too long: $(jq -c 'del(.content)' "$tmp/too-long.jsonl")"
+run 0 "$MF_BIN/mf-replay" "$tmp/too-long.jsonl"
 refuse 2 MF-M001 "$MF_BIN/mf-run" "${long[@]}" --cache read --trace "$tmp/too-long.read.jsonl"
+
+# The same for a tool event: a call's arguments nested as deep as the reader allows (64 levels)
+# are one level deeper inside tool_called under --trace-content inline, which no line may be.
+# The run ends tool_failed with the cause in its terminal event and on stderr; the trace verifies
+# and replays.
+deep=$(printf '[%.0s' $(seq 63))$(printf ']%.0s' $(seq 63))
+deep_call=$(jq -n --arg a "{\"path\":\"src/lib.rs\",\"x\":$deep}" \
+  '{id: "call_d", type: "function", function: {name: "read", arguments: $a}}')
+jq -n --argjson a "$(openai "[$deep_call]")" '{responses: [$a]}' >"$captures/deep.json"
+wire_reset
+p=$tmp/deep.profile.json
+wire_profile deep "$base" "$p"
+run 1 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" --model "openai:$p" --workspace "$fx/repository" \
+  --fixed-clock --run-id r-deep --trace-content inline --trace "$tmp/deep.jsonl"
+[[ $(grep -c 'an event is too large to record: tool_called' "$tmp/err") == 1 ]] ||
+  fail "deep arguments, stderr: $(cat "$tmp/err")"
+jq -se '.[-2].event == "model_responded" and .[-1].event == "run_failed"
+  and .[-1].terminal == "tool_failed" and (.[-1].error | test("too large to record: tool_called"))' \
+  "$tmp/deep.jsonl" >/dev/null || fail "deep arguments: $(cat "$tmp/deep.jsonl")"
+run 0 "$MF_BIN/mf-replay" "$tmp/deep.jsonl"
+run 0 "$MF_BIN/mf-replay" --strict --plan "$tmp/rs.plan.json" --workspace "$fx/repository" "$tmp/deep.jsonl"
+[[ $(jq -r .status "$tmp/out") == identical ]] || fail "deep arguments, strict replay: $(cat "$tmp/out")"
+
+# The same in a task run, under the default digest content: violations too long for a line (an
+# unknown field whose 9 MB name a violation quotes twice) become one violation that says so, and
+# an output run_completed cannot hold (1.2 million numbers 1e20, 6 MB sent, 26 MB canonical) is a
+# violation, not a lost terminal event. Each run ends with its terminal event and verifies.
+jq '.budget = {max_model_calls: 1, max_repairs: 0, max_output_bytes: 33554432}' \
+  "$fx/forge/task-valid.json" >"$tmp/big-task.json"
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+key = "ab " * 3000000
+steps = {"steps": [{"content": json.dumps({"risk": "r", "evidence": "e", key: 0})}]}
+open(d + "/long-key.json", "w").write(json.dumps(steps))
+nums = ",".join(["1e20"] * 600000)
+steps = {"steps": [{"content": '{"risk":[[%s],[%s]],"evidence":"e"}' % (nums, nums)}]}
+open(d + "/wide-output.json", "w").write(json.dumps(steps))
+PY
+run 1 "$MF_BIN/mf-run" --task "$tmp/big-task.json" --model "scripted:$tmp/long-key.json" \
+  --fixed-clock --run-id r-key --trace "$tmp/long-key.jsonl"
+jq -se '.[-2].event == "verification_failed" and (.[-2].violations | length == 1)
+  and .[-2].violations[0].code == "violations_too_large"
+  and .[-1].event == "run_failed" and .[-1].terminal == "invalid_output"' "$tmp/long-key.jsonl" \
+  >/dev/null || fail "long key: $(cut -c1-300 "$tmp/long-key.jsonl")"
+run 0 "$MF_BIN/mf-replay" "$tmp/long-key.jsonl"
+run 1 "$MF_BIN/mf-run" --task "$tmp/big-task.json" --model "scripted:$tmp/wide-output.json" \
+  --fixed-clock --run-id r-wide --trace "$tmp/wide-output.jsonl"
+jq -se '.[-2].event == "verification_failed" and .[-2].violations[0].code == "output_too_large"
+  and .[-1].event == "run_failed" and .[-1].terminal == "invalid_output"' "$tmp/wide-output.jsonl" \
+  >/dev/null || fail "wide output: $(cut -c1-300 "$tmp/wide-output.jsonl")"
+run 0 "$MF_BIN/mf-replay" "$tmp/wide-output.jsonl"
 
 # --- a credential echoed in every member a server fills ---------------------------------------------
 k=$canary

@@ -254,6 +254,39 @@ TEST(TraceWriter, RefusesEventsTheVerifierWouldReject) {
   EXPECT_EQ(w->events_written(), 2);
 }
 
+// An event that cannot be one line has its own code, so the run loop can record a failure in its
+// place; nothing of it is written and the run goes on to its terminal event.
+TEST(TraceWriter, RefusesAnEventTooLargeForALineWithItsOwnCode) {
+  std::string sink;
+  auto w = memory_writer(&sink);
+  ASSERT_TRUE(w->emit("run_started", started()).ok());
+  ASSERT_TRUE(w->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
+  const std::string big(mf::json::kMaxHeldBytes, 'a');
+  auto s =
+      w->emit("model_responded", object({{"call", 1},
+                                         {"content_bytes", static_cast<std::int64_t>(big.size())},
+                                         {"content", big}}));
+  EXPECT_EQ(first_code(s), codes::kTraceLineTooLarge);
+  EXPECT_NE(s.diagnostics().front().message.find("a trace line holds at most 16777216"),
+            std::string::npos);
+  // Within the bytes but past the reader's nesting: the same code.
+  Value deep = mf::json::Array{};
+  for (int i = 0; i < 64; ++i) deep = mf::json::Array{deep};
+  EXPECT_EQ(first_code(w->emit("tool_called", object({{"call_id", "c"},
+                                                      {"tool", "read"},
+                                                      {"input_sha256", std::string(64, '0')},
+                                                      {"arguments", object({{"x", deep}})}}))),
+            codes::kTraceLineTooLarge);
+  EXPECT_EQ(w->events_written(), 2);
+  const auto before = sink.size();
+  ASSERT_TRUE(w->emit("model_failed", object({{"call", 1}, {"error", "too large"}})).ok());
+  ASSERT_TRUE(w->emit("run_failed",
+                      object({{"terminal", "model_failed"}, {"model_calls", 1}, {"repairs", 0}}))
+                  .ok());
+  EXPECT_GT(sink.size(), before);
+  EXPECT_LT(sink.size(), 4096u);
+}
+
 TEST(TraceWriter, RejectsAnEmptyRunId) {
   std::string sink;
   EXPECT_FALSE(Writer::open_memory(&sink, {}).ok());

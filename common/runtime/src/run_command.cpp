@@ -56,6 +56,7 @@ CommandOutcome plan_command(const RunArgs& args) {
   CommandOutcome done;
   done.failed =
       !outcome->completed() || outcome->output.find("disposition")->as_string() != "success";
+  if (!outcome->unrecorded.empty()) done.remarks.push_back(outcome->unrecorded);
   if (done.failed) done.summary = plan_ending(*outcome);
   return done;
 }
@@ -84,6 +85,7 @@ CommandOutcome task_command(const RunArgs& args) {
   if (!outcome->completed()) {
     CommandOutcome ended;
     ended.failed = true;
+    if (!outcome->unrecorded.empty()) ended.remarks.push_back(outcome->unrecorded);
     ended.summary = task_ending(*outcome);
     return ended;
   }

@@ -3,8 +3,10 @@
 #include "mf/runtime/run_loop.hpp"
 
 #include "loop.hpp"
+#include "mf/diag/codes.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/json/reader.hpp"
 
 namespace mf::runtime {
 
@@ -40,7 +42,10 @@ class Loop {
       // The budget is a promise checked before each call, never inferred afterwards.
       if (auto spent = turns_.spent(outcome_.model_calls)) return budget_exhausted(*spent);
       Result<std::optional<Ending>> prepared = turns_.prepare(outcome_.model_calls + 1);
-      if (!prepared) return prepared.take_diagnostics();
+      if (!prepared) {
+        if (too_large(prepared.diagnostics())) return unrecorded_event(prepared.diagnostics());
+        return prepared.take_diagnostics();
+      }
       if (*prepared) return finish(std::move(**prepared));
       const std::int64_t call = ++outcome_.model_calls;
       json::Value requested;
@@ -59,11 +64,17 @@ class Loop {
       name_calls(call, reply.tool_calls);
       Status kept;
       if (Status s = record_response(call, reply, kept); !s) {
+        if (too_large(s.diagnostics())) {
+          return model_failed(call, unrecorded_reply(reply, s.diagnostics()), false);
+        }
         if (kept.ok()) return s.take_diagnostics();
         return model_failed(call, uncached(reply, kept), false);
       }
       Result<std::optional<Ending>> ending = turns_.decide(call, reply);
-      if (!ending) return ending.take_diagnostics();
+      if (!ending) {
+        if (too_large(ending.diagnostics())) return unrecorded_event(ending.diagnostics());
+        return ending.take_diagnostics();
+      }
       if (*ending) return finish(std::move(**ending));
     }
   }
@@ -109,6 +120,13 @@ class Loop {
     if (Status s = keep ? trace_.emit("model_failed", failed, before)
                         : trace_.emit("model_failed", failed);
         !s) {
+      if (too_large(s.diagnostics())) {
+        // A provider's error text too large for a line: its size and digest instead.
+        outcome_.unrecorded =
+            "the failure is too large to record (" + s.diagnostics().front().message + "): error " +
+            std::to_string(reply.error.size()) + " bytes sha256 " + hash::sha256_hex(reply.error);
+        return model_failed(call, failure(reply, outcome_.unrecorded), false);
+      }
       if (kept.ok()) return s.take_diagnostics();
       return model_failed(call, uncached(reply, kept), false);
     }
@@ -116,14 +134,65 @@ class Loop {
     return finish({"model_failed", {}, reply.error});
   }
 
+  // The writer refused an event because it cannot be one trace line (docs/formats/trace.md, "An
+  // event too large for a line").
+  static bool too_large(const diag::Diagnostics& ds) {
+    return !ds.empty() && ds.front().code == diag::codes::kTraceLineTooLarge;
+  }
+
+  // The failure recorded in place of a reply too large to record: its sizes and digests, never
+  // its content; the model does not keep it, so a cached run misses it rather than meeting it
+  // again. The cause also goes to stderr.
+  model::Reply unrecorded_reply(const model::Reply& reply, const diag::Diagnostics& why) {
+    std::string error = "the reply is too large to record (" + why.front().message + "): content " +
+                        std::to_string(reply.content.size()) + " bytes sha256 " +
+                        hash::sha256_hex(reply.content);
+    if (!reply.tool_calls.empty()) {
+      error += ", " + std::to_string(reply.tool_calls.size()) + " tool call(s) sha256 " +
+               json::canonical_digest(json::Value(calls_json(reply.tool_calls)));
+    }
+    if (!reply.reasoning.empty()) {
+      error += ", reasoning " + std::to_string(reply.reasoning.size()) + " bytes sha256 " +
+               hash::sha256_hex(reply.reasoning);
+    }
+    outcome_.unrecorded = error;
+    return failure(reply, std::move(error));
+  }
+
+  // An event of the turns too large to record (a tool call with arguments nested past the
+  // reader's depth once inside the event, a tool result record past a line): the run ends
+  // there, failed, with the cause in its terminal event and on stderr.
+  Result<RunOutcome> unrecorded_event(const diag::Diagnostics& why) {
+    outcome_.unrecorded = "an event is too large to record: " + why.front().message;
+    outcome_.error = outcome_.unrecorded;
+    return finish({"tool_failed", {}, outcome_.unrecorded});
+  }
+
+  // A failure recorded in place of `reply`, with its transport members.
+  static model::Reply failure(const model::Reply& reply, std::string error) {
+    model::Reply out;
+    out.error = std::move(error);
+    out.source = reply.source;
+    out.attempts = reply.attempts;
+    out.request_sha256 = reply.request_sha256;
+    return out;
+  }
+
   // The failure recorded in place of a reply the model could not keep.
   static model::Reply uncached(const model::Reply& reply, const Status& why) {
-    model::Reply failure;
-    failure.error = "reply cache: " + why.diagnostics().front().message;
-    failure.source = reply.source;
-    failure.attempts = reply.attempts;
-    failure.request_sha256 = reply.request_sha256;
-    return failure;
+    return failure(reply, "reply cache: " + why.diagnostics().front().message);
+  }
+
+  // A reply's tool calls as model_responded records them. A call the decoder refused has no
+  // name, and says why; the turns refuse it.
+  static json::Array calls_json(const std::vector<model::ToolCallRequest>& tool_calls) {
+    json::Array calls;
+    for (const auto& c : tool_calls) {
+      json::Value item(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+      if (!c.malformed.empty()) item.set("malformed", c.malformed);
+      calls.push_back(std::move(item));
+    }
+    return calls;
   }
 
   // Where a live backend's reply came from (docs/live-backends.md): network or cache, the
@@ -151,13 +220,7 @@ class Loop {
       responded.set("content_sha256", hash::sha256_hex(reply.content));
     if (mode == TraceContent::Inline) responded.set("content", reply.content);
     if (!reply.tool_calls.empty()) {
-      json::Array calls;
-      for (const auto& c : reply.tool_calls) {
-        // A call the decoder refused has no name, and says why; the turns refuse it.
-        json::Value item(json::Object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-        if (!c.malformed.empty()) item.set("malformed", c.malformed);
-        calls.push_back(std::move(item));
-      }
+      json::Array calls = calls_json(reply.tool_calls);
       responded.set("tool_call_count", static_cast<std::int64_t>(calls.size()));
       if (mode != TraceContent::None) {
         responded.set("tool_calls_sha256", json::canonical_digest(json::Value(calls)));
@@ -216,6 +279,10 @@ Result<RunOutcome> run_loop(Turns& turns, RunOutcome& outcome, model::Model& mod
 
 namespace {
 
+// The largest output (canonical bytes) a task run records in run_completed: a trace line's
+// bound less 4 KiB for the event's other members.
+constexpr std::size_t kMaxRecordedOutput = json::kMaxHeldBytes - 4096;
+
 // Task mode: the final answer is the assistant content, checked by the output contract; a
 // violation is repaired while the budget allows, with the exact violations in the next request.
 class TaskTurns final : public detail::Turns {
@@ -271,18 +338,44 @@ class TaskTurns final : public detail::Turns {
     if (verdict.violations.empty()) {
       // The result, the trace, the store and every report carry the same output: with
       // secret-looking runs redacted, as everything that leaves a process.
-      outcome_.output = std::move(verdict.output);
-      json::redact_secrets(outcome_.output);
-      return std::optional<detail::Ending>(detail::Ending{"completed", {}, {}});
+      json::redact_secrets(verdict.output);
+      // run_completed holds the output in one trace line; an output that line cannot hold is
+      // refused as too large, so the run still ends with its terminal event.
+      const std::size_t bytes = json::canonical(verdict.output).size();
+      if (bytes <= kMaxRecordedOutput) {
+        outcome_.output = std::move(verdict.output);
+        return std::optional<detail::Ending>(detail::Ending{"completed", {}, {}});
+      }
+      verdict.violations.push_back({"byte_budget", "$", "output_too_large",
+                                    "output is " + std::to_string(bytes) +
+                                        " bytes as canonical JSON; the trace records at most " +
+                                        std::to_string(kMaxRecordedOutput)});
     }
     const bool can_repair = outcome_.repairs < task_.budget.max_repairs;
-    json::Value vf;
-    vf.set("call", call);
-    vf.set("violations", to_json(verdict.violations));
-    vf.set("repairs_remaining", task_.budget.max_repairs - outcome_.repairs - (can_repair ? 1 : 0));
-    if (Status s = trace_.emit("verification_failed", std::move(vf)); !s) {
-      return s.take_diagnostics();
+    const std::int64_t remaining =
+        task_.budget.max_repairs - outcome_.repairs - (can_repair ? 1 : 0);
+    const auto failed = [&] {
+      json::Value vf;
+      vf.set("call", call);
+      vf.set("violations", to_json(verdict.violations));
+      vf.set("repairs_remaining", remaining);
+      return trace_.emit("verification_failed", std::move(vf));
+    };
+    Status s = failed();
+    if (!s && !s.diagnostics().empty() &&
+        s.diagnostics().front().code == diag::codes::kTraceLineTooLarge) {
+      // Violations too large for a line (one per field of an output with very many, or quoting
+      // a very long key): one violation says so, with their count, size and digest.
+      const json::Value all = to_json(verdict.violations);
+      const std::size_t n = verdict.violations.size();
+      verdict.violations = {
+          {"byte_budget", "$", "violations_too_large",
+           std::to_string(n) + " violation(s) of " + std::to_string(json::canonical(all).size()) +
+               " bytes (sha256 " + json::canonical_digest(all) +
+               ") are too large to record: the output has too many or too long fields"}};
+      s = failed();
     }
+    if (!s) return s.take_diagnostics();
     if (!can_repair) {
       return std::optional<detail::Ending>(
           detail::Ending{"invalid_output", std::move(verdict.violations), {}});

@@ -150,10 +150,20 @@ Status Writer::emit(std::string_view event, json::Value payload,
     return misuse("duplicate payload member in " + std::string(event));
   json::Value line(std::move(members));
   std::string text = json::canonical(line);
-  // The payload is checked as the verifier will read it: from the canonical line, held whole.
+  // The payload is checked as the verifier will read it: from the canonical line, held whole. An
+  // event that cannot be such a line is refused with its own code, so the run records a failure
+  // in its place (docs/formats/trace.md, "An event too large for a line").
+  if (text.size() > json::kMaxHeldBytes) {
+    return diag::error(codes::kTraceLineTooLarge, std::string(event) + " would be a line of " +
+                                                      std::to_string(text.size()) +
+                                                      " bytes; a trace line holds at most " +
+                                                      std::to_string(json::kMaxHeldBytes));
+  }
   if (!tape_.read_canonical(text, {.max_bytes = json::kMaxHeldBytes})) {
-    return misuse(std::string(event) + " is beyond the strict reader's limits (a line is at most " +
-                  std::to_string(json::kMaxHeldBytes) + " bytes)");
+    return diag::error(codes::kTraceLineTooLarge,
+                       std::string(event) +
+                           " is beyond the strict reader's limits for a trace line (nesting, "
+                           "entries per container or string length)");
   }
   if (auto bad = check_payload(event, tape_.root())) {
     return misuse("ill-formed " + std::string(event) + ": " + *bad);

@@ -48,6 +48,9 @@ struct RunOutcome {
   // A model failure that is a rejected request (a reply-cache miss under --cache read): its
   // diagnostic code, which decides the exit status (docs/live-backends.md).
   std::string error_code{};
+  // An event the trace could not take (too large for a line), recorded as a failure in its
+  // place: the cause, for stderr.
+  std::string unrecorded{};
   bool completed() const { return terminal == "completed"; }
 };
 
