@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "mf/audit/audit.hpp"
+#include "mf/audit/sign.hpp"
 #include "mf/cli/cli.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
@@ -18,13 +19,19 @@ int main(int argc, char** argv) {
       .summary =
           "Execute the product end to end through its binaries and hash the capability "
           "receipts into one reproducible exit report.",
-      .usage = "mf-audit [--fixtures DIR] [--out DIR] [--expect-sha256 HEX]",
+      .usage =
+          "mf-audit [--fixtures DIR] [--out DIR] [--expect-sha256 HEX] [--sign-key FILE] "
+          "[--mac-key-env NAME]\n"
+          "       mf-audit verify REPORT [--envelope FILE] [--public-key PEM] [--mac-key-env NAME]",
       .examples =
           {
               "mf-audit --fixtures fixtures --out target/audit",
               "mf-audit --fixtures fixtures --out target/audit --expect-sha256 \"$PINNED\"",
               "mf-audit --quiet | jq '.receipts[] | {capability, holds}'",
+              "mf-audit --out target/audit --sign-key audit.key.pem --mac-key-env MF_AUDIT_MAC",
+              "mf-audit verify target/audit/exit-report.json --public-key audit.pub.pem",
           },
+      .positional = "operand",
       .details =
           "Runs mf-run (repair fixture, fixed run id and clock), mf-replay, mf-toolread, the "
           "four-case mf-eval suite, mf-compile and harness runs as a user would, checks what each "
@@ -34,19 +41,83 @@ int main(int argc, char** argv) {
           "guarded_tool_run, prompt_projection, and with --store content_addressed_store. The "
           "table goes to stderr. Identical "
           "inputs give a byte-identical report. Exit 1 when a receipt does not hold or the report "
-          "digest differs from --expect-sha256.",
+          "digest differs from --expect-sha256. With --sign-key or --sign-key-env, also "
+          "DIR/exit-report.dsse.json: a DSSE envelope of an in-toto Statement about the report, "
+          "signed with Ed25519; with --mac-key-env, DIR/exit-report.mac.json: the report's "
+          "HMAC-SHA256. 'verify' checks them offline: exit 0 verified, 1 a check failed (named "
+          "on stderr), 2 unreadable or malformed input (docs/audit.md).",
+      .commands = {"verify"},
   };
   cli::Options d;
-  const auto fixtures = d.text(
-      {"fixtures", "fixtures directory (forge/, harness/, repository/; default: fixtures)", "DIR"});
+  const auto fixtures = d.text({"fixtures",
+                                "fixtures directory (forge/, harness/, repository/; default: "
+                                "fixtures)",
+                                "DIR",
+                                {""}});
   const auto out = d.text(
-      {"out", "where exit-report.json and the work files go (default: target/audit)", "DIR"});
+      {"out", "where exit-report.json and the work files go (default: target/audit)", "DIR", {""}});
   const auto expect =
-      d.text({"expect-sha256", "fail unless the report digest is exactly this", "HEX"});
+      d.text({"expect-sha256", "fail unless the report digest is exactly this", "HEX", {""}});
   const auto bin_dir =
-      d.text({"bin-dir", "where the mf-* binaries are (default: beside mf-audit)", "DIR"});
-  const auto store = d.text({"store", "keep the report in this store (also MF_STORE)", "DIR"});
+      d.text({"bin-dir", "where the mf-* binaries are (default: beside mf-audit)", "DIR", {""}});
+  const auto store =
+      d.text({"store", "keep the report in this store (also MF_STORE)", "DIR", {""}});
+  const auto sign_key = d.text(
+      {"sign-key", "sign the report with this Ed25519 private key (PKCS#8 PEM)", "FILE", {""}});
+  const auto sign_key_env =
+      d.text({"sign-key-env", "sign with the PEM private key held in this variable", "NAME", {""}});
+  const auto mac_key_env =
+      d.text({"mac-key-env", "HMAC-SHA256 key: the variable that holds it", "NAME"});
+  const auto envelope =
+      d.text({"envelope", "the DSSE envelope (default: beside REPORT)", "FILE", {"verify"}});
+  const auto public_key =
+      d.text({"public-key", "check the envelope's signature with this key", "PEM", {"verify"}});
   return cli::run(argc, argv, tool, d, [&](cli::Context& ctx) -> int {
+    const auto operands = ctx.positionals();
+    std::string mac_key;
+    if (int rc = cli::secret_from_env(ctx, mac_key_env, mac_key)) return rc;
+    if (!operands.empty()) {
+      if (operands[0] != "verify") {
+        return cli::usage_error(ctx.tool, "unknown command '" + operands[0] + "'");
+      }
+      if (operands.size() != 2) return cli::usage_error(ctx.tool, "verify takes one REPORT");
+      if (!ctx.given(public_key) && mac_key.empty()) {
+        return cli::usage_error(ctx.tool, "verify needs --public-key or --mac-key-env");
+      }
+      mf::audit::VerifyRequest request{
+          .report_path = operands[1], .envelope_path = ctx.get(envelope), .mac_key = mac_key};
+      if (ctx.given(public_key)) {
+        auto pem = mf::io::read_input(ctx.get(public_key), 1u << 20);
+        if (!pem) return cli::report(ctx.tool, pem.diagnostics());
+        request.public_key_pem = std::move(*pem);
+      }
+      auto verified = mf::audit::verify(request);
+      if (!verified) return cli::report(ctx.tool, verified.diagnostics());
+      auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(verified->summary));
+      if (!written) return cli::report(ctx.tool, written.diagnostics());
+      if (verified->failed.empty()) return cli::kSuccess;
+      std::string which;
+      for (const auto& f : verified->failed) which += (which.empty() ? "" : ", ") + f;
+      std::cerr << ctx.tool.name << ": " << operands[1] << ": does not verify: " << which << "\n";
+      return cli::kFailure;
+    }
+    // The signing key is read and checked before any work, so a bad key leaves no files.
+    mf::audit::Sealing sealing{.mac_key = mac_key};
+    if (ctx.given(sign_key) && ctx.given(sign_key_env)) {
+      return cli::usage_error(ctx.tool, "--sign-key and --sign-key-env are exclusive");
+    }
+    if (ctx.given(sign_key)) {
+      auto pem = mf::io::read_input(ctx.get(sign_key), 1u << 20);
+      if (!pem) return cli::report(ctx.tool, pem.diagnostics());
+      sealing.sign_key_pem = std::move(*pem);
+    } else if (int rc = cli::secret_from_env(ctx, sign_key_env, sealing.sign_key_pem)) {
+      return rc;
+    }
+    if (!sealing.sign_key_pem.empty()) {
+      if (auto problem = mf::audit::signing_key_problem(sealing.sign_key_pem); !problem.empty()) {
+        return cli::usage_error(ctx.tool, "signing key: " + problem);
+      }
+    }
     mf::audit::AuditRequest request;
     request.fixtures = ctx.get(fixtures, "fixtures");
     request.out_dir = ctx.get(out, "target/audit");
@@ -54,8 +125,12 @@ int main(int argc, char** argv) {
     request.bin_dir = ctx.get(bin_dir, mf::process::self_directory());
     auto outcome = mf::audit::run_audit(request);
     if (!outcome) return cli::report(ctx.tool, outcome.diagnostics());
+    const std::string bytes = mf::json::canonical_file(outcome->report);
+    if (auto sealed = mf::audit::seal(request.out_dir, bytes, outcome->report, sealing); !sealed) {
+      return cli::report(ctx.tool, sealed.diagnostics());
+    }
     if (!ctx.quiet) std::cerr << mf::audit::render_table(*outcome);
-    auto written = mf::io::write_all(STDOUT_FILENO, mf::json::canonical_file(outcome->report));
+    auto written = mf::io::write_all(STDOUT_FILENO, bytes);
     if (!written) return cli::report(ctx.tool, written.diagnostics());
     bool ok = outcome->passed;
     if (!ok) std::cerr << ctx.tool.name << ": a capability receipt does not hold\n";

@@ -16,6 +16,7 @@ packages=(
   curl                                # tests/cli/lib/wire.bash talks to the loopback wire server
   time                                # /usr/bin/time: peak RSS in tests/cli and bench/
   python3                             # tests/layers (the include check), bench generators
+  python3-securesystemslib python3-cryptography python3-nacl  # tests/cli/audit_sign.sh interop
   nodejs                              # with npm, fetches the YAML test suite (tests/conformance)
   ripgrep fd-find                     # peers of grep and find in bench/
   chromium                            # tests/cli/eval_report.sh opens the HTML report headless
