@@ -20,8 +20,8 @@ int main(int argc, char** argv) {
           "Execute the product end to end through its binaries and hash the capability "
           "receipts into one reproducible exit report.",
       .usage =
-          "mf-audit [--fixtures DIR] [--out DIR] [--expect-sha256 HEX] [--sign-key FILE] "
-          "[--mac-key-env NAME]\n"
+          "mf-audit [--fixtures DIR] [--out DIR] [--expect-sha256 HEX]\n"
+          "                [--sign-key FILE | --sign-key-env NAME] [--mac-key-env NAME]\n"
           "       mf-audit verify REPORT [--envelope FILE] [--public-key PEM] [--mac-key-env NAME]",
       .examples =
           {

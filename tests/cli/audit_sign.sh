@@ -34,6 +34,14 @@ head -c 64 /dev/urandom | base64 >"$tmp/bad.pem"
 expect 2 "signing key: not a PEM private key" -- --fixtures fixtures --out "$tmp/bad" -q \
   --sign-key "$tmp/bad.pem"
 [ ! -e "$tmp/bad" ] || fail "a refused key left files"
+# An encrypted key is refused, never prompted for; an RSA key is not an Ed25519 key.
+openssl genpkey -algorithm ed25519 -aes256 -pass pass:secret -out "$tmp/enc.pem" 2>/dev/null
+expect 2 "signing key: not a PEM private key" -- --fixtures fixtures --out "$tmp/bad" -q \
+  --sign-key "$tmp/enc.pem"
+openssl genpkey -algorithm rsa -pkeyopt rsa_keygen_bits:1024 -out "$tmp/rsa.pem" 2>/dev/null
+expect 2 "signing key: the private key is not an Ed25519 key" -- --fixtures fixtures \
+  --out "$tmp/bad" -q --sign-key "$tmp/rsa.pem"
+[ ! -e "$tmp/bad" ] || fail "a refused key left files"
 
 "$bin/mf-audit" --fixtures fixtures --out "$tmp/a" -q --sign-key "$tmp/key.pem" \
   --mac-key-env AUDIT_MAC >"$tmp/a.json" 2>"$tmp/a.err" || fail "signed audit: $(cat "$tmp/a.err")"

@@ -3,6 +3,7 @@
 #include "mf/hash/ed25519.hpp"
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -26,17 +27,24 @@ const unsigned char* bytes_of(std::string_view s) {
   return s.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(s.data());
 }
 
+// An encrypted key is refused rather than prompted for: OpenSSL's default callback reads a
+// passphrase from the terminal.
+extern "C" int no_passphrase(char*, int, int, void*) {
+  return 0;
+}
+
 // The first PEM block of `pem` as a key: a private key when `want_private`, else a public key or
 // the public half of a private one.
 Pkey read_pem(std::string_view pem, bool want_private) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(
       BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
   if (!bio) throw std::runtime_error("OpenSSL BIO allocation failed");
-  Pkey key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  Pkey key(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr));
   if (!key && !want_private) {
     BIO_reset(bio.get());
-    key.reset(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
+    key.reset(PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr));
   }
+  ERR_clear_error();  // a refused key leaves nothing behind in the thread's error queue
   return key;
 }
 
