@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
       if (verified->failed.empty()) return cli::kSuccess;
       std::string which;
       for (const auto& f : verified->failed) which += (which.empty() ? "" : ", ") + f;
-      std::cerr << ctx.tool.name << ": " << operands[1] << ": does not verify: " << which << "\n";
+      std::cerr << ctx.tool.name << ": " << mf::diag::printable(operands[1])
+                << ": does not verify: " << which << "\n";
       return cli::kFailure;
     }
     // The signing key is read and checked before any work, so a bad key leaves no files.
