@@ -3,12 +3,10 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <thread>
 
 #include "mf/cli/cli.hpp"
 #include "mf/eval/report.hpp"
 #include "mf/hash/sha256.hpp"
-#include "mf/io/file.hpp"
 #include "mf/runtime/replay.hpp"
 #include "mf/trace/command.hpp"
 #include "mf/trace/many.hpp"
@@ -83,34 +81,17 @@ int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>
       return cli::usage_error(ctx.tool, "--report takes one DIR, where its traces are");
     }
     const std::string report = ctx.get(o.report);
-    auto bytes = mf::io::read_input(report);
-    if (!bytes) return cli::report(ctx.tool, bytes.diagnostics(), report);
-    auto parsed = mf::eval::parse_report(*bytes);
-    if (!parsed) return cli::report(ctx.tool, parsed.diagnostics(), report);
-    const std::string dir = args[0].ends_with('/') ? args[0] : args[0] + "/";
-    for (auto& t : mf::eval::report_traces(*parsed)) {
-      traces.push_back({dir + t.file, std::move(t.attempt), std::move(t.trace_sha256)});
-    }
+    auto listed = mf::eval::report_trace_refs(report, args[0]);
+    if (!listed) return cli::report(ctx.tool, listed.diagnostics(), report);
+    traces = std::move(*listed);
   } else {
-    for (const std::string& a : args) {
-      std::error_code ec;
-      if (!std::filesystem::is_directory(a, ec)) {
-        traces.push_back({a, {}, {}});
-        continue;
-      }
-      auto listed = mf::trace::traces_in(a);
-      if (!listed) return cli::report(ctx.tool, listed.diagnostics());
-      if (listed->empty()) {
-        return cli::report(ctx.tool, {mf::diag::error(mf::diag::codes::kMissing,
-                                                      "'" + a + "' holds no *.jsonl trace")});
-      }
-      for (std::string& path : *listed) traces.push_back({std::move(path), {}, {}});
-    }
+    auto listed = mf::trace::operand_traces(args);
+    if (!listed) return cli::report(ctx.tool, listed.diagnostics());
+    traces = std::move(*listed);
   }
   mf::trace::VerifyOptions options;
   if (int rc = verify_options(ctx, o, options)) return rc;
-  const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-  const auto jobs = static_cast<std::size_t>(ctx.get(o.jobs, cores));
+  const auto jobs = static_cast<std::size_t>(ctx.get(o.jobs, 0));
   return cli::finish(ctx, mf::trace::verify_many_command(traces, options, jobs, STDOUT_FILENO,
                                                          [&ctx](const mf::diag::Diagnostic& d) {
                                                            cli::report(ctx.tool, {d}, {},

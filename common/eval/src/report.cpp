@@ -11,6 +11,7 @@
 #include "mf/eval/stats.hpp"
 #include "mf/eval/suite.hpp"
 #include "mf/hash/sha256.hpp"
+#include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
@@ -699,6 +700,20 @@ std::vector<ReportTrace> report_traces(const Report& report) {
     }
   }
   return out;
+}
+
+Result<std::vector<trace::TraceRef>> report_trace_refs(const std::string& path,
+                                                       const std::string& dir) {
+  auto bytes = io::read_input(path);
+  if (!bytes) return bytes.take_diagnostics();
+  auto parsed = parse_report(*bytes);
+  if (!parsed) return parsed.take_diagnostics();
+  const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
+  std::vector<trace::TraceRef> refs;
+  for (ReportTrace& t : report_traces(*parsed)) {
+    refs.push_back({prefix + t.file, std::move(t.attempt), std::move(t.trace_sha256)});
+  }
+  return refs;
 }
 
 }  // namespace mf::eval

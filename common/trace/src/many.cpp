@@ -34,6 +34,24 @@ Result<std::vector<std::string>> traces_in(const std::string& dir) {
   return names;
 }
 
+Result<std::vector<TraceRef>> operand_traces(const std::vector<std::string>& operands) {
+  std::vector<TraceRef> traces;
+  for (const std::string& operand : operands) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(operand, ec)) {
+      traces.push_back({operand, {}, {}});
+      continue;
+    }
+    auto listed = traces_in(operand);
+    if (!listed) return listed.take_diagnostics();
+    if (listed->empty()) {
+      return diag::error(diag::codes::kMissing, "'" + operand + "' holds no *.jsonl trace");
+    }
+    for (std::string& path : *listed) traces.push_back({std::move(path), {}, {}});
+  }
+  return traces;
+}
+
 json::Value summary_line(const TraceRef& ref, const VerifyOptions& options,
                          std::optional<diag::Diagnostic>& error) {
   VerifyOptions own = options;
@@ -140,6 +158,7 @@ class Pool {
 diag::CommandOutcome verify_many_command(const std::vector<TraceRef>& traces,
                                          const VerifyOptions& options, std::size_t jobs, int out_fd,
                                          const OnTraceError& on_error) {
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
   jobs = std::clamp<std::size_t>(jobs, 1, std::max<std::size_t>(traces.size(), 1));
   Pool pool(traces, options, jobs, out_fd, on_error);
   std::vector<std::thread> threads;

@@ -10,6 +10,7 @@
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
+#include "mf/trace/many.hpp"
 
 namespace mf::eval {
 
@@ -41,6 +42,10 @@ struct ReportTrace {
 
 // Every attempt's trace, in the report's order (cases by id, attempts by repeat).
 std::vector<ReportTrace> report_traces(const Report& report);
+// `mf-replay --report PATH DIR`: the traces of the report file at `path` (read and checked as
+// parse_report does), each as DIR/<file> with the trace_sha256 it must have.
+Result<std::vector<trace::TraceRef>> report_trace_refs(const std::string& path,
+                                                       const std::string& dir);
 
 // The summary of a report's cases (docs/formats/eval.md, "Statistics"): counts, the pass rate
 // and its Wilson interval; with repeats the attempt counts, pass@k, pass^k and the flaky cases;

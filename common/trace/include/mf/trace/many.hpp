@@ -23,6 +23,10 @@ struct TraceRef {
 // name. MF-S013 when `dir` cannot be listed.
 Result<std::vector<std::string>> traces_in(const std::string& dir);
 
+// The traces TRACE|DIR operands name, in order: a file as itself, a directory as traces_in lists
+// it. MF-S013 for a directory that cannot be listed or holds no trace.
+Result<std::vector<TraceRef>> operand_traces(const std::vector<std::string>& operands);
+
 // One trace's line: its summary (to_json) with "path" (and "attempt" when it has one); for a trace
 // that could not be read, {"attempt"?, "first_error":{"code","message"}, "path",
 // "status":"unreadable"}. Sets `error` to the first error, about the trace, when it did not pass.
@@ -33,10 +37,10 @@ json::Value summary_line(const TraceRef& ref, const VerifyOptions& options,
 using OnTraceError = std::function<void(const diag::Diagnostic&)>;
 
 // Verifies every trace (verify_file, under `options`, each with its own expect_sha256) on up to
-// `jobs` threads, and writes each summary_line to `out_fd` in the order of `traces`, whatever
-// order they finish in. At most `jobs` traces are read at once, and at most 4 x `jobs` finished
-// lines wait for an earlier one. Failed when any trace did not pass; stopped (exit 3) when the
-// output cannot be written.
+// `jobs` threads (0: the number of cores), and writes each summary_line to `out_fd` in the order of
+// `traces`, whatever order they finish in. At most `jobs` traces are read at once, and at most 4 x
+// `jobs` finished lines wait for an earlier one. Failed when any trace did not pass; stopped (exit
+// 3) when the output cannot be written.
 diag::CommandOutcome verify_many_command(const std::vector<TraceRef>& traces,
                                          const VerifyOptions& options, std::size_t jobs, int out_fd,
                                          const OnTraceError& on_error);
