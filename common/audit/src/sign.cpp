@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "mf/diag/codes.hpp"
+#include "mf/hash/base64.hpp"
 #include "mf/hash/ed25519.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
@@ -99,7 +100,7 @@ Result<Envelope> read_envelope(const std::string& path) {
   }
   e.payload_type = *type;
   const std::string* payload = string_member(*env, "payload");
-  if (payload == nullptr || !hash::base64_decode(*payload, e.payload)) {
+  if (payload == nullptr || !hash::base64_decode_lenient(*payload, e.payload)) {
     return malformed(path, "/payload", "payload is not a base64 string");
   }
   const json::Value* sigs = env->find("signatures");
@@ -109,7 +110,7 @@ Result<Envelope> read_envelope(const std::string& path) {
   for (std::size_t i = 0; i < sigs->as_array().size(); ++i) {
     const std::string* sig = string_member(sigs->as_array()[i], "sig");
     std::string raw;
-    if (sig == nullptr || !hash::base64_decode(*sig, raw)) {
+    if (sig == nullptr || !hash::base64_decode_lenient(*sig, raw)) {
       return malformed(path, "/signatures/" + std::to_string(i) + "/sig",
                        "sig is not a base64 string");
     }

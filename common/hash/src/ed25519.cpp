@@ -1,4 +1,4 @@
-// Ed25519 and base64 of ed25519.hpp through OpenSSL's EVP_PKEY interface (one-shot
+// Ed25519 of ed25519.hpp through OpenSSL's EVP_PKEY interface (one-shot
 // EVP_DigestSign, as Ed25519 hashes the message itself).
 #include "mf/hash/ed25519.hpp"
 
@@ -54,18 +54,24 @@ Pkey public_pkey(const Ed25519Public& key) {
   return p;
 }
 
+// The Ed25519 key `pem` holds (a private key, or with `private_key` false a public or private
+// one); null with `error` set otherwise.
+Pkey read_ed25519_pem(std::string_view pem, bool private_key, std::string& error) {
+  Pkey key = read_pem(pem, private_key);
+  if (!key) {
+    error = private_key ? "not a PEM private key" : "not a PEM public or private key";
+  } else if (EVP_PKEY_id(key.get()) != EVP_PKEY_ED25519) {
+    error = private_key ? "the private key is not an Ed25519 key" : "the key is not an Ed25519 key";
+    key.reset();
+  }
+  return key;
+}
+
 }  // namespace
 
 bool ed25519_private_from_pem(std::string_view pem, Ed25519Private& out, std::string& error) {
-  Pkey key = read_pem(pem, true);
-  if (!key) {
-    error = "not a PEM private key";
-    return false;
-  }
-  if (EVP_PKEY_id(key.get()) != EVP_PKEY_ED25519) {
-    error = "the private key is not an Ed25519 key";
-    return false;
-  }
+  const Pkey key = read_ed25519_pem(pem, true, error);
+  if (!key) return false;
   std::size_t len = out.seed.size();
   if (EVP_PKEY_get_raw_private_key(key.get(), out.seed.data(), &len) != 1 || len != 32) {
     error = "the Ed25519 private key cannot be read";
@@ -75,15 +81,8 @@ bool ed25519_private_from_pem(std::string_view pem, Ed25519Private& out, std::st
 }
 
 bool ed25519_public_from_pem(std::string_view pem, Ed25519Public& out, std::string& error) {
-  Pkey key = read_pem(pem, false);
-  if (!key) {
-    error = "not a PEM public or private key";
-    return false;
-  }
-  if (EVP_PKEY_id(key.get()) != EVP_PKEY_ED25519) {
-    error = "the key is not an Ed25519 key";
-    return false;
-  }
+  const Pkey key = read_ed25519_pem(pem, false, error);
+  if (!key) return false;
   std::size_t len = out.key.size();
   if (EVP_PKEY_get_raw_public_key(key.get(), out.key.data(), &len) != 1 || len != 32) {
     error = "the Ed25519 public key cannot be read";
@@ -146,51 +145,6 @@ std::string ed25519_public_pem(const Ed25519Public& key) {
   char* data = nullptr;
   const long len = BIO_get_mem_data(bio.get(), &data);
   return std::string(data, static_cast<std::size_t>(len));
-}
-
-std::string base64_encode(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes_of(bytes),
-                                static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
-
-bool base64_decode(std::string_view text, std::string& out) {
-  // Decoded by hand: EVP_DecodeBlock accepts whitespace and does not say how much padding it read.
-  out.clear();
-  std::uint32_t acc = 0;
-  int bits = 0;
-  std::size_t pad = 0;
-  for (char c : text) {
-    int v;
-    if (c >= 'A' && c <= 'Z')
-      v = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      v = c - '0' + 52;
-    else if (c == '+' || c == '-')
-      v = 62;
-    else if (c == '/' || c == '_')
-      v = 63;
-    else if (c == '=') {
-      ++pad;
-      continue;
-    } else
-      return false;
-    if (pad != 0) return false;  // data after padding
-    acc = (acc << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-    }
-  }
-  // Leftover bits must be zero padding of a valid length (2 or 4 bits), padding at most 2.
-  if (bits >= 6 || pad > 2 || (acc & ((1u << bits) - 1)) != 0) return false;
-  if (pad != 0 && (text.size() % 4) != 0) return false;
-  return true;
 }
 
 }  // namespace mf::hash

@@ -11,6 +11,7 @@
 
 #include "environment.hpp"
 #include "mf/diag/codes.hpp"
+#include "mf/hash/base64.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
@@ -28,63 +29,6 @@ namespace codes = diag::codes;
 
 constexpr std::size_t kImportBatchObjects = 1024;
 constexpr std::size_t kImportBatchBytes = std::size_t{64} << 20;
-
-// ---- base64 (RFC 4648, standard alphabet, padded) ----
-
-constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-void b64_encode(std::string_view in, std::string& out) {
-  std::size_t i = 0;
-  out.reserve(out.size() + (in.size() + 2) / 3 * 4);
-  for (; i + 3 <= in.size(); i += 3) {
-    const std::uint32_t v = (std::uint32_t(std::uint8_t(in[i])) << 16) |
-                            (std::uint32_t(std::uint8_t(in[i + 1])) << 8) | std::uint8_t(in[i + 2]);
-    out += kB64[(v >> 18) & 63];
-    out += kB64[(v >> 12) & 63];
-    out += kB64[(v >> 6) & 63];
-    out += kB64[v & 63];
-  }
-  const std::size_t rest = in.size() - i;
-  if (rest == 0) return;
-  std::uint32_t v = std::uint32_t(std::uint8_t(in[i])) << 16;
-  if (rest == 2) v |= std::uint32_t(std::uint8_t(in[i + 1])) << 8;
-  out += kB64[(v >> 18) & 63];
-  out += kB64[(v >> 12) & 63];
-  out += rest == 2 ? kB64[(v >> 6) & 63] : '=';
-  out += '=';
-}
-
-int b64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-// Strict: whole quads, padding only at the end, unused bits zero (one encoding per byte string).
-bool b64_decode(std::string_view in, std::string& out) {
-  if (in.size() % 4 != 0) return false;
-  out.clear();
-  out.reserve(in.size() / 4 * 3);
-  for (std::size_t i = 0; i < in.size(); i += 4) {
-    const bool last = i + 4 == in.size();
-    int pad = 0;
-    if (last && in[i + 3] == '=') pad = in[i + 2] == '=' ? 2 : 1;
-    std::uint32_t v = 0;
-    for (int k = 0; k < 4; ++k) {
-      const int d = k >= 4 - pad ? 0 : b64_value(in[i + k]);
-      if (d < 0) return false;
-      v = (v << 6) | std::uint32_t(d);
-    }
-    out += char((v >> 16) & 0xff);
-    if (pad < 2) out += char((v >> 8) & 0xff);
-    if (pad < 1) out += char(v & 0xff);
-    if ((pad == 2 && (v & 0xffff) != 0) || (pad == 1 && (v & 0xff) != 0)) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -126,7 +70,7 @@ Status Store::export_closure(const std::vector<hash::Digest>& roots,
       constexpr std::size_t kPiece = 3 * (std::size_t{1} << 18);  // a multiple of 3: no padding
       if (Status w = detail::for_each_piece(*bytes, kPiece,
                                             [&](std::string_view piece) {
-                                              b64_encode(piece, out);
+                                              hash::base64_append(piece, out);
                                               return flush(kChunk);
                                             });
           !w) {
@@ -199,7 +143,7 @@ Result<ImportLine> parse_import_line(std::string_view text, std::int64_t line) {
   }
   const auto n = size->is_number() ? size->as_exact_int() : std::nullopt;
   if (!n || *n < 0) return bad_line(line, "\"size\" must be a non-negative integer");
-  if (!data->is_string() || !b64_decode(data->as_string(), out.bytes)) {
+  if (!data->is_string() || !hash::base64_decode(data->as_string(), out.bytes)) {
     return bad_line(line, "\"data_b64\" is not padded standard base64");
   }
   if (out.bytes.size() != static_cast<std::uint64_t>(*n)) {
@@ -291,7 +235,8 @@ class StreamedObject {
 
  private:
   Status decode(std::string_view quads, bool last) {
-    if ((!last && quads.find('=') != std::string_view::npos) || !b64_decode(quads, bytes_)) {
+    if ((!last && quads.find('=') != std::string_view::npos) ||
+        !hash::base64_decode(quads, bytes_)) {
       return bad_line(line_, "\"data_b64\" is not padded standard base64");
     }
     hash_.update(bytes_);

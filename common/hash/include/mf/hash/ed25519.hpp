@@ -1,4 +1,4 @@
-// Ed25519 signatures (RFC 8032) and base64 (RFC 4648) over OpenSSL, for signed reports: keys are
+// Ed25519 signatures (RFC 8032) over OpenSSL, for signed reports: keys are
 // read from PEM (PKCS#8 private keys as `openssl genpkey -algorithm ed25519` writes them, and
 // SubjectPublicKeyInfo public keys) and kept as their raw 32-byte forms.
 #pragma once
@@ -29,10 +29,5 @@ bool ed25519_verify(const Ed25519Public& key, std::string_view message, std::str
 // The key's id: SHA-256 hex of its DER SubjectPublicKeyInfo (`openssl pkey -pubin -outform DER`).
 std::string ed25519_keyid(const Ed25519Public& key);
 std::string ed25519_public_pem(const Ed25519Public& key);
-
-// Standard base64 with padding.
-std::string base64_encode(std::string_view bytes);
-// Standard or URL-safe alphabet, padding optional; false on any other character.
-bool base64_decode(std::string_view text, std::string& out);
 
 }  // namespace mf::hash
