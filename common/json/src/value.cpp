@@ -2,6 +2,8 @@
 // secret redaction over a whole value.
 #include "mf/json/value.hpp"
 
+#include <functional>
+
 #include <algorithm>
 #include <cmath>
 
@@ -83,19 +85,23 @@ bool redact_string(std::string& s) {
 }  // namespace
 
 bool redact_secrets(Value& root) {
+  return redact_strings(root, redact_string);
+}
+
+bool redact_strings(Value& root, const std::function<bool(std::string&)>& redact) {
   bool changed = false;
   std::vector<Value*> pending{&root};  // iterative: the depth is the input's
   while (!pending.empty()) {
     Value* v = pending.back();
     pending.pop_back();
     if (v->is_string()) {
-      changed = redact_string(v->as_string()) || changed;
+      changed = redact(v->as_string()) || changed;
     } else if (v->is_array()) {
       for (auto& item : v->as_array()) pending.push_back(&item);
     } else if (v->is_object()) {
       auto& members = v->as_object();
       for (std::size_t i = 0; i < members.size(); ++i) {
-        if (redact_string(members[i].key)) {
+        if (redact(members[i].key)) {
           changed = true;
           // Two redacted names must stay two members: number the later ones.
           const std::string base = members[i].key;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/secrets.hpp"
@@ -32,31 +31,6 @@ std::string shown(std::string_view text, std::size_t max) {
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
   return diag::redact_secrets(s);
-}
-
-// Every string of `v`, member names included, with the transport's injected values cut out. A
-// member name that redaction makes a repeat of an earlier one is dropped: the object must stay
-// one that canonical JSON can write.
-void redact_all(const detail::Transport& t, Value& v) {
-  if (v.is_string()) {
-    t.redact(v.as_string());
-  } else if (v.is_array()) {
-    for (Value& item : v.as_array()) redact_all(t, item);
-  } else if (v.is_object()) {
-    json::Object& members = v.as_object();
-    bool renamed = false;
-    for (json::Member& m : members) {
-      renamed = t.redact(m.key) || renamed;
-      redact_all(t, m.value);
-    }
-    if (!renamed) return;
-    std::set<std::string> seen;
-    json::Object kept;
-    for (json::Member& m : members) {
-      if (seen.insert(m.key).second) kept.push_back(std::move(m));
-    }
-    members = std::move(kept);
-  }
 }
 
 }  // namespace
@@ -251,7 +225,9 @@ CallOutcome Client::request(const std::string& method, json::Value params,
     }
     out.status = CallStatus::Ok;
     out.result = std::move(*r);  // the message is done with: a large result is held once
-    if (transport_->redacts()) redact_all(*transport_, out.result);
+    if (transport_->redacts()) {
+      json::redact_strings(out.result, [this](std::string& s) { return transport_->redact(s); });
+    }
     return detail::Step::Done;
   };
   const std::string message = json::canonical(json::Object{

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -111,5 +112,8 @@ std::string_view kind_name(Kind k);
 // Replaces every secret-looking run (diag::redact_secrets) in the strings and member names of `v`,
 // at any depth; true when anything was replaced.
 bool redact_secrets(Value& v);
+// The same walk with another rule: `redact` changes one string in place and says whether it did;
+// two member names it makes equal stay two members, the later ones numbered ("#2", ...).
+bool redact_strings(Value& v, const std::function<bool(std::string&)>& redact);
 
 }  // namespace mf::json
