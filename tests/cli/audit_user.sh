@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# mf-audit on a user's own project, from an installed prefix (docs/audit.md, "Auditing your own
+# project"): the project is built in a temporary directory outside the source tree from the files,
+# commands and manifest the installed docs/audit.md shows, so the page cannot drift from what runs.
+# Every receipt holds; the report is the same bytes from a copy in another directory; the signed
+# report verifies. Each tampering of a fresh copy fails the audit naming its culprit, and a manifest
+# with an unknown member, a missing file or a malformed pin is refused before anything runs.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
+
+# The installed programs: MF_BIN itself when it already is an installed prefix (tests/cli/install.sh
+# runs every script so), else an install of the build MF_BIN belongs to.
+if [[ -f $MF_BIN/../share/doc/millforge/audit.md ]]; then
+  prefix=$(cd "$MF_BIN/.." && pwd)
+else
+  prefix=$tmp/prefix
+  cmake --install "$(dirname "$MF_BIN")" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log" >&2; fail "cmake --install failed"; }
+fi
+export PATH=$prefix/bin:$PATH
+doc=$prefix/share/doc/millforge/audit.md
+
+# block NAME: the fenced block that follows the line `<!-- audit-user: NAME -->` in the docs.
+block() {
+  awk -v m="<!-- audit-user: $1 -->" '
+    $0 == m { found = 1; next }
+    found == 1 && /^```/ { found = 2; next }
+    found == 2 && /^```/ { exit }
+    found == 2 { print }' "$doc"
+}
+for name in harness/notes.yaml workspace/notes/monday.txt harness/runs/direct-monday.json case commands \
+            digests audit.yaml run sign github gitlab; do
+  [[ -n $(block "$name") ]] || fail "docs/audit.md has no block '$name'"
+done
+
+# The project, outside the source tree: the docs' files, then the other notes, scripted replies
+# and the twenty cases the docs describe.
+project=$tmp/notes
+mkdir -p "$project"/{harness/runs,plans,workspace/notes,eval/traces,runs}
+cd "$project"
+for f in harness/notes.yaml workspace/notes/monday.txt harness/runs/direct-monday.json; do
+  block "$f" >"$f"
+done
+days=(monday tuesday wednesday thursday)
+for day in "${days[@]}"; do
+  note="The ${day^} release ships after the migration."
+  [[ $day == monday ]] || echo "$note" >"workspace/notes/$day.txt"
+  read=$(jq -nc --arg p "notes/$day.txt" '{name: "read", arguments: {path: $p}}')
+  submit=$(jq -nc --arg s "$note" '{name: "submit", arguments: {terminal_result: "COMPLETE", summary: $s}}')
+  step() { jq -nc --argjson c "$1" '{tool_calls: [$c]}'; }
+  steps() { jq -s '{steps: .}'; }
+  { step "$read"; step "$submit"; } | steps >"$tmp/direct-$day.json"
+  [[ $day == monday ]] || cp "$tmp/direct-$day.json" "harness/runs/direct-$day.json"
+  { jq -nc '{content: "I will read the note first."}'; step "$read"; step "$submit"; } |
+    steps >"harness/runs/chatty-$day.json"
+  { step "$submit"; step "$read"; step "$submit"; } | steps >"harness/runs/hasty-$day.json"
+  { step "$(jq -c '.name = "cat"' <<<"$read")"; step "$read"; step "$submit"; } |
+    steps >"harness/runs/guess-$day.json"
+  { jq -nc --arg t "$read" '{content: $t}'; step "$submit"; } | steps >"harness/runs/textual-$day.json"
+done
+[[ $(jq -c . harness/runs/direct-monday.json) == "$(jq -c . "$tmp/direct-monday.json")" ]] ||
+  fail "the docs' direct-monday.json is not the direct behaviour of the other days"
+declare -A calls=([direct]=2 [chatty]=3 [hasty]=3 [guess]=3 [textual]=2)
+declare -A violations=([direct]='{}' [chatty]='{"text_response": 1}' [hasty]='{"premature_terminal": 1}'
+                       [guess]='{"unknown_tool": 1}' [textual]='{"rescue": 1}')
+for day in "${days[@]}"; do
+  for b in direct chatty hasty guess textual; do
+    jq -nc --arg id "$b-$day" --arg day "$day" --arg note "The ${day^} release ships after the migration." \
+      --argjson calls "${calls[$b]}" --argjson v "${violations[$b]}" '
+      {id: $id, plan: "../plans/notes.plan.json", model: ("scripted:../harness/runs/" + $id + ".json"),
+       workspace: "../workspace", request: {instruction: ("Summarise notes/" + $day + ".txt.")},
+       expect: ({terminal: "completed", disposition: "success", model_calls: $calls, tool_calls: 2}
+                + (if $v == {} then {} else {violations: $v} end)
+                + {pointers: {"/summary": $note}})}'
+  done
+done | jq -s '{suite_id: "notes", cases: .}' >eval/suite.json
+# The docs show one case of the suite: it is this suite's.
+jq -e --argjson c "$(block case)" '.cases | index([$c]) != null' eval/suite.json >/dev/null ||
+  fail "the case docs/audit.md shows is not in the suite"
+
+# The docs' commands, as a user types them.
+bash -euo pipefail <(block commands) >"$tmp/commands.log" 2>&1 ||
+  { cat "$tmp/commands.log" >&2; fail "the docs' commands failed"; }
+[[ $(ls eval/traces | wc -l) -eq 20 ]] || fail "the campaign did not write 20 traces"
+jq -e '.summary.cases == 20 and .summary.passed == 20' eval/report.json >/dev/null ||
+  fail "the campaign did not pass: $(jq -c .summary eval/report.json)"
+
+# The docs' manifest pins what the project is.
+block audit.yaml >audit.yaml
+compiled=$(jq -r .compiled_sha256 plans/notes.plan.json)
+trace=$(sha256sum runs/release.jsonl | cut -d' ' -f1)
+note=$(sha256sum workspace/notes/monday.txt | cut -d' ' -f1)
+for pin in "$compiled" "$trace" "$note"; do
+  grep -q "sha256: $pin\$" audit.yaml ||
+    fail "docs/audit.md's manifest does not pin $pin (compiled $compiled, trace $trace, note $note)"
+done
+[[ $(block digests | bash 2>&1) == *"$trace  runs/release.jsonl"* ]] || fail "the docs' digests"
+rm -f eval/*.journal
+project_files=$(find . -type f | sort)
+
+# The audit, as the docs run it: every receipt holds.
+audit_cmd=$(block run)
+[[ $audit_cmd == "mf-audit audit.yaml --out audit-out" ]] || fail "the docs run '$audit_cmd'"
+run 0 mf-audit audit.yaml --out audit-out
+report=$project/audit-out/exit-report.json
+cmp -s "$tmp/out" "$report" || fail "stdout differs from exit-report.json"
+receipts=(compiled_harness verified_plan replayed_trace strict_replay campaign_traces
+          campaign_statistics evaluation_gate pinned_file)
+jq -e --argjson want "$(printf '%s\n' "${receipts[@]}" | jq -R . | jq -sc 'sort')" '
+  .passed and ([.receipts[] | select(.holds | not)] | length) == 0 and
+  ([.receipts[].capability] | unique) == $want and
+  ([.receipts[] | select(.failures != [])] | length) == 0' "$report" >/dev/null ||
+  fail "not every receipt holds: $(jq -c '[.receipts[] | {capability, subject, holds, failures}]' "$report")"
+# Every input is named by its path in the project, never by where the project is.
+! grep -qF "$tmp" "$report" || fail "the report names the temporary directory"
+digest=$(jq -r .report_sha256 "$report")
+
+# The same project elsewhere, audited from another working directory: the same bytes.
+mkdir -p "$tmp/elsewhere" "$tmp/cwd"
+cp -r "$project" "$tmp/elsewhere/copy"
+rm -rf "$tmp/elsewhere/copy/audit-out"
+(cd "$tmp/cwd" && mf-audit ../elsewhere/copy/audit.yaml --out out -q >/dev/null) ||
+  fail "the audit of the copy failed"
+cmp -s "$report" "$tmp/cwd/out/exit-report.json" || fail "the copy's report differs"
+run 0 mf-audit audit.yaml --out "$tmp/pinned" -q --expect-sha256 "$digest"
+
+# Signed as the docs sign it; mf-audit verify accepts it, and the report is the unsigned one.
+(cd "$tmp" && bash -euo pipefail <(block sign | sed 's#audit\.yaml#notes/audit.yaml#; s#--out audit-out#--out signed#;
+  s#audit-out/#signed/#')) >"$tmp/sign.log" 2>&1 || { cat "$tmp/sign.log" >&2; fail "the docs' signing"; }
+cmp -s "$report" "$tmp/signed/exit-report.json" || fail "signing changed the report"
+jq -c '.signatures[0].sig |= (if startswith("A") then "B" else "A" end + .[1:])' \
+  "$tmp/signed/exit-report.dsse.json" >"$tmp/badsig.json"
+run 1 mf-audit verify "$tmp/signed/exit-report.json" --envelope "$tmp/badsig.json" \
+  --public-key "$tmp/audit.pub.pem"
+grep -q "does not verify: signature" "$tmp/err" || fail "a changed signature: $(cat "$tmp/err")"
+
+# The CI snippets run the same audit, sign it, and keep the report.
+for ci in github gitlab; do
+  block "$ci" | grep -q 'mf-audit" audit.yaml --out audit-out$\|mf-audit audit.yaml --out audit-out --sign-key-env MF_AUDIT_SIGNING_KEY$' ||
+    fail "the $ci job does not run the docs' audit"
+  block "$ci" | grep -q 'audit-out/$' || fail "the $ci job does not keep audit-out/"
+  if python3 -c 'import yaml' 2>/dev/null; then
+    block "$ci" | python3 -c 'import sys, yaml; yaml.safe_load(sys.stdin)' || fail "the $ci job is not YAML"
+  fi
+done
+
+# tamper NAME: a fresh copy of the project in $tmp/NAME, the working directory of what follows.
+tamper() {
+  rm -rf "${tmp:?}/$1"
+  cp -r "$project" "$tmp/$1"
+  rm -rf "$tmp/$1/audit-out"
+  cd "$tmp/$1"
+}
+# caught CAPABILITY SUBJECT CULPRIT...: the audit exits 1; the CAPABILITY receipt of SUBJECT does not
+# hold and its failures name every CULPRIT, as its stderr line does.
+caught() {
+  local capability=$1 subject=$2
+  shift 2
+  run 1 mf-audit audit.yaml --out audit-out -q
+  local line
+  line=$(grep -F "$subject" "$tmp/err" | grep -F "$capability" || true)
+  [[ -n $line ]] || fail "$capability of $subject is not named on stderr: $(cat "$tmp/err")"
+  for culprit in "$@"; do
+    [[ $line == *"$culprit"* ]] || grep -F "$subject" "$tmp/err" | grep -qF "$culprit" ||
+      fail "stderr does not name $culprit: $(cat "$tmp/err")"
+    jq -e --arg c "$capability" --arg s "$subject" --arg x "$culprit" '
+      .passed == false and
+      ([.receipts[] | select(.capability == $c and .subject == $s and (.holds | not))
+        | .failures[] | tostring | select(contains($x))] | length) > 0' audit-out/exit-report.json \
+      >/dev/null ||
+      fail "the report's $capability failures do not name $culprit: $(jq -c '[.receipts[] |
+        select(.holds | not) | {capability, subject, failures}]' audit-out/exit-report.json)"
+  done
+  cd "$project"
+}
+
+# One byte of a campaign trace (a summary the model submitted).
+tamper edited
+sed -i 's/The Tuesday release/The Tuesday Release/' eval/traces/guess-tuesday.jsonl
+caught campaign_traces eval/report.json guess-tuesday
+# A trace deleted.
+tamper deleted
+rm eval/traces/chatty-wednesday.jsonl
+caught campaign_traces eval/report.json chatty-wednesday
+# A trace no attempt names.
+tamper extra
+cp eval/traces/direct-monday.jsonl eval/traces/direct-friday.jsonl
+caught campaign_traces eval/report.json direct-friday
+# Two traces swapped.
+tamper swapped
+mv eval/traces/hasty-monday.jsonl "$tmp/swap.jsonl"
+mv eval/traces/hasty-thursday.jsonl eval/traces/hasty-monday.jsonl
+mv "$tmp/swap.jsonl" eval/traces/hasty-thursday.jsonl
+caught campaign_traces eval/report.json hasty-monday hasty-thursday
+# One byte of a tool description in the plan.
+tamper plan
+sed -i '0,/"description":"R/s//"description":"r/' plans/notes.plan.json
+cmp -s plans/notes.plan.json "$project/plans/notes.plan.json" && fail "the plan edit changed nothing"
+caught verified_plan plans/notes.plan.json plans/notes.plan.json
+# The harness source edited: it compiles to another digest than the pinned one.
+tamper harness
+sed -i 's/max_iterations: 5/max_iterations: 6/' harness/notes.yaml
+caught compiled_harness harness/notes.yaml "$compiled"
+# One statistic of the report.
+tamper statistic
+jq -c '.summary.pass_rate = 0.95' eval/report.json | mf-store canon >eval/report.tmp
+mv eval/report.tmp eval/report.json
+caught campaign_statistics eval/report.json pass_rate
+# A case's status flipped with its failures and the summary made consistent: only the suite's
+# expectations, regraded against the trace, show it.
+tamper flipped
+jq -c '(.cases[] | select(.id == "guess-thursday")) |= (.status = "failed" |
+    .failures = [{check: "model_calls", expected: 2, actual: 3}]) |
+  .summary.passed = 19 | .summary.failed = 1 | .summary.pass_rate = 0.95' eval/report.json |
+  mf-store canon >eval/report.tmp
+mv eval/report.tmp eval/report.json
+caught campaign_statistics eval/report.json guess-thursday
+
+# Refused before anything runs: exit 2, the code, nothing written.
+# refused NAME CODE: the manifest $tmp/NAME.yaml (in the project) is refused with CODE.
+refused() {
+  cp "$tmp/$1.yaml" "$project/$1.yaml"
+  refuse 2 "$2" mf-audit "$1.yaml" --out "$tmp/refused-$1"
+  [[ ! -e $tmp/refused-$1 ]] || fail "a refused manifest ($1) left $tmp/refused-$1"
+  rm "$project/$1.yaml"
+}
+{ cat audit.yaml; echo "colour: blue"; } >"$tmp/unknown.yaml"
+refused unknown MF-S021
+grep -q "colour" "$tmp/err" || fail "the unknown member is not named: $(cat "$tmp/err")"
+sed 's#path: workspace/notes/monday.txt#path: workspace/notes/friday.txt#' audit.yaml >"$tmp/missing.yaml"
+refused missing MF-S013
+grep -q "friday.txt" "$tmp/err" || fail "the missing file is not named: $(cat "$tmp/err")"
+sed "s/sha256: $note/sha256: ${note%?}/" audit.yaml >"$tmp/short.yaml"
+refused short MF-S020
+sed "s/sha256: $note/sha256: ${note^^}/" audit.yaml >"$tmp/upper.yaml"
+refused upper MF-S020
+[[ $(find . -type f -not -path './audit-out/*' | sort) == "$project_files" ]] ||
+  fail "the audit changed the project's files"
+echo "audit_user: ok"
