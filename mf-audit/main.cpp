@@ -2,6 +2,7 @@
 // (docs/cli.md).
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "mf/audit/audit.hpp"
@@ -13,6 +14,19 @@
 
 namespace cli = mf::cli;
 
+namespace {
+
+// The product's self-test manifest: in DIR when given, else the source tree's, else the one
+// installed beside the binaries (PREFIX/share/millforge/fixtures).
+std::string self_test_manifest(const std::string& fixtures) {
+  const std::string rel = "audit/self-test.yaml";
+  if (!fixtures.empty()) return fixtures + "/" + rel;
+  if (std::filesystem::exists("fixtures/" + rel)) return "fixtures/" + rel;
+  return mf::process::self_directory() + "/../share/millforge/fixtures/" + rel;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   const cli::Tool tool{
       .name = "mf-audit",
@@ -20,40 +34,53 @@ int main(int argc, char** argv) {
           "Execute the product end to end through its binaries and hash the capability "
           "receipts into one reproducible exit report.",
       .usage =
-          "mf-audit [--fixtures DIR] [--out DIR] [--expect-sha256 HEX]\n"
+          "mf-audit [MANIFEST] [--out DIR] [-j N] [--expect-sha256 HEX]\n"
           "                [--sign-key FILE | --sign-key-env NAME] [--mac-key-env NAME]\n"
           "       mf-audit verify REPORT [--envelope FILE] [--public-key PEM] [--mac-key-env NAME]",
       .examples =
           {
-              "mf-audit --fixtures fixtures --out target/audit",
-              "mf-audit --fixtures fixtures --out target/audit --expect-sha256 \"$PINNED\"",
-              "mf-audit --quiet | jq '.receipts[] | {capability, holds}'",
-              "mf-audit --out target/audit --sign-key audit.key.pem --mac-key-env MF_AUDIT_MAC",
-              "mf-audit verify target/audit/exit-report.json --public-key audit.pub.pem",
+              "mf-audit audit/manifest.yaml --out audit-out",
+              "mf-audit audit/manifest.yaml --out audit-out --sign-key-env MF_AUDIT_KEY -j 4",
+              "mf-audit --out target/audit --expect-sha256 \"$PINNED\"",
+              "mf-audit --quiet audit/manifest.yaml | jq '.receipts[] | {capability, subject, "
+              "holds}'",
+              "mf-audit verify audit-out/exit-report.json --public-key audit.pub.pem",
           },
       .positional = "operand",
       .details =
-          "Runs mf-run (repair fixture, fixed run id and clock), mf-replay, mf-toolread, the "
-          "four-case mf-eval suite, mf-compile and harness runs as a user would, checks what each "
-          "produced, and writes DIR/exit-report.json (also printed on stdout). Receipts: "
-          "typed_task_and_output_contract, bounded_targeted_repair, provider_free_replay, "
-          "capability_scoped_tool, executable_evaluation_gate, compiled_harness, "
-          "guarded_tool_run, prompt_projection, and with --store content_addressed_store. The "
-          "table goes to stderr. Identical "
-          "inputs give a byte-identical report. Exit 1 when a receipt does not hold or the report "
-          "digest differs from --expect-sha256. With --sign-key or --sign-key-env, also "
-          "DIR/exit-report.dsse.json: a DSSE envelope of an in-toto Statement about the report, "
-          "signed with Ed25519; with --mac-key-env, DIR/exit-report.mac.json: the report's "
-          "HMAC-SHA256. 'verify' checks them offline: exit 0 verified, 1 a check failed (named "
-          "on stderr), 2 unreadable or malformed input (docs/audit.md).",
+          "Reads MANIFEST (YAML or JSON, docs/formats/audit-manifest.md), refuses it with exit 2 "
+          "before anything runs when a member is unknown, a file missing or a pin malformed, then "
+          "runs the binaries in the manifest's directory: mf-compile for each harness (its "
+          "compiled digest against the pin) and plan (verify), mf-replay for each trace (digest or "
+          "MAC, and --strict when asked) and for every trace of each campaign (--report, matched "
+          "to the report's trace_sha256, none missing or extra), mf-eval verify for each "
+          "campaign's statistics and mf-eval compare for its gate; pins are file digests. Writes "
+          "DIR/exit-report.json (also on stdout): one receipt per check with its capability, "
+          "subject, inputs' digests, outcome and evidence digest; byte-identical for identical "
+          "inputs in any directory. Without MANIFEST: the product's self-test, "
+          "fixtures/audit/self-test.yaml in the source tree, else the installed "
+          "share/millforge/fixtures/audit/self-test.yaml (or DIR/audit/self-test.yaml with "
+          "--fixtures DIR). The table goes to stderr. Exit 1 when a receipt does not hold (each "
+          "named on stderr) or the report digest differs from --expect-sha256. With --sign-key or "
+          "--sign-key-env, also DIR/exit-report.dsse.json: a DSSE envelope of an in-toto "
+          "Statement about the report, signed with Ed25519; with --mac-key-env, "
+          "DIR/exit-report.mac.json: the report's HMAC-SHA256. 'verify' checks them offline: exit "
+          "0 verified, 1 a check failed (named on stderr), 2 unreadable or malformed input "
+          "(docs/audit.md).",
       .commands = {"verify"},
   };
   cli::Options d;
-  const auto fixtures = d.text({"fixtures",
-                                "fixtures directory (forge/, harness/, repository/; default: "
-                                "fixtures)",
-                                "DIR",
-                                {""}});
+  const auto fixtures =
+      d.text({"fixtures",
+              "the product self-test of this fixtures directory (DIR/audit/self-test.yaml)",
+              "DIR",
+              {""}});
+  const auto jobs = d.number({"jobs,j",
+                              "threads for each campaign's traces (default: the binaries' own)",
+                              "N",
+                              {""},
+                              {},
+                              1});
   const auto out = d.text(
       {"out", "where exit-report.json and the work files go (default: target/audit)", "DIR", {""}});
   const auto expect =
@@ -76,10 +103,7 @@ int main(int argc, char** argv) {
     const auto operands = ctx.positionals();
     std::string mac_key;
     if (int rc = cli::secret_from_env(ctx, mac_key_env, mac_key)) return rc;
-    if (!operands.empty()) {
-      if (operands[0] != "verify") {
-        return cli::usage_error(ctx.tool, "unknown command '" + operands[0] + "'");
-      }
+    if (!operands.empty() && operands[0] == "verify") {
       if (operands.size() != 2) return cli::usage_error(ctx.tool, "verify takes one REPORT");
       if (!ctx.given(public_key) && mac_key.empty()) {
         return cli::usage_error(ctx.tool, "verify needs --public-key or --mac-key-env");
@@ -119,8 +143,19 @@ int main(int argc, char** argv) {
         return cli::usage_error(ctx.tool, "signing key: " + problem);
       }
     }
+    if (operands.size() > 1) {
+      return cli::usage_error(ctx.tool, "unexpected argument '" + operands[1] + "'");
+    }
+    if (!operands.empty() && ctx.given(fixtures)) {
+      return cli::usage_error(ctx.tool, "a MANIFEST or --fixtures, not both");
+    }
+    const std::string manifest_path =
+        !operands.empty() ? operands[0] : self_test_manifest(ctx.get(fixtures));
+    auto manifest = mf::audit::load_manifest(manifest_path);
+    if (!manifest) return cli::report(ctx.tool, manifest.diagnostics(), manifest_path);
     mf::audit::AuditRequest request;
-    request.fixtures = ctx.get(fixtures, "fixtures");
+    request.manifest = std::move(*manifest);
+    request.jobs = static_cast<std::size_t>(ctx.get(jobs, 0));
     request.out_dir = ctx.get(out, "target/audit");
     request.store_dir = ctx.store_dir(store);
     request.bin_dir = ctx.get(bin_dir, mf::process::self_directory());
@@ -134,7 +169,17 @@ int main(int argc, char** argv) {
     auto written = mf::io::write_all(STDOUT_FILENO, bytes);
     if (!written) return cli::report(ctx.tool, written.diagnostics());
     bool ok = outcome->passed;
-    if (!ok) std::cerr << ctx.tool.name << ": a capability receipt does not hold\n";
+    for (const auto& r : outcome->report.find("receipts")->as_array()) {
+      if (r.find("holds")->as_bool()) continue;
+      const auto& failures = r.find("failures")->as_array();
+      std::cerr << ctx.tool.name << ": " << r.find("capability")->as_string()
+                << (r.find("subject") ? " " + mf::diag::printable(r.find("subject")->as_string())
+                                      : std::string())
+                << " does not hold"
+                << (failures.empty() ? std::string()
+                                     : ": " + mf::diag::printable(failures.front().as_string()))
+                << "\n";
+    }
     if (ctx.given(expect) && ctx.get(expect) != outcome->report_sha256) {
       std::cerr << ctx.tool.name << ": report SHA-256 " << outcome->report_sha256
                 << " differs from the expected " << ctx.get(expect) << "\n";

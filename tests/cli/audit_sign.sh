@@ -49,8 +49,8 @@ report=$tmp/a/exit-report.json
 cmp -s "$tmp/a.json" "$report" || fail "stdout differs from exit-report.json"
 for f in exit-report.dsse.json exit-report.mac.json; do [ -s "$tmp/a/$f" ] || fail "no $f"; done
 # The report is the unsigned run's report, byte for byte; the key never reaches any output.
-jq -e '.report_sha256 == "f21d91cfa0744062a7a93ee6a8c69cde124aa8c0bb3c9611d378ca10ea027ad4"' \
-  "$report" >/dev/null || fail "signing changed the report"
+"$bin/mf-audit" --fixtures fixtures --out "$tmp/unsigned" -q >/dev/null || fail "unsigned audit"
+cmp -s "$tmp/unsigned/exit-report.json" "$report" || fail "signing changed the report"
 ! grep -rqF -e "$AUDIT_MAC" -e "$(sed -n 2p "$tmp/key.pem")" "$tmp/a" "$tmp/a.json" "$tmp/a.err" ||
   fail "a key reached an output"
 payload=$(jq -r .payload "$tmp/a/exit-report.dsse.json" | base64 -d)
@@ -58,7 +58,9 @@ jq -e --arg d "$(sha256sum <"$report" | cut -d' ' -f1)" '
   ._type == "https://in-toto.io/Statement/v1" and
   .predicateType == "https://millforge.dev/attestation/exit-report/v1" and
   .subject == [{name: "exit-report.json", digest: {sha256: $d}}] and
-  (.predicate.receipts | length) == 8 and .predicate.passed' <<<"$payload" >/dev/null ||
+  (.predicate.receipts | length) == 15 and .predicate.passed and
+  .predicate.receipts[8] == {capability: "compiled_harness", subject: "../harness/golden.yaml",
+                             holds: true}' <<<"$payload" >/dev/null ||
   fail "statement: $payload"
 keyid=$(openssl pkey -pubin -in "$tmp/pub.pem" -outform DER | sha256sum | cut -d' ' -f1)
 jq -e --arg k "$keyid" '.payloadType == "application/vnd.in-toto+json" and
@@ -104,7 +106,8 @@ expect 2 "MF-S013" -- verify "$report" --envelope "$tmp/none.json" --public-key 
 expect 2 "verify needs --public-key or --mac-key-env" -- verify "$report"
 expect 2 "--envelope applies to 'verify' only" -- --envelope x
 expect 2 "--sign-key does not apply to 'verify'" -- verify "$report" --sign-key "$tmp/key.pem"
-expect 2 "unknown command 'check'" -- check "$report"
+expect 2 "unexpected argument" -- check "$report"
+expect 2 "MF-S013" -- "$tmp/no-such-manifest.yaml"
 
 # Interop with securesystemslib (Debian's python3-securesystemslib, its Ed25519 keys): it verifies
 # our envelope, refuses the tampered signature, and signs an envelope over our report that we verify.

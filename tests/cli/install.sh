@@ -17,6 +17,13 @@ done
   fail "docs are not installed"
 [[ -z $(find "$prefix" -name '*.a' -o -name '*.hpp' | head -1) ]] || fail "build internals installed"
 
+# The product self-test runs from the prefix, outside the source tree, to the source tree's report.
+(cd "$tmp" && "$prefix/bin/mf-audit" --out installed-audit -q >/dev/null) ||
+  fail "the installed mf-audit does not pass its self-test"
+"$MF_BIN/mf-audit" --out "$tmp/tree-audit" -q >/dev/null || fail "the self-test fails in the tree"
+cmp -s "$tmp/installed-audit/exit-report.json" "$tmp/tree-audit/exit-report.json" ||
+  fail "the installed self-test's report differs from the source tree's"
+
 here=$(cd "$(dirname "$0")" && pwd)
 for script in "$here"/*.sh; do
   [[ $(basename "$script") == install.sh ]] && continue

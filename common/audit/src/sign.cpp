@@ -33,6 +33,7 @@ json::Value statement(std::string_view report_bytes, const json::Value& report) 
     for (const json::Value& r : rs->as_array()) {
       json::Value item;
       if (const json::Value* c = r.find("capability")) item.set("capability", *c);
+      if (const json::Value* subject = r.find("subject")) item.set("subject", *subject);
       if (const json::Value* h = r.find("holds")) item.set("holds", *h);
       receipts.push_back(std::move(item));
     }

@@ -87,7 +87,8 @@ Result<Completed> run(const Command& command) {
   Completed done;
   try {
     const std::string in = command.stdin_path.empty() ? "/dev/null" : command.stdin_path;
-    bp::child child(command.program, bp::args(command.args),
+    const std::string dir = command.cwd.empty() ? std::string(".") : command.cwd;
+    bp::child child(command.program, bp::args(command.args), bp::start_dir = dir,
                     bp::std_in<in, bp::std_out> out.path.string(), bp::std_err > err.path.string());
     if (!wait_exited(child.id(), command.timeout)) {
       child.terminate();

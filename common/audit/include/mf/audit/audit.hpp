@@ -1,28 +1,26 @@
-// The exit audit (docs/cli.md): runs the product's binaries exactly as a user would and binds what
-// they produced into one content-addressed report of capability receipts. A receipt is true only
-// when the audit executed what it claims and checked the result; nothing is a checklist.
+// The audit (docs/audit.md): runs the product's binaries over what a manifest names (a user's
+// harnesses, plans, traces and campaigns, or the product's own fixtures) and binds what they
+// produced into one content-addressed report of capability receipts. A receipt holds only when the
+// audit executed what it claims and checked the result; nothing is a checklist.
 #pragma once
 
-#include <optional>
+#include <cstddef>
 #include <string>
 
+#include "mf/audit/manifest.hpp"
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
 
 namespace mf::audit {
 
-// The Forge task fixture's pinned digest (docs/formats/task.md).
-inline constexpr const char* kTaskSha256 =
-    "fc4aa5898f737ba4c5a8cb7b2c2c380e1e133e2696b7915a5a3907332ca840f6";
-
 struct AuditRequest {
-  std::string fixtures;  // the fixtures directory (forge/, repository/)
-  std::string out_dir;   // exit-report.json and the work files go here
-  std::string bin_dir;   // where the mf-* binaries are
-  // With a store: one more receipt, the store round trip (put -> export -> import into a fresh
-  // store
-  // -> verify -> get), and the report itself is kept there under audit/report.
+  Manifest manifest;
+  std::string out_dir;  // exit-report.json and the product self-test's work files go here
+  std::string bin_dir;  // where the mf-* binaries are
+  // With a store: the report is kept there under audit/report, and the product self-test adds its
+  // store round trip (put -> export -> import into a fresh store -> verify -> get).
   std::string store_dir;
+  std::size_t jobs = 0;  // threads for a campaign's traces (-j); 0: the binaries' default
 };
 
 struct AuditOutcome {
@@ -36,8 +34,9 @@ struct AuditOutcome {
 // receipt that does not hold.
 Result<AuditOutcome> run_audit(const AuditRequest& request);
 
-// The human-readable table (task digest, calls and repairs vs caps, cases, receipts, report
-// digest).
+// The human-readable table: with the product self-test its figures (task digest, calls and repairs
+// against their caps, cases), then each receipt that does not hold with its first failure, the
+// receipts that hold, and the report's size and digest.
 std::string render_table(const AuditOutcome& outcome);
 
 }  // namespace mf::audit

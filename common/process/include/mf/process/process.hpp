@@ -21,6 +21,7 @@ struct Command {
   std::string program;  // absolute path of the executable
   std::vector<std::string> args;
   std::string stdin_path;  // empty: /dev/null
+  std::string cwd;         // empty: the caller's working directory
   std::chrono::milliseconds timeout{60000};
 };
 
