@@ -29,7 +29,7 @@ block() {
     found == 2 { print }' "$doc"
 }
 for name in harness/notes.yaml workspace/notes/monday.txt harness/runs/direct-monday.json case commands \
-            digests audit.yaml run sign github gitlab; do
+            digests audit.yaml run table receipt sign github gitlab; do
   [[ -n $(block "$name") ]] || fail "docs/audit.md has no block '$name'"
 done
 
@@ -91,7 +91,7 @@ compiled=$(jq -r .compiled_sha256 plans/notes.plan.json)
 trace=$(sha256sum runs/release.jsonl | cut -d' ' -f1)
 note=$(sha256sum workspace/notes/monday.txt | cut -d' ' -f1)
 for pin in "$compiled" "$trace" "$note"; do
-  grep -q "sha256: $pin\$" audit.yaml ||
+  grep -q "sha256: \"$pin\"\$" audit.yaml ||
     fail "docs/audit.md's manifest does not pin $pin (compiled $compiled, trace $trace, note $note)"
 done
 [[ $(block digests | bash 2>&1) == *"$trace  runs/release.jsonl"* ]] || fail "the docs' digests"
@@ -114,6 +114,11 @@ jq -e --argjson want "$(printf '%s\n' "${receipts[@]}" | jq -R . | jq -sc 'sort'
 # Every input is named by its path in the project, never by where the project is.
 ! grep -qF "$tmp" "$report" || fail "the report names the temporary directory"
 digest=$(jq -r .report_sha256 "$report")
+# What the docs show of the report is this report: its table (digest included) and first receipt.
+[[ $(cat "$tmp/err") == "$(block table)" ]] ||
+  fail "docs/audit.md's table is not the audit's: $(cat "$tmp/err")"
+jq -e --argjson r "$(block receipt)" '.receipts[0] == $r' "$report" >/dev/null ||
+  fail "docs/audit.md's receipt is not the report's first: $(jq -c '.receipts[0]' "$report")"
 
 # The same project elsewhere, audited from another working directory: the same bytes.
 mkdir -p "$tmp/elsewhere" "$tmp/cwd"
@@ -174,9 +179,15 @@ caught() {
   cd "$project"
 }
 
-# One byte of a campaign trace (a summary the model submitted).
+# One byte of a campaign trace (the summary the model submitted): its chain breaks.
 tamper edited
 sed -i 's/The Tuesday release/The Tuesday Release/' eval/traces/guess-tuesday.jsonl
+caught campaign_traces eval/report.json guess-tuesday
+# The same edit with the chain written again, as anyone can: only the report's digest shows it.
+tamper relinked
+sed 's/The Tuesday release/The Tuesday Release/' "$project/eval/traces/guess-tuesday.jsonl" |
+  jq -c 'del(.prev)' | link >eval/traces/guess-tuesday.jsonl
+mf-replay eval/traces/guess-tuesday.jsonl >/dev/null || fail "the relinked trace does not verify"
 caught campaign_traces eval/report.json guess-tuesday
 # A trace deleted.
 tamper deleted
@@ -206,19 +217,22 @@ tamper statistic
 jq -c '.summary.pass_rate = 0.95' eval/report.json | mf-store canon >eval/report.tmp
 mv eval/report.tmp eval/report.json
 caught campaign_statistics eval/report.json pass_rate
-# A case's status flipped with its failures and the summary made consistent: only the suite's
-# expectations, regraded against the trace, show it.
+# A case's status flipped, the report otherwise consistent (the report of a run whose suite
+# expected 2 model calls there, under this suite's digest): mf-eval compare accepts it and every
+# trace matches; only the suite's expectations, regraded against the trace, show it.
 tamper flipped
-jq -c '(.cases[] | select(.id == "guess-thursday")) |= (.status = "failed" |
-    .failures = [{check: "model_calls", expected: 2, actual: 3}]) |
-  .summary.passed = 19 | .summary.failed = 1 | .summary.pass_rate = 0.95' eval/report.json |
-  mf-store canon >eval/report.tmp
-mv eval/report.tmp eval/report.json
+(cd eval && jq '(.cases[] | select(.id == "guess-thursday") | .expect.model_calls) = 2' suite.json |
+  mf-eval run --suite - --fixed-clock --output "$tmp/flipped.json" -q) && fail "the flipped run passed"
+suite_sha256=$(jq -r .suite_sha256 eval/report.json)
+jq -c --arg s "$suite_sha256" '.suite_sha256 = $s' "$tmp/flipped.json" | mf-store canon >eval/report.json
+jq -e '[.cases[] | select(.status == "failed") | .id] == ["guess-thursday"]' eval/report.json \
+  >/dev/null || fail "the flipped report"
 caught campaign_statistics eval/report.json guess-thursday
 
 # Refused before anything runs: exit 2, the code, nothing written.
 # refused NAME CODE: the manifest $tmp/NAME.yaml (in the project) is refused with CODE.
 refused() {
+  ! cmp -s "$tmp/$1.yaml" "$project/audit.yaml" || fail "the manifest $1 is the project's"
   cp "$tmp/$1.yaml" "$project/$1.yaml"
   refuse 2 "$2" mf-audit "$1.yaml" --out "$tmp/refused-$1"
   [[ ! -e $tmp/refused-$1 ]] || fail "a refused manifest ($1) left $tmp/refused-$1"
@@ -230,9 +244,9 @@ grep -q "colour" "$tmp/err" || fail "the unknown member is not named: $(cat "$tm
 sed 's#path: workspace/notes/monday.txt#path: workspace/notes/friday.txt#' audit.yaml >"$tmp/missing.yaml"
 refused missing MF-S013
 grep -q "friday.txt" "$tmp/err" || fail "the missing file is not named: $(cat "$tmp/err")"
-sed "s/sha256: $note/sha256: ${note%?}/" audit.yaml >"$tmp/short.yaml"
+sed "s/sha256: \"$note\"/sha256: \"${note%?}\"/" audit.yaml >"$tmp/short.yaml"
 refused short MF-S020
-sed "s/sha256: $note/sha256: ${note^^}/" audit.yaml >"$tmp/upper.yaml"
+sed "s/sha256: \"$note\"/sha256: \"${note^^}\"/" audit.yaml >"$tmp/upper.yaml"
 refused upper MF-S020
 [[ $(find . -type f -not -path './audit-out/*' | sort) == "$project_files" ]] ||
   fail "the audit changed the project's files"
