@@ -129,25 +129,37 @@ rm -rf "$tmp/elsewhere/copy/audit-out"
 cmp -s "$report" "$tmp/cwd/out/exit-report.json" || fail "the copy's report differs"
 run 0 mf-audit audit.yaml --out "$tmp/pinned" -q --expect-sha256 "$digest"
 
-# Signed as the docs sign it; mf-audit verify accepts it, and the report is the unsigned one.
-(cd "$tmp" && bash -euo pipefail <(block sign | sed 's#audit\.yaml#notes/audit.yaml#; s#--out audit-out#--out signed#;
-  s#audit-out/#signed/#')) >"$tmp/sign.log" 2>&1 || { cat "$tmp/sign.log" >&2; fail "the docs' signing"; }
-cmp -s "$report" "$tmp/signed/exit-report.json" || fail "signing changed the report"
+# Signed as the docs sign it, in a copy (the key beside it): mf-audit verify accepts the envelope, and
+# the report is the unsigned one.
+mkdir "$tmp/sign"
+cp -r "$project" "$tmp/sign/notes"
+rm -rf "$tmp/sign/notes/audit-out"
+cd "$tmp/sign/notes"
+bash -euo pipefail <(block sign) >"$tmp/sign.log" 2>&1 || { cat "$tmp/sign.log" >&2; fail "the docs' signing"; }
+cmp -s "$report" audit-out/exit-report.json || fail "signing changed the report"
+cp audit-out/exit-report.dsse.json "$tmp/envelope.json"
 jq -c '.signatures[0].sig |= (if startswith("A") then "B" else "A" end + .[1:])' \
-  "$tmp/signed/exit-report.dsse.json" >"$tmp/badsig.json"
-run 1 mf-audit verify "$tmp/signed/exit-report.json" --envelope "$tmp/badsig.json" \
-  --public-key "$tmp/audit.pub.pem"
+  "$tmp/envelope.json" >"$tmp/badsig.json"
+run 1 mf-audit verify audit-out/exit-report.json --envelope "$tmp/badsig.json" --public-key audit.pub.pem
 grep -q "does not verify: signature" "$tmp/err" || fail "a changed signature: $(cat "$tmp/err")"
 
-# The CI snippets run the same audit, sign it, and keep the report.
-for ci in github gitlab; do
-  block "$ci" | grep -q 'mf-audit" audit.yaml --out audit-out$\|mf-audit audit.yaml --out audit-out --sign-key-env MF_AUDIT_SIGNING_KEY$' ||
-    fail "the $ci job does not run the docs' audit"
-  block "$ci" | grep -q 'audit-out/$' || fail "the $ci job does not keep audit-out/"
+# The CI jobs run one command, with the key in the environment: the same envelope (Ed25519 is
+# deterministic). Both jobs keep audit-out/ and are YAML.
+ci="mf-audit audit.yaml --out audit-out --sign-key-env MF_AUDIT_SIGNING_KEY"
+[[ $(block github | sed -n 's#^ *run: $RUNNER_TEMP/millforge/bin/mf-audit #mf-audit #p') == "$ci" ]] ||
+  fail "the GitHub job does not run '$ci'"
+[[ $(block gitlab | sed -n 's#^ *- /opt/millforge/bin/mf-audit #mf-audit #p') == "$ci" ]] ||
+  fail "the GitLab job does not run '$ci'"
+MF_AUDIT_SIGNING_KEY=$(cat ../audit.key.pem) bash -euo pipefail -c "$ci" >/dev/null 2>"$tmp/ci.err" ||
+  fail "the CI command: $(cat "$tmp/ci.err")"
+cmp -s "$tmp/envelope.json" audit-out/exit-report.dsse.json || fail "the CI command signs another envelope"
+for job in github gitlab; do
+  block $job | grep -q '^ *- audit-out/$\|^ *path: audit-out/$' || fail "the $job job does not keep audit-out/"
   if python3 -c 'import yaml' 2>/dev/null; then
-    block "$ci" | python3 -c 'import sys, yaml; yaml.safe_load(sys.stdin)' || fail "the $ci job is not YAML"
+    block $job | python3 -c 'import sys, yaml; yaml.safe_load(sys.stdin)' || fail "the $job job is not YAML"
   fi
 done
+cd "$project"
 
 # tamper NAME: a fresh copy of the project in $tmp/NAME, the working directory of what follows.
 tamper() {
