@@ -106,4 +106,36 @@ for i in $(seq 1 12); do
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   (( ms < 20000 )) || fail "audit run $i took ${ms} ms"
 done
+# A manifest is refused whole, every problem located, before anything runs: exit 2, no file.
+mkdir -p "$tmp/m" && echo data >"$tmp/m/f.txt"
+cat >"$tmp/m/m.yaml" <<'YAML'
+v: 1
+kind: millforge_audit_manifest
+pins:
+  - path: f.txt
+    sha256: "ABCDEF1111111111111111111111111111111111111111111111111111111111"
+  - path: missing.txt
+    sha256: "abcdef1111111111111111111111111111111111111111111111111111111111"
+    note: extra
+traces:
+  - path: /etc/passwd
+    sha256: "abcdef111111111111111111111111111111111111111111111111111111111"
+YAML
+rc=0; (cd "$tmp" && "$bin/mf-audit" m/m.yaml --out m/out) >"$tmp/m.out" 2>"$tmp/m.err" || rc=$?
+[ $rc -eq 2 ] || fail "a bad manifest exited $rc"
+[ ! -e "$tmp/m/out" ] && [ ! -s "$tmp/m.out" ] || fail "a refused manifest wrote something"
+for want in "m.yaml:5:5: error MF-S020: must be a SHA-256 digest" \
+  "m.yaml:6:5: error MF-S013: missing.txt is not a file" "MF-S021: unknown field \"note\"" \
+  "MF-S020: must be a path relative to the manifest's directory (at /traces/0/path)" \
+  "(at /traces/0/sha256)"; do
+  grep -qF "$want" "$tmp/m.err" || fail "manifest refusal lacks '$want': $(cat "$tmp/m.err")"
+done
+# A pin that no longer matches fails its receipt, named, and the audit exits 1.
+printf 'v: 1\nkind: millforge_audit_manifest\npins:\n  - path: f.txt\n    sha256: "%s"\n' \
+  "$(sha256sum <"$tmp/m/f.txt" | cut -d' ' -f1)" >"$tmp/m/ok.yaml"
+"$bin/mf-audit" "$tmp/m/ok.yaml" --out "$tmp/m/ok" -q >/dev/null || fail "a holding pin failed"
+echo changed >"$tmp/m/f.txt"
+rc=0; "$bin/mf-audit" "$tmp/m/ok.yaml" --out "$tmp/m/ok" -q >/dev/null 2>"$tmp/m.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "pinned_file f.txt does not hold: f.txt has SHA-256" "$tmp/m.err" ||
+  fail "a changed pinned file: exit $rc, $(cat "$tmp/m.err")"
 echo "audit: ok"

@@ -303,14 +303,15 @@ std::string pair_of(const json::Value& v) {
 Result<AuditOutcome> run_audit(const AuditRequest& req) {
   std::vector<Receipt> receipts;
   json::Value product;
+  // The product self-test keeps its scratch files under DIR/work.
+  const std::string work = (fs::path(req.out_dir) / "work").string();
+  std::error_code ec;
+  fs::create_directories(req.manifest.fixtures.empty() ? req.out_dir : work, ec);
+  if (ec) {
+    return diag::error(diag::codes::kBadOutputPath,
+                       "cannot create " + req.out_dir + ": " + ec.message());
+  }
   if (!req.manifest.fixtures.empty()) {
-    const std::string work = (fs::path(req.out_dir) / "work").string();
-    std::error_code ec;
-    fs::create_directories(work, ec);
-    if (ec) {
-      return diag::error(diag::codes::kBadOutputPath,
-                         "cannot create " + work + ": " + ec.message());
-    }
     ProductRequest pr{.fixtures = (fs::path(req.manifest.dir) / req.manifest.fixtures).string(),
                       .work_dir = work,
                       .bin_dir = req.bin_dir,
