@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "mf/audit/audit.hpp"
 #include "mf/audit/sign.hpp"
@@ -156,10 +157,19 @@ int main(int argc, char** argv) {
     mf::audit::AuditRequest request;
     request.manifest = std::move(*manifest);
     request.jobs = static_cast<std::size_t>(ctx.get(jobs, 0));
+    std::optional<cli::ProgressLine> progress;
+    if (ctx.progress()) {
+      progress.emplace();
+      request.progress = [&progress](std::size_t i, std::size_t n, const std::string& what) {
+        progress->draw("check " + std::to_string(i) + "/" + std::to_string(n) + ": " +
+                       mf::diag::printable(what));
+      };
+    }
     request.out_dir = ctx.get(out, "target/audit");
     request.store_dir = ctx.store_dir(store);
     request.bin_dir = ctx.get(bin_dir, mf::process::self_directory());
     auto outcome = mf::audit::run_audit(request);
+    progress.reset();  // its line ends before anything else is written
     if (!outcome) return cli::report(ctx.tool, outcome.diagnostics());
     const std::string bytes = mf::json::canonical_file(outcome->report);
     if (auto sealed = mf::audit::seal(request.out_dir, bytes, outcome->report, sealing); !sealed) {

@@ -138,4 +138,19 @@ echo changed >"$tmp/m/f.txt"
 rc=0; "$bin/mf-audit" "$tmp/m/ok.yaml" --out "$tmp/m/ok" -q >/dev/null 2>"$tmp/m.err" || rc=$?
 [ $rc -eq 1 ] && grep -q "pinned_file f.txt does not hold: f.txt has SHA-256" "$tmp/m.err" ||
   fail "a changed pinned file: exit $rc, $(cat "$tmp/m.err")"
+# A trace under a MAC key: it holds under the key, and under another key the cause is named.
+export AUDIT_TRACE_KEY=0123456789abcdef0123
+"$bin/mf-run" --task fixtures/forge/task-valid.json \
+  --model scripted:fixtures/forge/responses-valid.json --mac-key-env AUDIT_TRACE_KEY --fixed-clock \
+  --trace "$tmp/m/t.jsonl" >/dev/null || fail "signed run"
+printf 'v: 1\nkind: millforge_audit_manifest\ntraces:\n  - path: t.jsonl\n    mac_key_env: AUDIT_TRACE_KEY\n' \
+  >"$tmp/m/mac.yaml"
+"$bin/mf-audit" "$tmp/m/mac.yaml" --out "$tmp/m/mac" -q >/dev/null || fail "a MAC'd trace failed"
+rc=0; AUDIT_TRACE_KEY=0123456789abcdef0124 "$bin/mf-audit" "$tmp/m/mac.yaml" --out "$tmp/m/mac" -q \
+  >/dev/null 2>"$tmp/m.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "replayed_trace t.jsonl does not hold: .*t.jsonl:4: error MF-E017" "$tmp/m.err" ||
+  fail "a trace under another key: exit $rc, $(cat "$tmp/m.err")"
+rc=0; AUDIT_TRACE_KEY= "$bin/mf-audit" "$tmp/m/mac.yaml" --out "$tmp/m/mac" -q 2>"$tmp/m.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "MF-S013: the environment variable AUDIT_TRACE_KEY is not set" "$tmp/m.err" ||
+  fail "an unset key variable: exit $rc, $(cat "$tmp/m.err")"
 echo "audit: ok"

@@ -74,32 +74,32 @@ class Checks {
   explicit Checks(const AuditRequest& request) : req_(request), m_(request.manifest) {}
 
   Status run(std::vector<Receipt>& receipts) {
+    for (const TraceCheck& t : m_.traces) total_ += t.strict ? 2 : 1;
+    for (const CampaignCheck& c : m_.campaigns) total_ += c.gate ? 3 : 2;
+    total_ += m_.harnesses.size() + m_.plans.size() + m_.pins.size();
     for (const HarnessCheck& h : m_.harnesses) {
-      if (Status s = harness(h, receipts.emplace_back("compiled_harness", h.source)); !s) return s;
+      if (Status s = harness(h, next(receipts, "compiled_harness", h.source)); !s) return s;
     }
     for (const PlanCheck& p : m_.plans) {
-      if (Status s = plan(p, receipts.emplace_back("verified_plan", p.path)); !s) return s;
+      if (Status s = plan(p, next(receipts, "verified_plan", p.path)); !s) return s;
     }
     for (const TraceCheck& t : m_.traces) {
-      if (Status s = trace(t, receipts.emplace_back("replayed_trace", t.path)); !s) return s;
+      if (Status s = trace(t, next(receipts, "replayed_trace", t.path)); !s) return s;
       if (t.strict) {
-        if (Status s = strict(t, receipts.emplace_back("strict_replay", t.path)); !s) return s;
+        if (Status s = strict(t, next(receipts, "strict_replay", t.path)); !s) return s;
       }
     }
     for (const CampaignCheck& c : m_.campaigns) {
-      if (Status s = campaign_traces(c, receipts.emplace_back("campaign_traces", c.report)); !s) {
-        return s;
-      }
-      if (Status s = campaign_statistics(c, receipts.emplace_back("campaign_statistics", c.report));
-          !s) {
+      if (Status s = campaign_traces(c, next(receipts, "campaign_traces", c.report)); !s) return s;
+      if (Status s = campaign_statistics(c, next(receipts, "campaign_statistics", c.report)); !s) {
         return s;
       }
       if (c.gate) {
-        if (Status s = gate(c, receipts.emplace_back("evaluation_gate", c.report)); !s) return s;
+        if (Status s = gate(c, next(receipts, "evaluation_gate", c.report)); !s) return s;
       }
     }
     for (const PinCheck& p : m_.pins) {
-      Receipt& r = receipts.emplace_back("pinned_file", p.path);
+      Receipt& r = next(receipts, "pinned_file", p.path);
       const std::string digest = input(r, p.path);
       r.check(digest == p.sha256,
               p.path + " has SHA-256 " + digest + ", not the pinned " + p.sha256);
@@ -231,6 +231,13 @@ class Checks {
     return {};
   }
 
+  // The receipt of the next check, announced to the progress callback.
+  Receipt& next(std::vector<Receipt>& receipts, const char* capability,
+                const std::string& subject) {
+    if (req_.progress) req_.progress(++done_, total_, std::string(capability) + " " + subject);
+    return receipts.emplace_back(capability, subject);
+  }
+
   std::vector<std::string> jobs() const {
     if (req_.jobs == 0) return {};
     return {"-j", std::to_string(req_.jobs)};
@@ -260,11 +267,10 @@ class Checks {
     return digest;
   }
 
-  // Whether the binary exited `want`; if not, the receipt fails with the exit status and what the
-  // binary said on stderr, line by line, each line naming its culprit.
+  // Whether the binary exited `want`; if not, the receipt fails with what the binary said on
+  // stderr, line by line, each line naming its culprit, then its exit status.
   static bool exited(Receipt& r, const std::string& what, const Ran& ran, int want) {
     if (ran.exit_code == want) return true;
-    r.check(false, what + " exited " + std::to_string(ran.exit_code));
     std::size_t lines = 0, start = 0;
     while (start < ran.err.size()) {
       std::size_t end = ran.err.find('\n', start);
@@ -277,11 +283,14 @@ class Checks {
     if (lines > kMaxFailures) {
       r.check(false, "... and " + std::to_string(lines - kMaxFailures) + " more line(s)");
     }
+    r.check(false, what + " exited " + std::to_string(ran.exit_code));
     return false;
   }
 
   const AuditRequest& req_;
   const Manifest& m_;
+  std::size_t total_ = 0;
+  std::size_t done_ = 0;
 };
 
 std::string row(std::string_view label, std::string_view value) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "mf/audit/manifest.hpp"
@@ -21,6 +22,9 @@ struct AuditRequest {
   // store round trip (put -> export -> import into a fresh store -> verify -> get).
   std::string store_dir;
   std::size_t jobs = 0;  // threads for a campaign's traces (-j); 0: the binaries' default
+  // Called before each check of the manifest: its number (from 1), how many there are, and its
+  // capability and subject.
+  std::function<void(std::size_t, std::size_t, const std::string&)> progress{};
 };
 
 struct AuditOutcome {
