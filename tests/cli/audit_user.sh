@@ -29,7 +29,7 @@ block() {
     found == 2 { print }' "$doc"
 }
 for name in harness/notes.yaml workspace/notes/monday.txt harness/runs/direct-monday.json case commands \
-            digests audit.yaml run table receipt sign github gitlab; do
+            digests audit.yaml run table receipt swapped sign github gitlab; do
   [[ -n $(block "$name") ]] || fail "docs/audit.md has no block '$name'"
 done
 
@@ -213,6 +213,7 @@ mv eval/traces/hasty-monday.jsonl "$tmp/swap.jsonl"
 mv eval/traces/hasty-thursday.jsonl eval/traces/hasty-monday.jsonl
 mv "$tmp/swap.jsonl" eval/traces/hasty-thursday.jsonl
 caught campaign_traces eval/report.json hasty-monday hasty-thursday
+[[ $(cat "$tmp/err") == "$(block swapped)" ]] || fail "docs/audit.md's swapped traces: $(cat "$tmp/err")"
 # One byte of a tool description in the plan.
 tamper plan
 sed -i '0,/"description":"R/s//"description":"r/' plans/notes.plan.json
