@@ -237,10 +237,10 @@ diag::CommandOutcome verify_command(const VerifyArgs& args) {
     return CommandOutcome::stopped_by(written.take_diagnostics());
   }
   if (outcome.failed) {
-    outcome.summary = "verify: " + std::to_string(done->failed) + " of " +
+    outcome.summary = "verify: the report does not hold: " + std::to_string(done->failures.size()) +
+                      " failure(s), " + std::to_string(done->failed) + " of " +
                       std::to_string(done->attempts) + " attempt(s) and " +
-                      std::to_string(done->statistics_failed) +
-                      " statistic(s) disagree with their evidence";
+                      std::to_string(done->statistics_failed) + " statistic(s)";
   }
   return outcome;
 }
