@@ -197,4 +197,26 @@ jq --arg d "$other" '(.cases[] | select(.id == "provider-failure") | .trace_sha2
   "$s/r.json" >"$s/other.json"
 caught entry provider-failure "$s/other.json" --store "$s/st"
 
+# --- Memory: one trace per thread, whatever the number of attempts ------------------------------
+# A task whose output is 1 MB makes each trace about 1 MB (the terminal event holds the output).
+b=$tmp/big
+mkdir -p "$b/two" "$b/forty"
+jq --arg repo "$fx/repository" '.budget.max_output_bytes = 4194304 | .input.repository = $repo' \
+  "$fx/forge/task-valid.json" >"$b/task.json"
+python3 -c 'import json; print(json.dumps({"steps": [{"content": json.dumps(
+  {"risk": "a" * 1000000, "evidence": "src/lib.rs:12"})}]}))' >"$b/big.json"
+jq -n '{suite_id: "big", cases: [{id: "big", task: "task.json", model: "scripted:big.json",
+  expect: {terminal: "completed"}}]}' >"$b/suite.json"
+for k in two:2 forty:40; do
+  run 0 "$eval_bin" run --suite "$b/suite.json" --output "$b/${k%:*}.json" --fixed-clock \
+    --traces "$b/${k%:*}" --repeat "${k#*:}" -j 2
+done
+holds "$b/forty.json" --traces "$b/forty" --suite "$b/suite.json" -j 2
+rss() { /usr/bin/time -f %M "$eval_bin" verify "$@" -j 2 2>&1 >/dev/null | tail -1; }
+small=$(rss "$b/two.json" --traces "$b/two")
+large=$(rss "$b/forty.json" --traces "$b/forty")
+# Under AddressSanitizer, whose quarantine keeps freed memory, RSS says little: not checked there.
+grep -q __asan_init "$eval_bin" || ((large * 10 < small * 13)) ||
+  fail "peak RSS grew from $small KiB (2 traces of 1 MB) to $large KiB (40)"
+
 echo "eval_verify: ok"
