@@ -120,6 +120,11 @@ refuse 2 MF-K005 "$eval_bin" verify "$t/r.json" --store "$t/nostore"
 run 2 "$eval_bin" verify "$t/r.json"
 run 2 "$eval_bin" verify "$t/r.json" --traces "$t/traces" --store "$t/st"
 run 2 "$eval_bin" verify --traces "$t/traces"
+if [[ -w /dev/full ]]; then
+  rc=0
+  "$eval_bin" verify "$t/r.json" --traces "$t/traces" >/dev/full 2>"$tmp/err" || rc=$?
+  [[ $rc -eq 3 ]] || fail "verify to /dev/full exited $rc, expected 3"
+fi
 echo '{"suite_id":"s","cases":[]}' >"$t/bad-suite.json"
 refuse 2 MF-S020 "$eval_bin" verify "$t/r.json" --traces "$t/traces" --suite "$t/bad-suite.json"
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -114,20 +115,28 @@ Result<Verification> verify_report(const Report& report, const TraceFetch& fetch
         }
         c = it->second;
       }
-      Result<std::string> bytes = fetch(t);
-      if (!bytes) {
-        const diag::Diagnostics& ds = bytes.diagnostics();
-        if (diag::exit_status(ds) != 2) {
-          std::lock_guard<std::mutex> lock(problems_mutex);
-          problems.insert(problems.end(), ds.begin(), ds.end());
-          stop = true;
-          return;
+      const auto halt = [&](diag::Diagnostics ds) {
+        std::lock_guard<std::mutex> lock(problems_mutex);
+        problems.insert(problems.end(), ds.begin(), ds.end());
+        stop = true;
+      };
+      try {
+        Result<std::string> bytes = fetch(t);
+        if (!bytes) {
+          const diag::Diagnostics& ds = bytes.diagnostics();
+          if (std::any_of(ds.begin(), ds.end(), [](const diag::Diagnostic& d) {
+                return diag::exit_class(d.code) == diag::ExitClass::Internal;
+              })) {
+            return halt(ds);
+          }
+          checked[i].failure = VerifyFailure{t.attempt, "trace_missing", "",
+                                             "its trace is not at hand: " + ds.front().message};
+          continue;
         }
-        checked[i].failure = VerifyFailure{t.attempt, "trace_missing", "",
-                                           "its trace is not at hand: " + ds.front().message};
-        continue;
+        checked[i] = check_attempt(t, *bytes, c, mac_key);
+      } catch (const std::exception& e) {
+        return halt({diag::error(codes::kInternal, "attempt " + t.attempt + ": " + e.what())});
       }
-      checked[i] = check_attempt(t, *bytes, c, mac_key);
     }
   };
   const std::size_t threads = std::clamp<std::size_t>(std::min<std::size_t>(jobs, kMaxVerifyJobs),
