@@ -3,6 +3,7 @@
 
 #include "mf/cli/cli.hpp"
 #include "mf/eval/command.hpp"
+#include "mf/eval/verify.hpp"
 #include "mf/model/model.hpp"
 #include "mf/runtime/plan_run.hpp"
 
@@ -61,6 +62,17 @@ int compare(cli::Context& ctx, const Opts& o) {
   return cli::finish(ctx, eval::compare_command(a));
 }
 
+int verify(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
+  if (args.size() != 2) return cli::usage_error(ctx.tool, "verify takes one REPORT.json");
+  eval::VerifyArgs a{.report = args[1],
+                     .traces_dir = ctx.get(o.traces),
+                     .store_dir = ctx.get(o.store),
+                     .suite = ctx.if_given(o.suite),
+                     .jobs = ctx.get(o.jobs, 1)};
+  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, a.mac_key)) return rc;
+  return cli::finish(ctx, eval::verify_command(a));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,16 +83,14 @@ int main(int argc, char** argv) {
       .usage =
           "mf-eval run --suite FILE --output FILE|- [-j N] [--repeat K] [--shard I/N] "
           "[--tags TAG,...] [--case-timeout-ms MS] [--model LABEL=SPEC]... [--format F] "
-          "[--guardrails PRESET]... "
-          "[--case ID,...] [--resume] [--journal FILE] [--mac-key-env NAME] [--fixed-clock] "
-          "[--traces DIR] "
-          "[--store DIR] [--cache MODE]\n"
+          "[--guardrails PRESET]... [--case ID,...] [--resume] [--journal FILE] "
+          "[--mac-key-env NAME] [--fixed-clock] [--traces DIR] [--store DIR] [--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
           "       mf-eval report REPORT.json --format json|md|junit|html [--output FILE|-] "
-          "[--traces DIR]\n"
-          "       mf-eval compare --baseline FILE --candidate FILE [--max-regressions N] "
-          "[--alpha A] [--max-latency-ratio R] [--max-cost-ratio R] "
-          "[--max-false-closure-rate R] [--format json|md]",
+          "[--traces DIR]\n       mf-eval compare --baseline FILE --candidate FILE "
+          "[--max-regressions N] [--alpha A] [--max-latency-ratio R] [--max-cost-ratio R] "
+          "[--max-false-closure-rate R] [--format json|md]\n       mf-eval verify REPORT.json "
+          "--traces DIR|--store DIR [--suite FILE] [--mac-key-env NAME] [-j N]",
       .examples =
           {
               "mf-eval run --suite fixtures/forge/eval-suite.json --output target/forge-eval.json",
@@ -103,68 +113,78 @@ int main(int argc, char** argv) {
               "mf-eval compare --baseline main.json --candidate pr.json --max-regressions 0",
               "mf-eval compare --baseline main.json --candidate pr.json --max-regressions 3 "
               "--alpha 0.05 --max-latency-ratio 1.5 --max-cost-ratio 1.2",
+              "mf-eval verify r.json --traces traces --suite suite.json -j 4",
+              "mf-eval verify rec.json --store st --mac-key-env MF_TRACE_KEY | tail -1 | jq .holds",
           },
       .positional = "args",
       .details =
-          "run: exit 0 when every case passed, 1 when any failed (the report is still written), "
-          "2 for an invalid suite. Each finished attempt is appended to a journal (--journal, "
+          "run: exit 0 when every case passed, 1 when any failed (the report is still written), 2 "
+          "for an invalid suite. Each finished attempt is appended to a journal (--journal, "
           "default REPORT.journal beside a report file, or the store with --store); --resume "
-          "reuses the attempts it holds, "
-          "so an interrupted campaign (even by SIGKILL) goes on where it stopped, and the report "
-          "is the one an uninterrupted run writes. The journal's lines are hash-chained, and "
-          "each attempt it holds is checked against its trace when the trace is at hand; a "
-          "second run on the same journal is refused at once (MF-V005, exit 2). --shard i/n runs "
-          "every n-th case; merge "
-          "joins the shard reports into the report one run writes. --repeat K runs each case K "
-          "times (a sim model's seed + n for sample n) and reports pass@k, pass^k and flaky "
-          "cases. merge: exit 1 when a merged case failed, 2 for a bad set of shards (one missing "
-          "or twice, "
-          "or shards whose suite or settings differ)."
-          " compare: "
-          "prints improved, regressed, unchanged, missing and "
-          "new case ids, the McNemar p, the paired pass-rate difference with its interval and "
-          "the latency and cost ratios as canonical JSON; exit 1 when more cases regressed than "
+          "reuses the attempts it holds, so an interrupted campaign (even by SIGKILL) goes on "
+          "where it stopped, and the report is the one an uninterrupted run writes. The journal's "
+          "lines are hash-chained, and each attempt it holds is checked against its trace when "
+          "the trace is at hand; a second run on the same journal is refused at once (MF-V005, "
+          "exit 2). --shard i/n runs every n-th case; merge joins the shard reports into the "
+          "report one run writes. --repeat K runs each case K times (a sim model's seed + n for "
+          "sample n) and reports pass@k, pass^k and flaky cases. merge: exit 1 when a merged case "
+          "failed, 2 for a bad set of shards (one missing or twice, or shards whose suite or "
+          "settings differ). compare: prints improved, regressed, unchanged, missing and new case "
+          "ids, the McNemar p, the paired pass-rate difference with its interval and the latency "
+          "and cost ratios as canonical JSON; exit 1 when more cases regressed than "
           "--max-regressions (default 0), a baseline case is missing from the candidate, or a "
-          "gate given (--alpha, --max-latency-ratio, --max-cost-ratio, "
-          "--max-false-closure-rate) fails, 2 for an invalid "
-          "report. Formats: docs/formats/eval.md.",
+          "gate given (--alpha, --max-latency-ratio, --max-cost-ratio, --max-false-closure-rate) "
+          "fails, 2 for an invalid report. verify: derives the report again from its traces, "
+          "offline: each attempt's trace (DIR/<attempt>.jsonl, or the store's object its "
+          "trace_sha256 names) must be there, have that digest, verify (under --mac-key-env's "
+          "key) and give the entry (with --suite graded again), and the summary must be what the "
+          "cases give; one JSON line per failure, then {attempts, failed, holds, ...}; exit 1 "
+          "when anything disagrees (a stderr line each), 2 for a report or suite that is not one, "
+          "3 for I/O. Formats: docs/formats/eval.md.",
   };
   cli::Options d;
   const std::vector<std::string> run_cmd{"run"};
   const std::vector<std::string> compare_cmd{"compare"};
   const std::vector<std::string> run_or_merge{"run", "merge", "report"};
-  const std::vector<std::string> run_or_report{"run", "report"};
+  const std::vector<std::string> run_or_report{"run", "report", "verify"};
+  const std::vector<std::string> run_or_verify{"run", "verify"};
+  const std::vector<std::string> formatted{"report", "run", "compare"};
+  const std::vector<std::string> formats{"json", "md", "junit", "html"};
+  const std::vector<std::string> cache_modes{"off", "read", "write", "readwrite"};
+  const std::vector<std::string> any;  // a number's choices: none
   const Opts o{
-      .suite = d.text({"suite", "run: the suite of cases", "FILE", run_cmd}),
+      .suite = d.text({"suite", "run: the suite of cases; verify: grade every entry again", "FILE",
+                       run_or_verify}),
       .output = d.text({"output", "run, merge: the report; report: the rendering (default -)",
                         "FILE|-", run_or_merge}),
       .traces =
-          d.text({"traces", "run: write DIR/<case>.jsonl; report: link the traces there (html)",
+          d.text({"traces",
+                  "run: write DIR/<case>.jsonl; report: link the traces there (html); verify: "
+                  "read them there",
                   "DIR", run_or_report}),
       .run_id_prefix =
           d.text({"run-id-prefix", "run: run id = P + case id (default eval-)", "P", run_cmd}),
       .store =
-          d.text({"store", "run: keep case traces and the report in this store (also MF_STORE)",
-                  "DIR", run_cmd}),
+          d.text({"store",
+                  "run: keep case traces and the report in this store (also MF_STORE); verify: "
+                  "read the traces there",
+                  "DIR", run_or_verify}),
       .cache = d.text({"cache",
                        "run: live models' reply cache in the store (--store, MF_STORE or "
                        ".mf/store); read never calls the network",
-                       "MODE",
-                       run_cmd,
-                       {"off", "read", "write", "readwrite"}}),
+                       "MODE", run_cmd, cache_modes}),
       .shard = d.text({"shard", "run: this run's share of the cases, i of n", "I/N", run_cmd}),
       .journal = d.text(
           {"journal", "run: the attempts journal (default REPORT.journal)", "FILE", run_cmd}),
       .mac_key_env = d.text({"mac-key-env",
                              "run: sign every trace and journal line with an HMAC-SHA256 under "
-                             "the key in this environment variable; --resume checks them",
-                             "NAME", run_cmd}),
+                             "the key in this environment variable; --resume checks them; "
+                             "verify: every trace must verify under it",
+                             "NAME", run_or_verify}),
       .format = d.text({"format",
                         "report, run: json, md (Markdown), junit (JUnit XML) or html (one page, "
                         "inline SVG), on stdout; compare: json (default) or md",
-                        "FORMAT",
-                        {"report", "run", "compare"},
-                        {"json", "md", "junit", "html"}}),
+                        "FORMAT", formatted, formats}),
       .models = d.texts({"model",
                          "run: cross every case with this model, LABEL=SPEC (repeatable; the "
                          "report names its entries <case>.LABEL)",
@@ -189,25 +209,16 @@ int main(int argc, char** argv) {
       .max_false_closure = d.text({"max-false-closure-rate",
                                    "compare: fail when the candidate's false-closure rate is above",
                                    "R", compare_cmd}),
-      .jobs = d.number({"jobs,j", "run: cases in parallel (default 1)", "N", run_cmd, {}, 1}),
-      .repeat = d.number({"repeat",
-                          "run: attempts per case, each its own sample (default 1)",
-                          "K",
-                          run_cmd,
-                          {},
-                          1}),
+      .jobs = d.number({"jobs,j", "run: cases, verify: traces in parallel (default 1)", "N",
+                        run_or_verify, any, 1}),
+      .repeat = d.number({"repeat", "run: attempts per case, each its own sample (default 1)", "K",
+                          run_cmd, any, 1}),
       .case_timeout = d.number({"case-timeout-ms",
                                 "run: each attempt ends timed_out after this long (default: none)",
-                                "MS",
-                                run_cmd,
-                                {},
-                                1}),
-      .max_regressions = d.number({"max-regressions",
-                                   "compare: gate on the number of regressed cases (default 0)",
-                                   "N",
-                                   compare_cmd,
-                                   {},
-                                   0}),
+                                "MS", run_cmd, any, 1}),
+      .max_regressions =
+          d.number({"max-regressions", "compare: gate on the number of regressed cases (default 0)",
+                    "N", compare_cmd, any, 0}),
       .fixed_clock =
           d.flag({"fixed-clock", "run: deterministic traces, no latency_ms (also MF_FIXED_CLOCK=1)",
                   "", run_cmd}),
@@ -217,7 +228,7 @@ int main(int argc, char** argv) {
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
     if (args.empty()) {
-      return cli::usage_error(ctx.tool, "missing COMMAND (run, merge, report, compare)");
+      return cli::usage_error(ctx.tool, "missing COMMAND (run, merge, report, compare, verify)");
     }
     if (args[0] == "merge") {
       if (int rc = cli::require(ctx, {o.output})) return rc;
@@ -230,6 +241,7 @@ int main(int argc, char** argv) {
       return cli::finish(ctx, eval::report_command(args[1], ctx.get(o.format),
                                                    ctx.get(o.output, "-"), ctx.get(o.traces)));
     }
+    if (args[0] == "verify") return verify(ctx, o, args);
     if (args.size() > 1) return cli::usage_error(ctx.tool, "unexpected argument '" + args[1] + "'");
     if (args[0] == "run") return run(ctx, o);
     if (args[0] == "compare") return compare(ctx, o);

@@ -6,12 +6,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # The report digest for the committed fixtures; any change to what the product does changes it.
-PINNED=14f594ff4d64e0b23b716e1625db2668ac06730014bfbbb89dc03e7e907ab938
+PINNED=fbdb848b36726e6308d06e9f5452ea9e1502cb87cb80c5ffffe935105d1c7889
 
 "$bin/mf-audit" --fixtures fixtures --out "$tmp/a" >"$tmp/a.json" 2>"$tmp/a.table"
 cmp -s "$tmp/a.json" "$tmp/a/exit-report.json" || fail "stdout differs from exit-report.json"
-grep -q 'capability receipts *15 / 15' "$tmp/a.table" || fail "table: $(cat "$tmp/a.table")"
-jq -e '.passed and ([.receipts[] | select(.holds)] | length) == 15' "$tmp/a.json" >/dev/null ||
+grep -q 'capability receipts *18 / 18' "$tmp/a.table" || fail "table: $(cat "$tmp/a.table")"
+jq -e '.passed and ([.receipts[] | select(.holds)] | length) == 18' "$tmp/a.json" >/dev/null ||
   fail "receipts do not hold"
 digest=$(jq -r .report_sha256 "$tmp/a.json")
 [ "$digest" = "$PINNED" ] || fail "report digest $digest differs from the pinned $PINNED"
@@ -83,9 +83,17 @@ attack guarded guarded_tool_run
 fresh projected  # a projection that shows every tool hides nothing
 sed -i 's/^  mode: compiled$/  mode: all_tools/' "$tmp/projected/fixtures/harness/projected/projected.yaml"
 attack projected prompt_projection
+fresh campaign  # a campaign trace edited after its report was written
+sed -i '1s/"event":"run_started"/"event":"run_started" /' \
+  "$tmp/campaign/fixtures/audit/forge-campaign/traces/provider-failure.jsonl"
+attack campaign campaign_traces
+jq -e '[.receipts[] | select(.capability == "campaign_traces") | .failures[]] |
+    any(test("provider-failure"))' "$tmp/campaign/report.json" >/dev/null ||
+  fail "attack campaign: the edited trace is not named"
+
 # With a store: one more receipt, the round trip through export and import, and the report kept.
 "$bin/mf-audit" --fixtures fixtures --out "$tmp/s" --store "$tmp/s/store" -q >"$tmp/s.json"
-jq -e '.passed and (.receipts | length) == 16 and .receipts[8].capability == "content_addressed_store"' \
+jq -e '.passed and (.receipts | length) == 19 and .receipts[8].capability == "content_addressed_store"' \
   "$tmp/s.json" >/dev/null || fail "store receipt"
 [ "$("$bin/mf-store" --store "$tmp/s/store" ref get audit/report)" = "$(sha256sum <"$tmp/s.json" | cut -d' ' -f1)" ] ||
   fail "report not kept under audit/report"

@@ -58,7 +58,7 @@ jq -e --arg d "$(sha256sum <"$report" | cut -d' ' -f1)" '
   ._type == "https://in-toto.io/Statement/v1" and
   .predicateType == "https://millforge.dev/attestation/exit-report/v1" and
   .subject == [{name: "exit-report.json", digest: {sha256: $d}}] and
-  (.predicate.receipts | length) == 15 and .predicate.passed and
+  (.predicate.receipts | length) == 18 and .predicate.passed and
   .predicate.receipts[8] == {capability: "compiled_harness", subject: "../harness/golden.yaml",
                              holds: true}' <<<"$payload" >/dev/null ||
   fail "statement: $payload"

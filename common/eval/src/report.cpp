@@ -229,6 +229,29 @@ std::string setting_name(const std::string& key) {
   return option;
 }
 
+// Where `said` first differs from `want`, descending through the objects both are: `pointer` is
+// extended to that member, and the two values there are returned (nullptr for one absent).
+std::pair<const json::Value*, const json::Value*> first_difference(const json::Value& said,
+                                                                   const json::Value& want,
+                                                                   std::string& pointer) {
+  if (!said.is_object() || !want.is_object()) return {&said, &want};
+  for (const json::Member& m : want.as_object()) {
+    const json::Value* here = said.find(m.key);
+    if (here == nullptr || json::canonical(*here) != json::canonical(m.value)) {
+      json::append_token(pointer, m.key);
+      return here == nullptr ? std::pair{here, &m.value}
+                             : first_difference(*here, m.value, pointer);
+    }
+  }
+  for (const json::Member& m : said.as_object()) {
+    if (want.find(m.key) == nullptr) {
+      json::append_token(pointer, m.key);
+      return {&m.value, nullptr};
+    }
+  }
+  return {&said, &want};
+}
+
 json::Value ids(const std::vector<std::string>& v) {
   json::Array out;
   for (const auto& id : v) out.push_back(id);
@@ -237,7 +260,7 @@ json::Value ids(const std::vector<std::string>& v) {
 
 }  // namespace
 
-Result<Report> parse_report(std::string_view bytes) {
+Result<Report> parse_report(std::string_view bytes, SummaryCheck summary_check) {
   Result<json::Value> doc = json::parse_object(bytes, {.max_bytes = kMaxReportBytes});
   if (!doc) return doc.take_diagnostics();
 
@@ -333,10 +356,19 @@ Result<Report> parse_report(std::string_view bytes) {
         s.add(diag::error(codes::kUnknownField, "unknown summary member \"" + m.key + "\"",
                           s.pointer_of(m.key)));
       } else if (json::canonical(*want) != json::canonical(m.value)) {
-        s.add(diag::error(codes::kSchema,
-                          "summary says " + json::canonical(m.value) + " but the cases give " +
-                              json::canonical(*want),
-                          s.pointer_of(m.key)));
+        std::string at = s.pointer_of(m.key);
+        const auto [said, gives] = first_difference(m.value, *want, at);
+        const auto shown = [](const json::Value* v) {
+          return v != nullptr ? json::canonical(*v) : std::string("nothing");
+        };
+        auto d =
+            diag::error(codes::kSchema,
+                        "summary says " + shown(said) + " but the cases give " + shown(gives), at);
+        if (summary_check == SummaryCheck::Collect) {
+          report.summary_disagreements.push_back(std::move(d));
+        } else {
+          s.add(std::move(d));
+        }
       }
     }
     for (auto& d : s.take()) problems.push_back(std::move(d));
@@ -690,13 +722,19 @@ std::vector<ReportTrace> report_traces(const Report& report) {
   std::vector<ReportTrace> out;
   for (const json::Value& c : report.document.find("cases")->as_array()) {
     const std::string& id = c.find("id")->as_string();
+    std::string case_id = id;
+    const json::Value* label = json::find_at(c, "/variant/label");
+    if (label != nullptr && id.ends_with("." + label->as_string())) {
+      case_id.resize(id.size() - label->as_string().size() - 1);
+    }
     if (const json::Value* attempts = c.find("attempts")) {
       for (const json::Value& a : attempts->as_array()) {
         const std::string attempt = id + "." + std::to_string(*a.find("repeat")->as_exact_int());
-        out.push_back({attempt, attempt + ".jsonl", a.find("trace_sha256")->as_string()});
+        out.push_back(
+            {attempt, attempt + ".jsonl", a.find("trace_sha256")->as_string(), case_id, &a});
       }
     } else {
-      out.push_back({id, id + ".jsonl", c.find("trace_sha256")->as_string()});
+      out.push_back({id, id + ".jsonl", c.find("trace_sha256")->as_string(), case_id, &c});
     }
   }
   return out;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mf/diag/codes.hpp"
+#include "mf/eval/entry.hpp"
 #include "mf/eval/stats.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
@@ -23,7 +24,6 @@
 #include "mf/model/model.hpp"
 #include "mf/model/scripted.hpp"
 #include "mf/runtime/plan_run.hpp"
-#include "mf/trace/verify.hpp"
 #include "mf/trace/writer.hpp"
 
 namespace mf::eval {
@@ -190,35 +190,6 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
   return runtime::run_plan_request(request);
 }
 
-// An attempt's report entry (without the case id) from its outcome, the facts of its trace (plan
-// cases), the trace's bytes, its usage and, with a real clock, its latency. A resumed campaign
-// grades a journaled attempt's trace again with this, so the two cannot disagree.
-json::Value graded(const Case& c, const runtime::RunOutcome& outcome, const PlanFacts* facts,
-                   std::string_view trace, json::Value usage, std::optional<std::int64_t> latency) {
-  json::Array failures = grade(c.expect, outcome, facts);
-  const bool passed = failures.empty();
-  json::Value r;
-  r.set("status", passed ? "passed" : "failed");
-  r.set("terminal", outcome.terminal);
-  r.set("model_calls", outcome.model_calls);
-  r.set("repairs", outcome.repairs);
-  r.set("trace_sha256", hash::sha256_hex(trace));
-  r.set("usage", std::move(usage));
-  r.set("failures", std::move(failures));
-  if (facts != nullptr) {
-    r.set("tool_calls", outcome.tool_calls);
-    if (const json::Value* d = outcome.completed() ? outcome.output.find("disposition") : nullptr) {
-      r.set("disposition", *d);
-    }
-    json::Value violations = json::Object{};
-    for (const auto& [kind, n] : facts->violations) violations.set(kind, n);
-    r.set("violations", std::move(violations));
-    r.set("outcome", plan_outcome(c.expect, outcome, passed));
-  }
-  if (latency) r.set("latency_ms", *latency);
-  return r;
-}
-
 // One attempt, graded into its report entry (without the case id). `keep_mutex` serialises the
 // keeper: a keeper (a store handle) need not be thread-safe.
 CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
@@ -266,72 +237,6 @@ CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
   run.result = graded(c, *outcome, facts ? &*facts : nullptr, trace, usage.to_json(), latency);
   run.passed = run.result.find("status")->as_string() == "passed";
   return run;
-}
-
-// The outcome a trace's terminal event records (docs/formats/trace.md): its state, the counts, and
-// a completed run's output. Nothing when the last line is not such an event.
-std::optional<runtime::RunOutcome> traced_outcome(std::string_view trace) {
-  if (!trace.empty() && trace.back() == '\n') trace.remove_suffix(1);
-  const auto newline = trace.rfind('\n');
-  auto last = json::parse(newline == std::string_view::npos ? trace : trace.substr(newline + 1));
-  if (!last || !last->is_object()) return std::nullopt;
-  const json::Value* terminal = last->find("terminal");
-  if (terminal == nullptr || !terminal->is_string()) return std::nullopt;
-  runtime::RunOutcome o;
-  o.terminal = terminal->as_string();
-  const auto count = [&](const char* key) {
-    const json::Value* v = last->find(key);
-    return v != nullptr ? v->as_exact_int().value_or(-1) : 0;
-  };
-  o.model_calls = count("model_calls");
-  o.repairs = count("repairs");
-  o.tool_calls = count("tool_calls");
-  if (const json::Value* output = last->find("output")) o.output = *output;
-  return o;
-}
-
-// Why a journaled attempt's result is not what its trace gives, when it is not: the trace's digest,
-// the trace's own integrity (and MAC under `mac_key`), then the entry graded again from the trace,
-// with the usage and latency the entry records (the trace does not hold them).
-std::optional<std::string> disagreement(const Case& c, std::string_view trace,
-                                        const json::Value& held, const std::string& mac_key) {
-  const json::Value* sha = held.find("trace_sha256");
-  const std::string digest = hash::sha256_hex(trace);
-  if (sha == nullptr || !sha->is_string() || sha->as_string() != digest) {
-    return "its trace_sha256 is not the digest of its trace (" + digest + ")";
-  }
-  trace::VerifyOptions vo;
-  vo.mac_key = mac_key;
-  auto verified = trace::verify(trace, vo);
-  if (!verified || verified->status != trace::Outcome::Ok) {
-    return "its trace does not verify" +
-           (verified && verified->first_error
-                ? ": " + verified->first_error->code + " " + verified->first_error->message
-                : std::string());
-  }
-  const std::optional<runtime::RunOutcome> outcome = traced_outcome(trace);
-  if (!outcome) return "its trace ends without a terminal event";
-  std::optional<PlanFacts> facts;
-  if (c.kind == CaseKind::Plan) {
-    auto read = plan_facts(trace);
-    if (!read) return "its trace cannot be read";
-    facts = std::move(*read);
-  }
-  const json::Value* usage = held.find("usage");
-  const json::Value* latency = held.find("latency_ms");
-  const json::Value again =
-      graded(c, *outcome, facts ? &*facts : nullptr, trace, usage ? *usage : json::Value(),
-             latency != nullptr ? latency->as_exact_int() : std::nullopt);
-  if (json::canonical(again) == json::canonical(held)) return std::nullopt;
-  for (const json::Member& m : again.as_object()) {
-    const json::Value* said = held.find(m.key);
-    if (said == nullptr || json::canonical(*said) != json::canonical(m.value)) {
-      return "it says \"" + m.key +
-             "\": " + (said == nullptr ? std::string("nothing") : json::canonical(*said)) +
-             " but its trace gives " + json::canonical(m.value);
-    }
-  }
-  return "it holds members its trace does not give";
 }
 
 }  // namespace
@@ -642,12 +547,12 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     }
     // A journaled attempt whose trace is at hand must be what that trace grades to.
     if (std::optional<std::string> trace = kept_trace(options, attempts[i], found->result)) {
-      if (auto why = disagreement(suite.cases[attempts[i].case_index], *trace, found->result,
+      if (auto why = disagreement(&suite.cases[attempts[i].case_index], *trace, found->result,
                                   options.mac_key)) {
         auto d = diag::error(
             codes::kJournalTampered,
-            "journaled attempt " + attempts[i].key + " disagrees with its trace: " + *why, "",
-            found->line);
+            "journaled attempt " + attempts[i].key + " disagrees with its trace: " + why->message,
+            "", found->line);
         d.source = options.journal->name();
         forged.push_back(std::move(d));
         continue;

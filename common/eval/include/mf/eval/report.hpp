@@ -26,11 +26,20 @@ struct Report {
   std::optional<double> latency_median_ms;   // summary.latency_ms.median, when recorded
   std::optional<double> false_closure_rate;  // summary.false_closure_rate, with plan attempts
   std::optional<double> cost_median_usd;     // summary.usage.cost_usd.median, when priced
+  // With SummaryCheck::Collect: each summary statistic that is not what the cases give, as an
+  // MF-S020 at the deepest member that differs ("/summary/variants/big/pass_rate").
+  diag::Diagnostics summary_disagreements;
 };
+
+// What parse_report does with a summary statistic that is not what the cases give: refuse the
+// report, or read it and list the statistic in Report::summary_disagreements (`mf-eval verify`,
+// whose job is to find it). A summary of unknown members or without its counts is refused either
+// way.
+enum class SummaryCheck : std::uint8_t { Refuse, Collect };
 
 // Strictly parses a report: every member checked, the summary exactly what summarize() makes of
 // the cases, a case's status consistent with its failures (and, repeated, with its attempts).
-Result<Report> parse_report(std::string_view bytes);
+Result<Report> parse_report(std::string_view bytes, SummaryCheck summary = SummaryCheck::Refuse);
 
 // One attempt's trace as a report names it: the attempt ("<id>", repeated "<id>.<n>"), the file
 // `mf-eval run --traces DIR` wrote for it ("<attempt>.jsonl" in DIR) and its trace_sha256.
@@ -38,9 +47,14 @@ struct ReportTrace {
   std::string attempt;
   std::string file;
   std::string trace_sha256;
+  // The suite case it ran: the entry's id without its variant's label ("<case>.<label>").
+  std::string case_id;
+  // Its entry in Report::document: the case's, or with repeats its element of `attempts`.
+  const json::Value* entry = nullptr;
 };
 
-// Every attempt's trace, in the report's order (cases by id, attempts by repeat).
+// Every attempt's trace, in the report's order (cases by id, attempts by repeat); the entries point
+// into `report`, which must outlive them.
 std::vector<ReportTrace> report_traces(const Report& report);
 // `mf-replay --report PATH DIR`: the traces of the report file at `path` (read and checked as
 // parse_report does), each as DIR/<file> with the trace_sha256 it must have.
