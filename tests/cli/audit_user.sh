@@ -36,7 +36,7 @@ done
 # The project, outside the source tree: the docs' files, then the other notes, scripted replies
 # and the twenty cases the docs describe.
 project=$tmp/notes
-mkdir -p "$project"/{harness/runs,plans,workspace/notes,eval/traces,runs}
+mkdir -p "$project"/{harness/runs,workspace/notes,eval}
 cd "$project"
 for f in harness/notes.yaml workspace/notes/monday.txt harness/runs/direct-monday.json; do
   block "$f" >"$f"
@@ -95,7 +95,6 @@ for pin in "$compiled" "$trace" "$note"; do
     fail "docs/audit.md's manifest does not pin $pin (compiled $compiled, trace $trace, note $note)"
 done
 [[ $(block digests | bash 2>&1) == *"$trace  runs/release.jsonl"* ]] || fail "the docs' digests"
-rm -f eval/*.journal
 project_files=$(find . -type f | sort)
 
 # The audit, as the docs run it: every receipt holds.
