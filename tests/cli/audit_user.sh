@@ -42,13 +42,14 @@ for f in harness/notes.yaml workspace/notes/monday.txt harness/runs/direct-monda
   block "$f" >"$f"
 done
 days=(monday tuesday wednesday thursday)
+# step CALL: a scripted reply making that tool call; steps: the script of the replies on stdin.
+step() { jq -nc --argjson c "$1" '{tool_calls: [$c]}'; }
+steps() { jq -s '{steps: .}'; }
 for day in "${days[@]}"; do
   note="The ${day^} release ships after the migration."
   [[ $day == monday ]] || echo "$note" >"workspace/notes/$day.txt"
   read=$(jq -nc --arg p "notes/$day.txt" '{name: "read", arguments: {path: $p}}')
   submit=$(jq -nc --arg s "$note" '{name: "submit", arguments: {terminal_result: "COMPLETE", summary: $s}}')
-  step() { jq -nc --argjson c "$1" '{tool_calls: [$c]}'; }
-  steps() { jq -s '{steps: .}'; }
   { step "$read"; step "$submit"; } | steps >"$tmp/direct-$day.json"
   [[ $day == monday ]] || cp "$tmp/direct-$day.json" "harness/runs/direct-$day.json"
   { jq -nc '{content: "I will read the note first."}'; step "$read"; step "$submit"; } |
@@ -217,7 +218,7 @@ caught campaign_traces eval/report.json hasty-monday hasty-thursday
 tamper plan
 sed -i '0,/"description":"R/s//"description":"r/' plans/notes.plan.json
 cmp -s plans/notes.plan.json "$project/plans/notes.plan.json" && fail "the plan edit changed nothing"
-caught verified_plan plans/notes.plan.json plans/notes.plan.json
+caught verified_plan plans/notes.plan.json "plans/notes.plan.json: error MF-L004"
 # The harness source edited: it compiles to another digest than the pinned one.
 tamper harness
 sed -i 's/max_iterations: 5/max_iterations: 6/' harness/notes.yaml
@@ -241,24 +242,26 @@ caught campaign_statistics eval/report.json guess-thursday
 
 # Refused before anything runs: exit 2, the code, nothing written.
 cd "$project"
-# refused NAME CODE: the manifest $tmp/NAME.yaml (in the project) is refused with CODE.
+# refused NAME CODE WHERE: the manifest $tmp/NAME.yaml, beside the project's, is refused with CODE
+# on one line naming WHERE (line:column and pointer), and nothing is written.
 refused() {
-  ! cmp -s "$tmp/$1.yaml" "$project/audit.yaml" || fail "the manifest $1 is the project's"
-  cp "$tmp/$1.yaml" "$project/$1.yaml"
+  ! cmp -s "$tmp/$1.yaml" audit.yaml || fail "the manifest $1 is the project's"
+  cp "$tmp/$1.yaml" "$1.yaml"
   refuse 2 "$2" mf-audit "$1.yaml" --out "$tmp/refused-$1"
+  grep -qF "$3" "$tmp/err" || fail "the $1 manifest's refusal does not name $3: $(cat "$tmp/err")"
+  [[ $(wc -l <"$tmp/err") -eq 1 ]] || fail "more than one diagnostic: $(cat "$tmp/err")"
   [[ ! -e $tmp/refused-$1 ]] || fail "a refused manifest ($1) left $tmp/refused-$1"
-  rm "$project/$1.yaml"
+  rm "$1.yaml"
 }
+pin_line=$(grep -n "sha256: \"$note\"" audit.yaml | cut -d: -f1)
 { cat audit.yaml; echo "colour: blue"; } >"$tmp/unknown.yaml"
-refused unknown MF-S021
-grep -q "colour" "$tmp/err" || fail "the unknown member is not named: $(cat "$tmp/err")"
+refused unknown MF-S021 "unknown.yaml:$(($(wc -l <audit.yaml) + 1)):1: error MF-S021: unknown field \"colour\" (at /colour)"
 sed 's#path: workspace/notes/monday.txt#path: workspace/notes/friday.txt#' audit.yaml >"$tmp/missing.yaml"
-refused missing MF-S013
-grep -q "friday.txt" "$tmp/err" || fail "the missing file is not named: $(cat "$tmp/err")"
+refused missing MF-S013 "workspace/notes/friday.txt is not a file (relative to the manifest) (at /pins/0/path)"
 sed "s/sha256: \"$note\"/sha256: \"${note%?}\"/" audit.yaml >"$tmp/short.yaml"
-refused short MF-S020
+refused short MF-S020 "short.yaml:$pin_line:5: error MF-S020: must be a SHA-256 digest: 64 lowercase hexadecimal digits (at /pins/0/sha256)"
 sed "s/sha256: \"$note\"/sha256: \"${note^^}\"/" audit.yaml >"$tmp/upper.yaml"
-refused upper MF-S020
+refused upper MF-S020 "upper.yaml:$pin_line:5: error MF-S020: must be a SHA-256 digest"
 [[ $(find . -type f -not -path './audit-out/*' | sort) == "$project_files" ]] ||
   fail "the audit changed the project's files"
 echo "audit_user: ok"
