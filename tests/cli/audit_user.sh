@@ -153,6 +153,10 @@ ci="mf-audit audit.yaml --out audit-out --sign-key-env MF_AUDIT_SIGNING_KEY"
 MF_AUDIT_SIGNING_KEY=$(cat ../audit.key.pem) bash -euo pipefail -c "$ci" >/dev/null 2>"$tmp/ci.err" ||
   fail "the CI command: $(cat "$tmp/ci.err")"
 cmp -s "$tmp/envelope.json" audit-out/exit-report.dsse.json || fail "the CI command signs another envelope"
+# Without the key (a pull request from a fork) the job is refused, and writes nothing.
+rm -rf audit-out
+MF_AUDIT_SIGNING_KEY='' run 2 bash -c "$ci"
+[[ ! -e audit-out ]] || fail "the CI command without a key wrote audit-out"
 for job in github gitlab; do
   block $job | grep -q '^ *- audit-out/$\|^ *path: audit-out/$' || fail "the $job job does not keep audit-out/"
   if python3 -c 'import yaml' 2>/dev/null; then
