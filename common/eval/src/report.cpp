@@ -686,34 +686,50 @@ std::vector<std::string> gate_failures(const Comparison& c, const Gates& gates) 
   return reasons;
 }
 
-std::vector<ReportTrace> report_traces(const Report& report) {
-  std::vector<ReportTrace> out;
-  for (const json::Value& c : report.document.find("cases")->as_array()) {
+namespace {
+
+// Calls visit(attempt, trace_sha256) for every attempt of a parsed report, in the report's order.
+template <class F>
+void each_trace(const json::Value& document, F&& visit) {
+  for (const json::Value& c : document.find("cases")->as_array()) {
     const std::string& id = c.find("id")->as_string();
     if (const json::Value* attempts = c.find("attempts")) {
       for (const json::Value& a : attempts->as_array()) {
-        const std::string attempt = id + "." + std::to_string(*a.find("repeat")->as_exact_int());
-        out.push_back({attempt, attempt + ".jsonl", a.find("trace_sha256")->as_string()});
+        visit(id + "." + std::to_string(*a.find("repeat")->as_exact_int()),
+              a.find("trace_sha256")->as_string());
       }
     } else {
-      out.push_back({id, id + ".jsonl", c.find("trace_sha256")->as_string()});
+      visit(id, c.find("trace_sha256")->as_string());
     }
   }
+}
+
+}  // namespace
+
+std::vector<ReportTrace> report_traces(const Report& report) {
+  std::vector<ReportTrace> out;
+  each_trace(report.document, [&](std::string attempt, const std::string& sha256) {
+    std::string file = attempt + ".jsonl";
+    out.push_back({std::move(attempt), std::move(file), sha256});
+  });
   return out;
 }
 
-Result<std::vector<trace::TraceRef>> report_trace_refs(const std::string& path,
-                                                       const std::string& dir) {
-  auto bytes = io::read_input(path);
-  if (!bytes) return bytes.take_diagnostics();
-  auto parsed = parse_report(*bytes);
+Result<std::vector<AttemptTrace>> report_attempt_traces(const std::string& path) {
+  Result<Report> parsed = [&]() -> Result<Report> {
+    auto bytes = io::read_input(path);
+    if (!bytes) return bytes.take_diagnostics();
+    return parse_report(*bytes);
+  }();
   if (!parsed) return parsed.take_diagnostics();
-  const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
-  std::vector<trace::TraceRef> refs;
-  for (ReportTrace& t : report_traces(*parsed)) {
-    refs.push_back({prefix + t.file, std::move(t.attempt), std::move(t.trace_sha256)});
-  }
-  return refs;
+  std::vector<AttemptTrace> out;
+  each_trace(parsed->document, [&](std::string attempt, const std::string& sha256) {
+    AttemptTrace t{std::move(attempt), {}};
+    hash::from_hex(sha256, t.trace_sha256);  // parse_report checked it is 64 lowercase hex
+    out.push_back(std::move(t));
+  });
+  out.shrink_to_fit();
+  return out;
 }
 
 }  // namespace mf::eval
