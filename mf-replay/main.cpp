@@ -23,8 +23,7 @@ struct Opts {
   cli::Flag fixed_clock;
   cli::Text exported;
   cli::Number start_unix_ms;
-  cli::Number max_line_bytes;
-  cli::Number jobs;
+  cli::Number max_line_bytes, jobs;
   cli::Text report, store;
 };
 
@@ -91,8 +90,7 @@ int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>
   // DIR, else --store, else $MF_STORE; DIR and --store both is ambiguous.
   const mf::eval::CampaignTraces from{ctx.get(o.report), args.size() == 1 ? args[0] : "",
                                       args.empty() ? ctx.store_dir(o.store) : ""};
-  if (args.size() > 1 || (args.empty() && from.store.empty()) ||
-      (!args.empty() && ctx.given(o.store))) {
+  if (args.size() > 1 || (args.empty() ? from.store.empty() : ctx.given(o.store))) {
     return cli::usage_error(ctx.tool, "--report takes one DIR, where its traces are, or --store");
   }
   return cli::finish(
@@ -102,7 +100,7 @@ int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>
 int verify(cli::Context& ctx, const Opts& o) {
   const auto args = ctx.positionals();
   std::error_code ec;
-  if (args.size() > 1 || ctx.given(o.report) ||
+  if (args.size() > 1 || ctx.given(o.report) || ctx.given(o.store) ||
       (args.size() == 1 && std::filesystem::is_directory(args[0], ec))) {
     return verify_many(ctx, o, args);
   }
@@ -179,13 +177,13 @@ int main(int argc, char** argv) {
           "OpenTelemetry spans (OTLP/JSON, GenAI conventions: the run, each model call and\n"
           "each tool call); a corrupt trace is refused (exit 1).\n"
           "Many traces (several operands, a DIR's *.jsonl sorted by name, or --report with the\n"
-          "DIR `mf-eval run --traces` wrote or the --store `mf-eval run --store` kept) give one\n"
-          "line each, in operand order for any -j: the summary with \"path\" (with --report\n"
-          "also \"attempt\", whose trace_sha256 the trace must have, and from a store \"object\"\n"
-          "for \"path\"); a trace that cannot be read is {path|object, status: \"unreadable\",\n"
-          "first_error}. --report DIR then gives {path, status: \"extra\"} for each *.jsonl the\n"
-          "report does not name. Exit 1 when any trace did not pass. The options that name,\n"
-          "re-run or export one trace are refused with many (docs/replay.md, \"Many traces\").",
+          "DIR `mf-eval run --traces` wrote or the --store of `mf-eval run --store`) give one "
+          "line\n"
+          "each, in operand order for any -j: the summary with \"path\" (\"object\", its digest,\n"
+          "from a store; and \"attempt\", whose trace_sha256 it must have, with --report); one\n"
+          "that cannot be read is {path|object, status: \"unreadable\", first_error}; then each\n"
+          "*.jsonl in DIR the report does not name, {path, status: \"extra\"}. Exit 1 when any\n"
+          "did not pass. The options for one trace are refused with many (docs/replay.md).",
   };
   cli::Options d;
   const Opts o{

@@ -80,6 +80,8 @@ grep -q "usage error: --report takes one DIR, where its traces are, or --store" 
   fail "DIR and --store: $(cat "$tmp/err")"
 run 2 "$replay" --store "$tmp/s" "$tmp/tr"
 grep -q "usage error: --store takes --report" "$tmp/err" || fail "--store without --report"
+run 2 "$replay" --store "$tmp/s" "$tmp/tr/${attempts[0]}.jsonl"
+grep -q "usage error: --store takes --report" "$tmp/err" || fail "--store with one TRACE"
 refuse 2 MF-K005 "$replay" --report "$r" --store "$tmp/no-store"
 [[ ! -e $tmp/no-store ]] || fail "a missing store was created"
 # One object gone from the store (its refs removed, then gc): that attempt's line, the others pass.

@@ -189,11 +189,7 @@ Result<std::string> Store::get(const hash::Digest& digest) {
   return s.read([&](MDB_txn* txn) -> Result<std::string> {
     auto bytes = s.get_in(txn, digest);
     if (!bytes) return bytes.take_diagnostics();
-    std::string copy(*bytes);
-    // The copy is what the caller holds: the map's pages of the value leave this process's
-    // resident memory, so reading many objects one after another does not accumulate them.
-    detail::release(bytes->data(), bytes->size());
-    return copy;
+    return std::string(*bytes);
   });
 }
 

@@ -85,8 +85,7 @@ class Store {
   Status batch(const std::function<Status()>& fn);
 
   // The bytes, re-hashed on read: a mismatch is corruption (MF-K003), never returned as data.
-  // Missing: MF-K001. The map's pages the value filled are released once copied: the resident
-  // size is the copy's, however many objects are read.
+  // Missing: MF-K001.
   Result<std::string> get(const hash::Digest& digest);
   // Streams the bytes to a file descriptor (re-hashed, same errors as get).
   Status get_to_fd(const hash::Digest& digest, int fd);
