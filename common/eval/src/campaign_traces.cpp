@@ -21,6 +21,13 @@ namespace {
 
 namespace codes = diag::codes;
 
+constexpr std::string_view kSuffix = ".jsonl";
+
+// The attempt a trace file in the directory stands for: its name less ".jsonl".
+std::string_view attempt_of(std::string_view path, std::size_t prefix) {
+  return path.substr(prefix, path.size() - prefix - kSuffix.size());
+}
+
 // The `*.jsonl` in `dir` that name no attempt, as DIR/<name>, sorted by name. MF-S013 when `dir`
 // cannot be listed.
 Result<std::vector<std::string>> extra_traces(const std::vector<AttemptTrace>& attempts,
@@ -34,9 +41,9 @@ Result<std::vector<std::string>> extra_traces(const std::vector<AttemptTrace>& a
   const std::size_t prefix = dir.ends_with('/') ? dir.size() : dir.size() + 1;
   std::vector<std::string> extra;
   for (std::string& path : *listed) {
-    const std::string_view name = std::string_view(path).substr(
-        prefix, path.size() - prefix - std::string_view(".jsonl").size());
-    if (!std::binary_search(named.begin(), named.end(), name)) extra.push_back(std::move(path));
+    if (!std::binary_search(named.begin(), named.end(), attempt_of(path, prefix))) {
+      extra.push_back(std::move(path));
+    }
   }
   return extra;
 }
@@ -93,8 +100,8 @@ diag::CommandOutcome campaign_traces_command(const CampaignTraces& from,
     const AttemptTrace& a = (*attempts)[i];
     trace::VerifyOptions own = options;
     own.expect_sha256 = hash::to_hex(a.trace_sha256);
-    const trace::TraceRef ref{store ? std::string() : prefix + a.attempt + ".jsonl", a.attempt,
-                              own.expect_sha256};
+    const trace::TraceRef ref{store ? std::string() : prefix + a.attempt + std::string(kSuffix),
+                              a.attempt, own.expect_sha256};
     Result<trace::Summary> verified = trace::Summary{};
     if (store) {
       // One trace per worker in memory: the object's bytes, copied out of the map under the lock.
@@ -128,9 +135,8 @@ diag::CommandOutcome campaign_traces_command(const CampaignTraces& from,
       return diag::CommandOutcome::stopped_by(written.take_diagnostics());
     }
     diag::Diagnostic d =
-        diag::error(codes::kUnknownCase,
-                    "the report names no attempt \"" +
-                        path.substr(prefix.size(), path.size() - prefix.size() - 6) + "\"");
+        diag::error(codes::kUnknownCase, "the report names no attempt \"" +
+                                             std::string(attempt_of(path, prefix.size())) + "\"");
     d.source = path;
     on_error(d);
     outcome.failed = true;
