@@ -90,6 +90,9 @@ std::string check_rules(const Rules& rules, const Context& ctx) {
     if (const auto* number = boost::any_cast<std::int64_t>(&value); number && *number < rule.min) {
       return option + " must be at least " + std::to_string(rule.min);
     }
+    if (const auto* number = boost::any_cast<std::int64_t>(&value); number && *number > rule.max) {
+      return option + " must be at most " + std::to_string(rule.max);
+    }
   }
   return {};
 }
@@ -155,7 +158,7 @@ std::string Options::add(const Decl& d, const po::value_semantic* semantic) {
   }
   std::string name = d.name;
   name = name.substr(0, name.find(','));
-  rules_.push_back({name, d.commands, d.choices, d.min});
+  rules_.push_back({name, d.commands, d.choices, d.min, d.max});
   return name;
 }
 

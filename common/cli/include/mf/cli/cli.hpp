@@ -77,6 +77,7 @@ struct Decl {
   std::vector<std::string> commands{};
   std::vector<std::string> choices{};  // Text: the only values allowed
   std::int64_t min = INT64_MIN;        // Number: the smallest value allowed
+  std::int64_t max = INT64_MAX;        // Number: the largest value allowed
 };
 
 // The options of one tool. Each declaration returns the handle the body reads the value with.
@@ -93,7 +94,7 @@ class Options {
     std::string name;
     std::vector<std::string> commands;
     std::vector<std::string> choices;
-    std::int64_t min;
+    std::int64_t min, max;
   };
   std::string add(const Decl& d, const po::value_semantic* semantic);
   po::options_description description_;
