@@ -128,6 +128,10 @@ int main(int argc, char** argv) {
           "gate given (--alpha, --max-latency-ratio, --max-cost-ratio, "
           "--max-false-closure-rate) fails, 2 for an invalid "
           "report. Formats: docs/formats/eval.md.",
+      .command_lines = {{"run", "run a suite of cases (in parallel) into a report"},
+                        {"merge", "join shard reports into the report one run writes"},
+                        {"report", "render a report as JSON, Markdown, JUnit XML or HTML"},
+                        {"compare", "compare two reports; gates turn regressions into exit 1"}},
   };
   cli::Options d;
   const std::vector<std::string> run_cmd{"run"};
