@@ -371,10 +371,12 @@ std::string help_text(const Tool& tool, const std::vector<Rule>& options,
   if (overview) {
     out += wrap(tool.summary, "", "") + "\n";
     if (!tool.details.empty()) out += wrap_lines(tool.details) + "\n";
-  } else if (const auto line = command_line(tool, options, commands, command);
-             !tool.command_lines.empty() && !line.empty()) {
+  } else if (const auto it =
+                 std::find_if(tool.command_lines.begin(), tool.command_lines.end(),
+                              [&command](const CommandLine& c) { return c.name == command; });
+             it != tool.command_lines.end() && !it->line.empty()) {
     // As a sentence: "Check a compiled plan's hash and invariants."
-    std::string sentence = line;
+    std::string sentence = it->line;
     sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
     if (sentence.back() != '.') sentence += '.';
     out += wrap(sentence, "", "") + "\n";
@@ -418,13 +420,13 @@ std::string man_page(const Tool& tool, const std::vector<Rule>& options) {
   const auto commands = subcommands(tool, options);
   std::ostringstream out;
   out << ".TH " << upper(tool.name) << " 1 \"\" \"" << roff(tool.name) << " " << MF_VERSION
-      << "\" \"Millforge Manual\"\n";
+      << "\" \"Millforge Manual\"\n.nh\n.ad l\n";
   out << ".SH NAME\n" << roff(tool.name) << " \\- " << roff(tool.summary) << "\n";
   out << ".SH SYNOPSIS\n.nf\n";
   for (const auto& line : lines_of(tool.usage)) {
     out << roff(wrap_command(line, "", "    ", false, kManExampleWidth));
   }
-  out << ".fi\n.SH DESCRIPTION\n" << roff(tool.summary) << "\n";
+  out << ".fi\n.SH DESCRIPTION\n" << roff(tool.summary) << "\n.PP\n";
   if (!tool.details.empty()) {
     // A line that starts indented (a table of the details) keeps its layout.
     bool literal = false;
@@ -452,8 +454,8 @@ std::string man_page(const Tool& tool, const std::vector<Rule>& options) {
       for (const auto& line : usage_lines(tool, options, commands, c, false)) {
         out << roff(line) << "\n.br\n";
       }
-      if (!tool.command_lines.empty()) {
-        out << roff(command_line(tool, options, commands, c)) << "\n";
+      for (const auto& line : tool.command_lines) {
+        if (line.name == c) out << roff(line.line) << "\n";
       }
     }
   }
