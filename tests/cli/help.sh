@@ -27,6 +27,10 @@ grep -q -- '--baseline FILE' "$tmp/out" || fail "mf-eval compare --help lacks --
 run 0 "$MF_BIN/mf-compile" verify --help
 ! grep -q -- '--catalog\|--profiles' "$tmp/out" || fail "mf-compile verify --help shows compile options"
 grep -q '^Usage: mf-compile verify PLAN' "$tmp/out" || fail "mf-compile verify --help: no usage"
+# A usage line the main wrapped by hand stays one usage line, the subcommand's.
+run 0 "$MF_BIN/mf-toolread" search --help
+sed -n '/^Usage:/,/^$/p' "$tmp/out" | grep -q -- '--max-matches N' ||
+  fail "mf-toolread search --help: the usage line lost its continuation"
 run 0 "$MF_BIN/mf-store" --store "$tmp/s" gc --help
 grep -q -- '--dry-run' "$tmp/out" || fail "mf-store gc --help lacks --dry-run"
 ! grep -q -- '--lines\|--refs' "$tmp/out" || fail "mf-store gc --help shows other commands' options"

@@ -220,12 +220,20 @@ std::string wrap_command(std::string_view line, const std::string& first, const 
   return out + prefix + std::string(line.substr(start)) + "\n";
 }
 
-std::vector<std::string> lines_of(std::string_view text) {
+// The lines of Tool::usage, unindented; a line that does not start with the tool's name continues
+// the line before it (a usage line the main wrapped by hand).
+std::vector<std::string> usage_of(const Tool& tool) {
   std::vector<std::string> lines;
-  std::istringstream in{std::string(text)};
+  std::istringstream in{tool.usage};
   for (std::string line; std::getline(in, line);) {
     const auto begin = line.find_first_not_of(' ');
-    if (begin != std::string::npos) lines.push_back(line.substr(begin));
+    if (begin == std::string::npos) continue;
+    line = line.substr(begin);
+    if (!lines.empty() && !starts_with(line, tool.name + " ")) {
+      lines.back() += " " + line;
+    } else {
+      lines.push_back(line);
+    }
   }
   return lines;
 }
@@ -235,7 +243,7 @@ std::vector<std::string> usage_lines(const Tool& tool, const std::vector<Rule>& 
                                      const std::vector<std::string>& commands,
                                      const std::string& command, bool all) {
   std::vector<std::string> out;
-  for (const auto& line : lines_of(tool.usage)) {
+  for (const auto& line : usage_of(tool)) {
     if (all || command_of(tool, options, commands, line) == command) out.push_back(line);
   }
   if (out.empty()) out.push_back(tool.name + " " + command + " [options]");
@@ -247,7 +255,7 @@ std::string command_line(const Tool& tool, const std::vector<Rule>& options,
   for (const auto& c : tool.command_lines) {
     if (c.name == command) return c.line;
   }
-  for (const auto& line : lines_of(tool.usage)) {
+  for (const auto& line : usage_of(tool)) {
     if (command_of(tool, options, commands, line) != command) continue;
     const auto at = line.find(command, line.find(tool.name) + tool.name.size());
     return line.substr(at + command.size() + (at + command.size() < line.size() ? 1 : 0));
@@ -433,7 +441,7 @@ std::string man_page(const Tool& tool, const std::vector<Rule>& options) {
       << "\" \"Millforge Manual\"\n.nh\n.ad l\n";
   out << ".SH NAME\n" << roff(tool.name) << " \\- " << roff(tool.summary) << "\n";
   out << ".SH SYNOPSIS\n.nf\n";
-  for (const auto& line : lines_of(tool.usage)) {
+  for (const auto& line : usage_of(tool)) {
     out << roff(wrap_command(line, "", "    ", false, kManExampleWidth));
   }
   out << ".fi\n.SH DESCRIPTION\n" << roff(tool.summary) << "\n.PP\n";
