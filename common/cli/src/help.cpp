@@ -191,8 +191,8 @@ std::string wrap_command(std::string_view line, const std::string& first, const 
   std::string prefix = first;
   std::size_t start = 0;
   while (prefix.size() + (line.size() - start) > width) {
-    // The last break that fits; better, one before an option or an operator ("--out DIR" and
-    // "| jq" stay whole), if that leaves the line at least half full.
+    // The last break that fits; better, one before an option, an operator or a "[...]" group
+    // ("--out DIR" and "| jq" stay whole), if that leaves the line at least half full.
     std::size_t cut = std::string::npos, nice = std::string::npos;
     for (std::size_t b : breaks) {
       if (b <= start) continue;
@@ -201,7 +201,7 @@ std::string wrap_command(std::string_view line, const std::string& first, const 
       if (prefix.size() + (end - start) + tail > width && cut != std::string::npos) break;
       cut = b;
       if (prefix.size() + (end - start) + tail > width) break;  // nothing shorter: overflow
-      if (std::string_view("-|&>").find(line[b + 1]) != std::string_view::npos &&
+      if (std::string_view("-|&>[").find(line[b + 1]) != std::string_view::npos &&
           prefix.size() + (end - start) >= width / 2) {
         nice = b;
       }
