@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
           "0 verified, 1 a check failed (named on stderr), 2 unreadable or malformed input "
           "(docs/audit.md).",
       .commands = {"verify"},
+      .command_lines = {{"verify", "check a report's signature or MAC offline"}},
   };
   cli::Options d;
   const auto fixtures =
