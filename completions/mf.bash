@@ -1,34 +1,53 @@
-# Bash completion for the seven mf-* programs. Options and commands are read from the program's
-# own --help at completion time, so completion offers exactly what the binary on PATH has.
+# Bash completion for the seven mf-* programs. The program itself computes the candidates from the
+# options and subcommands it declares (`PROGRAM --complete WORD... CURRENT`), so completion offers
+# exactly what the binary on PATH accepts: subcommands, the options of the subcommand typed, the
+# values of options with choices, --model's backends, environment variable names for --*-env, and
+# file or directory names where a value or operand is one.
 # Installed as share/bash-completion/completions/<program> (one copy per program name).
 
 _mf_complete() {
-  local cur=${COMP_WORDS[COMP_CWORD]}
   local prog=${COMP_WORDS[0]}
-  local help
-  help=$("$prog" --help 2>/dev/null) || return 0
-  COMPREPLY=()
-  if [[ $cur == -* ]]; then
-    local opts
-    opts=$(sed -nE 's/^ +(-[a-zA-Z] \[ )?(--[a-z][a-z0-9-]*).*/\2/p' <<<"$help")
-    mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
-    return 0
-  fi
-  # The command word: first after the program, or after a leading "--store DIR" (mf-store).
-  local first=1
-  [[ ${COMP_WORDS[1]} == --store ]] && first=3
-  if ((COMP_CWORD == first)); then
-    local name=${prog##*/} cmds
-    cmds=$(sed -nE -e '/^Options:/q' \
-      -e "s/^(Usage:)? +${name} ([a-z][a-z-]*)( .*)?\$/\\2/p" \
-      -e 's/^  ([a-z][a-z-]*) .*/\1/p' <<<"$help" | sort -u)
-    if [[ -n $cmds ]]; then
-      mapfile -t COMPREPLY < <(compgen -W "$cmds" -- "$cur")
+  # Bash splits words at ':' and '=' (COMP_WORDBREAKS); the program sees them joined again
+  # ("scripted:fi"), and the part before the current piece is cut from the candidates after.
+  local -a words=()
+  local i w joined=0
+  for ((i = 1; i <= COMP_CWORD; i++)); do
+    w=${COMP_WORDS[i]}
+    if ((${#words[@]} > 0)) && [[ $w == [:=] || $joined == 1 ]]; then
+      words[-1]+=$w
+    else
+      words+=("$w")
     fi
+    joined=0
+    [[ $w == [:=] ]] && joined=1
+  done
+  ((${#words[@]} > 0)) || words=("")
+  local cur=${words[-1]} piece=${COMP_WORDS[COMP_CWORD]}
+  local cut=${cur%"$piece"}
+  local out line prefix
+  out=$("$prog" --complete "${words[@]}" 2>/dev/null) || return 0
+  COMPREPLY=()
+  while IFS= read -r line; do
+    case $line in
+      :files*)
+        prefix=${line#:files}
+        prefix=${prefix# }
+        while IFS= read -r w; do COMPREPLY+=("$prefix$w"); done < <(compgen -f -- "${cur#"$prefix"}")
+        ;;
+      :dirs)
+        while IFS= read -r w; do COMPREPLY+=("$w"); done < <(compgen -d -- "$cur")
+        ;;
+      ?*) COMPREPLY+=("$line") ;;
+    esac
+  done <<<"$out"
+  # A backend or label ("scripted:", "small=") is completed further, not ended with a space.
+  for w in "${COMPREPLY[@]}"; do
+    [[ $w == *[:=] ]] && compopt -o nospace 2>/dev/null
+  done
+  if [[ -n $cut ]]; then
+    COMPREPLY=("${COMPREPLY[@]#"$cut"}")
   fi
-  local files
-  mapfile -t files < <(compgen -f -- "$cur")
-  COMPREPLY+=("${files[@]}")
+  return 0
 }
 
 complete -o filenames -F _mf_complete mf-compile mf-run mf-replay mf-eval mf-toolread mf-audit mf-store

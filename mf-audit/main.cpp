@@ -32,8 +32,8 @@ int main(int argc, char** argv) {
   const cli::Tool tool{
       .name = "mf-audit",
       .summary =
-          "Execute the product end to end through its binaries and hash the capability "
-          "receipts into one reproducible exit report.",
+          "Audit a project from a manifest: run the product's binaries over its harnesses, plans, "
+          "traces and campaigns and hash the receipts into one reproducible exit report.",
       .usage =
           "mf-audit [MANIFEST] [--out DIR] [-j N] [--expect-sha256 HEX]\n"
           "                [--sign-key FILE | --sign-key-env NAME] [--mac-key-env NAME]\n"
@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
           "0 verified, 1 a check failed (named on stderr), 2 unreadable or malformed input "
           "(docs/audit.md).",
       .commands = {"verify"},
+      .command_lines = {{"verify", "check a report's signature or MAC offline"}},
   };
   cli::Options d;
   const auto fixtures =

@@ -163,6 +163,10 @@ int main(int argc, char** argv) {
           "records on stdout (docs/custom-tools.md); every fault is one diagnostic "
           "(MF-CT001..MF-CT019, exit 2).",
       .commands = {"verify", "project", "connector", "custom-tools"},
+      .command_lines = {{"verify", "check a compiled plan's hash and invariants"},
+                        {"project", "compile the prompt projection of one turn"},
+                        {"connector", "discover an MCP server's tools; admit them under a policy"},
+                        {"custom-tools", "compile a custom-tool manifest into a tool catalog"}},
   };
   cli::Options d;
   const Opts o{

@@ -98,8 +98,6 @@ int main(int argc, char** argv) {
               "| jq .summary",
               "mf-eval run --suite live-suite.json --output rec.json --fixed-clock --cache write "
               "--store st",
-              "mf-eval run --suite live-suite.json --output replay.json --fixed-clock --cache read "
-              "--store st",
               "mf-eval run --suite suite.json --output r.json --repeat 5 -j 2 | jq .summary",
               "mf-eval run --suite plans.json --output m.json --model small=openai:small.json "
               "--model big=openai:big.json --guardrails full --guardrails bare --cache readwrite",
@@ -134,13 +132,15 @@ int main(int argc, char** argv) {
           "and cost ratios as canonical JSON; exit 1 when more cases regressed than "
           "--max-regressions (default 0), a baseline case is missing from the candidate, or a "
           "gate given (--alpha, --max-latency-ratio, --max-cost-ratio, --max-false-closure-rate) "
-          "fails, 2 for an invalid report. verify: derives the report again from its traces, "
-          "offline: each attempt's trace (DIR/<attempt>.jsonl, or the store's object its "
-          "trace_sha256 names) must be there, have that digest, verify (under --mac-key-env's "
-          "key) and give the entry (with --suite graded again), and the summary must be what the "
-          "cases give; one JSON line per failure, then {attempts, failed, holds, ...}; exit 1 "
-          "when anything disagrees (a stderr line each), 2 for a report or suite that is not one, "
-          "3 for I/O. Formats: docs/formats/eval.md.",
+          "fails, 2 for an invalid report. verify: every attempt's trace must be there, have its "
+          "trace_sha256, verify and give its entry (with --suite graded again), and the summary "
+          "what the cases give; exit 1 when anything disagrees, 2 for a report or suite that is "
+          "not one, 3 for I/O. Formats: docs/formats/eval.md.",
+      .command_lines = {{"run", "run a suite of cases (in parallel) into a report"},
+                        {"merge", "join shard reports into the report one run writes"},
+                        {"report", "render a report as JSON, Markdown, JUnit XML or HTML"},
+                        {"compare", "compare two reports; gates turn regressions into exit 1"},
+                        {"verify", "derive a report again from its traces, offline"}},
   };
   cli::Options d;
   const std::vector<std::string> run_cmd{"run"};

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "mf/cli/cli.hpp"
-#include "mf/eval/report.hpp"
+#include "mf/eval/campaign_traces.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/runtime/replay.hpp"
 #include "mf/trace/command.hpp"
@@ -23,9 +23,8 @@ struct Opts {
   cli::Flag fixed_clock;
   cli::Text exported;
   cli::Number start_unix_ms;
-  cli::Number max_line_bytes;
-  cli::Number jobs;
-  cli::Text report;
+  cli::Number max_line_bytes, jobs;
+  cli::Text report, store;
 };
 
 // The options every verification takes, one trace or many: the MAC key and the line bound.
@@ -63,7 +62,7 @@ int rerun(cli::Context& ctx, const Opts& o, const std::string& path) {
 }
 
 // Many traces: several TRACE operands, a directory's *.jsonl, or the attempts of an eval report
-// (--report REPORT DIR, DIR being where `mf-eval run --traces` wrote them).
+// (--report REPORT DIR, DIR being where `mf-eval run --traces` wrote them, or --store).
 int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
   // What names one trace's digest, reads stdin, or re-runs or exports one trace.
   const std::initializer_list<const cli::OptionBase*> single = {
@@ -75,34 +74,33 @@ int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>
   for (const std::string& a : args) {
     if (a == "-") return cli::usage_error(ctx.tool, "'-' (stdin) is one TRACE, not one of many");
   }
-  std::vector<mf::trace::TraceRef> traces;
-  if (ctx.given(o.report)) {
-    if (args.size() != 1) {
-      return cli::usage_error(ctx.tool, "--report takes one DIR, where its traces are");
-    }
-    const std::string report = ctx.get(o.report);
-    auto listed = mf::eval::report_trace_refs(report, args[0]);
-    if (!listed) return cli::report(ctx.tool, listed.diagnostics(), report);
-    traces = std::move(*listed);
-  } else {
-    auto listed = mf::trace::operand_traces(args);
-    if (!listed) return cli::report(ctx.tool, listed.diagnostics());
-    traces = std::move(*listed);
-  }
   mf::trace::VerifyOptions options;
   if (int rc = verify_options(ctx, o, options)) return rc;
   const auto jobs = static_cast<std::size_t>(ctx.get(o.jobs, 0));
-  return cli::finish(ctx, mf::trace::verify_many_command(traces, options, jobs, STDOUT_FILENO,
-                                                         [&ctx](const mf::diag::Diagnostic& d) {
-                                                           cli::report(ctx.tool, {d}, {},
-                                                                       mf::diag::Job::Check);
-                                                         }));
+  const auto on_error = [&ctx](const mf::diag::Diagnostic& d) {
+    cli::report(ctx.tool, {d}, {}, mf::diag::Job::Check);
+  };
+  if (!ctx.given(o.report)) {
+    if (ctx.given(o.store)) return cli::usage_error(ctx.tool, "--store takes --report");
+    auto listed = mf::trace::operand_traces(args);
+    if (!listed) return cli::report(ctx.tool, listed.diagnostics());
+    return cli::finish(
+        ctx, mf::trace::verify_many_command(*listed, options, jobs, STDOUT_FILENO, on_error));
+  }
+  // DIR, else --store, else $MF_STORE; DIR and --store both is ambiguous.
+  const mf::eval::CampaignTraces from{ctx.get(o.report), args.size() == 1 ? args[0] : "",
+                                      args.empty() ? ctx.store_dir(o.store) : ""};
+  if (args.size() > 1 || (args.empty() ? from.store.empty() : ctx.given(o.store))) {
+    return cli::usage_error(ctx.tool, "--report takes one DIR, where its traces are, or --store");
+  }
+  return cli::finish(
+      ctx, mf::eval::campaign_traces_command(from, options, jobs, STDOUT_FILENO, on_error));
 }
 
 int verify(cli::Context& ctx, const Opts& o) {
   const auto args = ctx.positionals();
   std::error_code ec;
-  if (args.size() > 1 || ctx.given(o.report) ||
+  if (args.size() > 1 || ctx.given(o.report) || ctx.given(o.store) ||
       (args.size() == 1 && std::filesystem::is_directory(args[0], ec))) {
     return verify_many(ctx, o, args);
   }
@@ -134,7 +132,7 @@ int main(int argc, char** argv) {
       .usage =
           "mf-replay [options] TRACE|-\n"
           "       mf-replay [-j N] [--mac-key-env NAME] TRACE|DIR TRACE|DIR...\n"
-          "       mf-replay [-j N] --report REPORT DIR\n"
+          "       mf-replay [-j N] --report REPORT DIR|--store STORE\n"
           "       mf-replay --strict --plan PLAN [--workspace DIR] TRACE\n"
           "       mf-replay --fork-at SEQ --responses FILE --plan PLAN --trace NEW TRACE\n"
           "       mf-replay --export otlp-json [--start-unix-ms MS] TRACE",
@@ -146,6 +144,7 @@ int main(int argc, char** argv) {
               "mf-replay a.jsonl b.jsonl",
               "mf-replay -j 4 traces/ | jq -r 'select(.status != \"ok\") | .path'",
               "mf-replay --report report.json traces/",
+              "mf-replay -j 8 --report report.json --store .mf/store",
               "mf-replay --expect-sha256 \"$(mf-store --store s ref get run/r1/trace)\" run.jsonl",
               "MF_TRACE_KEY=... mf-replay --mac-key-env MF_TRACE_KEY run.jsonl",
               "mf-replay --strict --plan plan.json --workspace fixtures/repository run.jsonl",
@@ -178,11 +177,13 @@ int main(int argc, char** argv) {
           "OpenTelemetry spans (OTLP/JSON, GenAI conventions: the run, each model call and\n"
           "each tool call); a corrupt trace is refused (exit 1).\n"
           "Many traces (several operands, a DIR's *.jsonl sorted by name, or --report with the\n"
-          "DIR `mf-eval run --traces` wrote) give one line each, in operand order for any -j:\n"
-          "the summary with \"path\" (and \"attempt\" with --report, whose trace_sha256 each\n"
-          "trace must have); a trace that cannot be read is {path, status: \"unreadable\",\n"
-          "first_error}. Exit 1 when any trace did not pass. The options that name, re-run or\n"
-          "export one trace are refused with many (docs/replay.md, \"Many traces\").",
+          "DIR `mf-eval run --traces` wrote or the --store of `mf-eval run --store`) give one "
+          "line\n"
+          "each, in operand order for any -j: the summary with \"path\" (\"object\", its digest,\n"
+          "from a store; and \"attempt\", whose trace_sha256 it must have, with --report); one\n"
+          "that cannot be read is {path|object, status: \"unreadable\", first_error}; then each\n"
+          "*.jsonl in DIR the report does not name, {path, status: \"extra\"}. Exit 1 when any\n"
+          "did not pass. The options for one trace are refused with many (docs/replay.md).",
   };
   cli::Options d;
   const Opts o{
@@ -233,15 +234,17 @@ int main(int argc, char** argv) {
                                   1}),
       .jobs = d.number({"jobs,j",
                         "many traces: how many are verified at once (default: the number of "
-                        "cores)",
+                        "cores; at most 64)",
                         "N",
                         {},
                         {},
-                        1}),
+                        1,
+                        static_cast<std::int64_t>(mf::trace::kMaxJobs)}),
       .report = d.text({"report",
-                        "verify the trace of every attempt of this eval report, in DIR, against "
-                        "its trace_sha256",
+                        "verify the trace of every attempt of this eval report, in DIR or the "
+                        "store, against its trace_sha256",
                         "REPORT"}),
+      .store = d.text({"store", "--report: the store holding the traces (else $MF_STORE)", "DIR"}),
   };
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return verify(ctx, o); });
 }

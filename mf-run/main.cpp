@@ -158,6 +158,8 @@ int main(int argc, char** argv) {
           "read their key from the environment variable the profile names, and with --cache "
           "read replay recorded replies without the network or a key; a reply never recorded "
           "ends the run model_failed and exits 2 (docs/live-backends.md).",
+      .command_lines = {{"tool", "make one call of the tool pack in a workspace"},
+                        {"rescue", "read tool calls out of model text on stdin"}},
   };
   cli::Options d;
   const std::vector<std::string> task{""};  // task and plan mode: no subcommand

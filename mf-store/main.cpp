@@ -50,7 +50,19 @@ int main(int argc, char** argv) {
       .summary =
           "Inspect and maintain the LMDB content-addressed store (put, get, has, ls, verify, "
           "gc, export, import).",
-      .usage = "mf-store [--store DIR] COMMAND [options] [ARGS]",
+      .usage =
+          "mf-store [--store DIR] put [FILE|-]...\n"
+          "mf-store [--store DIR] get DIGEST\n"
+          "mf-store [--store DIR] has DIGEST...\n"
+          "mf-store [--store DIR] ls [--refs]\n"
+          "mf-store [--store DIR] ref set NAME DIGEST | ref get NAME | ref rm NAME\n"
+          "mf-store [--store DIR] verify\n"
+          "mf-store [--store DIR] gc [--dry-run]\n"
+          "mf-store [--store DIR] export DIGEST... [--ref NAME]... [-o FILE]\n"
+          "mf-store [--store DIR] import [FILE|-]\n"
+          "mf-store [--store DIR] stat\n"
+          "mf-store canon [--lines] [--max-bytes N] [FILE|-]\n"
+          "mf-store hash [--json] [--max-bytes N] [FILE|-]",
       .examples =
           {
               "mf-store put trace.jsonl",
@@ -63,31 +75,31 @@ int main(int argc, char** argv) {
           },
       .positional = "args",
       .details =
-          "Store commands (the store is --store DIR, else $MF_STORE, else ./.mf/store; read\n"
-          "commands never create it; details and exit codes in docs/store.md):\n"
-          "  put [FILE|-]...         store each file (default stdin); print each digest\n"
-          "  get DIGEST              write the object's bytes to stdout (re-hashed first)\n"
-          "  has DIGEST...           print the missing digests; exit 1 if any is missing\n"
-          "  ls [--refs]             JSONL {\"digest\",\"size\"} per object, or "
-          "{\"digest\",\"ref\"}\n"
-          "  ref set NAME DIGEST | ref get NAME | ref rm NAME\n"
-          "  verify                  re-hash every object, check every ref; JSON summary;\n"
-          "                          exit 1 on corruption or a dangling ref\n"
-          "  gc [--dry-run]          remove what no ref reaches; JSON {\"kept\",\"removed\"}\n"
-          "  export DIGEST... [--ref NAME]... [-o FILE]\n"
-          "                          write the closure as a JSONL export stream\n"
-          "  import [FILE|-]         import an export stream; JSON {\"added\":N}\n"
-          "  stat                    JSON counts and sizes\n"
-          "Plumbing commands (no store needed; FILE defaults to '-', stdin):\n"
-          "  canon [--lines] [FILE]  print the RFC 8785 canonical form of a JSON document, or "
-          "with\n"
-          "                          --lines of each line of a JSONL stream, each followed by "
-          "'\\n'.\n"
-          "                          --lines streams: on an invalid line it exits 2 after "
-          "printing\n"
-          "                          exactly the lines before it, and nothing after.\n"
-          "  hash [--json] [FILE]    print the lowercase hex SHA-256 of the raw bytes, or with\n"
-          "                          --json of the canonical form of the JSON document.",
+          "The store is --store DIR, else $MF_STORE, else ./.mf/store; read commands never "
+          "create it (details and exit codes in docs/store.md). canon and hash are plumbing: they "
+          "need no store, and FILE defaults to '-', stdin. canon --lines streams: on an invalid "
+          "line it exits 2 after printing exactly the lines before it, and nothing after.",
+      .command_lines =
+          {
+              {"put", "store each file (default stdin); print each digest"},
+              {"get", "write the object's bytes to stdout (re-hashed first)"},
+              {"has", "print the missing digests; exit 1 if any is missing"},
+              {"ls", "JSONL {\"digest\",\"size\"} per object, or {\"digest\",\"ref\"} per ref"},
+              {"ref", "set, print or remove a named ref"},
+              {"verify",
+               "re-hash every object, check every ref; JSON summary; exit 1 on corruption or "
+               "a dangling ref"},
+              {"gc", "remove what no ref reaches; JSON {\"kept\",\"removed\"}"},
+              {"export", "write the closure of digests and refs as a JSONL export stream"},
+              {"import", "import an export stream; JSON {\"added\":N}"},
+              {"stat", "JSON counts and sizes"},
+              {"canon",
+               "print the RFC 8785 canonical form of a JSON document, or with --lines of each "
+               "line of a JSONL stream, each followed by '\\n'"},
+              {"hash",
+               "print the lowercase hex SHA-256 of the raw bytes, or with --json of the "
+               "canonical form of the JSON document"},
+          },
   };
   cli::Options d;
   const Opts o{

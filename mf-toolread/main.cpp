@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
           "without following symlinks, skips files over 1 MiB and binary files, and prints\n"
           "matching lines in path order (defaults: 10000 files, 64 MiB, 100 matches).\n"
           "See docs/toolread.md.",
+      .command_lines = {{"search", "search the files under the root for literal text"}},
   };
   cli::Options d;
   const std::vector<std::string> read_cmd{""};

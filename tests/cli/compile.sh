@@ -301,7 +301,9 @@ done
 run 0 "$mfc" --help
 grep -q 'verify' "$tmp/out" || fail "--help does not mention verify"
 grep -q '^Examples:$' "$tmp/out" || fail "--help has no examples"
-grep -q '^  mf-compile .*| mf-compile verify -' "$tmp/out" || fail "--help shows no compile | verify"
+# A long example is wrapped with trailing backslashes: joined again, it is one line.
+sed -e ':a' -e '/ \\$/N; s/ \\\n */ /; ta' "$tmp/out" | grep -q '^  mf-compile .*| mf-compile verify -' ||
+  fail "--help shows no compile | verify"
 [[ ! -s $tmp/err ]] || fail "--help wrote to stderr"
 
 cat >"$tmp/builtin.yaml" <<'EOF'

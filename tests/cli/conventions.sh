@@ -29,7 +29,7 @@ for tool in "${tools[@]}"; do
     grep -q "^Usage: $tool" "$tmp/out" || fail "$tool $flag: no usage line"
     grep -q '^Examples:$' "$tmp/out" || fail "$tool $flag: no examples"
     grep -q "^  $tool\|^  .*| $tool" "$tmp/out" || fail "$tool $flag: no example invokes $tool"
-    grep -q '^Exit codes: 0 success, 1 failed outcome, 2 rejected request, 3 internal or I/O error$' \
+    grep -q '^Exit codes: 0 success, 1 failed outcome, 2 rejected, 3 internal or I/O error$' \
       "$tmp/out" || fail "$tool $flag: no exit-code line"
     grep -q -- '--quiet' "$tmp/out" || fail "$tool $flag: --quiet not listed"
     [[ ! -s $tmp/err ]] || fail "$tool $flag wrote to stderr"

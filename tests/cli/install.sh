@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `cmake --install` into a fresh prefix installs the seven programs, one bash completion per
-# program and the docs; every other end-to-end script then passes against the installed programs.
+# `cmake --install` into a fresh prefix installs the seven programs, their man pages, their bash,
+# zsh and fish completions and the docs; every other end-to-end script then passes against the installed programs.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
@@ -11,8 +11,19 @@ cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
 for program in mf-compile mf-run mf-replay mf-eval mf-toolread mf-audit mf-store; do
   [[ -x $prefix/bin/$program ]] || fail "$program is not installed"
   [[ -f $prefix/share/bash-completion/completions/$program ]] || fail "no completion for $program"
+  [[ -f $prefix/share/fish/vendor_completions.d/$program.fish ]] || fail "no fish completion: $program"
   "$prefix/bin/$program" --version >/dev/null || fail "installed $program --version fails"
+  # The man page is the one the program renders (tests/cli/help.sh checks its content), and man
+  # finds it under the prefix and formats it without a warning.
+  page=$prefix/share/man/man1/$program.1
+  [[ -f $page ]] || fail "no man page for $program"
+  cmp -s "$page" <("$prefix/bin/$program" --help-man) || fail "$page is not $program --help-man"
+  [[ $(MANPATH=$prefix/share/man man -w "$program") == "$page" ]] || fail "man does not find $page"
+  MANWIDTH=80 man --warnings=w -l "$page" 2>"$tmp/man.err" | grep -q -- '--help' ||
+    fail "man -l $page does not render"
+  [[ ! -s $tmp/man.err ]] || fail "man -l $page: $(head -2 "$tmp/man.err")"
 done
+[[ -f $prefix/share/zsh/site-functions/_mf ]] || fail "no zsh completion"
 [[ -f $prefix/share/doc/millforge/cli.md && -f $prefix/share/doc/millforge/README.md ]] ||
   fail "docs are not installed"
 [[ -z $(find "$prefix" -name '*.a' -o -name '*.hpp' | head -1) ]] || fail "build internals installed"

@@ -137,15 +137,17 @@ run 1 "$replay" "$tmp/t/${files[0]}" "$tmp/t/${files[4]}" "$tmp/t/${files[2]}"
    '["ok",null] ["unreadable","MF-S013"] ["ok",null] ' ]] || fail "missing operand: $(cat "$tmp/out")"
 cp "$tmp/tr/${files[4]}" "$tmp/t/"
 
-# An extra file: the directory form replays it; --report verifies only what the report names.
+# An extra file: the directory form replays it; --report names it as a trace it does not name
+# (tests/cli/replay_report.sh), without reading it.
 cp "$tmp/tr/${files[0]}" "$tmp/t/zz-extra.jsonl"
 echo "not a trace" >"$tmp/t/notes.txt"
 mkdir "$tmp/t/sub.jsonl.d" && cp "$tmp/tr/${files[0]}" "$tmp/t/sub.jsonl.d/"
 run 0 "$replay" "$tmp/t"
 [[ $(wc -l <"$tmp/out") -eq 9 && $(jq -r .path "$tmp/out" | tail -1) == "$tmp/t/zz-extra.jsonl" ]] ||
   fail "DIR with an extra trace: $(jq -r .path "$tmp/out")"
-run 0 "$replay" --report "$r" "$tmp/t"
-[[ $(wc -l <"$tmp/out") -eq 8 ]] && ! grep -q extra "$tmp/out" || fail "--report read the extra file"
+run 1 "$replay" --report "$r" "$tmp/t"
+[[ $(wc -l <"$tmp/out") -eq 9 && $(tail -n 1 "$tmp/out") == "{\"path\":\"$tmp/t/zz-extra.jsonl\",\"status\":\"extra\"}" ]] ||
+  fail "--report with an extra file: $(cat "$tmp/out")"
 # A directory named like a trace is its own line (MF-S014).
 mkdir "$tmp/t/dir.jsonl"
 run 1 "$replay" "$tmp/t"

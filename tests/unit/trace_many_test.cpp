@@ -219,4 +219,23 @@ TEST(EvalReportTraces, EveryAttemptWithItsFileAndDigest) {
   }
 }
 
+// mf-replay --report keeps only each attempt and its digest, the same attempts in the same order.
+TEST(EvalReportTraces, KeptAsAttemptAndDigest) {
+  Campaign c;
+  const std::string path = (c.dir / "report.json").string();
+  mf::test::write_file(path, c.report);
+  auto kept = mf::eval::report_attempt_traces(path);
+  ASSERT_TRUE(kept.ok());
+  const auto traces = mf::eval::report_traces(*mf::eval::parse_report(c.report));
+  ASSERT_EQ(kept->size(), traces.size());
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    EXPECT_EQ((*kept)[i].attempt, traces[i].attempt);
+    EXPECT_EQ(mf::hash::to_hex((*kept)[i].trace_sha256), traces[i].trace_sha256);
+  }
+  mf::test::write_file(path, "{\"v\":1}");
+  auto refused = mf::eval::report_attempt_traces(path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.diagnostics().front().code, mf::diag::codes::kSchema);
+}
+
 }  // namespace

@@ -14,33 +14,17 @@
 #include <new>
 #include <sstream>
 
+#include "help.hpp"
 #include "mf/diag/secrets.hpp"
 #include "mf_build_info.hpp"
 
 namespace mf::cli {
 namespace {
 
-constexpr const char* kExitCodesLine =
-    "Exit codes: 0 success, 1 failed outcome, 2 rejected request, 3 internal or I/O error\n";
-
 // Abbreviated long options are refused: an abbreviation that works today becomes ambiguous the day
 // another option is added, and scripts written against it break.
 constexpr int kParserStyle =
     po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-
-std::string help_text(const Tool& tool, const po::options_description& visible) {
-  std::ostringstream out;
-  out << "Usage: " << tool.usage << "\n\n" << tool.summary << "\n\n";
-  if (!tool.details.empty()) out << tool.details << "\n\n";
-  out << "Options:\n" << visible << "\n";
-  if (!tool.examples.empty()) {
-    out << "Examples:\n";
-    for (const auto& example : tool.examples) out << "  " << example << "\n";
-    out << "\n";
-  }
-  out << kExitCodesLine;
-  return out.str();
-}
 
 // Help and version are the only things a tool prints through iostreams; a failed write (stdout on a
 // full disk or a closed pipe) is an I/O error, not success.
@@ -89,6 +73,9 @@ std::string check_rules(const Rules& rules, const Context& ctx) {
     }
     if (const auto* number = boost::any_cast<std::int64_t>(&value); number && *number < rule.min) {
       return option + " must be at least " + std::to_string(rule.min);
+    }
+    if (const auto* number = boost::any_cast<std::int64_t>(&value); number && *number > rule.max) {
+      return option + " must be at most " + std::to_string(rule.max);
     }
   }
   return {};
@@ -154,8 +141,11 @@ std::string Options::add(const Decl& d, const po::value_semantic* semantic) {
     description_.add_options()(d.name, semantic, d.help);
   }
   std::string name = d.name;
-  name = name.substr(0, name.find(','));
-  rules_.push_back({name, d.commands, d.choices, d.min});
+  const auto comma = name.find(',');
+  const std::string short_name = comma == std::string::npos ? "" : "-" + name.substr(comma + 1);
+  name = name.substr(0, comma);
+  rules_.push_back({name, d.commands, d.choices, d.min, d.max, short_name, d.value, d.help,
+                    semantic != nullptr});
   return name;
 }
 
@@ -241,24 +231,42 @@ void ProgressLine::draw(std::string_view text) {
   drawn_ = true;
 }
 
+namespace {
+// `TOOL --help [COMMAND]`, `TOOL help [COMMAND]`: the overview, or one subcommand's help.
+int print_help(const Tool& tool, const Options& options, std::vector<std::string> operands) {
+  const auto rules = Help::options(options);
+  const auto commands = subcommands(tool, rules);
+  const bool named = !operands.empty() && operands[0] == "help";
+  if (named) operands.erase(operands.begin());
+  std::string command;
+  if (!operands.empty() &&
+      std::find(commands.begin(), commands.end(), operands[0]) != commands.end()) {
+    command = operands[0];
+  } else if (named && !operands.empty()) {
+    std::string list;
+    for (const auto& c : commands) list += (list.empty() ? "" : ", ") + c;
+    return usage_error(tool, "no command '" + operands[0] + "'" +
+                                 (list.empty() ? ": " + tool.name + " has no subcommands"
+                                               : " (commands: " + list + ")"));
+  }
+  return print_to_stdout(tool, help_text(tool, rules, command));
+}
+}  // namespace
+
 int run(int argc, char** argv, const Tool& tool, const Options& options,
         const std::function<int(Context&)>& body) {
-  po::options_description visible(100, 50);
-  po::options_description all;
-  // Flattened rather than added as a group: Boost prints a blank line before every group.
-  for (const auto& option : options.description_.options()) {
-    visible.add(option);
-    all.add(option);
+  // Shell completion (completions/): the candidates for the last word, before anything is parsed.
+  if (argc >= 2 && std::string_view(argv[1]) == "--complete") {
+    return print_to_stdout(tool,
+                           completions(tool, Help::options(options), {argv + 2, argv + argc}));
   }
-  po::options_description common;
-  common.add_options()                                         //
+  po::options_description all;
+  for (const auto& option : options.description_.options()) all.add(option);
+  all.add_options()                                            //
       ("quiet,q", "silence progress output on stderr")         //
       ("help,h", "print this help and exit")                   //
+      ("help-man", "print the man page (roff) and exit")       //
       ("version", "print the version and build id and exit");  //
-  for (const auto& option : common.options()) {
-    visible.add(option);
-    all.add(option);
-  }
 
   po::positional_options_description positional;
   if (!tool.positional.empty()) {
@@ -277,7 +285,15 @@ int run(int argc, char** argv, const Tool& tool, const Options& options,
                   .run(),
               vars);
     // Help and version win over missing required options, so they are handled before notify().
-    if (vars.count("help") != 0) return print_to_stdout(tool, help_text(tool, visible));
+    const auto operands = vars.count(tool.positional) != 0
+                              ? vars[tool.positional].as<std::vector<std::string>>()
+                              : std::vector<std::string>{};
+    if (vars.count("help") != 0 || (!operands.empty() && operands[0] == "help")) {
+      return print_help(tool, options, operands);
+    }
+    if (vars.count("help-man") != 0) {
+      return print_to_stdout(tool, man_page(tool, Help::options(options)));
+    }
     if (vars.count("version") != 0) return print_to_stdout(tool, version_line(tool.name) + "\n");
     po::notify(vars);
   } catch (const po::error& e) {

@@ -718,9 +718,14 @@ std::vector<std::string> gate_failures(const Comparison& c, const Gates& gates) 
   return reasons;
 }
 
-std::vector<ReportTrace> report_traces(const Report& report) {
-  std::vector<ReportTrace> out;
-  for (const json::Value& c : report.document.find("cases")->as_array()) {
+namespace {
+
+// Calls visit(attempt, trace_sha256, case_id, entry) for every attempt of a parsed report, in the
+// report's order: case_id is the entry's id without its variant's label, entry the case's object
+// or, with repeats, its element of `attempts`.
+template <class F>
+void each_trace(const json::Value& document, F&& visit) {
+  for (const json::Value& c : document.find("cases")->as_array()) {
     const std::string& id = c.find("id")->as_string();
     std::string case_id = id;
     const json::Value* label = json::find_at(c, "/variant/label");
@@ -729,29 +734,43 @@ std::vector<ReportTrace> report_traces(const Report& report) {
     }
     if (const json::Value* attempts = c.find("attempts")) {
       for (const json::Value& a : attempts->as_array()) {
-        const std::string attempt = id + "." + std::to_string(*a.find("repeat")->as_exact_int());
-        out.push_back(
-            {attempt, attempt + ".jsonl", a.find("trace_sha256")->as_string(), case_id, &a});
+        visit(id + "." + std::to_string(*a.find("repeat")->as_exact_int()),
+              a.find("trace_sha256")->as_string(), case_id, &a);
       }
     } else {
-      out.push_back({id, id + ".jsonl", c.find("trace_sha256")->as_string(), case_id, &c});
+      visit(id, c.find("trace_sha256")->as_string(), case_id, &c);
     }
   }
+}
+
+}  // namespace
+
+std::vector<ReportTrace> report_traces(const Report& report) {
+  std::vector<ReportTrace> out;
+  each_trace(report.document, [&](std::string attempt, const std::string& sha256,
+                                  const std::string& case_id, const json::Value* entry) {
+    std::string file = attempt + ".jsonl";
+    out.push_back({std::move(attempt), std::move(file), sha256, case_id, entry});
+  });
   return out;
 }
 
-Result<std::vector<trace::TraceRef>> report_trace_refs(const std::string& path,
-                                                       const std::string& dir) {
-  auto bytes = io::read_input(path);
-  if (!bytes) return bytes.take_diagnostics();
-  auto parsed = parse_report(*bytes);
+Result<std::vector<AttemptTrace>> report_attempt_traces(const std::string& path) {
+  Result<Report> parsed = [&]() -> Result<Report> {
+    auto bytes = io::read_input(path);
+    if (!bytes) return bytes.take_diagnostics();
+    return parse_report(*bytes);
+  }();
   if (!parsed) return parsed.take_diagnostics();
-  const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
-  std::vector<trace::TraceRef> refs;
-  for (ReportTrace& t : report_traces(*parsed)) {
-    refs.push_back({prefix + t.file, std::move(t.attempt), std::move(t.trace_sha256)});
-  }
-  return refs;
+  std::vector<AttemptTrace> out;
+  each_trace(parsed->document, [&](std::string attempt, const std::string& sha256,
+                                   const std::string&, const json::Value*) {
+    AttemptTrace t{std::move(attempt), {}};
+    hash::from_hex(sha256, t.trace_sha256);  // parse_report checked it is 64 lowercase hex
+    out.push_back(std::move(t));
+  });
+  out.shrink_to_fit();
+  return out;
 }
 
 }  // namespace mf::eval

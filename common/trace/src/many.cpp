@@ -56,10 +56,14 @@ json::Value summary_line(const TraceRef& ref, const VerifyOptions& options,
                          std::optional<diag::Diagnostic>& error) {
   VerifyOptions own = options;
   if (!ref.expect_sha256.empty()) own.expect_sha256 = ref.expect_sha256;
-  Result<Summary> summary = verify_file(ref.path, own);
+  return summary_line(ref, verify_file(ref.path, own), error);
+}
+
+json::Value summary_line(const TraceRef& ref, Result<Summary> verified,
+                         std::optional<diag::Diagnostic>& error) {
   json::Value line;
-  if (!summary) {
-    diag::Diagnostic d = summary.take_diagnostics().front();
+  if (!verified) {
+    diag::Diagnostic d = verified.take_diagnostics().front();
     line = json::Object{};
     line.set("status", "unreadable");
     json::Value first = json::Object{};
@@ -68,10 +72,10 @@ json::Value summary_line(const TraceRef& ref, const VerifyOptions& options,
     line.set("first_error", std::move(first));
     error = std::move(d);
   } else {
-    line = to_json(*summary);
-    if (summary->status != Outcome::Ok) error = summary->first_error;
+    line = to_json(*verified);
+    if (verified->status != Outcome::Ok) error = verified->first_error;
   }
-  line.set("path", ref.path);
+  if (!ref.path.empty()) line.set("path", ref.path);
   if (!ref.attempt.empty()) line.set("attempt", ref.attempt);
   if (error) {
     error->source = ref.path;
@@ -86,10 +90,10 @@ namespace {
 // lines waiting for an earlier one, in a ring of `window` slots.
 class Pool {
  public:
-  Pool(const std::vector<TraceRef>& traces, const VerifyOptions& options, std::size_t jobs,
-       int out_fd, const OnTraceError& on_error)
-      : traces_(traces),
-        options_(options),
+  Pool(std::size_t count, const LineOf& line_of, std::size_t jobs, int out_fd,
+       const OnTraceError& on_error)
+      : count_(count),
+        line_of_(line_of),
         window_(4 * jobs),
         slots_(window_),
         out_fd_(out_fd),
@@ -101,12 +105,12 @@ class Pool {
       {
         std::unique_lock lock(mutex_);
         // A trace starts only when its line has a slot: the lines held stay under the window.
-        changed_.wait(lock, [&] { return next_ >= traces_.size() || next_ < printed_ + window_; });
-        if (next_ >= traces_.size()) return;
+        changed_.wait(lock, [&] { return next_ >= count_ || next_ < printed_ + window_; });
+        if (next_ >= count_) return;
         i = next_++;
       }
       Slot slot;
-      json::append_jsonl(summary_line(traces_[i], options_, slot.error), slot.line);
+      json::append_jsonl(line_of_(i, slot.error), slot.line);
       slot.done = true;
       std::lock_guard lock(mutex_);
       slots_[i % window_] = std::move(slot);
@@ -130,18 +134,18 @@ class Pool {
   void print_ready() {
     for (Slot* s = &slots_[printed_ % window_]; s->done; s = &slots_[printed_ % window_]) {
       if (written_) written_ = io::write_all(out_fd_, s->line);
-      if (!written_) next_ = traces_.size();
+      if (!written_) next_ = count_;
       if (s->error) {
         failed_ = true;
         if (written_) on_error_(*s->error);
       }
       *s = Slot{};
-      if (++printed_ == traces_.size()) break;
+      if (++printed_ == count_) break;
     }
   }
 
-  const std::vector<TraceRef>& traces_;
-  const VerifyOptions& options_;
+  const std::size_t count_;
+  const LineOf& line_of_;
   const std::size_t window_;
   std::vector<Slot> slots_;
   const int out_fd_;
@@ -155,12 +159,11 @@ class Pool {
 
 }  // namespace
 
-diag::CommandOutcome verify_many_command(const std::vector<TraceRef>& traces,
-                                         const VerifyOptions& options, std::size_t jobs, int out_fd,
-                                         const OnTraceError& on_error) {
+diag::CommandOutcome verify_lines(std::size_t count, const LineOf& line_of, std::size_t jobs,
+                                  int out_fd, const OnTraceError& on_error) {
   if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
-  jobs = std::clamp<std::size_t>(jobs, 1, std::max<std::size_t>(traces.size(), 1));
-  Pool pool(traces, options, jobs, out_fd, on_error);
+  jobs = std::clamp<std::size_t>(jobs, 1, std::clamp<std::size_t>(count, 1, kMaxJobs));
+  Pool pool(count, line_of, jobs, out_fd, on_error);
   std::vector<std::thread> threads;
   for (std::size_t t = 1; t < jobs; ++t) threads.emplace_back([&pool] { pool.work(); });
   pool.work();
@@ -171,6 +174,15 @@ diag::CommandOutcome verify_many_command(const std::vector<TraceRef>& traces,
   diag::CommandOutcome outcome;
   outcome.failed = pool.failed();
   return outcome;
+}
+
+diag::CommandOutcome verify_many_command(const std::vector<TraceRef>& traces,
+                                         const VerifyOptions& options, std::size_t jobs, int out_fd,
+                                         const OnTraceError& on_error) {
+  const LineOf line_of = [&](std::size_t i, std::optional<diag::Diagnostic>& error) {
+    return summary_line(traces[i], options, error);
+  };
+  return verify_lines(traces.size(), line_of, jobs, out_fd, on_error);
 }
 
 }  // namespace mf::trace

@@ -1,5 +1,7 @@
-// The CLI conventions of docs/cli.md, implemented once: --help with examples, --version with the
-// build id, --quiet, exit codes, diagnostics on stderr, machine-readable output only on stdout.
+// The CLI conventions of docs/cli.md, implemented once: --help (per subcommand, wrapped at 80
+// columns) with examples, the man page and shell completion from the same declarations, --version
+// with the build id, --quiet, exit codes, diagnostics on stderr, machine-readable output only on
+// stdout.
 #pragma once
 
 #include <atomic>
@@ -28,6 +30,12 @@ enum ExitCode : int {
   kInternal = 3,  // internal or I/O error
 };
 
+// A subcommand and the one line the --help overview lists it with.
+struct CommandLine {
+  std::string name;  // "run"
+  std::string line;  // "run a suite of cases into a report"
+};
+
 struct Tool {
   // Every member has an initializer so mains can designate only the fields they use.
   std::string name{};                   // "mf-run"
@@ -42,6 +50,10 @@ struct Tool {
   // subcommands. Empty: the first operand, if any, is always the subcommand. Decl::commands is
   // matched against the subcommand, "" when there is none.
   std::vector<std::string> commands{};
+  // The subcommands the --help overview lists, one line each, in this order. `TOOL SUB --help` and
+  // `TOOL help SUB` show SUB's usage lines (those of `usage` starting "TOOL SUB"), options and
+  // examples. A subcommand named only by commands or Decl::commands is listed by its usage line.
+  std::vector<CommandLine> command_lines{};
 };
 
 struct Context;
@@ -77,6 +89,7 @@ struct Decl {
   std::vector<std::string> commands{};
   std::vector<std::string> choices{};  // Text: the only values allowed
   std::int64_t min = INT64_MIN;        // Number: the smallest value allowed
+  std::int64_t max = INT64_MAX;        // Number: the largest value allowed
 };
 
 // The options of one tool. Each declaration returns the handle the body reads the value with.
@@ -89,11 +102,15 @@ class Options {
 
  private:
   friend int run(int, char**, const Tool&, const Options&, const std::function<int(Context&)>&);
+  friend struct Help;
   struct Rule {
     std::string name;
     std::vector<std::string> commands;
     std::vector<std::string> choices;
-    std::int64_t min;
+    std::int64_t min, max;
+    // What help, the man page and completion show: "-j", the value's name ("" for a flag).
+    std::string short_name{}, value{}, help{};
+    bool takes_value = false;
   };
   std::string add(const Decl& d, const po::value_semantic* semantic);
   po::options_description description_;

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "mf/diag/diagnostic.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/json/value.hpp"
-#include "mf/trace/many.hpp"
 
 namespace mf::eval {
 
@@ -56,10 +56,15 @@ struct ReportTrace {
 // Every attempt's trace, in the report's order (cases by id, attempts by repeat); the entries point
 // into `report`, which must outlive them.
 std::vector<ReportTrace> report_traces(const Report& report);
-// `mf-replay --report PATH DIR`: the traces of the report file at `path` (read and checked as
-// parse_report does), each as DIR/<file> with the trace_sha256 it must have.
-Result<std::vector<trace::TraceRef>> report_trace_refs(const std::string& path,
-                                                       const std::string& dir);
+// The same, kept compactly for a campaign of many attempts: the attempt (its file is
+// "<attempt>.jsonl") and the trace's digest.
+struct AttemptTrace {
+  std::string attempt;
+  hash::Digest trace_sha256{};
+};
+// The attempts' traces of the report file at `path`, read and checked as parse_report does. Only
+// these are kept: the file's bytes are released once parsed, the document before this returns.
+Result<std::vector<AttemptTrace>> report_attempt_traces(const std::string& path);
 
 // The summary of a report's cases (docs/formats/eval.md, "Statistics"): counts, the pass rate
 // and its Wilson interval; with repeats the attempt counts, pass@k, pass^k and the flaky cases;
