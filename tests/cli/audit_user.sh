@@ -190,48 +190,64 @@ caught() {
       fail "the report's $capability failures do not name $culprit: $(jq -c '[.receipts[] |
         select(.holds | not) | {capability, subject, failures}]' audit-out/exit-report.json)"
   done
+  last=$PWD/audit-out/exit-report.json
   cd "$project"
+}
+# failing CAPABILITY...: exactly these receipts failed in the last audit caught, as docs/audit.md's
+# table says.
+failing() {
+  [[ $(jq -r '[.receipts[] | select(.holds | not) | .capability] | unique | join(" ")' "$last") == \
+     "$(printf '%s\n' "$@" | sort | paste -sd' ')" ]] ||
+    fail "failed receipts: $(jq -c '[.receipts[] | select(.holds | not) | .capability]' "$last"), not $*"
 }
 
 # One byte of a campaign trace (the summary the model submitted): its chain breaks.
 tamper edited
 sed -i 's/The Tuesday release/The Tuesday Release/' eval/traces/guess-tuesday.jsonl
 caught campaign_traces eval/report.json guess-tuesday
+failing campaign_traces campaign_statistics
 # The same edit with the chain written again, as anyone can: only the report's digest shows it.
 tamper relinked
 sed 's/The Tuesday release/The Tuesday Release/' "$project/eval/traces/guess-tuesday.jsonl" |
   jq -c 'del(.prev)' | link >eval/traces/guess-tuesday.jsonl
 mf-replay eval/traces/guess-tuesday.jsonl >/dev/null || fail "the relinked trace does not verify"
 caught campaign_traces eval/report.json guess-tuesday
+failing campaign_traces campaign_statistics
 # A trace deleted.
 tamper deleted
 rm eval/traces/chatty-wednesday.jsonl
 caught campaign_traces eval/report.json chatty-wednesday
+failing campaign_traces campaign_statistics
 # A trace no attempt names.
 tamper extra
 cp eval/traces/direct-monday.jsonl eval/traces/direct-friday.jsonl
 caught campaign_traces eval/report.json direct-friday
+failing campaign_traces
 # Two traces swapped.
 tamper swapped
 mv eval/traces/hasty-monday.jsonl "$tmp/swap.jsonl"
 mv eval/traces/hasty-thursday.jsonl eval/traces/hasty-monday.jsonl
 mv "$tmp/swap.jsonl" eval/traces/hasty-thursday.jsonl
 caught campaign_traces eval/report.json hasty-monday hasty-thursday
+failing campaign_traces campaign_statistics
 [[ $(cat "$tmp/err") == "$(block swapped)" ]] || fail "docs/audit.md's swapped traces: $(cat "$tmp/err")"
 # One byte of a tool description in the plan.
 tamper plan
 sed -i '0,/"description":"R/s//"description":"r/' plans/notes.plan.json
 cmp -s plans/notes.plan.json "$project/plans/notes.plan.json" && fail "the plan edit changed nothing"
 caught verified_plan plans/notes.plan.json "plans/notes.plan.json: error MF-L004"
+failing verified_plan strict_replay campaign_statistics
 # The harness source edited: it compiles to another digest than the pinned one.
 tamper harness
 sed -i 's/max_iterations: 5/max_iterations: 6/' harness/notes.yaml
 caught compiled_harness harness/notes.yaml "$compiled"
+failing compiled_harness
 # One statistic of the report.
 tamper statistic
 jq -c '.summary.pass_rate = 0.95' eval/report.json | mf-store canon >eval/report.tmp
 mv eval/report.tmp eval/report.json
 caught campaign_statistics eval/report.json pass_rate
+failing campaign_statistics campaign_traces evaluation_gate
 # A case's status flipped, the report otherwise consistent (the report of a run whose suite
 # expected 2 model calls there, under this suite's digest): mf-eval compare accepts it and every
 # trace matches; only the suite's expectations, regraded against the trace, show it.
@@ -243,6 +259,7 @@ jq -c --arg s "$suite_sha256" '.suite_sha256 = $s' "$tmp/flipped.json" | mf-stor
 jq -e '[.cases[] | select(.status == "failed") | .id] == ["guess-thursday"]' eval/report.json \
   >/dev/null || fail "the flipped report"
 caught campaign_statistics eval/report.json guess-thursday
+failing campaign_statistics evaluation_gate
 
 # Refused before anything runs: exit 2, the code, nothing written.
 cd "$project"
