@@ -159,6 +159,19 @@ MF_AUDIT_SIGNING_KEY='' run 2 bash -c "$ci"
 [[ ! -e audit-out ]] || fail "the CI command without a key wrote audit-out"
 for job in github gitlab; do
   block $job | grep -q '^ *- audit-out/$\|^ *path: audit-out/$' || fail "the $job job does not keep audit-out/"
+  # The packages the job installs are the project's own (and ca-certificates, for git over
+  # https in a bare image), and its build options exist.
+  if [[ -n ${MF_SOURCE_DIR:-} ]]; then
+    for package in $(block $job | sed -n 's/.*--no-install-recommends//p; /^ *lib[a-z0-9+.-]* /p' |
+                     tr ' ' '\n' | grep -E '^[a-z0-9][a-z0-9+.-]+$' | grep -vx ca-certificates |
+                     sort -u); do
+      tr -s ' \t' '\n\n' <"$MF_SOURCE_DIR/scripts/install-deps.sh" | grep -qxF -- "$package" ||
+        fail "the $job job installs $package, which scripts/install-deps.sh does not"
+    done
+    for option in $(block $job | grep -oE -- '-DMF_[A-Z_]+' | sort -u); do
+      grep -q "option(${option#-D} " "$MF_SOURCE_DIR/CMakeLists.txt" || fail "the $job job sets ${option#-D}"
+    done
+  fi
   if python3 -c 'import yaml' 2>/dev/null; then
     block $job | python3 -c 'import sys, yaml; yaml.safe_load(sys.stdin)' || fail "the $job job is not YAML"
   fi
