@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
       if (verified->failed.empty()) return cli::kSuccess;
       std::string which;
       for (const auto& f : verified->failed) which += (which.empty() ? "" : ", ") + f;
-      cli::say(ctx.tool.name + ": " + mf::diag::printable(operands[1]) + ": does not verify: " + which);
+      cli::say(ctx.tool.name + ": " + mf::diag::printable(operands[1]) +
+               ": does not verify: " + which);
       return cli::kFailure;
     }
     // The signing key is read and checked before any work, so a bad key leaves no files.

@@ -203,7 +203,8 @@ int usage_error(const Tool& tool, std::string_view what) {
   return kRejected;
 }
 
-int unknown_command(const Tool& tool, std::string_view given, const std::vector<std::string>& known) {
+int unknown_command(const Tool& tool, std::string_view given,
+                    const std::vector<std::string>& known) {
   std::string hint = text::did_you_mean(given, known);
   if (hint.empty()) {
     for (const auto& name : known) hint += (hint.empty() ? " (commands: " : ", ") + name;

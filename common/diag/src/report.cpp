@@ -20,7 +20,8 @@ std::string cut_utf8(std::string s, std::size_t max) {
 }
 
 std::size_t weight(const Diagnostic& d) {
-  return d.code.size() + d.message.size() + d.pointer.size() + d.source.size() + 96;  // fixed overhead of the fields
+  return d.code.size() + d.message.size() + d.pointer.size() + d.source.size() +
+         96;  // fixed overhead of the fields
 }
 
 // An upper bound of the weight of the MF-D001 warning.

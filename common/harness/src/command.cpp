@@ -20,8 +20,8 @@
 #include "mf/json/source_map.hpp"
 #include "mf/prompt/projection.hpp"
 #include "mf/store/refs.hpp"
-#include "mf/text/suggest.hpp"
 #include "mf/store/store.hpp"
+#include "mf/text/suggest.hpp"
 #include "mf/tools/catalog.hpp"
 #include "mf/tools/custom_tools.hpp"
 #include "mf/yaml/reader.hpp"
@@ -467,11 +467,11 @@ Result<Value> read_kind(const std::string& path, const char* kind, std::string& 
     }
     for (const auto& m : doc->as_object()) {
       if (m.key != "kind" && m.key != "schema_version" && m.key != "units") {
-        return about(path, {diag::error(codes::kUnitMalformed,
-                                        "unknown member \"" + m.key + "\"" +
-                                            text::did_you_mean(m.key, {"kind", "schema_version",
-                                                                       "units"}),
-                                        "/" + m.key)});
+        return about(
+            path, {diag::error(codes::kUnitMalformed,
+                               "unknown member \"" + m.key + "\"" +
+                                   text::did_you_mean(m.key, {"kind", "schema_version", "units"}),
+                               "/" + m.key)});
       }
     }
   }

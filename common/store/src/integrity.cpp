@@ -117,7 +117,8 @@ void on_fault(int sig, siginfo_t* info, void*) {
       // process's (only async-signal-safe calls here: no allocation).
       char line[512];
       static_assert(64 + sizeof kFault <= sizeof line);
-      const std::size_t name = std::min(std::strlen(program_invocation_short_name), std::size_t{64});
+      const std::size_t name =
+          std::min(std::strlen(program_invocation_short_name), std::size_t{64});
       std::memcpy(line, program_invocation_short_name, name);
       std::memcpy(line + name, kFault, sizeof kFault - 1);
       write_stderr(line, name + sizeof kFault - 1);

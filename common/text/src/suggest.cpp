@@ -28,7 +28,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return previous[n];
 }
 
-std::optional<std::string> closest(std::string_view given, const std::vector<std::string_view>& known) {
+std::optional<std::string> closest(std::string_view given,
+                                   const std::vector<std::string_view>& known) {
   // A name no one types (a pasted blob) is not compared: the distance costs the product of lengths.
   if (given.size() > kMaxSuggestedLength) return std::nullopt;
   if (std::find(known.begin(), known.end(), given) != known.end()) return std::nullopt;

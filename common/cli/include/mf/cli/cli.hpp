@@ -157,7 +157,8 @@ int usage_error(const Tool& tool, std::string_view what);
 
 // The usage error for a subcommand that is none of `known`: "unknown command 'X'", with the
 // closest known one suggested when one is close (mf/text/suggest.hpp), else the known ones listed.
-int unknown_command(const Tool& tool, std::string_view given, const std::vector<std::string>& known);
+int unknown_command(const Tool& tool, std::string_view given,
+                    const std::vector<std::string>& known);
 
 // Prints diagnostics to stderr, one per line, prefixed with the tool name; returns the exit code
 // their codes' exit classes imply (diag::exit_status).

@@ -20,7 +20,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // max(2, a third of the longer name's length) edits away, and fewer edits than either name has
 // bytes (so "ab" never suggests "cd"). The first of equally close names; nothing when `given` is
 // known or none is close.
-std::optional<std::string> closest(std::string_view given, const std::vector<std::string_view>& known);
+std::optional<std::string> closest(std::string_view given,
+                                   const std::vector<std::string_view>& known);
 
 // " (did you mean \"NAME\"?)" for the closest known name, or "" when there is none: appended to
 // the message that refuses `given`.
