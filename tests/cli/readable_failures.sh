@@ -66,6 +66,11 @@ run 2 "$mfr" tol
 grep -qF "unknown command 'tol' (did you mean \"tool\"?)" "$tmp/err" || fail "command: $(cat "$tmp/err")"
 run 2 "$MF_BIN/mf-store" --store "$tmp/s" gett
 grep -qF "unknown command 'gett' (did you mean \"get\"?)" "$tmp/err" || fail "store: $(cat "$tmp/err")"
+# mf-compile's first operand is a subcommand or a harness: no file, close to a subcommand.
+(cd "$tmp" && run 2 "$mfc" verfy plan.json)
+grep -qF "unknown command 'verfy' (did you mean \"verify\"?)" "$tmp/err" || fail "compile: $(cat "$tmp/err")"
+(cd "$tmp" && run 2 "$mfc" verfy.yaml)
+line 'mf-compile: verfy.yaml: error MF-S013: no such input file'
 # Nothing close: no suggestion, the commands listed.
 run 2 "$mfr" xyzzy
 grep -qF "unknown command 'xyzzy' (commands: tool, rescue)" "$tmp/err" || fail "list: $(cat "$tmp/err")"

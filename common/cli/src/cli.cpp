@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -313,6 +314,16 @@ int run(int argc, char** argv, const Tool& tool, const Options& options,
   }
 
   Context context{tool, vars, vars.count("quiet") != 0};
+  // Where the first operand is a subcommand or an input (mf-compile verify | HARNESS), one that is
+  // no file but close to a subcommand is a misspelt subcommand, not a missing input.
+  if (const auto operands = context.positionals(); !tool.commands.empty() && !operands.empty()) {
+    const std::string& first = operands[0];
+    struct stat st {};
+    if (std::find(tool.commands.begin(), tool.commands.end(), first) == tool.commands.end() &&
+        ::stat(first.c_str(), &st) != 0 && !text::did_you_mean(first, tool.commands).empty()) {
+      return unknown_command(tool, first, tool.commands);
+    }
+  }
   if (std::string problem = check_rules(options.rules_, context); !problem.empty()) {
     return usage_error(tool, problem);
   }
