@@ -19,9 +19,9 @@ std::string cut_utf8(std::string s, std::size_t max) {
   return s;
 }
 
+// The bytes of the fields, and 96 of fixed overhead.
 std::size_t weight(const Diagnostic& d) {
-  return d.code.size() + d.message.size() + d.pointer.size() + d.source.size() +
-         96;  // fixed overhead of the fields
+  return d.code.size() + d.message.size() + d.pointer.size() + d.source.size() + 96;
 }
 
 // An upper bound of the weight of the MF-D001 warning.
