@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <iostream>
 #include <optional>
 
 #include "mf/audit/audit.hpp"
@@ -124,8 +123,8 @@ int main(int argc, char** argv) {
       if (verified->failed.empty()) return cli::kSuccess;
       std::string which;
       for (const auto& f : verified->failed) which += (which.empty() ? "" : ", ") + f;
-      std::cerr << ctx.tool.name << ": " << mf::diag::printable(operands[1])
-                << ": does not verify: " << which << "\n";
+      cli::say(ctx.tool.name + ": " + mf::diag::printable(operands[1]) +
+               ": does not verify: " + which);
       return cli::kFailure;
     }
     // The signing key is read and checked before any work, so a bad key leaves no files.
@@ -176,24 +175,23 @@ int main(int argc, char** argv) {
     if (auto sealed = mf::audit::seal(request.out_dir, bytes, outcome->report, sealing); !sealed) {
       return cli::report(ctx.tool, sealed.diagnostics());
     }
-    if (!ctx.quiet) std::cerr << mf::audit::render_table(*outcome);
+    if (!ctx.quiet) cli::say(mf::audit::render_table(*outcome));
     auto written = mf::io::write_all(STDOUT_FILENO, bytes);
     if (!written) return cli::report(ctx.tool, written.diagnostics());
     bool ok = outcome->passed;
     for (const auto& r : outcome->report.find("receipts")->as_array()) {
       if (r.find("holds")->as_bool()) continue;
       const auto& failures = r.find("failures")->as_array();
-      std::cerr << ctx.tool.name << ": " << r.find("capability")->as_string()
-                << (r.find("subject") ? " " + mf::diag::printable(r.find("subject")->as_string())
-                                      : std::string())
-                << " does not hold"
-                << (failures.empty() ? std::string()
-                                     : ": " + mf::diag::printable(failures.front().as_string()))
-                << "\n";
+      cli::say(ctx.tool.name + ": " + r.find("capability")->as_string() +
+               (r.find("subject") ? " " + mf::diag::printable(r.find("subject")->as_string())
+                                  : std::string()) +
+               " does not hold" +
+               (failures.empty() ? std::string()
+                                 : ": " + mf::diag::printable(failures.front().as_string())));
     }
     if (ctx.given(expect) && ctx.get(expect) != outcome->report_sha256) {
-      std::cerr << ctx.tool.name << ": report SHA-256 " << outcome->report_sha256
-                << " differs from the expected " << ctx.get(expect) << "\n";
+      cli::say(ctx.tool.name + ": report SHA-256 " + outcome->report_sha256 +
+               " differs from the expected " + mf::diag::printable(ctx.get(expect)));
       ok = false;
     }
     return ok ? cli::kSuccess : cli::kFailure;

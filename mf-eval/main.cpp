@@ -245,6 +245,6 @@ int main(int argc, char** argv) {
     if (args.size() > 1) return cli::usage_error(ctx.tool, "unexpected argument '" + args[1] + "'");
     if (args[0] == "run") return run(ctx, o);
     if (args[0] == "compare") return compare(ctx, o);
-    return cli::usage_error(ctx.tool, "unknown command '" + args[0] + "'");
+    return cli::unknown_command(ctx.tool, args[0], {"run", "merge", "report", "compare", "verify"});
   });
 }

@@ -57,7 +57,7 @@ int run(cli::Context& ctx, const Opts& o) {
   if (const auto args = ctx.positionals(); !args.empty()) {
     if (args[0] == "tool") return run_tool(ctx, o, args);
     if (args[0] == "rescue") return run_rescue(ctx, o, args);
-    return cli::usage_error(ctx.tool, "unknown command '" + args[0] + "' (commands: tool, rescue)");
+    return cli::unknown_command(ctx.tool, args[0], {"tool", "rescue"});
   }
   if (ctx.given(o.task) && ctx.given(o.plan)) {
     return cli::usage_error(ctx.tool, "--task and --plan are two modes: give one");

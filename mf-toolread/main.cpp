@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
     const auto args = ctx.positionals();
     if (args.empty()) return run_read(ctx, o);
-    if (args[0] != "search") return cli::usage_error(ctx.tool, "unknown command '" + args[0] + "'");
+    if (args[0] != "search") return cli::unknown_command(ctx.tool, args[0], {"search"});
     if (args.size() > 1) return cli::usage_error(ctx.tool, "'search' takes no operands");
     return run_search(ctx, o);
   });

@@ -68,7 +68,7 @@ done
 python3 -c 'import sys; d = open(sys.argv[1]).read(); sys.stdout.write("{\"zzz\":" + d[:-1] + "]}")' \
   "$tmp/objects.json" >"$tmp/input.json"
 peak "project --input" "$size" 2 "$MF_BIN/mf-compile" project --input "$tmp/input.json"
-grep -q 'line 1, column 2: error MF-P004: .*unknown field "zzz"' "$tmp/err" ||
+grep -q 'input.json:1:2: error MF-P004: unknown field "zzz"' "$tmp/err" ||
   fail "project --input: $(cat "$tmp/err")"
 
 # --- a model reply: the reply body carries the document beside a valid task output, and a tool

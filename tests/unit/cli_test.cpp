@@ -101,7 +101,7 @@ TEST(CliFinish, WarningsRemarksAndASummaryUnlessQuiet) {
     return [failed](Context& ctx, auto&, auto&) {
       diag::CommandOutcome outcome;
       outcome.failed = failed;
-      outcome.warnings = {diag::error(diag::codes::kUsage, "kept going")};
+      outcome.warnings = {diag::error(diag::codes::kSchema, "kept going")};
       outcome.source = "in.yaml";
       outcome.remarks = {"first", "second"};
       outcome.summary = "all told";
@@ -110,10 +110,10 @@ TEST(CliFinish, WarningsRemarksAndASummaryUnlessQuiet) {
   };
   EXPECT_EQ(run_tool({}, done(true), err), kFailure);
   EXPECT_EQ(err,
-            "mf-test: in.yaml: error MF-U001: kept going\nmf-test: first\nmf-test: second\n"
+            "mf-test: in.yaml: error MF-S020: kept going\nmf-test: first\nmf-test: second\n"
             "mf-test: all told\n");
   EXPECT_EQ(run_tool({"--quiet"}, done(false), err), kSuccess);
-  EXPECT_EQ(err, "mf-test: in.yaml: error MF-U001: kept going\nmf-test: first\nmf-test: second\n");
+  EXPECT_EQ(err, "mf-test: in.yaml: error MF-S020: kept going\nmf-test: first\nmf-test: second\n");
   auto nothing = [](Context& ctx, auto&, auto&) { return finish(ctx, diag::CommandOutcome{}); };
   EXPECT_EQ(run_tool({}, nothing, err), kSuccess);
   EXPECT_EQ(err, "");

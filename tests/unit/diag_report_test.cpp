@@ -22,6 +22,34 @@ TEST(DiagReport, RendersTextWithSourcePositionAndPointer) {
   EXPECT_EQ(render_text(error("MF-I001", "boom")), "error MF-I001: boom");
 }
 
+// The command's input is put before the diagnostics about it, not before those of the command
+// line, of an output or of the program; a diagnostic about another file names that file.
+TEST(DiagReport, TheSourceIsTheFileTheDiagnosticIsAbout) {
+  EXPECT_EQ(render_text(error("MF-U001", "unsupported model \"bad\""), "plan.json"),
+            "error MF-U001: unsupported model \"bad\"");
+  EXPECT_EQ(render_text(error("MF-S018", "--stage: bad"), "h.yaml"), "error MF-S018: --stage: bad");
+  EXPECT_EQ(render_text(error("MF-O003", "cannot write"), "plan.json"),
+            "error MF-O003: cannot write");
+  EXPECT_EQ(render_text(error("MF-I001", "boom"), "plan.json"), "error MF-I001: boom");
+  Diagnostic missing = error("MF-S013", "no such input file");
+  missing.source = "nope.json";
+  EXPECT_EQ(render_text(missing, "plan.json"), "nope.json: error MF-S013: no such input file");
+  EXPECT_EQ(render_text(error("MF-S011", "invalid value", "", 1, 1), "plan.json"),
+            "plan.json:1:1: error MF-S011: invalid value");
+}
+
+// Text added to a message or pointer after diag::error built it is redacted all the same.
+TEST(DiagReport, EveryPartOfTheLineIsRedacted) {
+  const std::string key = "sk-ant-api03-" + std::string(40, 'A');
+  Diagnostic d = error("MF-S013", "no such input file");
+  d.message = key + ": " + d.message;
+  d.pointer = "/" + key;
+  d.source = key + ".yml";
+  const std::string line = render_text(d);
+  EXPECT_EQ(line.find("sk-ant"), std::string::npos) << line;
+  EXPECT_EQ(line, "[REDACTED].yml: error MF-S013: [REDACTED]: no such input file (at /[REDACTED])");
+}
+
 // What a server or an input file names reaches a terminal: nothing in it may act on the terminal
 // or reorder the line.
 TEST(DiagReport, TextEscapesC0DelAndBytesOfNoUtf8Sequence) {

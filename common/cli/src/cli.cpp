@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,8 @@
 
 #include "help.hpp"
 #include "mf/diag/secrets.hpp"
+#include "mf/io/file.hpp"
+#include "mf/text/suggest.hpp"
 #include "mf_build_info.hpp"
 
 namespace mf::cli {
@@ -32,7 +35,7 @@ int print_to_stdout(const Tool& tool, const std::string& text) {
   std::cout << text;
   std::cout.flush();
   if (!std::cout) {
-    std::cerr << tool.name << ": I/O error: cannot write to stdout\n";
+    say(tool.name + ": I/O error: cannot write to stdout");
     return kInternal;
   }
   return kSuccess;
@@ -174,16 +177,35 @@ std::string version_line(const std::string& name) {
   return name + " " + MF_VERSION + " (build " + MF_BUILD_ID + ")";
 }
 
+void say(std::string_view line) {
+  std::string text(line);
+  if (text.empty() || text.back() != '\n') text.push_back('\n');
+  // Whatever iostreams hold for stderr goes first, so the order of lines is kept.
+  std::cerr.flush();
+  // Nothing more can be said about a stderr that cannot be written to.
+  (void)io::write_all(STDERR_FILENO, text);
+}
+
 int usage_error(const Tool& tool, std::string_view what) {
   // Option values are echoed in usage messages (Boost's among them): never a secret, and escaped
   // as a diagnostic is.
-  std::cerr << tool.name << ": usage error: " << diag::printable(diag::redact_secrets(what))
-            << "\nTry '" << tool.name << " --help'.\n";
+  say(tool.name + ": usage error: " + diag::printable(diag::redact_secrets(what)) + "\nTry '" +
+      tool.name + " --help'.");
   return kRejected;
 }
 
+int unknown_command(const Tool& tool, std::string_view given,
+                    const std::vector<std::string>& known) {
+  std::string hint = text::did_you_mean(given, known);
+  if (hint.empty()) {
+    for (const auto& name : known) hint += (hint.empty() ? " (commands: " : ", ") + name;
+    hint += ")";
+  }
+  return usage_error(tool, "unknown command '" + std::string(given) + "'" + hint);
+}
+
 int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source, diag::Job job) {
-  for (const auto& d : ds) std::cerr << tool.name << ": " << diag::render_text(d, source) << "\n";
+  for (const auto& d : ds) say(tool.name + ": " + diag::render_text(d, source));
   return diag::exit_status(ds, job);
 }
 
@@ -193,10 +215,8 @@ int finish(const Context& ctx, const diag::CommandOutcome& outcome) {
     return report(ctx.tool, outcome.diagnostics, outcome.source, outcome.job);
   }
   if (!outcome.warnings.empty()) report(ctx.tool, outcome.warnings, outcome.source, outcome.job);
-  for (const auto& remark : outcome.remarks) std::cerr << ctx.tool.name << ": " << remark << "\n";
-  if (!outcome.summary.empty() && !ctx.quiet) {
-    std::cerr << ctx.tool.name << ": " << outcome.summary << "\n";
-  }
+  for (const auto& remark : outcome.remarks) say(ctx.tool.name + ": " + remark);
+  if (!outcome.summary.empty() && !ctx.quiet) say(ctx.tool.name + ": " + outcome.summary);
   return outcome.failed ? kFailure : kSuccess;
 }
 
@@ -223,11 +243,11 @@ std::vector<std::string> split_commas(const std::vector<std::string>& lists) {
 }
 
 ProgressLine::~ProgressLine() {
-  if (drawn_) std::cerr << "\n" << std::flush;
+  if (drawn_) (void)io::write_all(STDERR_FILENO, "\n");
 }
 
 void ProgressLine::draw(std::string_view text) {
-  std::cerr << "\r" << text << std::flush;
+  (void)io::write_all(STDERR_FILENO, "\r" + std::string(text));
   drawn_ = true;
 }
 
@@ -296,22 +316,41 @@ int run(int argc, char** argv, const Tool& tool, const Options& options,
     }
     if (vars.count("version") != 0) return print_to_stdout(tool, version_line(tool.name) + "\n");
     po::notify(vars);
+  } catch (const po::unknown_option& e) {
+    // The closest declared long option, when one is close: "--trce" -> "--trace".
+    std::vector<std::string> known;
+    for (const auto& option : all.options()) {
+      if (!option->long_name().empty() && option->long_name() != tool.positional) {
+        known.push_back("--" + option->long_name());
+      }
+    }
+    return usage_error(tool, e.what() + text::did_you_mean(e.get_option_name(), known));
   } catch (const po::error& e) {
     return usage_error(tool, e.what());
   }
 
   Context context{tool, vars, vars.count("quiet") != 0};
+  // Where the first operand is a subcommand or an input (mf-compile verify | HARNESS), one that is
+  // no file but close to a subcommand is a misspelt subcommand, not a missing input.
+  if (const auto operands = context.positionals(); !tool.commands.empty() && !operands.empty()) {
+    const std::string& first = operands[0];
+    struct stat st {};
+    if (std::find(tool.commands.begin(), tool.commands.end(), first) == tool.commands.end() &&
+        ::stat(first.c_str(), &st) != 0 && !text::did_you_mean(first, tool.commands).empty()) {
+      return unknown_command(tool, first, tool.commands);
+    }
+  }
   if (std::string problem = check_rules(options.rules_, context); !problem.empty()) {
     return usage_error(tool, problem);
   }
   try {
     return body(context);
   } catch (const std::bad_alloc&) {
-    std::cerr << tool.name << ": internal error: out of memory\n";
+    say(tool.name + ": internal error: out of memory");
   } catch (const std::exception& e) {
-    std::cerr << tool.name << ": internal error: " << e.what() << "\n";
+    say(tool.name + ": internal error: " + diag::printable(diag::redact_secrets(e.what())));
   } catch (...) {
-    std::cerr << tool.name << ": internal error: unknown exception\n";
+    say(tool.name + ": internal error: unknown exception");
   }
   return kInternal;
 }

@@ -28,6 +28,14 @@ char32_t decode(std::string_view s, std::size_t at, std::size_t len) {
   return c;
 }
 
+// The input a command reads is what its diagnostics are about, except those of the command line
+// (MF-U001, and MF-S018 for mf-compile's request options), of its outputs (MF-O) and of the program
+// itself (MF-I): those name no file, so the command's input is not put before them.
+bool about_the_input(std::string_view code) {
+  return code.rfind("MF-U", 0) != 0 && code.rfind("MF-O", 0) != 0 && code.rfind("MF-I", 0) != 0 &&
+         code != "MF-S018";
+}
+
 }  // namespace
 
 std::string printable(std::string_view text) {
@@ -66,7 +74,13 @@ Diagnostic error(std::string code, std::string message, std::string pointer, std
 }
 
 std::string render_text(const Diagnostic& d, std::string_view source) {
-  if (!d.source.empty()) source = d.source;
+  if (!d.source.empty()) {
+    source = d.source;
+  } else if (!about_the_input(d.code)) {
+    source = {};
+  }
+  // Every part passes through the one redaction: a message or pointer built after diag::error
+  // (prefixed by a caller) is redacted here too.
   std::string out;
   if (!source.empty()) {
     out.append(printable(redact_secrets(source)));
@@ -83,10 +97,10 @@ std::string render_text(const Diagnostic& d, std::string_view source) {
   out.append(d.severity == Severity::Error ? "error " : "warning ");
   out.append(printable(d.code));
   out.append(": ");
-  out.append(printable(d.message));
+  out.append(printable(redact_secrets(d.message)));
   if (!d.pointer.empty()) {
     out.append(" (at ");
-    out.append(printable(d.pointer));
+    out.append(printable(redact_secrets(d.pointer)));
     out.push_back(')');
   }
   return out;

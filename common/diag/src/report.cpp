@@ -19,8 +19,9 @@ std::string cut_utf8(std::string s, std::size_t max) {
   return s;
 }
 
+// The bytes of the fields, and 96 of fixed overhead.
 std::size_t weight(const Diagnostic& d) {
-  return d.code.size() + d.message.size() + d.pointer.size() + 96;  // fixed overhead of the fields
+  return d.code.size() + d.message.size() + d.pointer.size() + d.source.size() + 96;
 }
 
 // An upper bound of the weight of the MF-D001 warning.
@@ -31,6 +32,7 @@ constexpr std::size_t kWarningWeight = 192;
 void Report::add(Diagnostic d) {
   d.message = cut_utf8(std::move(d.message), limits_.max_message_bytes);
   d.pointer = cut_utf8(std::move(d.pointer), limits_.max_message_bytes);
+  d.source = cut_utf8(std::move(d.source), limits_.max_message_bytes);
   const std::size_t w = weight(d);
   // Room for the truncation warning stays free, so the report with it stays within the bound.
   const std::size_t reserve = kWarningWeight;

@@ -473,7 +473,7 @@ void load_plan_case(Case& c, const std::string& base_dir, diag::Diagnostics& pro
     for (const auto& d : plan_bytes.diagnostics()) {
       problems.push_back(nested(d, pointer + "/plan", "plan", c.plan_path));
     }
-  } else if (Result<json::Value> plan = harness::load_plan(*plan_bytes); !plan) {
+  } else if (Result<json::Value> plan = harness::load_plan(*plan_bytes, c.plan_path); !plan) {
     for (const auto& d : plan.diagnostics()) {
       problems.push_back(nested(d, pointer + "/plan", "plan", c.plan_path));
     }

@@ -21,6 +21,7 @@
 #include "mf/prompt/projection.hpp"
 #include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
+#include "mf/text/suggest.hpp"
 #include "mf/tools/catalog.hpp"
 #include "mf/tools/custom_tools.hpp"
 #include "mf/yaml/reader.hpp"
@@ -38,9 +39,12 @@ std::string display(const std::string& path) {
   return path == "-" ? "<stdin>" : path;
 }
 
-// Prefixes each diagnostic's message with the file it is about.
+// Names the file each diagnostic is about (its source) unless it names one already: shown once,
+// before the line, in place of the source the command reads.
 diag::Diagnostics about(const std::string& file, diag::Diagnostics ds) {
-  for (auto& d : ds) d.message = display(file) + ": " + d.message;
+  for (auto& d : ds) {
+    if (d.source.empty()) d.source = display(file);
+  }
   return ds;
 }
 
@@ -191,7 +195,11 @@ diag::Diagnostics check_request(const CompileArgs& args, CompileRequest& request
   Value builtin = tools::builtin_catalog_json();
   if (request.legal_terminals) {
     auto configured = tools::builtin_catalog_json(*request.legal_terminals);
-    if (!configured) return about("--legal-terminals", configured.take_diagnostics());
+    if (!configured) {
+      auto ds = configured.take_diagnostics();
+      for (auto& d : ds) d.message = "--legal-terminals: " + d.message;
+      return ds;
+    }
     builtin = std::move(*configured);
   }
   auto catalogs = read_documents(args.catalogs, builtin);
@@ -425,7 +433,7 @@ Result<json::Value> verify_command(const std::string& path) {
     auto parsed = json::parse_object(*text);
     return parsed && is_millforge_plan(*parsed);
   }();
-  auto plan = millforge ? load_millforge_plan(*text) : load_plan(*text);
+  auto plan = millforge ? load_millforge_plan(*text) : load_plan(*text, path);
   if (!plan) return plan;
   return Value(json::Object{
       {"verified", true},
@@ -459,8 +467,11 @@ Result<Value> read_kind(const std::string& path, const char* kind, std::string& 
     }
     for (const auto& m : doc->as_object()) {
       if (m.key != "kind" && m.key != "schema_version" && m.key != "units") {
-        return about(path, {diag::error(codes::kUnitMalformed, "unknown member \"" + m.key + "\"",
-                                        "/" + m.key)});
+        return about(
+            path, {diag::error(codes::kUnitMalformed,
+                               "unknown member \"" + m.key + "\"" +
+                                   text::did_you_mean(m.key, {"kind", "schema_version", "units"}),
+                               "/" + m.key)});
       }
     }
   }

@@ -15,6 +15,7 @@
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/text/suggest.hpp"
 #include "mf/tools/catalog.hpp"
 #include "mf/yaml/reader.hpp"
 #include "millforge.hpp"
@@ -46,6 +47,7 @@ struct Compilation {
   std::map<std::string, std::set<std::string>> producers, gated;
   diag::Diagnostics ds;
   std::vector<CatalogSnapshot> snapshots;
+  std::vector<std::string> profile_ids;  // every profile the profiles files list
 
   void add(std::string code, std::string message, std::string pointer) {
     ds.push_back(diag::error(std::move(code), std::move(message), std::move(pointer)));
@@ -132,6 +134,7 @@ bool read_profiles(Compilation& c) {
                           p.pointer_of("backend")));
       }
       if (p.ok() && id && *id == c.source.model_profile_id) profile_found = true;
+      if (id) c.profile_ids.push_back(*id);
       for (auto& d : p.take()) f.add(std::move(d));
     }
     for (auto d : f.take()) {
@@ -153,7 +156,10 @@ bool bind_nodes(Compilation& c) {
     const std::string ref = n.tool_id + "@" + std::to_string(n.tool_version);
     const tools::ToolDescriptor* d = c.catalog.find(n.tool_id, n.tool_version);
     if (d == nullptr) {
-      c.add(codes::kUnknownTool, "tool_ref " + quoted(ref) + " is in no catalog",
+      std::vector<std::string> refs;
+      for (const auto& [key, known] : c.catalog.descriptors()) refs.push_back(known.ref());
+      c.add(codes::kUnknownTool,
+            "tool_ref " + quoted(ref) + " is in no catalog" + text::did_you_mean(ref, refs),
             n.pointer + "/tool_ref");
       continue;
     }
@@ -208,7 +214,8 @@ bool resolve(Compilation& c) {
   if (!c.ds.empty()) return false;
   if (!profile_found) {
     c.add(codes::kUnknownProfile,
-          "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file",
+          "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file" +
+              text::did_you_mean(c.source.model_profile_id, c.profile_ids),
           "/model_profile_id");
   }
   if (!bind_nodes(c) || !check_form(c)) return false;
@@ -693,7 +700,7 @@ Result<json::Value> parse_source(std::string_view text, Format format) {
 
 CompileResult compile(const CompileRequest& request) {
   CompileResult result;
-  Compilation c{request, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Compilation c{request, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   // The diagnostics of each phase run, in phase order; each span is sorted on its own.
   struct Span {
     const char* phase;

@@ -3,6 +3,7 @@
 #include "mf/harness/plan.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -484,9 +485,64 @@ Status verify_plan(const json::Value& plan) {
   return check_plan(plan);
 }
 
-Result<json::Value> load_plan(std::string_view bytes) {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// `path` as a shell word: as it is when it holds only characters no shell treats specially,
+// else in single quotes.
+std::string shell_word(std::string_view path) {
+  const bool plain = !path.empty() && std::all_of(path.begin(), path.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("@%+=:,./_-").find(c) != std::string_view::npos;
+  });
+  if (plain) return std::string(path);
+  std::string out = "'";
+  for (char c : path) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// A YAML harness source among bytes that do not parse as a plan: named so, or not a JSON object
+// and with a top-level line "kind: millforge_harness".
+bool yaml_harness_source(std::string_view bytes, std::string_view path) {
+  if (ends_with(path, ".yaml") || ends_with(path, ".yml")) return true;
+  const auto first = bytes.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || bytes[first] == '{') return false;
+  for (std::size_t at = 0; at < bytes.size();) {
+    std::size_t end = bytes.find('\n', at);
+    if (end == std::string_view::npos) end = bytes.size();
+    std::string_view line = bytes.substr(at, end - at);
+    if (line.rfind("kind:", 0) == 0 && line.find("millforge_harness") != std::string_view::npos &&
+        line.find("compiled_millforge_harness") == std::string_view::npos) {
+      return true;
+    }
+    at = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+diag::Diagnostic harness_source_given(std::string_view path) {
+  const std::string file = path.empty() || path == "-" ? "HARNESS" : shell_word(path);
+  return diag::error(codes::kPlanInvalid,
+                     "this is a harness source, not a compiled plan: compile it first with "
+                     "`mf-compile " +
+                         file + " -o -` (or `--out DIR`) and give the plan it prints");
+}
+
+Result<json::Value> load_plan(std::string_view bytes, std::string_view path) {
   auto plan = json::parse_object(bytes);
-  if (!plan) return plan;
+  if (!plan) {
+    if (yaml_harness_source(bytes, path)) return harness_source_given(path);
+    return plan;
+  }
+  if (const Value* kind = plan->find("kind");
+      kind != nullptr && kind->is_string() && kind->as_string() == "millforge_harness") {
+    return harness_source_given(path);
+  }
   if (is_millforge_plan(*plan)) {
     return diag::error(codes::kPlanInvalid,
                        "this is a plan in Millforge's form (millforge-v1), which mf-compile verify "

@@ -53,8 +53,11 @@ int open_retry(int dirfd, const char* path, int flags, mode_t mode = 0) {
 }
 
 diag::Diagnostic too_large(const std::string& path, std::size_t max_bytes) {
-  return diag::error(codes::kTooLarge,
-                     "input '" + path + "' is larger than " + std::to_string(max_bytes) + " bytes");
+  diag::Diagnostic d = diag::error(
+      codes::kTooLarge, (path == "-" ? "standard input is" : "the input is") +
+                            std::string(" larger than ") + std::to_string(max_bytes) + " bytes");
+  if (path != "-") d.source = path;
+  return d;
 }
 
 struct PathParts {
@@ -277,6 +280,16 @@ int read_capped(int fd, std::string& out, std::size_t max_bytes, std::uint64_t s
   return got > max_bytes ? -EFBIG : 0;
 }
 
+namespace {
+// A diagnostic about the input file `path`: the file is its source (the prefix of its line on
+// stderr), named there once, not again in the message.
+diag::Diagnostic about_input(const char* code, const std::string& path, const std::string& what) {
+  diag::Diagnostic d = diag::error(code, what);
+  d.source = path;
+  return d;
+}
+}  // namespace
+
 Result<std::string> read_input(const std::string& path, std::size_t max_bytes) {
   std::string data;
   if (path == "-") {
@@ -293,23 +306,23 @@ Result<std::string> read_input(const std::string& path, std::size_t max_bytes) {
   if (!fd.valid()) {
     int err = errno;
     if (err == ENOENT || err == ENOTDIR) {
-      return diag::error(codes::kMissing, "input file '" + path + "' does not exist");
+      return about_input(codes::kMissing, path, "no such input file");
     }
-    return diag::error(codes::kMissing, "cannot open input '" + path + "': " + errno_text(err));
+    return about_input(codes::kMissing, path, "cannot open the input: " + errno_text(err));
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) {
-    return diag::error(codes::kMissing, "cannot stat input '" + path + "': " + errno_text(errno));
+    return about_input(codes::kMissing, path, "cannot stat the input: " + errno_text(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    return diag::error(codes::kNotRegularFile, "input '" + path + "' is not a regular file");
+    return about_input(codes::kNotRegularFile, path, "the input is not a regular file");
   }
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return too_large(path, max_bytes);
   // Regular files ignore O_NONBLOCK, so the descriptor can be read as is. The bound is enforced
   // again while reading because the file may grow after fstat.
   data.reserve(static_cast<std::size_t>(st.st_size));
   if (int err = read_all(fd.get(), data, max_bytes); err != 0) {
-    return diag::error(codes::kMissing, "cannot read input '" + path + "': " + errno_text(-err));
+    return about_input(codes::kMissing, path, "cannot read the input: " + errno_text(-err));
   }
   if (data.size() > max_bytes) return too_large(path, max_bytes);
   return data;

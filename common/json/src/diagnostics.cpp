@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "mf/diag/secrets.hpp"
+
 namespace mf::json {
 
 Value to_json(const diag::Diagnostic& d) {
@@ -13,6 +15,9 @@ Value to_json(const diag::Diagnostic& d) {
   v.set("pointer", d.pointer);
   if (d.line > 0) v.set("line", d.line);
   if (d.column > 0) v.set("column", d.column);
+  // The file the diagnostic is about when it is not the report's own input (a catalog, a missing
+  // file): a path, redacted as a message is.
+  if (!d.source.empty()) v.set("source", diag::redact_secrets(d.source));
   return v;
 }
 

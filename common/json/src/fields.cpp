@@ -6,6 +6,7 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/json/pointer.hpp"
+#include "mf/text/suggest.hpp"
 
 namespace mf::json {
 
@@ -86,7 +87,8 @@ void FieldReader::reject_unknown(std::initializer_list<std::string_view> known) 
   if (!object_.is_object()) return;
   for (const Member& m : object_.as_object()) {
     if (std::find(known.begin(), known.end(), m.key) == known.end()) {
-      add(diag::error(diag::codes::kUnknownField, "unknown field \"" + m.key + "\"",
+      add(diag::error(diag::codes::kUnknownField,
+                      "unknown field \"" + m.key + "\"" + text::did_you_mean(m.key, known),
                       pointer_of(m.key)));
     }
   }

@@ -7,6 +7,7 @@
 #include "mf/mcp/client.hpp"
 #include "mf/net/url.hpp"
 #include "mf/text/env_name.hpp"
+#include "mf/text/suggest.hpp"
 
 namespace mf::mcp {
 
@@ -62,7 +63,10 @@ Result<ServerSpec> server_from_json(const json::Value& v, const std::string& poi
   for (const auto& m : v.as_object()) {
     if (m.key != "transport" && m.key != (http ? "url" : "command") &&
         m.key != (http ? "bearer_env" : "env")) {
-      return diag::error(codes::kUnknownField, "unknown member '" + m.key + "' of a server",
+      return diag::error(codes::kUnknownField,
+                         "unknown member '" + m.key + "' of a server" +
+                             text::did_you_mean(m.key, {"transport", http ? "url" : "command",
+                                                        http ? "bearer_env" : "env"}),
                          pointer + "/" + m.key);
     }
   }

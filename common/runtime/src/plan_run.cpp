@@ -60,7 +60,7 @@ Status artifact_directory(const std::string& path) {
 Result<json::Value> load_plan_file(const std::string& path) {
   Result<std::string> bytes = io::read_input(path, 16u << 20);
   if (!bytes) return bytes.take_diagnostics();
-  Result<json::Value> plan = harness::load_plan(*bytes);
+  Result<json::Value> plan = harness::load_plan(*bytes, path);
   if (!plan) {
     auto ds = plan.take_diagnostics();
     for (auto& d : ds) d.source = path;

@@ -113,8 +113,15 @@ void on_fault(int sig, siginfo_t* info, void*) {
     const auto lo = r.lo.load(std::memory_order_acquire);
     const auto hi = r.hi.load(std::memory_order_acquire);
     if (lo != 0 && at >= lo && at < hi + kSlack) {
-      write_stderr(program_invocation_short_name, std::strlen(program_invocation_short_name));
-      write_stderr(kFault, sizeof kFault - 1);
+      // The line is assembled first and written once, so it never interleaves with another
+      // process's (only async-signal-safe calls here: no allocation).
+      char line[512];
+      static_assert(64 + sizeof kFault <= sizeof line);
+      const std::size_t name =
+          std::min(std::strlen(program_invocation_short_name), std::size_t{64});
+      std::memcpy(line, program_invocation_short_name, name);
+      std::memcpy(line + name, kFault, sizeof kFault - 1);
+      write_stderr(line, name + sizeof kFault - 1);
       ::_exit(3);
     }
   }

@@ -7,6 +7,7 @@
 
 #include "mf/io/file.hpp"
 #include "mf/store/plumbing.hpp"
+#include "mf/text/suggest.hpp"
 
 namespace mf::store::commands {
 namespace {
@@ -152,7 +153,10 @@ CommandOutcome run(const Invocation& in, int out) {
     if (!arity(args, 0, 0, "no operands", refused)) return refused;
     return done(stat(dir, out));
   }
-  return CommandOutcome::usage_error("unknown command '" + command + "'");
+  return CommandOutcome::usage_error(
+      "unknown command '" + command + "'" +
+      text::did_you_mean(command, {"canon", "hash", "put", "get", "has", "ls", "ref", "verify",
+                                   "gc", "export", "import", "stat"}));
 }
 
 }  // namespace mf::store::commands

@@ -6,6 +6,7 @@
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/text/suggest.hpp"
 #include "mf/tools/executor.hpp"
 
 namespace mf::tools {
@@ -13,11 +14,15 @@ namespace mf::tools {
 Result<json::Value> run_tool_command(const ToolCommand& command) {
   namespace codes = diag::codes;
   const ToolDescriptor* tool = nullptr;
+  std::vector<std::string> names;
   for (const auto& [key, d] : builtin_catalog().descriptors()) {
     if (d.model_tool_name == command.name || d.ref() == command.name) tool = &d;
+    names.push_back(d.ref());
+    names.push_back(d.model_tool_name);
   }
   if (tool == nullptr) {
-    return diag::error(codes::kUnknownTool, "no built-in tool is named \"" + command.name + "\"");
+    return diag::error(codes::kUnknownTool, "no built-in tool is named \"" + command.name + "\"" +
+                                                text::did_you_mean(command.name, names));
   }
   auto workspace = Workspace::open(command.workspace);
   if (!workspace) return workspace.take_diagnostics();

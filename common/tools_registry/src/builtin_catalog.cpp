@@ -640,8 +640,9 @@ const Catalog& builtin_catalog() {
   static const Catalog catalog = [] {
     auto c = Catalog::from_json(builtin_catalog_json());
     if (!c) {
-      std::cerr << "internal error: the built-in catalog is invalid: "
-                << c.diagnostics().front().message << "\n";
+      // One write of the whole line (std::cerr is unbuffered: one insertion, one write).
+      std::cerr << "internal error: the built-in catalog is invalid: " +
+                       c.diagnostics().front().message + "\n";
       std::abort();
     }
     return std::move(c).value();

@@ -19,6 +19,7 @@
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/schema/schema.hpp"
+#include "mf/text/suggest.hpp"
 
 namespace mf::tools::custom {
 namespace {
@@ -119,7 +120,8 @@ class Reader {
   void reject_unknown(std::initializer_list<std::string_view> known, F&& code_of) {
     for (const auto& m : object_.as_object()) {
       if (std::find(known.begin(), known.end(), m.key) == known.end()) {
-        bad(code_of(m.key), m.key, "unknown member \"" + m.key + "\"");
+        bad(code_of(m.key), m.key,
+            "unknown member \"" + m.key + "\"" + text::did_you_mean(m.key, known));
       }
     }
   }

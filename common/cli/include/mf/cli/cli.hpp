@@ -163,9 +163,19 @@ int run(int argc, char** argv, const Tool& tool, const Options& options,
 // "mf-run 0.1.0 (build abc123)"
 std::string version_line(const std::string& name);
 
+// Writes `line` and its newline (added unless it ends with one) to stderr in one write(2), so
+// that lines of processes sharing a stderr (make -j) never interleave within a line. Every line a
+// program prints on stderr goes through here; a table of several lines goes in one call.
+void say(std::string_view line);
+
 // For usage errors found after parsing (bad subcommand, conflicting options): prints
 // "<tool>: usage error: <what>" and the --help hint on stderr; returns kRejected.
 int usage_error(const Tool& tool, std::string_view what);
+
+// The usage error for a subcommand that is none of `known`: "unknown command 'X'", with the
+// closest known one suggested when one is close (mf/text/suggest.hpp), else the known ones listed.
+int unknown_command(const Tool& tool, std::string_view given,
+                    const std::vector<std::string>& known);
 
 // Prints diagnostics to stderr, one per line, prefixed with the tool name; returns the exit code
 // their codes' exit classes imply (diag::exit_status).

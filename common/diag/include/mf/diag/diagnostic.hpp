@@ -39,7 +39,9 @@ Diagnostic error(std::string code, std::string message, std::string pointer = {}
 std::string printable(std::string_view text);
 
 // One line for a human on stderr: "SOURCE:LINE:COLUMN: error MF-S006: message (at /pointer)";
-// SOURCE is d.source when set, else `source`. Every part is printable().
+// SOURCE is d.source when set, else `source` (the command's input) unless the code is about the
+// command line, an output or the program (MF-U, MF-S018, MF-O, MF-I): then no SOURCE. Every part
+// is redacted (redact_secrets) and printable().
 std::string render_text(const Diagnostic& d, std::string_view source = {});
 
 }  // namespace mf::diag

@@ -30,8 +30,13 @@ Status check_plan(const json::Value& plan);
 // Digest first (MF-L004), then check_plan (MF-L002).
 Status verify_plan(const json::Value& plan);
 
-// Reads plan bytes with the strict reader, requires canonical file form, verifies.
-Result<json::Value> load_plan(std::string_view bytes);
+// Reads plan bytes with the strict reader, requires canonical file form, verifies. A harness source
+// (YAML, or JSON of kind millforge_harness) is refused as harness_source_given(path) says, not as
+// a parse error: `path`, the file the bytes came from, words the mf-compile command to run.
+Result<json::Value> load_plan(std::string_view bytes, std::string_view path = {});
+
+// MF-L002: a harness source where a compiled plan belongs, and the command that compiles it.
+diag::Diagnostic harness_source_given(std::string_view path);
 
 // What a plan with a projection member shows each model turn (docs/projection.md, "In a
 // harness"): the mode, budget and candidate limit, and the catalog of its declared units over the

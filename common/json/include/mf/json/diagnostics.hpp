@@ -1,5 +1,5 @@
 // The JSON form of diagnostics and bounded reports (docs/diagnostics.md):
-// {"code","severity","message","pointer"[,"line","column"]} and
+// {"code","severity","message","pointer"[,"line","column","source"]} and
 // {"diagnostics":[...],"truncated":N}.
 #pragma once
 
