@@ -161,4 +161,17 @@ rc=0; AUDIT_TRACE_KEY=0123456789abcdef0124 "$bin/mf-audit" "$tmp/m/mac.yaml" --o
 rc=0; AUDIT_TRACE_KEY= "$bin/mf-audit" "$tmp/m/mac.yaml" --out "$tmp/m/mac" -q 2>"$tmp/m.err" || rc=$?
 [ $rc -eq 2 ] && grep -q "MF-S013: the environment variable AUDIT_TRACE_KEY is not set" "$tmp/m.err" ||
   fail "an unset key variable: exit $rc, $(cat "$tmp/m.err")"
+# A campaign whose traces are in a store: it holds; a report whose traces the store lacks names the
+# attempt and the missing object.
+mkdir -p "$tmp/st" && cp fixtures/forge/*.json "$tmp/st/"
+(cd "$tmp/st" && "$bin/mf-eval" run --suite eval-suite.json --fixed-clock --store store \
+  --output report.json -q && "$bin/mf-eval" run --suite eval-suite.json --fixed-clock \
+  --run-id-prefix other- --output other.json --journal other.journal -q) || fail "store campaigns"
+printf 'v: 1\nkind: millforge_audit_manifest\ncampaigns:\n  - report: %s\n    store: store\n    suite: eval-suite.json\n' \
+  report.json >"$tmp/st/m.yaml"
+"$bin/mf-audit" "$tmp/st/m.yaml" --out "$tmp/st/o" -q >/dev/null || fail "a store campaign failed"
+sed 's/report: report.json/report: other.json/' "$tmp/st/m.yaml" >"$tmp/st/other.yaml"
+rc=0; "$bin/mf-audit" "$tmp/st/other.yaml" --out "$tmp/st/o" -q >/dev/null 2>"$tmp/m.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "campaign_traces other.json does not hold: .*MF-K001: attempt invalid-without-repair" \
+  "$tmp/m.err" || fail "traces missing from the store: exit $rc, $(cat "$tmp/m.err")"
 echo "audit: ok"
