@@ -3,9 +3,6 @@
 // on where the project is checked out.
 #include "mf/audit/audit.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 
@@ -15,6 +12,7 @@
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/process/process.hpp"
+#include "mf/store/plumbing.hpp"
 #include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
 #include "receipt.hpp"
@@ -120,9 +118,8 @@ class Checks {
       args.insert(args.end(), {option, *path});
     }
     args.insert(args.end(), {"-o", "-"});
-    Result<Ran> ran = exec_here("mf-compile", args);
+    Result<Ran> ran = exec_here(r, "mf-compile", args);
     if (!ran) return ran.take_diagnostics();
-    r.evidence_sha256(hash::sha256_hex(ran->out));
     if (!exited(r, "mf-compile " + h.source, *ran, 0)) return {};
     Result<json::Value> plan = json::parse_object(ran->out);
     const std::string compiled = plan ? string_at(*plan, "compiled_sha256") : std::string();
@@ -134,9 +131,8 @@ class Checks {
   // mf-compile verify PATH, and the pin on the plan's compiled_sha256.
   Status plan(const PlanCheck& p, Receipt& r) {
     input(r, p.path);
-    Result<Ran> ran = exec_here("mf-compile", {"verify", p.path});
+    Result<Ran> ran = exec_here(r, "mf-compile", {"verify", p.path});
     if (!ran) return ran.take_diagnostics();
-    r.evidence_sha256(hash::sha256_hex(ran->out));
     if (!exited(r, "mf-compile verify " + p.path, *ran, 0) || p.compiled_sha256.empty()) return {};
     Result<json::Value> verified = json::parse_object(ran->out);
     const std::string compiled = verified ? string_at(*verified, "compiled_sha256") : "";
@@ -152,9 +148,8 @@ class Checks {
     if (!t.sha256.empty()) args.insert(args.end(), {"--expect-sha256", t.sha256});
     if (!t.mac_key_env.empty()) args.insert(args.end(), {"--mac-key-env", t.mac_key_env});
     args.push_back(t.path);
-    Result<Ran> ran = exec_here("mf-replay", args);
+    Result<Ran> ran = exec_here(r, "mf-replay", args);
     if (!ran) return ran.take_diagnostics();
-    r.evidence_sha256(hash::sha256_hex(ran->out));
     if (!exited(r, "mf-replay " + t.path, *ran, 0)) return {};
     Result<json::Value> summary = json::parse_object(ran->out);
     r.check(summary && string_at(*summary, "status") == "ok", t.path + " does not replay ok");
@@ -169,10 +164,10 @@ class Checks {
   Status strict(const TraceCheck& t, Receipt& r) {
     input(r, t.path);
     input(r, t.strict->plan);
-    Result<Ran> ran = exec_here("mf-replay", {"--strict", "--plan", t.strict->plan, "--workspace",
-                                              t.strict->workspace, t.path});
+    Result<Ran> ran = exec_here(
+        r, "mf-replay",
+        {"--strict", "--plan", t.strict->plan, "--workspace", t.strict->workspace, t.path});
     if (!ran) return ran.take_diagnostics();
-    r.evidence_sha256(hash::sha256_hex(ran->out));
     if (!exited(r, "mf-replay --strict " + t.path, *ran, 0)) return {};
     Result<json::Value> summary = json::parse_object(ran->out);
     r.check(summary && string_at(*summary, "status") == "identical",
@@ -189,9 +184,8 @@ class Checks {
     if (!c.traces.empty()) args.push_back(c.traces);
     if (!c.store.empty()) args.insert(args.end(), {"--store", c.store});
     if (!c.mac_key_env.empty()) args.insert(args.end(), {"--mac-key-env", c.mac_key_env});
-    Result<Ran> ran = exec_here("mf-replay", args);
+    Result<Ran> ran = exec_here(r, "mf-replay", args);
     if (!ran) return ran.take_diagnostics();
-    r.evidence_sha256(hash::sha256_hex(ran->out));
     exited(r, "mf-replay --report " + c.report, *ran, 0);
     return {};
   }
@@ -210,9 +204,8 @@ class Checks {
       args.insert(args.end(), {"--suite", c.suite});
     }
     if (!c.mac_key_env.empty()) args.insert(args.end(), {"--mac-key-env", c.mac_key_env});
-    Result<Ran> ran = exec_here("mf-eval", args);
+    Result<Ran> ran = exec_here(r, "mf-eval", args);
     if (!ran) return ran.take_diagnostics();
-    r.evidence_sha256(hash::sha256_hex(ran->out));
     exited(r, "mf-eval verify " + c.report, *ran, 0);
     return {};
   }
@@ -224,9 +217,8 @@ class Checks {
     std::vector<std::string> args = {"compare", "--baseline", c.gate->baseline, "--candidate",
                                      c.report};
     for (const auto& [option, value] : c.gate->options) args.insert(args.end(), {option, value});
-    Result<Ran> ran = exec_here("mf-eval", args);
+    Result<Ran> ran = exec_here(r, "mf-eval", args);
     if (!ran) return ran.take_diagnostics();
-    r.evidence_sha256(hash::sha256_hex(ran->out));
     exited(r, "mf-eval compare --baseline " + c.gate->baseline, *ran, 0);
     return {};
   }
@@ -243,28 +235,21 @@ class Checks {
     return {"-j", std::to_string(req_.jobs)};
   }
 
-  Result<Ran> exec_here(const std::string& tool, const std::vector<std::string>& args) {
-    return exec(req_.bin_dir, m_.dir, tool, args);
+  // Runs the binary in the manifest's directory; what it printed is the receipt's evidence.
+  Result<Ran> exec_here(Receipt& r, const std::string& tool, const std::vector<std::string>& args) {
+    Result<Ran> ran = exec(req_.bin_dir, m_.dir, tool, args);
+    if (ran) r.evidence_sha256(hash::sha256_hex(ran->out));
+    return ran;
   }
 
-  // Records the SHA-256 of the file at `path` (relative to the manifest) as an input; hashed in
-  // chunks, so an input of any size costs a fixed buffer.
+  // Records the SHA-256 of the file at `path` (relative to the manifest) as an input, streamed as
+  // `mf-store hash` streams it, so an input of any size costs a fixed buffer.
   std::string input(Receipt& r, const std::string& path) {
-    const int fd = ::open((fs::path(m_.dir) / path).c_str(), O_RDONLY | O_CLOEXEC);
-    std::string digest;
-    if (fd >= 0) {
-      hash::Sha256 h;
-      if (io::read_chunks(fd, 1u << 20, [&](std::string_view chunk) {
-            h.update(chunk);
-            return true;
-          }) == 0) {
-        digest = hash::to_hex(h.finish());
-      }
-      ::close(fd);
-    }
-    r.check(!digest.empty(), "cannot read " + path);
-    r.input(path, digest);
-    return digest;
+    Result<std::string> digest = store::hash_input((fs::path(m_.dir) / path).string());
+    const std::string hex = digest ? *digest : std::string();
+    r.check(digest.ok(), "cannot read " + path);
+    r.input(path, hex);
+    return hex;
   }
 
   // Whether the binary exited `want`; if not, the receipt fails with what the binary said on

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "mf/cli/cli.hpp"
 #include "mf/diag/codes.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
@@ -21,9 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace codes = diag::codes;
-
-// A key held in an environment variable must be at least this long (as every --mac-key-env).
-constexpr std::size_t kMinKeyBytes = 16;
 
 enum class Want { File, Directory };
 
@@ -79,14 +77,30 @@ class Loader {
       return {};
     }
     const char* value = std::getenv(name->c_str());
-    if (value == nullptr || std::string_view(value).size() < kMinKeyBytes) {
+    if (value == nullptr || std::string_view(value).size() < cli::kMinSecretBytes) {
       r.add(diag::error(codes::kMissing,
                         "the environment variable " + *name + " is not set or shorter than " +
-                            std::to_string(kMinKeyBytes) + " bytes",
+                            std::to_string(cli::kMinSecretBytes) + " bytes",
                         at));
       return {};
     }
     return *name;
+  }
+
+  // `v` read as an object at `pointer` by `read`; its problems go to `parent`.
+  static void within(json::FieldReader& parent, const json::Value& v, std::string pointer,
+                     const std::function<void(json::FieldReader&)>& read) {
+    json::FieldReader r(v, std::move(pointer));
+    if (r.ok()) read(r);
+    for (auto& d : r.take()) parent.add(std::move(d));
+  }
+
+  // The optional object member `key`, read by `read`; false when it is absent.
+  static bool object(json::FieldReader& parent, std::string_view key,
+                     const std::function<void(json::FieldReader&)>& read) {
+    const json::Value* v = parent.object(key, false);
+    if (v != nullptr) within(parent, *v, parent.pointer_of(key), read);
+    return v != nullptr;
   }
 
   // Each element of the array member `key`, as an object read by `read`.
@@ -99,9 +113,7 @@ class Loader {
       top.add(diag::error(codes::kSchema, "an empty list checks nothing: leave it out", base));
     }
     for (std::size_t i = 0; i < list->as_array().size(); ++i) {
-      json::FieldReader r(list->as_array()[i], base + "/" + std::to_string(i));
-      if (r.ok()) read(r);
-      for (auto& d : r.take()) top.add(std::move(d));
+      within(top, list->as_array()[i], base + "/" + std::to_string(i), read);
     }
   }
 
@@ -127,12 +139,10 @@ class Loader {
 };
 
 void read_checks(json::FieldReader& top, Loader& l, Manifest& m) {
-  if (const json::Value* product = top.object("product", false)) {
-    json::FieldReader r(*product, top.pointer_of("product"));
+  Loader::object(top, "product", [&](json::FieldReader& r) {
     m.fixtures = l.path(r, "fixtures", Want::Directory);
     r.reject_unknown({"fixtures"});
-    for (auto& d : r.take()) top.add(std::move(d));
-  }
+  });
   l.each(top, "harnesses", [&](json::FieldReader& r) {
     HarnessCheck h{.source = l.path(r, "source", Want::File),
                    .catalog = l.path(r, "catalog", Want::File, false),
@@ -155,13 +165,11 @@ void read_checks(json::FieldReader& top, Loader& l, Manifest& m) {
                         "written it",
                         r.pointer()));
     }
-    if (const json::Value* strict = r.object("strict", false)) {
-      json::FieldReader s(*strict, r.pointer_of("strict"));
+    Loader::object(r, "strict", [&](json::FieldReader& s) {
       t.strict =
           StrictCheck{l.path(s, "plan", Want::File), l.path(s, "workspace", Want::Directory)};
       s.reject_unknown({"plan", "workspace"});
-      for (auto& d : s.take()) r.add(std::move(d));
-    }
+    });
     r.reject_unknown({"path", "sha256", "mac_key_env", "strict"});
     m.traces.push_back(std::move(t));
   });
@@ -177,8 +185,7 @@ void read_checks(json::FieldReader& top, Loader& l, Manifest& m) {
                         "one of the two",
                         r.pointer()));
     }
-    if (const json::Value* gate = r.object("gate", false)) {
-      json::FieldReader g(*gate, r.pointer_of("gate"));
+    Loader::object(r, "gate", [&](json::FieldReader& g) {
       GateCheck check{.baseline = l.path(g, "baseline", Want::File)};
       for (const char* key : {"max_regressions", "alpha", "max_latency_ratio", "max_cost_ratio",
                               "max_false_closure_rate"}) {
@@ -186,9 +193,8 @@ void read_checks(json::FieldReader& top, Loader& l, Manifest& m) {
       }
       g.reject_unknown({"baseline", "max_regressions", "alpha", "max_latency_ratio",
                         "max_cost_ratio", "max_false_closure_rate"});
-      for (auto& d : g.take()) r.add(std::move(d));
       c.gate = std::move(check);
-    }
+    });
     r.reject_unknown({"report", "traces", "store", "suite", "mac_key_env", "gate"});
     m.campaigns.push_back(std::move(c));
   });
