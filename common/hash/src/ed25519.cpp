@@ -69,26 +69,30 @@ Pkey read_ed25519_pem(std::string_view pem, bool private_key, std::string& error
 
 }  // namespace
 
-bool ed25519_private_from_pem(std::string_view pem, Ed25519Private& out, std::string& error) {
-  const Pkey key = read_ed25519_pem(pem, true, error);
+namespace {
+
+// The raw 32 bytes of the Ed25519 key in `pem`, its private seed or its public key.
+bool raw_from_pem(std::string_view pem, bool private_key, std::uint8_t* out, std::string& error) {
+  const Pkey key = read_ed25519_pem(pem, private_key, error);
   if (!key) return false;
-  std::size_t len = out.seed.size();
-  if (EVP_PKEY_get_raw_private_key(key.get(), out.seed.data(), &len) != 1 || len != 32) {
-    error = "the Ed25519 private key cannot be read";
+  std::size_t len = 32;
+  const auto raw = private_key ? EVP_PKEY_get_raw_private_key : EVP_PKEY_get_raw_public_key;
+  if (raw(key.get(), out, &len) != 1 || len != 32) {
+    error = private_key ? "the Ed25519 private key cannot be read"
+                        : "the Ed25519 public key cannot be read";
     return false;
   }
   return true;
 }
 
+}  // namespace
+
+bool ed25519_private_from_pem(std::string_view pem, Ed25519Private& out, std::string& error) {
+  return raw_from_pem(pem, true, out.seed.data(), error);
+}
+
 bool ed25519_public_from_pem(std::string_view pem, Ed25519Public& out, std::string& error) {
-  const Pkey key = read_ed25519_pem(pem, false, error);
-  if (!key) return false;
-  std::size_t len = out.key.size();
-  if (EVP_PKEY_get_raw_public_key(key.get(), out.key.data(), &len) != 1 || len != 32) {
-    error = "the Ed25519 public key cannot be read";
-    return false;
-  }
-  return true;
+  return raw_from_pem(pem, false, out.key.data(), error);
 }
 
 Ed25519Public ed25519_public_of(const Ed25519Private& key) {
