@@ -60,29 +60,48 @@ const Rule* find_option(const std::vector<Rule>& options, std::string_view word)
   return nullptr;
 }
 
-// Splits a shell line into words, keeping quotes; a "[...]" group of a usage line is one word.
-std::vector<std::string> shell_words(std::string_view line) {
-  std::vector<std::string> words;
-  std::string word;
+// The spaces a shell line may be split at: outside quotes and "[...]" groups, before a comment,
+// each the last of its run of spaces.
+std::vector<std::size_t> word_breaks(std::string_view line) {
+  std::vector<std::size_t> breaks;
   char quote = 0;
   int depth = 0;
-  for (char c : line) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
     if (quote != 0) {
-      if (c == quote) quote = 0;
+      if (c == '\\' && quote == '"')
+        ++i;
+      else if (c == quote)
+        quote = 0;
     } else if (c == '\'' || c == '"') {
       quote = c;
     } else if (c == '[') {
       ++depth;
     } else if (c == ']' && depth > 0) {
       --depth;
-    } else if (c == ' ' && depth == 0) {
-      if (!word.empty()) words.push_back(std::move(word));
-      word.clear();
-      continue;
+    } else if (c == '#' && i > 0 && line[i - 1] == ' ') {
+      break;  // a comment runs to the end of the line
+    } else if (c == ' ' && depth == 0 && i + 1 < line.size() && line[i + 1] != ' ') {
+      breaks.push_back(i);
     }
-    word += c;
   }
-  if (!word.empty()) words.push_back(std::move(word));
+  return breaks;
+}
+
+// Splits a shell line into words at its word_breaks, keeping quotes; a "[...]" group of a usage
+// line is one word.
+std::vector<std::string> shell_words(std::string_view line) {
+  std::vector<std::string> words;
+  std::size_t start = 0;
+  std::vector<std::size_t> breaks = word_breaks(line);
+  breaks.push_back(line.size());
+  for (std::size_t end : breaks) {
+    std::string_view word = line.substr(start, end - start);
+    while (!word.empty() && word.front() == ' ') word.remove_prefix(1);
+    while (!word.empty() && word.back() == ' ') word.remove_suffix(1);
+    if (!word.empty()) words.emplace_back(word);
+    start = end + 1;
+  }
   return words;
 }
 
@@ -164,29 +183,8 @@ std::string wrap_lines(std::string_view text, std::size_t width = kWidth) {
 // trailing backslash, so every wrapped example still pastes into a shell as one command.
 std::string wrap_command(std::string_view line, const std::string& first, const std::string& rest,
                          bool backslash, std::size_t width = kWidth) {
-  std::vector<std::size_t> breaks;  // positions of spaces a line may end at
-  char quote = 0;
-  int depth = 0;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quote != 0) {
-      if (c == '\\' && quote == '"')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '[') {
-      ++depth;
-    } else if (c == ']' && depth > 0) {
-      --depth;
-    } else if (c == '#' && i > 0 && line[i - 1] == ' ') {
-      break;  // a comment runs to the end of the line
-    } else if (c == ' ' && depth == 0 && i + 1 < line.size() && line[i + 1] != ' ') {
-      breaks.push_back(i);
-    }
-  }
-  const std::size_t tail = backslash ? 2 : 0;  // " \"
+  const std::vector<std::size_t> breaks = word_breaks(line);  // where a line may end
+  const std::size_t tail = backslash ? 2 : 0;                 // " \"
   std::string out;
   std::string prefix = first;
   std::size_t start = 0;
