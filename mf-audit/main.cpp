@@ -34,14 +34,14 @@ int main(int argc, char** argv) {
           "Audit a project from a manifest: run the product's binaries over its harnesses, plans, "
           "traces and campaigns and hash the receipts into one reproducible exit report.",
       .usage =
-          "mf-audit [MANIFEST] [--out DIR] [-j N] [--expect-sha256 HEX]\n"
+          "mf-audit [MANIFEST] [--out-dir DIR] [-j N] [--expect-sha256 HEX]\n"
           "                [--sign-key FILE | --sign-key-env NAME] [--mac-key-env NAME]\n"
           "       mf-audit verify REPORT [--envelope FILE] [--public-key PEM] [--mac-key-env NAME]",
       .examples =
           {
-              "mf-audit audit/manifest.yaml --out audit-out",
-              "mf-audit audit/manifest.yaml --out audit-out --sign-key-env MF_AUDIT_KEY -j 4",
-              "mf-audit --out target/audit --expect-sha256 \"$PINNED\"",
+              "mf-audit audit/manifest.yaml --out-dir audit-out",
+              "mf-audit audit/manifest.yaml --out-dir audit-out --sign-key-env MF_AUDIT_KEY -j 4",
+              "mf-audit --out-dir target/audit --expect-sha256 \"$PINNED\"",
               "mf-audit --quiet audit/manifest.yaml | jq '.receipts[] | {capability, subject, "
               "holds}'",
               "mf-audit verify audit-out/exit-report.json --public-key audit.pub.pem",
@@ -72,24 +72,35 @@ int main(int argc, char** argv) {
   };
   cli::Options d;
   const auto fixtures =
-      d.text({"fixtures",
-              "the product self-test of this fixtures directory (DIR/audit/self-test.yaml)",
-              "DIR",
-              {""}});
+      d.text({.name = "fixtures",
+              .help = "the product self-test of this fixtures directory (DIR/audit/self-test.yaml)",
+              .value = "DIR",
+              .commands = {""},
+              .path = cli::Path::InDir});
   const auto jobs = d.number({"jobs,j",
                               "threads for each campaign's traces (default: the binaries' own)",
                               "N",
                               {""},
                               {},
                               1});
-  const auto out = d.text(
-      {"out", "where exit-report.json and the work files go (default: target/audit)", "DIR", {""}});
+  const auto out_dir = d.text({.name = "out-dir",
+                               .help = "where exit-report.json and the work files go; it must "
+                                       "exist (default: target/audit, made when missing)",
+                               .value = "DIR",
+                               .commands = {""},
+                               .path = cli::Path::OutDir});
   const auto expect =
       d.text({"expect-sha256", "fail unless the report digest is exactly this", "HEX", {""}});
-  const auto bin_dir =
-      d.text({"bin-dir", "where the mf-* binaries are (default: beside mf-audit)", "DIR", {""}});
-  const auto store =
-      d.text({"store", "keep the report in this store (also MF_STORE)", "DIR", {""}});
+  const auto bin_dir = d.text({.name = "bin-dir",
+                               .help = "where the mf-* binaries are (default: beside mf-audit)",
+                               .value = "DIR",
+                               .commands = {""},
+                               .path = cli::Path::InDir});
+  const auto store = d.text({.name = "store",
+                             .help = "keep the report in this store (also MF_STORE)",
+                             .value = "DIR",
+                             .commands = {""},
+                             .path = cli::Path::Store});
   const auto sign_key = d.text(
       {"sign-key", "sign the report with this Ed25519 private key (PKCS#8 PEM)", "FILE", {""}});
   const auto sign_key_env =
@@ -165,7 +176,7 @@ int main(int argc, char** argv) {
                        mf::diag::printable(what));
       };
     }
-    request.out_dir = ctx.get(out, "target/audit");
+    request.out_dir = ctx.get(out_dir, "target/audit");
     request.store_dir = ctx.store_dir(store);
     request.bin_dir = ctx.get(bin_dir, mf::process::self_directory());
     auto outcome = mf::audit::run_audit(request);

@@ -17,7 +17,7 @@ const std::vector<std::string> kConnector{"connector"};
 
 struct Opts {
   cli::Texts catalog, profiles;
-  cli::Text out, store, diagnostics, format, expect_id, stage, legal_terminals, capabilities, emit;
+  cli::Text out_dir, output, store, diagnostics, format, expect_id, stage, legal_terminals, capabilities, emit;
   cli::Text units, input;
   cli::Flag explain;
   cli::Text server, policy, timeout_ms;
@@ -67,7 +67,7 @@ int custom_tools(const cli::Context& ctx, const Opts& o, const std::vector<std::
   if (args.size() != 2) return cli::usage_error(ctx.tool, "custom-tools takes one MANIFEST (or -)");
   if (int rc = cli::require(ctx, {o.policy}); rc != 0) return rc;
   return cli::finish(ctx, mf::harness::custom_tools_command(args[1], ctx.get(o.policy),
-                                                            ctx.get(o.out), STDOUT_FILENO));
+                                                            ctx.get(o.output), STDOUT_FILENO));
 }
 
 int compile(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
@@ -77,7 +77,8 @@ int compile(const cli::Context& ctx, const Opts& o, const std::vector<std::strin
   a.format = ctx.get(o.format);
   a.catalogs = ctx.get(o.catalog);
   a.profiles = ctx.get(o.profiles);
-  a.out = ctx.get(o.out);
+  a.out_dir = ctx.get(o.out_dir);
+  a.output = ctx.get(o.output);
   a.store_dir = ctx.get(o.store);
   a.diagnostics = ctx.get(o.diagnostics);
   a.expected_harness_id = ctx.get(o.expect_id);
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
           "Compile a harness source (YAML or JSON) with tool catalogs and model profiles into a "
           "content-addressed plan (canonical JSON), or verify a compiled plan.",
       .usage =
-          "mf-compile [options] HARNESS.yaml|HARNESS.json|-\n"
+          "mf-compile [options] HARNESS.yaml|HARNESS.json|- [--out-dir DIR | -o FILE|-]\n"
           "       mf-compile verify PLAN.compiled.json|-\n"
           "       mf-compile project --input INPUT.json [--catalog C] [--units U] [--explain]\n"
           "       mf-compile connector discover --server CMD|URL [--server-env NAME]... "
@@ -109,7 +110,9 @@ int main(int argc, char** argv) {
           "[-o CATALOG.json|-]",
       .examples =
           {
-              "mf-compile harness.yaml --catalog tools.json --profiles profiles.json --out plans/",
+              "mf-compile harness.yaml --catalog tools.json --profiles profiles.json "
+              "--out-dir plans/",
+              "mf-compile harness.yaml --catalog tools.json -o plan.json",
               "mf-compile harness.yaml --catalog tools.json --profiles profiles.json -o - | "
               "mf-compile verify -",
               "mf-compile harness.json --catalog builtin --catalog extra.json --profiles p.json "
@@ -136,9 +139,10 @@ int main(int argc, char** argv) {
           "Phases run request, parse, schema, resolution, graph, capability, artifact, lowering, "
           "output; a failing phase stops the later ones (resolution, graph, capability and "
           "artifact faults are reported together) and every fault is one diagnostic "
-          "(docs/diagnostics.md). With --out DIR the plan is published atomically as "
+          "(docs/diagnostics.md). With --out-dir DIR the plan is published atomically as "
           "DIR/<harness_id>@<version>.<compiled_sha256>.compiled.json (never overwriting different "
-          "bytes) with its compile report beside it, and the report is printed; without --out (or "
+          "bytes) with its compile report beside it, and the report is printed; with -o FILE the "
+          "plan is published at FILE (replacing it) and the report is printed; without either (or "
           "with -o -) the plan itself goes to stdout. --emit millforge-v1 writes Millforge's plan "
           "form (its shape, digests and bytes; docs/formats/plan.md); --legal-terminals also gives "
           "the built-in catalog one terminal_<token> control per result. Exit 0 compiled, 2 "
@@ -178,17 +182,28 @@ int main(int argc, char** argv) {
       .profiles =
           d.texts({"profiles", "model profiles (repeatable; default: the built-in profiles)",
                    "FILE", kCompile}),
-      .out = d.text({"out,o",
-                     "publish the plan into DIR, or print it to stdout with '-' (the default); "
-                     "custom-tools: write the catalog to FILE",
-                     "DIR|FILE|-",
-                     {"", "custom-tools"}}),
-      .store = d.text({"store",
-                       "also put plan and report in the store (refs compile/<id>/<version>/...)",
-                       "DIR", kCompile}),
-      .diagnostics =
-          d.text({"diagnostics", "also write the compile report to FILE (or stdout with '-')",
-                  "FILE|-", kCompile}),
+      .out_dir = d.text({.name = "out-dir",
+                         .help = "publish the plan and its report into DIR (it must exist)",
+                         .value = "DIR",
+                         .commands = kCompile,
+                         .path = cli::Path::OutDir}),
+      .output = d.text({.name = "output,o",
+                        .help = "write the plan (custom-tools: the catalog) to FILE, the report "
+                                "then on stdout; '-' (the default): the plan on stdout",
+                        .value = "FILE|-",
+                        .commands = {"", "custom-tools"},
+                        .path = cli::Path::OutFile}),
+      .store = d.text({.name = "store",
+                       .help = "also put plan and report in the store (refs "
+                               "compile/<id>/<version>/...)",
+                       .value = "DIR",
+                       .commands = kCompile,
+                       .path = cli::Path::Store}),
+      .diagnostics = d.text({.name = "diagnostics",
+                             .help = "also write the compile report to FILE (or stdout with '-')",
+                             .value = "FILE|-",
+                             .commands = kCompile,
+                             .path = cli::Path::OutFile}),
       .format = d.text({"format", "source format (default: by extension; stdin is sniffed)",
                         "yaml|json", kCompile}),
       .expect_id = d.text({"expect-harness-id",

@@ -155,27 +155,37 @@ int main(int argc, char** argv) {
   const Opts o{
       .suite = d.text({"suite", "run: the suite of cases; verify: grade every entry again", "FILE",
                        run_or_verify}),
-      .output = d.text({"output", "run, merge: the report; report: the rendering (default -)",
-                        "FILE|-", run_or_merge}),
-      .traces =
-          d.text({"traces",
-                  "run: write DIR/<case>.jsonl; report: link the traces there (html); verify: "
-                  "read them there",
-                  "DIR", run_or_report}),
+      .output = d.text({.name = "output",
+                        .help = "run, merge: the report; report: the rendering (default -)",
+                        .value = "FILE|-",
+                        .commands = run_or_merge,
+                        .path = cli::Path::OutFile}),
+      .traces = d.text({.name = "traces",
+                        .help = "run: write DIR/<case>.jsonl; report: link the traces there "
+                                "(html); verify: read them there",
+                        .value = "DIR",
+                        .commands = run_or_report,
+                        .path = cli::Path::OutDir,
+                        .writes = run_cmd}),
       .run_id_prefix =
           d.text({"run-id-prefix", "run: run id = P + case id (default eval-)", "P", run_cmd}),
-      .store =
-          d.text({"store",
-                  "run: keep case traces and the report in this store (also MF_STORE); verify: "
-                  "read the traces there",
-                  "DIR", run_or_verify}),
+      .store = d.text({.name = "store",
+                       .help = "run: keep case traces and the report in this store (also "
+                               "MF_STORE); verify: read the traces there",
+                       .value = "DIR",
+                       .commands = run_or_verify,
+                       .path = cli::Path::Store,
+                       .writes = run_cmd}),
       .cache = d.text({"cache",
                        "run: live models' reply cache in the store (--store, MF_STORE or "
                        ".mf/store); read never calls the network",
                        "MODE", run_cmd, cache_modes}),
       .shard = d.text({"shard", "run: this run's share of the cases, i of n", "I/N", run_cmd}),
-      .journal = d.text(
-          {"journal", "run: the attempts journal (default REPORT.journal)", "FILE", run_cmd}),
+      .journal = d.text({.name = "journal",
+                         .help = "run: the attempts journal (default REPORT.journal)",
+                         .value = "FILE",
+                         .commands = run_cmd,
+                         .path = cli::Path::OutFile}),
       .mac_key_env = d.text({"mac-key-env",
                              "run: sign every trace and journal line with an HMAC-SHA256 under "
                              "the key in this environment variable; --resume checks them; "

@@ -207,13 +207,19 @@ int main(int argc, char** argv) {
                            "--fork-at: the model after the fork (a scripted file, "
                            "or a model spec)",
                            "FILE|SPEC"}),
-      .trace = d.text({"trace", "--fork-at: where the new run's trace goes", "FILE"}),
-      .workspace =
-          d.text({"workspace", "--strict/--fork-at: the tools' workspace (default: .)", "DIR"}),
-      .artifacts = d.text({"artifacts",
-                           "--strict/--fork-at: the artifact directory (default: a "
-                           "scratch one when the run had one)",
-                           "DIR"}),
+      .trace = d.text({.name = "trace",
+                       .help = "--fork-at: where the new run's trace goes",
+                       .value = "FILE",
+                       .path = cli::Path::OutFile}),
+      .workspace = d.text({.name = "workspace",
+                           .help = "--strict/--fork-at: the tools' workspace (default: .)",
+                           .value = "DIR",
+                           .path = cli::Path::InDir}),
+      .artifacts = d.text({.name = "artifacts",
+                           .help = "--strict/--fork-at: the artifact directory (default: a "
+                                   "scratch one when the run had one)",
+                           .value = "DIR",
+                           .path = cli::Path::OutDir}),
       .run_id = d.text({"run-id", "--fork-at: the new run's id", "ID"}),
       .fixed_clock = d.flag({"fixed-clock", "--fork-at: every t_ms is 0 (also MF_FIXED_CLOCK=1)"}),
       .exported =
@@ -244,7 +250,10 @@ int main(int argc, char** argv) {
                         "verify the trace of every attempt of this eval report, in DIR or the "
                         "store, against its trace_sha256",
                         "REPORT"}),
-      .store = d.text({"store", "--report: the store holding the traces (else $MF_STORE)", "DIR"}),
+      .store = d.text({.name = "store",
+                       .help = "--report: the store holding the traces (else $MF_STORE)",
+                       .value = "DIR",
+                       .path = cli::Path::InDir}),
   };
   return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return verify(ctx, o); });
 }

@@ -70,7 +70,8 @@ int run(cli::Context& ctx, const Opts& o) {
   a.plan_path = ctx.if_given(o.plan);
   a.model_spec = ctx.get(o.model);
   a.trace_path = ctx.get(o.trace);
-  a.output = ctx.get(o.output, "-");
+  // With the trace on stdout the result is written only to an --output FILE: the trace holds it.
+  a.output = ctx.get(o.output, ctx.get(o.trace) == "-" ? "" : "-");
   a.run_id = ctx.get(o.run_id);
   if (ctx.get(o.durability, "event") == "batch") a.durability = mf::trace::Durability::Batch;
   a.trace_content = *rt::parse_trace_content(ctx.get(o.trace_content, "digest"));
@@ -157,7 +158,7 @@ int main(int argc, char** argv) {
           "trace. Live models (openai:, anthropic:) call the network only with such a profile, "
           "read their key from the environment variable the profile names, and with --cache "
           "read replay recorded replies without the network or a key; a reply never recorded "
-          "ends the run model_failed and exits 2 (docs/live-backends.md).",
+          "ends the run model_failed and exits 1, naming it (docs/live-backends.md).",
       .command_lines = {{"tool", "make one call of the tool pack in a workspace"},
                         {"rescue", "read tool calls out of model text on stdin"}},
   };
@@ -172,8 +173,16 @@ int main(int argc, char** argv) {
                        "scripted:RESPONSES.json, sim:TRAJECTORY.json?seed=S&faults=R, "
                        "openai:PROFILE.json or anthropic:PROFILE.json",
                        "SPEC", task}),
-      .trace = d.text({"trace", "where the JSONL trace goes", "FILE|-", task}),
-      .output = d.text({"output", "where the result goes (default: stdout)", "FILE|-", task}),
+      .trace = d.text({.name = "trace",
+                       .help = "where the JSONL trace goes",
+                       .value = "FILE|-",
+                       .commands = task,
+                       .path = cli::Path::OutFile}),
+      .output = d.text({.name = "output",
+                        .help = "where the result goes (default: stdout; none with --trace -)",
+                        .value = "FILE|-",
+                        .commands = task,
+                        .path = cli::Path::OutFile}),
       .trace_content = d.text({"trace-content",
                                "digest (default: size + SHA-256 + usage), inline, none, or store",
                                "MODE",
@@ -185,10 +194,13 @@ int main(int argc, char** argv) {
                             task,
                             {"event", "batch"}}),
       .run_id = d.text({"run-id", "fixed run id", "ID", task}),
-      .store = d.text({"store",
-                       "task: keep the trace, result (and responses) in this store; with --cache: "
-                       "the store the cache uses (also MF_STORE; default .mf/store)",
-                       "DIR", task}),
+      .store = d.text({.name = "store",
+                       .help = "task: keep the trace, result (and responses) in this store; with "
+                               "--cache: the store the cache uses (also MF_STORE; default "
+                               ".mf/store)",
+                       .value = "DIR",
+                       .commands = task,
+                       .path = cli::Path::Store}),
       .mac_key_env = d.text({"mac-key-env",
                              "sign the trace: its terminal event carries an HMAC-SHA256 under the "
                              "key in this environment variable",
@@ -215,15 +227,18 @@ int main(int argc, char** argv) {
                                 0}),
       .cache = d.text({"cache",
                        "live models: the reply cache in the store; read never calls the network "
-                       "and a miss exits 2",
+                       "and a miss fails the run (exit 1)",
                        "MODE",
                        task,
                        {"off", "read", "write", "readwrite"}}),
       .deadline_ms = d.number(
           {"deadline-ms", "plan: end the run timed_out after this long", "MS", task, {}, 1}),
       .workspace =
-          d.text({"workspace", "the directory every tool path is confined to (plan default: .)",
-                  "DIR", tool_or_run}),
+          d.text({.name = "workspace",
+                  .help = "the directory every tool path is confined to (plan default: .)",
+                  .value = "DIR",
+                  .commands = tool_or_run,
+                  .path = cli::Path::InDir}),
       .args = d.text({"args", "tool: the arguments", "JSON|@FILE", tool_cmd}),
       .capabilities =
           d.text({"capabilities", "granted capabilities (default: those the tool or plan needs)",
@@ -234,10 +249,12 @@ int main(int argc, char** argv) {
                          "none|bwrap",
                          tool_or_run,
                          {"none", "bwrap"}}),
-      .artifacts = d.text({"artifacts",
-                           "where artifact tools keep artifacts (plan: and where "
-                           "terminal acceptance finds them)",
-                           "DIR", tool_or_run}),
+      .artifacts = d.text({.name = "artifacts",
+                           .help = "where artifact tools keep artifacts (plan: and where "
+                                   "terminal acceptance finds them); it must exist",
+                           .value = "DIR",
+                           .commands = tool_or_run,
+                           .path = cli::Path::OutDir}),
       .bash_log_max = d.number({"bash-log-max",
                                 "tool: bash's full-output log keeps its last BYTES (default 8 MiB)",
                                 "BYTES",

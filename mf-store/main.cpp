@@ -103,11 +103,16 @@ int main(int argc, char** argv) {
   };
   cli::Options d;
   const Opts o{
-      .store = d.text({"store", "store directory (default: $MF_STORE, else ./.mf/store)", "DIR"}),
-      .output = d.text({"output,o",
-                        "export: write the stream to FILE atomically (default: stdout)",
-                        "FILE",
-                        {"export"}}),
+      .store = d.text({.name = "store",
+                       .help = "store directory (default: $MF_STORE, else ./.mf/store)",
+                       .value = "DIR",
+                       .path = cli::Path::Store,
+                       .writes = {"put", "import"}}),
+      .output = d.text({.name = "output,o",
+                        .help = "export: write the stream to FILE atomically (default: stdout)",
+                        .value = "FILE|-",
+                        .commands = {"export"},
+                        .path = cli::Path::OutFile}),
       .ref = d.texts(
           {"ref", "export: also export this ref and its closure (repeatable)", "NAME", {"export"}}),
       .refs = d.flag({"refs", "ls: list refs instead of objects", "", {"ls"}}),

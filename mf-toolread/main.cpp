@@ -26,7 +26,11 @@ int emit(const cli::Context& ctx, const mf::json::Value& value) {
 }
 
 int run_read(const cli::Context& ctx, const Opts& o) {
-  if (int rc = cli::require(ctx, {o.root, o.path})) return rc;
+  if (int rc = cli::require(ctx, {o.path})) return rc;
+  // --path - reads stdin, which needs no root.
+  if (ctx.get(o.path) != "-") {
+    if (int rc = cli::require(ctx, {o.root})) return rc;
+  }
   source::SliceRequest request;
   request.root = ctx.get(o.root);
   request.path = ctx.get(o.path);
@@ -39,6 +43,9 @@ int run_read(const cli::Context& ctx, const Opts& o) {
 
 int run_search(const cli::Context& ctx, const Opts& o) {
   if (int rc = cli::require(ctx, {o.root, o.query})) return rc;
+  if (ctx.get(o.path) == "-") {
+    return cli::usage_error(ctx.tool, "search --path names a directory; '-' (stdin) is for a read");
+  }
   source::SearchRequest request;
   request.root = ctx.get(o.root);
   request.path = ctx.get(o.path);
@@ -65,6 +72,7 @@ int main(int argc, char** argv) {
           "SourceSlice.",
       .usage =
           "mf-toolread --root DIR --path FILE [--start-line A] [--end-line B]\n"
+          "       mf-toolread --path - [--start-line A] [--end-line B]\n"
           "       mf-toolread search --root DIR --query TEXT [--path SUBDIR] [--max-files N]\n"
           "                          [--max-bytes N] [--max-matches N]",
       .examples =
@@ -72,6 +80,7 @@ int main(int argc, char** argv) {
               "mf-toolread --root fixtures --path forge/task-valid.json --start-line 1 "
               "--end-line 20",
               "mf-toolread --root . --path README.md --end-line 5 | jq -r .text",
+              "git show HEAD:README.md | mf-toolread --path - --start-line 3 --end-line 9",
               "mf-toolread search --root fixtures --query max_model_calls --max-matches 10",
           },
       .positional = "args",
@@ -80,7 +89,8 @@ int main(int argc, char** argv) {
           "total_lines, file_sha256, bytes, text. Files over 1 MiB, non-UTF-8 files, directories,\n"
           "absolute paths and anything resolving outside the root (via '..' or a symlink) are\n"
           "refused (exit 2, MF-T0xx on stderr). At most 200 lines per read; an end line past the\n"
-          "end of the file is clamped to the last line. 'search' walks the root (or --path)\n"
+          "end of the file is clamped to the last line. --path - reads stdin under the same\n"
+          "bounds (the slice's path is \"-\"). 'search' walks the root (or --path)\n"
           "without following symlinks, skips files over 1 MiB and binary files, and prints\n"
           "matching lines in path order (defaults: 10000 files, 64 MiB, 100 matches).\n"
           "See docs/toolread.md.",
@@ -90,9 +100,14 @@ int main(int argc, char** argv) {
   const std::vector<std::string> read_cmd{""};
   const std::vector<std::string> search_cmd{"search"};
   const Opts o{
-      .root = d.text({"root", "the confining root directory", "DIR"}),
+      .root = d.text({.name = "root",
+                      .help = "the confining root directory",
+                      .value = "DIR",
+                      .path = cli::Path::InDir}),
       .path = d.text(
-          {"path", "file to read (search: subdirectory to search), relative to the root", "PATH"}),
+          {"path",
+           "file to read, relative to the root, or '-' for stdin (search: subdirectory to search)",
+           "PATH|-"}),
       .query = d.text({"query", "search: literal text to find", "TEXT", search_cmd}),
       .start_line = d.number({"start-line", "first line, 1-based (default 1)", "A", read_cmd}),
       .end_line =

@@ -81,7 +81,7 @@ cp "$h/golden.json" "$tmp/h.json"
 cp "$h/golden.yaml" "$tmp/h-noext"
 for src in h.yaml h.json h-noext; do
   (cd "$tmp" && run 2 "$mfr" --plan "$src" --model scripted:x.json --trace t.jsonl)
-  line "mf-run: $src: error MF-L002: this is a harness source, not a compiled plan: compile it first with \`mf-compile $src -o -\` (or \`--out DIR\`) and give the plan it prints"
+  line "mf-run: $src: error MF-L002: this is a harness source, not a compiled plan: compile it first with \`mf-compile $src -o -\` (or \`--out-dir DIR\`) and give the plan it prints"
 done
 # mf-replay --strict re-runs from the plan it is given.
 ws=$fx/repository

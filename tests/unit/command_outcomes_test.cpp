@@ -65,12 +65,18 @@ TEST(HarnessCommand, PlanAndReportCannotBothGoToStdout) {
   a.diagnostics = "-";
   const std::string why = "the plan already goes to stdout; give --diagnostics a FILE";
   EXPECT_EQ(harness::check_compile_args(a), why);
-  a.out = "-";
+  a.output = "-";
   EXPECT_EQ(harness::check_compile_args(a), why);
   EXPECT_EQ(harness::compile_plan(a, -1).usage, why);
-  a.out = "plans";
+  a.output = "plan.json";
   EXPECT_EQ(harness::check_compile_args(a), "");
-  a.out = "-";
+  a.output.clear();
+  a.out_dir = "plans";
+  EXPECT_EQ(harness::check_compile_args(a), "");
+  a.output = "-";
+  EXPECT_EQ(harness::check_compile_args(a),
+            "--out-dir and -o both say where the plan goes: give one");
+  a.out_dir.clear();
   a.diagnostics = "report.json";
   EXPECT_EQ(harness::check_compile_args(a), "");
 }

@@ -165,7 +165,7 @@ struct Case {
   std::string profiles;       // under invalid/catalogs/, replaces profiles.json
   Via via = Via::Compile;
   // compile_command options (Via::Command).
-  std::string out;
+  std::string out_dir;
   std::string legal_terminals_arg;
   bool legal_terminals_given = false;
 };
@@ -215,7 +215,7 @@ const std::vector<Case>& cases() {
     // request (compile_command)
     add("MF-S017-out-dir-missing.yaml", [](Case& c) {
       c.via = Via::Command;
-      c.out = kInvalidDir + "no-such-directory";
+      c.out_dir = kInvalidDir + "no-such-directory";
     });
     add("MF-S018-bad-legal-terminals-entry.yaml", [](Case& c) {
       c.via = Via::Command;
@@ -323,7 +323,7 @@ CompileArgs args_for(const Case& c) {
   a.source = kInvalidDir + c.file;
   a.catalogs = {kHarnessDir + "catalog.json"};
   a.profiles = {kHarnessDir + "profiles.json"};
-  a.out = c.out;
+  a.out_dir = c.out_dir;
   a.legal_terminals = c.legal_terminals_arg;
   a.legal_terminals_given = c.legal_terminals_given;
   return a;

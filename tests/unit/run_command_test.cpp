@@ -34,8 +34,13 @@ TEST(RunCommand, TraceContentModes) {
 TEST(RunCommand, TraceAndResultCannotShareStdout) {
   RunArgs a;
   a.trace_path = "-";
-  EXPECT_EQ(check_streams(a), "--trace - needs --output FILE for the result");
-  EXPECT_EQ(run_command(a).usage, "--trace - needs --output FILE for the result");
+  const std::string why =
+      "--trace - and --output - both name stdout: give --output a FILE, or none (the trace holds "
+      "the result)";
+  EXPECT_EQ(check_streams(a), why);
+  EXPECT_EQ(run_command(a).usage, why);
+  a.output.clear();  // no result written: the trace on stdout holds it
+  EXPECT_EQ(check_streams(a), "");
   a.output = "result.json";
   EXPECT_EQ(check_streams(a), "");
   a.trace_path = "t.jsonl";

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -41,16 +42,22 @@ int print_to_stdout(const Tool& tool, const std::string& text) {
   return kSuccess;
 }
 
-// The first declared rule a given option breaks (wrong subcommand, value not among the choices,
-// number too small), as a usage message; empty when none.
-template <class Rules>
-std::string check_rules(const Rules& rules, const Context& ctx) {
+// The subcommand the command line runs: its first operand, or "" when that is an input.
+std::string subcommand(const Context& ctx) {
   const auto operands = ctx.positionals();
   const auto& known = ctx.tool.commands;
   std::string command = operands.empty() ? std::string() : operands[0];
   if (!known.empty() && std::find(known.begin(), known.end(), command) == known.end()) {
     command.clear();
   }
+  return command;
+}
+
+// The first declared rule a given option breaks (wrong subcommand, value not among the choices,
+// number too small), as a usage message; empty when none.
+template <class Rules>
+std::string check_rules(const Rules& rules, const Context& ctx) {
+  const std::string command = subcommand(ctx);
   for (const auto& rule : rules) {
     if (ctx.vars.count(rule.name) == 0) continue;
     const std::string option = "--" + rule.name;
@@ -82,6 +89,70 @@ std::string check_rules(const Rules& rules, const Context& ctx) {
     }
   }
   return {};
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// `path` as one shell word: as it is when nothing in it is special to the shell, else quoted.
+std::string shell_word(const std::string& path) {
+  const bool plain = !path.empty() && std::all_of(path.begin(), path.end(), [](unsigned char c) {
+    return std::isalnum(c) != 0 || std::strchr("_./-+=:,@%", c) != nullptr;
+  });
+  if (plain) return path;
+  std::string quoted = "'";
+  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The directory a path option needs to exist before any work: a file's directory (none for a bare
+// name or stdout), a directory itself, a store's parent. Empty when there is none to check.
+std::string needed_directory(const std::string& value, Path kind) {
+  if (kind == Path::OutDir) return value;
+  std::string path = value;
+  if (kind == Path::Store) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+  }
+  if (kind == Path::OutFile && path == "-") return {};
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return {};
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The path rules of docs/cli.md ("Output files and directories") for every given path option,
+// before any work: a usage error for "-" naming a directory, MF-S017 for a missing output
+// directory. kSuccess when they hold.
+template <class Rules>
+int check_paths(const Rules& rules, const Context& ctx) {
+  const std::string command = subcommand(ctx);
+  for (const auto& rule : rules) {
+    if (rule.path == Path::None || ctx.vars.count(rule.name) == 0) continue;
+    const auto* value = boost::any_cast<std::string>(&ctx.vars[rule.name].value());
+    if (value == nullptr) continue;
+    Path kind = rule.path;
+    const auto& writes = rule.writes;
+    if ((kind == Path::OutDir || kind == Path::Store) && !writes.empty() &&
+        std::find(writes.begin(), writes.end(), command) == writes.end()) {
+      kind = Path::InDir;
+    }
+    if (kind != Path::OutFile && *value == "-") {
+      return usage_error(ctx.tool, "--" + rule.name + " names a directory; '-' (stdin or stdout) "
+                                   "stands for a file only");
+    }
+    if (kind == Path::InDir) continue;
+    const std::string dir = needed_directory(*value, kind);
+    if (dir.empty() || is_directory(dir)) continue;
+    struct stat st {};
+    const std::string problem =
+        ::stat(dir.c_str(), &st) == 0
+            ? "output directory '" + dir + "' is not a directory"
+            : "output directory '" + dir + "' does not exist (create it: mkdir -p " +
+                  shell_word(dir) + ")";
+    return report(ctx.tool, {diag::error(diag::codes::kOutputDirMissing, problem)});
+  }
+  return kSuccess;
 }
 
 }  // namespace
@@ -148,7 +219,7 @@ std::string Options::add(const Decl& d, const po::value_semantic* semantic) {
   const std::string short_name = comma == std::string::npos ? "" : "-" + name.substr(comma + 1);
   name = name.substr(0, comma);
   rules_.push_back({name, d.commands, d.choices, d.min, d.max, short_name, d.value, d.help,
-                    semantic != nullptr});
+                    semantic != nullptr, d.path, d.writes});
   return name;
 }
 
@@ -343,6 +414,7 @@ int run(int argc, char** argv, const Tool& tool, const Options& options,
   if (std::string problem = check_rules(options.rules_, context); !problem.empty()) {
     return usage_error(tool, problem);
   }
+  if (int rc = check_paths(options.rules_, context); rc != kSuccess) return rc;
   try {
     return body(context);
   } catch (const std::bad_alloc&) {

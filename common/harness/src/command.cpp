@@ -130,7 +130,7 @@ bool is_directory(const std::string& path) {
 }
 
 bool plan_to_stdout(const CompileArgs& args) {
-  return args.out.empty() || args.out == "-";
+  return args.out_dir.empty() && (args.output.empty() || args.output == "-");
 }
 
 std::string join_path(const std::string& dir, const std::string& name) {
@@ -186,9 +186,9 @@ diag::Diagnostics check_request(const CompileArgs& args, CompileRequest& request
     return {
         diag::error(codes::kBadRequest, "--stage \"" + args.stage + "\" is not a stage kind id")};
   }
-  if (!plan_to_stdout(args) && !is_directory(args.out)) {
+  if (!args.out_dir.empty() && !is_directory(args.out_dir)) {
     return {diag::error(codes::kOutputDirMissing,
-                        "--out " + args.out + " is not an existing directory")};
+                        "output directory '" + args.out_dir + "' does not exist")};
   }
   // With --legal-terminals the built-in catalog also has one terminal control per legal result
   // (builtin.pi_compat.terminal.<token>@1, docs/tools.md).
@@ -316,12 +316,16 @@ class OutputFaults {
 void publish(const CompileArgs& args, const CompileResult& result, const std::string& report_bytes,
              const std::string& request_sha256, int out_fd, OutputFaults& faults) {
   const bool to_fd = plan_to_stdout(args);
+  const bool to_dir = !args.out_dir.empty();
   if (result.ok) {
-    faults.note(to_fd ? io::write_all(out_fd, result.plan_bytes)
-                      : io::publish_atomic(join_path(args.out, plan_file_name(result.plan)),
-                                           result.plan_bytes));
+    faults.note(to_fd    ? io::write_all(out_fd, result.plan_bytes)
+                : to_dir ? io::publish_atomic(join_path(args.out_dir, plan_file_name(result.plan)),
+                                              result.plan_bytes)
+                         : io::write_output(args.output, result.plan_bytes));
   }
-  if (!to_fd && faults.none() && is_directory(args.out)) {
+  // -o FILE: the report is stdout's one document.
+  if (!to_fd && !to_dir && faults.none()) faults.note(io::write_all(out_fd, report_bytes));
+  if (to_dir && faults.none() && is_directory(args.out_dir)) {
     // The report is a function of the request, so it is named by the request's digest: two
     // requests compiling to one plan (a YAML file and its JSON twin) keep one report each.
     std::string name = "request-" + request_sha256 + ".diagnostics.json";
@@ -329,11 +333,11 @@ void publish(const CompileArgs& args, const CompileResult& result, const std::st
       name = result.plan.find("harness_id")->as_string() + "@" +
              std::to_string(*result.plan.find("harness_version")->as_exact_int()) + "." + name;
     }
-    faults.note(io::publish_atomic(join_path(args.out, name), report_bytes),
+    faults.note(io::publish_atomic(join_path(args.out_dir, name), report_bytes),
                 codes::kDiagnosticsWriteFailed);
     if (faults.none()) faults.note(io::write_all(out_fd, report_bytes));
   }
-  // "--diagnostics -" with --out: the report is already on `out_fd`, once.
+  // "--diagnostics -" with --out-dir or -o FILE: the report is already on `out_fd`, once.
   if (!args.diagnostics.empty() && !(args.diagnostics == "-" && !to_fd) && faults.none()) {
     faults.note(args.diagnostics == "-"
                     ? io::write_all(out_fd, report_bytes)
@@ -390,7 +394,10 @@ CompileOutcome compile_command(const CompileArgs& args, int out_fd) {
 }
 
 std::string check_compile_args(const CompileArgs& args) {
-  if ((args.out.empty() || args.out == "-") && args.diagnostics == "-") {
+  if (!args.out_dir.empty() && !args.output.empty()) {
+    return "--out-dir and -o both say where the plan goes: give one";
+  }
+  if (plan_to_stdout(args) && args.diagnostics == "-") {
     return "the plan already goes to stdout; give --diagnostics a FILE";
   }
   return {};

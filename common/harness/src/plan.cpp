@@ -530,7 +530,7 @@ diag::Diagnostic harness_source_given(std::string_view path) {
   return diag::error(codes::kPlanInvalid,
                      "this is a harness source, not a compiled plan: compile it first with "
                      "`mf-compile " +
-                         file + " -o -` (or `--out DIR`) and give the plan it prints");
+                         file + " -o -` (or `--out-dir DIR`) and give the plan it prints");
 }
 
 Result<json::Value> load_plan(std::string_view bytes, std::string_view path) {

@@ -145,10 +145,10 @@ class LiveModel final : public Model {
         return r;
       }
       if (mode == CacheMode::Read) {
-        Reply miss = failed(digest, "reply cache miss: request " + digest + " sample " +
-                                        std::to_string(options_.repeat) +
+        Reply miss = failed(digest, "reply cache miss: the reply to request " + digest +
+                                        " sample " + std::to_string(options_.repeat) +
                                         " was never recorded (--cache read never calls the "
-                                        "network)");
+                                        "network; record it with --cache write)");
         miss.error_code = diag::codes::kCacheMiss;
         return miss;
       }

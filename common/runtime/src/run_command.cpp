@@ -13,10 +13,13 @@ namespace {
 
 using diag::CommandOutcome;
 
-// A run that ended because its request was rejected mid-run (a reply-cache miss under --cache
-// read) stops as a rejection, with the diagnostic, not as a failed run.
-CommandOutcome rejected_mid_run(const RunOutcome& outcome) {
-  return CommandOutcome::stopped_by({diag::error(outcome.error_code, outcome.error)});
+// A run that ended on a reply the cache lacks (a miss under --cache read) happened: it failed
+// (model_failed, with a complete trace), and its one line names the reply and how to record it.
+CommandOutcome failed_on_miss(const RunOutcome& outcome) {
+  CommandOutcome failed;
+  failed.failed = true;
+  failed.warnings = {diag::error(outcome.error_code, outcome.error)};
+  return failed;
 }
 
 CommandOutcome plan_command(const RunArgs& args) {
@@ -49,10 +52,12 @@ CommandOutcome plan_command(const RunArgs& args) {
   std::string run_id;
   Result<RunOutcome> outcome = run_plan_request(request, &run_id);
   if (!outcome) return CommandOutcome::stopped_by(outcome.take_diagnostics(), request.plan_path);
-  Status written =
-      io::write_output(args.output, json::canonical_file(plan_result(*outcome, run_id)));
-  if (!written) return CommandOutcome::stopped_by(written.take_diagnostics());
-  if (!outcome->error_code.empty()) return rejected_mid_run(*outcome);
+  if (!args.output.empty()) {
+    Status written =
+        io::write_output(args.output, json::canonical_file(plan_result(*outcome, run_id)));
+    if (!written) return CommandOutcome::stopped_by(written.take_diagnostics());
+  }
+  if (!outcome->error_code.empty()) return failed_on_miss(*outcome);
   CommandOutcome done;
   done.failed =
       !outcome->completed() || outcome->output.find("disposition")->as_string() != "success";
@@ -81,7 +86,7 @@ CommandOutcome task_command(const RunArgs& args) {
   request.cancel = args.cancel;
   Result<RunOutcome> outcome = run_task_request(request);
   if (!outcome) return CommandOutcome::stopped_by(outcome.take_diagnostics(), request.task_path);
-  if (!outcome->error_code.empty()) return rejected_mid_run(*outcome);
+  if (!outcome->error_code.empty()) return failed_on_miss(*outcome);
   if (!outcome->completed()) {
     CommandOutcome ended;
     ended.failed = true;
@@ -89,6 +94,7 @@ CommandOutcome task_command(const RunArgs& args) {
     ended.summary = task_ending(*outcome);
     return ended;
   }
+  if (args.output.empty()) return {};
   Status written = io::write_output(args.output, json::canonical_file(outcome->output));
   if (!written) return CommandOutcome::stopped_by(written.take_diagnostics());
   return {};
@@ -106,7 +112,8 @@ std::optional<TraceContent> parse_trace_content(std::string_view mode) {
 
 std::string check_streams(const RunArgs& args) {
   if (args.trace_path == "-" && args.output == "-") {
-    return "--trace - needs --output FILE for the result";
+    return "--trace - and --output - both name stdout: give --output a FILE, or none (the trace "
+           "holds the result)";
   }
   return {};
 }

@@ -388,22 +388,35 @@ Status check_search(const SearchRequest& r) {
 
 Result<SourceSlice> read_slice(const SliceRequest& request) {
   if (auto range = check_range(request); !range) return range.take_diagnostics();
-  auto relative = fs::normalize_relative(request.path);
-  if (!relative) return relative.take_diagnostics();
-  auto root = open_root(request.root);
-  if (!root) return root.take_diagnostics();
+  // "-": standard input, under the bounds of a file (1 MiB, UTF-8, the line range); no root.
+  const bool from_stdin = request.path == "-";
+  std::string relative = "-";
+  std::string display = "<stdin>";
+  Fd opened_file;  // the file read, when not stdin
   struct stat st {};
-  auto fd = open_target(root->get(), *relative, false, request.resolver, "/path", st);
-  if (!fd) return fd.take_diagnostics();
-  const std::string display = relative->empty() ? std::string(".") : *relative;
+  if (from_stdin) {
+    if (::fstat(STDIN_FILENO, &st) != 0 || !S_ISREG(st.st_mode)) st.st_size = 0;
+  } else {
+    auto normalized = fs::normalize_relative(request.path);
+    if (!normalized) return normalized.take_diagnostics();
+    relative = std::move(*normalized);
+    auto root = open_root(request.root);
+    if (!root) return root.take_diagnostics();
+    auto opened = open_target(root->get(), relative, false, request.resolver, "/path", st);
+    if (!opened) return opened.take_diagnostics();
+    opened_file = std::move(*opened);
+    display = relative.empty() ? std::string(".") : relative;
+  }
 
-  auto content =
-      read_capped(fd->get(), kMaxFileBytes, static_cast<std::uint64_t>(st.st_size), {}, display);
+  auto content = read_capped(from_stdin ? STDIN_FILENO : opened_file.get(), kMaxFileBytes,
+                             static_cast<std::uint64_t>(st.st_size), {}, display);
   if (!content) return content.take_diagnostics();
   const std::string_view text = *content;
   if (text.size() > kMaxFileBytes) {
     return diag::error(codes::kFileTooLarge,
-                       quoted(display) + " grew over the 1 MiB (1048576 bytes) limit", "/path");
+                       quoted(display) + (from_stdin ? " is" : " grew") +
+                           " over the 1 MiB (1048576 bytes) limit",
+                       "/path");
   }
   if (auto bad = text::utf8_error_offset(text); bad != std::string_view::npos) {
     const auto line = count_lines(text.substr(0, bad + 1));
@@ -432,7 +445,7 @@ Result<SourceSlice> read_slice(const SliceRequest& request) {
   }
 
   SourceSlice slice;
-  slice.path = *relative;
+  slice.path = relative;
   slice.start_line = start;
   slice.end_line = end;
   slice.total_lines = total;

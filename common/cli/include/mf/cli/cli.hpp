@@ -80,6 +80,18 @@ using Text = Option<std::string>;                // one value
 using Texts = Option<std::vector<std::string>>;  // repeatable
 using Number = Option<std::int64_t>;             // an integer
 
+// What a path option names, for the rules every program shares (docs/cli.md, "Output files and
+// directories"). run() checks a given one before the tool's body: "-" for a directory is a usage
+// error, and a missing output directory is MF-S017 (exit 2) naming it and the mkdir that fixes it.
+// Nothing creates a directory the user named, except a store.
+enum class Path : std::uint8_t {
+  None,
+  OutFile,  // a FILE written, or "-" for stdout: the directory it goes in must exist
+  OutDir,   // a DIR written into: it must exist; never "-"
+  Store,    // a store: made by the first command that writes to it, in a directory that exists
+  InDir,    // a DIR only read from: never "-" (whether it exists is the tool's to say)
+};
+
 // How an option is declared. The checks run before the tool's body, as usage errors (exit 2).
 struct Decl {
   const char* name;        // "output" or "output,o"
@@ -90,6 +102,10 @@ struct Decl {
   std::vector<std::string> choices{};  // Text: the only values allowed
   std::int64_t min = INT64_MIN;        // Number: the smallest value allowed
   std::int64_t max = INT64_MAX;        // Number: the largest value allowed
+  Path path = Path::None;              // Text: what the value names (checked before any work)
+  // OutDir, Store: the subcommands that write there (empty: all it applies to); the others only
+  // read it (InDir).
+  std::vector<std::string> writes{};
 };
 
 // The options of one tool. Each declaration returns the handle the body reads the value with.
@@ -111,6 +127,8 @@ class Options {
     // What help, the man page and completion show: "-j", the value's name ("" for a flag).
     std::string short_name{}, value{}, help{};
     bool takes_value = false;
+    Path path = Path::None;
+    std::vector<std::string> writes{};
   };
   std::string add(const Decl& d, const po::value_semantic* semantic);
   po::options_description description_;

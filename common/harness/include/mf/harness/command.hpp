@@ -18,7 +18,8 @@ struct CompileArgs {
   std::string format;                 // "yaml", "json", or empty: by extension / sniffed on stdin
   std::vector<std::string> catalogs;  // paths or "builtin"; empty = the built-in catalog
   std::vector<std::string> profiles;  // paths or "builtin"; empty = the built-in profiles
-  std::string out;                    // DIR, or "-"/empty for the plan on stdout
+  std::string out_dir;                // publish plan and report into DIR (empty: not)
+  std::string output;                 // the plan's FILE, or "-"/empty for stdout
   std::string store_dir;              // also put plan and report into this store
   std::string diagnostics;            // also write the compile report to FILE or "-"
   std::string expected_harness_id;
@@ -36,8 +37,8 @@ struct CompileOutcome {
   json::Value report;             // the compile report (docs/formats/plan.md)
 };
 
-// The options that only make sense together: the plan and the compile report cannot both go to
-// stdout. The usage message, or empty.
+// The options that only make sense together: the plan goes to one place (--out-dir or -o), and
+// the plan and the compile report cannot both go to stdout. The usage message, or empty.
 std::string check_compile_args(const CompileArgs& args);
 
 // `mf-compile HARNESS`: check_compile_args, then compile_command. Its diagnostics are about the
@@ -45,9 +46,9 @@ std::string check_compile_args(const CompileArgs& args);
 // printed and the compilation is a success.
 diag::CommandOutcome compile_plan(const CompileArgs& args, int out_fd);
 
-// Runs one compilation end to end. Writes the plan to `out_fd` when args.out is "-" or empty,
-// otherwise publishes plan and report into args.out and writes the report to `out_fd`; never leaves
-// a partial file.
+// Runs one compilation end to end. Writes the plan to `out_fd` when neither args.out_dir nor an
+// args.output FILE is given; otherwise publishes plan and report into args.out_dir, or the plan at
+// args.output, and writes the report to `out_fd`; never leaves a partial file.
 CompileOutcome compile_command(const CompileArgs& args, int out_fd);
 
 // mf-compile verify: loads a plan file ("-" = stdin) through the plan loader of its form (the

@@ -27,7 +27,7 @@ struct RunArgs {
   std::optional<std::string> plan_path;  // plan mode when set (FILE or "-")
   std::string model_spec;
   std::string trace_path;    // FILE or "-"
-  std::string output = "-";  // where the result goes: FILE or "-"
+  std::string output = "-";  // where the result goes: FILE, "-", or empty for nowhere
   std::string run_id;        // generated when empty
   bool fixed_clock = false;
   trace::Durability durability = trace::Durability::Event;
@@ -55,7 +55,7 @@ std::string check_streams(const RunArgs& args);
 // The run of either mode (check_streams first, then the mode's own checks). Task mode writes the
 // verified output, and fails (a summary: task_ending) on any other terminal state; plan mode
 // writes the result document whatever the ending, and fails (plan_ending) unless the run completed
-// with a success disposition. A reply-cache miss under --cache read stops with its diagnostic.
+// with a success disposition. A reply-cache miss under --cache read fails with its diagnostic.
 diag::CommandOutcome run_command(const RunArgs& args);
 
 // "run ended budget_exhausted after 3 model call(s) and 2 repair(s); see the trace"
