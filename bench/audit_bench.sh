@@ -75,15 +75,16 @@ best() {
 
 for n in "$cases" $((cases * 10)); do campaign "$n"; done
 dir=$out_dir/c$((cases * 10))
-"$bin/mf-audit" "$dir/audit.yaml" --out "$dir/out" -q -j 2 >/dev/null ||
+mkdir -p "$dir/out" "$out_dir/o"
+"$bin/mf-audit" "$dir/audit.yaml" --out-dir "$dir/out" -q -j 2 >/dev/null ||
   die "the audit of the generated campaign does not pass"
 
-best a1 "$bin/mf-audit" "$dir/audit.yaml" --out "$dir/out" -q -j 1
-best a2 "$bin/mf-audit" "$dir/audit.yaml" --out "$dir/out" -q -j 2
+best a1 "$bin/mf-audit" "$dir/audit.yaml" --out-dir "$dir/out" -q -j 1
+best a2 "$bin/mf-audit" "$dir/audit.yaml" --out-dir "$dir/out" -q -j 2
 best py python3 -c "$peer" "$dir"
 best sha sh -c "cat '$dir'/traces/*.jsonl | sha256sum"
-rss_small=$(/usr/bin/time -f %M "$bin/mf-audit" "$out_dir/c$cases/audit.yaml" --out "$out_dir/o" -q -j 2 2>&1 >/dev/null | tail -1)
-rss_large=$(/usr/bin/time -f %M "$bin/mf-audit" "$dir/audit.yaml" --out "$dir/out" -q -j 2 2>&1 >/dev/null | tail -1)
+rss_small=$(/usr/bin/time -f %M "$bin/mf-audit" "$out_dir/c$cases/audit.yaml" --out-dir "$out_dir/o" -q -j 2 2>&1 >/dev/null | tail -1)
+rss_large=$(/usr/bin/time -f %M "$bin/mf-audit" "$dir/audit.yaml" --out-dir "$dir/out" -q -j 2 2>&1 >/dev/null | tail -1)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo "audit of $((cases * 10)) attempts (best of $runs, microseconds):"

@@ -30,7 +30,8 @@ replay=$(per_run_ms "$bin/mf-replay" "$out/repair.jsonl")
 true_ms=$(per_run_ms /bin/true)
 jq_ms=$(per_run_ms jq -c . $f/task-valid.json)
 runs_audit=$(( runs / 20 > 0 ? runs / 20 : 1 ))
-audit=$(runs=$runs_audit per_run_ms "$bin/mf-audit" --fixtures fixtures --out "$out/audit" -q)
+mkdir -p "$out/audit"
+audit=$(runs=$runs_audit per_run_ms "$bin/mf-audit" --fixtures fixtures --out-dir "$out/audit" -q)
 
 {
   echo "Forge slice, whole processes, mean of $runs runs (audit: $runs_audit)"

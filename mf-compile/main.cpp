@@ -17,7 +17,8 @@ const std::vector<std::string> kConnector{"connector"};
 
 struct Opts {
   cli::Texts catalog, profiles;
-  cli::Text out_dir, output, store, diagnostics, format, expect_id, stage, legal_terminals, capabilities, emit;
+  cli::Text out_dir, output, store, diagnostics, format, expect_id, stage, legal_terminals,
+      capabilities, emit;
   cli::Text units, input;
   cli::Flag explain;
   cli::Text server, policy, timeout_ms;

@@ -233,12 +233,11 @@ int main(int argc, char** argv) {
                        {"off", "read", "write", "readwrite"}}),
       .deadline_ms = d.number(
           {"deadline-ms", "plan: end the run timed_out after this long", "MS", task, {}, 1}),
-      .workspace =
-          d.text({.name = "workspace",
-                  .help = "the directory every tool path is confined to (plan default: .)",
-                  .value = "DIR",
-                  .commands = tool_or_run,
-                  .path = cli::Path::InDir}),
+      .workspace = d.text({.name = "workspace",
+                           .help = "the directory every tool path is confined to (plan default: .)",
+                           .value = "DIR",
+                           .commands = tool_or_run,
+                           .path = cli::Path::InDir}),
       .args = d.text({"args", "tool: the arguments", "JSON|@FILE", tool_cmd}),
       .capabilities =
           d.text({"capabilities", "granted capabilities (default: those the tool or plan needs)",

@@ -44,7 +44,9 @@ int run_read(const cli::Context& ctx, const Opts& o) {
 int run_search(const cli::Context& ctx, const Opts& o) {
   if (int rc = cli::require(ctx, {o.root, o.query})) return rc;
   if (ctx.get(o.path) == "-") {
-    return cli::usage_error(ctx.tool, "search --path names a directory; '-' (stdin) is for a read");
+    return cli::usage_error(ctx.tool,
+                            "--path names a directory; '-' (stdin or stdout) stands for "
+                            "a file only (search)");
   }
   source::SearchRequest request;
   request.root = ctx.get(o.root);

@@ -12,7 +12,7 @@ step() { printf '\n== %s\n' "$*" >&2; }
 step "mf-compile: the golden harness into a content-addressed plan (report on stdout)"
 mkdir -p "$out/plans"
 "$bin/mf-compile" fixtures/harness/golden.yaml --catalog fixtures/harness/catalog.json \
-  --profiles fixtures/harness/profiles.json --out "$out/plans" | jq -c '{status, plan_file}'
+  --profiles fixtures/harness/profiles.json --out-dir "$out/plans" | jq -c '{status, plan_file}'
 "$bin/mf-compile" fixtures/harness/golden.json --catalog fixtures/harness/catalog.json \
   --profiles fixtures/harness/profiles.json -o - | "$bin/mf-compile" verify - | jq -c .
 
@@ -62,5 +62,6 @@ step "mf-toolread: a root-confined slice of the task fixture"
   jq -c '{path, start_line, end_line, total_lines, file_sha256}'
 
 step "mf-audit: execute everything again and hash the receipts"
-"$bin/mf-audit" --fixtures fixtures --out "$out/audit" >/dev/null
+mkdir -p "$out/audit"
+"$bin/mf-audit" --fixtures fixtures --out-dir "$out/audit" >/dev/null
 echo "demo: ok (report in $out/audit/exit-report.json)" >&2

@@ -31,25 +31,26 @@ export AUDIT_PEM; AUDIT_PEM=$(cat "$tmp/key.pem")
 
 # A key that is not an Ed25519 private key is refused before any work: exit 2, no files.
 head -c 64 /dev/urandom | base64 >"$tmp/bad.pem"
-expect 2 "signing key: not a PEM private key" -- --fixtures fixtures --out "$tmp/bad" -q \
+mkdir "$tmp/bad" "$tmp/a" "$tmp/unsigned" "$tmp/e"
+expect 2 "signing key: not a PEM private key" -- --fixtures fixtures --out-dir "$tmp/bad" -q \
   --sign-key "$tmp/bad.pem"
-[ ! -e "$tmp/bad" ] || fail "a refused key left files"
+[ -z "$(ls -A "$tmp/bad")" ] || fail "a refused key left files"
 # An encrypted key is refused, never prompted for; an RSA key is not an Ed25519 key.
 openssl genpkey -algorithm ed25519 -aes256 -pass pass:secret -out "$tmp/enc.pem" 2>/dev/null
-expect 2 "signing key: not a PEM private key" -- --fixtures fixtures --out "$tmp/bad" -q \
+expect 2 "signing key: not a PEM private key" -- --fixtures fixtures --out-dir "$tmp/bad" -q \
   --sign-key "$tmp/enc.pem"
 openssl genpkey -algorithm rsa -pkeyopt rsa_keygen_bits:1024 -out "$tmp/rsa.pem" 2>/dev/null
 expect 2 "signing key: the private key is not an Ed25519 key" -- --fixtures fixtures \
-  --out "$tmp/bad" -q --sign-key "$tmp/rsa.pem"
-[ ! -e "$tmp/bad" ] || fail "a refused key left files"
+  --out-dir "$tmp/bad" -q --sign-key "$tmp/rsa.pem"
+[ -z "$(ls -A "$tmp/bad")" ] || fail "a refused key left files"
 
-"$bin/mf-audit" --fixtures fixtures --out "$tmp/a" -q --sign-key "$tmp/key.pem" \
+"$bin/mf-audit" --fixtures fixtures --out-dir "$tmp/a" -q --sign-key "$tmp/key.pem" \
   --mac-key-env AUDIT_MAC >"$tmp/a.json" 2>"$tmp/a.err" || fail "signed audit: $(cat "$tmp/a.err")"
 report=$tmp/a/exit-report.json
 cmp -s "$tmp/a.json" "$report" || fail "stdout differs from exit-report.json"
 for f in exit-report.dsse.json exit-report.mac.json; do [ -s "$tmp/a/$f" ] || fail "no $f"; done
 # The report is the unsigned run's report, byte for byte; the key never reaches any output.
-"$bin/mf-audit" --fixtures fixtures --out "$tmp/unsigned" -q >/dev/null || fail "unsigned audit"
+"$bin/mf-audit" --fixtures fixtures --out-dir "$tmp/unsigned" -q >/dev/null || fail "unsigned audit"
 cmp -s "$tmp/unsigned/exit-report.json" "$report" || fail "signing changed the report"
 ! grep -rqF -e "$AUDIT_MAC" -e "$(sed -n 2p "$tmp/key.pem")" "$tmp/a" "$tmp/a.json" "$tmp/a.err" ||
   fail "a key reached an output"
@@ -66,7 +67,7 @@ keyid=$(openssl pkey -pubin -in "$tmp/pub.pem" -outform DER | sha256sum | cut -d
 jq -e --arg k "$keyid" '.payloadType == "application/vnd.in-toto+json" and
   .signatures[0].keyid == $k' "$tmp/a/exit-report.dsse.json" >/dev/null || fail "envelope keyid"
 # The same key from the environment signs the same bytes (Ed25519 is deterministic).
-"$bin/mf-audit" --fixtures fixtures --out "$tmp/e" -q --sign-key-env AUDIT_PEM >/dev/null ||
+"$bin/mf-audit" --fixtures fixtures --out-dir "$tmp/e" -q --sign-key-env AUDIT_PEM >/dev/null ||
   fail "--sign-key-env"
 cmp -s "$tmp/a/exit-report.dsse.json" "$tmp/e/exit-report.dsse.json" || fail "env key differs"
 

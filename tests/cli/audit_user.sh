@@ -100,8 +100,10 @@ project_files=$(find . -type f | sort)
 
 # The audit, as the docs run it: every receipt holds.
 audit_cmd=$(block run)
-[[ $audit_cmd == "mf-audit audit.yaml --out audit-out" ]] || fail "the docs run '$audit_cmd'"
-run 0 mf-audit audit.yaml --out audit-out
+[[ $audit_cmd == $'mkdir -p audit-out\nmf-audit audit.yaml --out-dir audit-out' ]] ||
+  fail "the docs run '$audit_cmd'"
+mkdir -p audit-out
+run 0 mf-audit audit.yaml --out-dir audit-out
 report=$project/audit-out/exit-report.json
 cmp -s "$tmp/out" "$report" || fail "stdout differs from exit-report.json"
 receipts=(compiled_harness verified_plan replayed_trace strict_replay campaign_traces
@@ -124,16 +126,19 @@ jq -e --argjson r "$(block receipt)" '.receipts[0] == $r' "$report" >/dev/null |
 mkdir -p "$tmp/elsewhere" "$tmp/cwd"
 cp -r "$project" "$tmp/elsewhere/copy"
 rm -rf "$tmp/elsewhere/copy/audit-out"
-(cd "$tmp/cwd" && mf-audit ../elsewhere/copy/audit.yaml --out out -q >/dev/null) ||
+mkdir "$tmp/cwd/out"
+(cd "$tmp/cwd" && mf-audit ../elsewhere/copy/audit.yaml --out-dir out -q >/dev/null) ||
   fail "the audit of the copy failed"
 cmp -s "$report" "$tmp/cwd/out/exit-report.json" || fail "the copy's report differs"
-run 0 mf-audit audit.yaml --out "$tmp/pinned" -q --expect-sha256 "$digest"
+mkdir "$tmp/pinned"
+run 0 mf-audit audit.yaml --out-dir "$tmp/pinned" -q --expect-sha256 "$digest"
 
 # Signed as the docs sign it, in a copy (the key beside it): mf-audit verify accepts the envelope, and
 # the report is the unsigned one.
 mkdir "$tmp/sign"
 cp -r "$project" "$tmp/sign/notes"
 rm -rf "$tmp/sign/notes/audit-out"
+mkdir "$tmp/sign/notes/audit-out"
 cd "$tmp/sign/notes"
 bash -euo pipefail <(block sign) >"$tmp/sign.log" 2>&1 || { cat "$tmp/sign.log" >&2; fail "the docs' signing"; }
 cmp -s "$report" audit-out/exit-report.json || fail "signing changed the report"
@@ -145,10 +150,10 @@ grep -q "does not verify: signature" "$tmp/err" || fail "a changed signature: $(
 
 # The CI jobs run one command, with the key in the environment: the same envelope (Ed25519 is
 # deterministic). Both jobs keep audit-out/ and are YAML.
-ci="mf-audit audit.yaml --out audit-out --sign-key-env MF_AUDIT_SIGNING_KEY"
-[[ $(block github | sed -n 's#^ *run: $RUNNER_TEMP/millforge/bin/mf-audit #mf-audit #p') == "$ci" ]] ||
+ci="mkdir -p audit-out && mf-audit audit.yaml --out-dir audit-out --sign-key-env MF_AUDIT_SIGNING_KEY"
+[[ $(block github | sed -n 's#^ *run: \(.*\)$RUNNER_TEMP/millforge/bin/mf-audit #\1mf-audit #p') == "$ci" ]] ||
   fail "the GitHub job does not run '$ci'"
-[[ $(block gitlab | sed -n 's#^ *- /opt/millforge/bin/mf-audit #mf-audit #p') == "$ci" ]] ||
+[[ $(block gitlab | sed -n 's#^ *- \(.*\)/opt/millforge/bin/mf-audit #\1mf-audit #p') == "$ci" ]] ||
   fail "the GitLab job does not run '$ci'"
 MF_AUDIT_SIGNING_KEY=$(cat ../audit.key.pem) bash -euo pipefail -c "$ci" >/dev/null 2>"$tmp/ci.err" ||
   fail "the CI command: $(cat "$tmp/ci.err")"
@@ -156,7 +161,7 @@ cmp -s "$tmp/envelope.json" audit-out/exit-report.dsse.json || fail "the CI comm
 # Without the key (a pull request from a fork) the job is refused, and writes nothing.
 rm -rf audit-out
 MF_AUDIT_SIGNING_KEY='' run 2 bash -c "$ci"
-[[ ! -e audit-out ]] || fail "the CI command without a key wrote audit-out"
+[[ -z $(ls -A audit-out) ]] || fail "the CI command without a key wrote into audit-out"
 for job in github gitlab; do
   block $job | grep -q '^ *- audit-out/$\|^ *path: audit-out/$' || fail "the $job job does not keep audit-out/"
   # The packages the job installs are the project's own (and ca-certificates, for git over
@@ -183,6 +188,7 @@ tamper() {
   rm -rf "${tmp:?}/$1"
   cp -r "$project" "$tmp/$1"
   rm -rf "$tmp/$1/audit-out"
+  mkdir "$tmp/$1/audit-out"
   cd "$tmp/$1"
 }
 # caught CAPABILITY SUBJECT CULPRIT...: the audit exits 1; the CAPABILITY receipt of SUBJECT does not
@@ -191,7 +197,7 @@ tamper() {
 caught() {
   local capability=$1 subject=$2
   shift 2
-  run 1 mf-audit audit.yaml --out audit-out -q
+  run 1 mf-audit audit.yaml --out-dir audit-out -q
   grep -F "$capability $subject does not hold" "$tmp/err" | grep -qF "$1" ||
     fail "stderr does not name $capability of $subject and $1: $(cat "$tmp/err")"
   for culprit in "$@"; do
@@ -281,10 +287,11 @@ cd "$project"
 refused() {
   ! cmp -s "$tmp/$1.yaml" audit.yaml || fail "the manifest $1 is the project's"
   cp "$tmp/$1.yaml" "$1.yaml"
-  refuse 2 "$2" mf-audit "$1.yaml" --out "$tmp/refused-$1"
+  mkdir "$tmp/refused-$1"
+  refuse 2 "$2" mf-audit "$1.yaml" --out-dir "$tmp/refused-$1"
   grep -qF "$3" "$tmp/err" || fail "the $1 manifest's refusal does not name $3: $(cat "$tmp/err")"
   [[ $(wc -l <"$tmp/err") -eq 1 ]] || fail "more than one diagnostic: $(cat "$tmp/err")"
-  [[ ! -e $tmp/refused-$1 ]] || fail "a refused manifest ($1) left $tmp/refused-$1"
+  [[ -z $(ls -A "$tmp/refused-$1") ]] || fail "a refused manifest ($1) wrote into $tmp/refused-$1"
   rm "$1.yaml"
 }
 pin_line=$(grep -n "sha256: \"$note\"" audit.yaml | cut -d: -f1)

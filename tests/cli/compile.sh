@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mf-compile end to end (docs/formats/harness.md, docs/formats/plan.md): compile | verify through a
-# pipe, YAML/JSON twins and stdin give the same bytes, --out DIR publishing (names, no-clobber,
+# pipe, YAML/JSON twins and stdin give the same bytes, --out-dir DIR publishing (names, no-clobber,
 # MF-O004, no temp files), request faults (MF-S017, MF-S018, usage errors), rejected sources (report
 # only, nothing on stdout, file:line:column on stderr), verify of tampered plans (MF-L004, MF-L002),
 # --store refs, credentials never repeated (MF-S026), the built-in catalog and profiles, --help, and
@@ -87,14 +87,14 @@ cmp -s "$tmp/plan" "$tmp/out" || fail "--format yaml on a .txt file compiles to 
 run 2 "$mfc" --format toml "$h/golden.yaml" "${fx[@]}"
 expect_no_stdout "--format toml"
 
-# --- --out DIR ------------------------------------------------------------------------------------
+# --- --out-dir DIR ------------------------------------------------------------------------------------
 d=$tmp/plans
 mkdir "$d"
-run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" --out "$d"
+run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" --out-dir "$d"
 # The report is named by the request that made it (the same plan can come from several requests).
 report_name="$id@1.request-$(jq -r .request_sha256 "$tmp/out").diagnostics.json"
 expect_dir "$d" "$plan_name" "$report_name"
-cmp -s "$tmp/plan" "$d/$plan_name" || fail "--out plan differs from the -o - plan"
+cmp -s "$tmp/plan" "$d/$plan_name" || fail "--out-dir plan differs from the -o - plan"
 cmp -s "$tmp/out" "$d/$report_name" || fail "stdout is not the report written beside the plan"
 [[ $(jq -r .status "$tmp/out") == compiled ]] || fail "report status: $(out)"
 [[ $(jq -r .plan_file "$tmp/out") == "$plan_name" ]] || fail "report plan_file: $(out)"
@@ -104,16 +104,16 @@ cmp -s "$tmp/out" "$d/$report_name" || fail "stdout is not the report written be
 "$mfs" canon "$d/$report_name" | cmp -s - "$d/$report_name" || fail "the report is not canonical"
 cp "$tmp/out" "$tmp/report"
 run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" -o "$d" # again: same bytes, nothing new
-cmp -s "$tmp/report" "$tmp/out" || fail "a second --out compile printed another report"
+cmp -s "$tmp/report" "$tmp/out" || fail "a second --out-dir compile printed another report"
 expect_dir "$d" "$plan_name" "$report_name"
-cmp -s "$tmp/plan" "$d/$plan_name" || fail "a second --out compile changed the plan"
+cmp -s "$tmp/plan" "$d/$plan_name" || fail "a second --out-dir compile changed the plan"
 mkdir "$tmp/twin"
-run 0 "$mfc" "$h/golden.json" "${fx[@]}" --out "$tmp/twin/" # the JSON twin: the same plan, same name
+run 0 "$mfc" "$h/golden.json" "${fx[@]}" --out-dir "$tmp/twin/" # the JSON twin: the same plan, same name
 twin_report="$id@1.request-$(jq -r .request_sha256 "$tmp/out").diagnostics.json"
 [[ $twin_report != "$report_name" ]] || fail "the JSON twin's request has the YAML request's digest"
 expect_dir "$tmp/twin" "$plan_name" "$twin_report"
 cmp -s "$tmp/plan" "$tmp/twin/$plan_name" || fail "the JSON twin published other plan bytes"
-run 0 "$mfc" "$h/golden.json" "${fx[@]}" --out "$d" # beside the YAML request's: both reports kept
+run 0 "$mfc" "$h/golden.json" "${fx[@]}" --out-dir "$d" # beside the YAML request's: both reports kept
 expect_dir "$d" "$plan_name" "$report_name" "$twin_report"
 rm "$d/$twin_report"
 
@@ -121,26 +121,26 @@ rm "$d/$twin_report"
 sed 's/Preserve this first/Preserve this FIRST/' "$d/$plan_name" >"$tmp/altered"
 cmp -s "$tmp/altered" "$d/$plan_name" && fail "sed did not alter the plan"
 cp "$tmp/altered" "$d/$plan_name"
-run 3 "$mfc" "$h/golden.yaml" "${fx[@]}" --out "$d"
+run 3 "$mfc" "$h/golden.yaml" "${fx[@]}" --out-dir "$d"
 expect_err 'error MF-O004' "republishing over an altered plan"
 expect_no_stdout "republishing over an altered plan"
 cmp -s "$tmp/altered" "$d/$plan_name" || fail "the altered plan was touched"
 cmp -s "$tmp/report" "$d/$report_name" || fail "the report beside an altered plan was touched"
 expect_dir "$d" "$plan_name" "$report_name"
 cp "$tmp/plan" "$d/$plan_name" # the original bytes back: publishing succeeds again
-run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" --out "$d"
+run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" --out-dir "$d"
 expect_dir "$d" "$plan_name" "$report_name"
 
-# A missing --out directory is a rejected request (MF-S017, exit 2); it is never created.
-run 2 "$mfc" "$h/golden.yaml" "${fx[@]}" --out "$tmp/missing"
-expect_err '^mf-compile: .*error MF-S017: ' "--out a missing directory"
-expect_diag_lines "--out a missing directory"
-expect_no_stdout "--out a missing directory"
-[[ ! -e $tmp/missing ]] || fail "--out created the missing directory"
+# A missing --out-dir directory is a rejected request (MF-S017, exit 2); it is never created.
+run 2 "$mfc" "$h/golden.yaml" "${fx[@]}" --out-dir "$tmp/missing"
+expect_err '^mf-compile: .*error MF-S017: ' "--out-dir a missing directory"
+expect_diag_lines "--out-dir a missing directory"
+expect_no_stdout "--out-dir a missing directory"
+[[ ! -e $tmp/missing ]] || fail "--out-dir created the missing directory"
 : >"$tmp/a-file"
-run 2 "$mfc" "$h/golden.yaml" "${fx[@]}" --out "$tmp/a-file"
-expect_err 'error MF-S017' "--out a regular file"
-[[ ! -s $tmp/a-file ]] || fail "--out a regular file wrote into it"
+run 2 "$mfc" "$h/golden.yaml" "${fx[@]}" --out-dir "$tmp/a-file"
+expect_err 'error MF-S017' "--out-dir a regular file"
+[[ ! -s $tmp/a-file ]] || fail "--out-dir a regular file wrote into it"
 
 # --- request faults ----------------------------------------------------------------------------------
 for bad in lower COMPLETE,lower ' COMPLETE' COMPLETE,,BLOCKED ''; do
@@ -159,13 +159,13 @@ run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" --legal-terminals BUILDER_COMPLETE,BLOC
   --expect-harness-id "$id" --capabilities workspace.read,artifact.write,terminal.intent
 cmp -s "$tmp/plan" "$tmp/out" || fail "request options that all pass changed the plan"
 
-# A request fault with --out DIR files a rejected report there and no plan.
+# A request fault with --out-dir DIR files a rejected report there and no plan.
 mkdir "$tmp/req"
-run 2 "$mfc" "$h/golden.yaml" "${fx[@]}" --legal-terminals lower --out "$tmp/req"
-expect_err 'error MF-S018' "--legal-terminals lower --out DIR"
-[[ $(ls -A "$tmp/req" | wc -l) -eq 1 ]] || fail "request fault with --out: $(ls -A "$tmp/req")"
+run 2 "$mfc" "$h/golden.yaml" "${fx[@]}" --legal-terminals lower --out-dir "$tmp/req"
+expect_err 'error MF-S018' "--legal-terminals lower --out-dir DIR"
+[[ $(ls -A "$tmp/req" | wc -l) -eq 1 ]] || fail "request fault with --out-dir: $(ls -A "$tmp/req")"
 [[ $(ls -A "$tmp/req") =~ ^request-[0-9a-f]{64}\.diagnostics\.json$ ]] ||
-  fail "request fault with --out wrote $(ls -A "$tmp/req")"
+  fail "request fault with --out-dir wrote $(ls -A "$tmp/req")"
 cmp -s "$tmp/out" "$tmp/req/$(ls -A "$tmp/req")" || fail "stdout is not the request fault's report"
 [[ $(jq -r .failure_phase "$tmp/out") == request ]] || fail "request fault phase: $(out)"
 
@@ -195,11 +195,11 @@ expect_err "^mf-compile: [^ ]*MF-G001-unknown-prerequisite\\.yaml:41:[0-9]+: err
   "a rejected source's diagnostic has no line:column"
 
 mkdir "$tmp/rej"
-run 2 "$mfc" "$bad" "${fx[@]}" --out "$tmp/rej" --diagnostics "$tmp/rej.json"
-expect_err 'error MF-G001' "a rejected source with --out"
-[[ $(ls -A "$tmp/rej" | wc -l) -eq 1 ]] || fail "rejected --out wrote $(ls -A "$tmp/rej")"
+run 2 "$mfc" "$bad" "${fx[@]}" --out-dir "$tmp/rej" --diagnostics "$tmp/rej.json"
+expect_err 'error MF-G001' "a rejected source with --out-dir"
+[[ $(ls -A "$tmp/rej" | wc -l) -eq 1 ]] || fail "rejected --out-dir wrote $(ls -A "$tmp/rej")"
 rej_name=$(ls -A "$tmp/rej")
-[[ $rej_name =~ ^request-([0-9a-f]{64})\.diagnostics\.json$ ]] || fail "rejected --out wrote $rej_name"
+[[ $rej_name =~ ^request-([0-9a-f]{64})\.diagnostics\.json$ ]] || fail "rejected --out-dir wrote $rej_name"
 request_sha=${BASH_REMATCH[1]}
 cmp -s "$tmp/out" "$tmp/rej/$rej_name" || fail "stdout is not the rejected report"
 cmp -s "$tmp/out" "$tmp/rej.json" || fail "--diagnostics FILE is not the rejected report"
@@ -209,16 +209,16 @@ cmp -s "$tmp/out" "$tmp/rej.json" || fail "--diagnostics FILE is not the rejecte
 [[ $(jq -c '.plan_file, .compiled_sha256' "$tmp/out" | tr -d '\n') == nullnull ]] ||
   fail "a rejected report names a plan: $(out)"
 [[ $(jq -r '.diagnostics[0].code' "$tmp/out") == MF-G001 ]] || fail "rejected report code: $(out)"
-run 2 "$mfc" "$bad" "${fx[@]}" --out "$tmp/rej" # again: same request, same name
+run 2 "$mfc" "$bad" "${fx[@]}" --out-dir "$tmp/rej" # again: same request, same name
 [[ $(ls -A "$tmp/rej") == "$rej_name" ]] || fail "a repeated rejected request wrote another report"
 
 # --diagnostics FILE with the plan on stdout.
 run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" --diagnostics "$tmp/diag.json"
 cmp -s "$tmp/plan" "$tmp/out" || fail "--diagnostics FILE changed stdout"
 cmp -s "$tmp/report" "$tmp/diag.json" || fail "--diagnostics FILE is not the compile report"
-# With --out DIR the report is stdout's one document; --diagnostics - does not print it twice.
-run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" --out "$d" --diagnostics -
-cmp -s "$tmp/report" "$tmp/out" || fail "--out DIR --diagnostics - printed $(jq -s length "$tmp/out") reports"
+# With --out-dir DIR the report is stdout's one document; --diagnostics - does not print it twice.
+run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" --out-dir "$d" --diagnostics -
+cmp -s "$tmp/report" "$tmp/out" || fail "--out-dir DIR --diagnostics - printed $(jq -s length "$tmp/out") reports"
 
 # A JSON syntax error on stdin is located on <stdin>.
 printf '{"schema_version": "1.0",\n  "kind": }\n' >"$tmp/broken.json"
@@ -282,8 +282,8 @@ expect_no_stdout "a secret in system_instructions"
 grep -q -- "$secret" "$tmp/err" && fail "the secret appears on stderr"
 grep -q -- "$secret" "$tmp/secret-report.json" && fail "the secret appears in the report"
 [[ $(jq -r '.diagnostics[0].code' "$tmp/secret-report.json") == MF-S026 ]] || fail "report code"
-run 2 "$mfc" "$tmp/secret.yaml" "${fx[@]}" --out "$tmp/sec"
-grep -rq -- "$secret" "$tmp/sec" "$tmp/out" "$tmp/err" && fail "the secret appears in --out's report"
+run 2 "$mfc" "$tmp/secret.yaml" "${fx[@]}" --out-dir "$tmp/sec"
+grep -rq -- "$secret" "$tmp/sec" "$tmp/out" "$tmp/err" && fail "the secret appears in --out-dir's report"
 # A secret used as a mapping key (a node id, an unknown field, a duplicate key) is refused too, and
 # no diagnostic repeats it, not even in its JSON pointer.
 for edit in "s/^    write_failure_report:/    $secret:/" \

@@ -73,7 +73,7 @@ usage() {
   grep -q 'usage error' "$tmp/err" || fail "$*: not a usage error"
 }
 usage "$MF_BIN/mf-compile" project --plan plan.json --query 'read the file'
-usage "$MF_BIN/mf-run" --plan plan.json --model scripted:r.json --trace -
+usage "$MF_BIN/mf-run" --plan plan.json --model scripted:r.json --trace - --output -
 usage "$MF_BIN/mf-replay" --strict --fork-at 3 --plan plan.json trace.jsonl
 usage "$MF_BIN/mf-replay" --fork-at 3 trace.jsonl
 usage "$MF_BIN/mf-eval" merge --output out.json

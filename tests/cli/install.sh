@@ -29,9 +29,10 @@ done
 [[ -z $(find "$prefix" -name '*.a' -o -name '*.hpp' | head -1) ]] || fail "build internals installed"
 
 # The product self-test runs from the prefix, outside the source tree, to the source tree's report.
-(cd "$tmp" && "$prefix/bin/mf-audit" --out installed-audit -q >/dev/null) ||
+mkdir "$tmp/installed-audit" "$tmp/tree-audit"
+(cd "$tmp" && "$prefix/bin/mf-audit" --out-dir installed-audit -q >/dev/null) ||
   fail "the installed mf-audit does not pass its self-test"
-"$MF_BIN/mf-audit" --out "$tmp/tree-audit" -q >/dev/null || fail "the self-test fails in the tree"
+"$MF_BIN/mf-audit" --out-dir "$tmp/tree-audit" -q >/dev/null || fail "the self-test fails in the tree"
 cmp -s "$tmp/installed-audit/exit-report.json" "$tmp/tree-audit/exit-report.json" ||
   fail "the installed self-test's report differs from the source tree's"
 

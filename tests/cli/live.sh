@@ -369,10 +369,14 @@ diff <(jq -c 'del(.prev, .attempts) | if .source then .source = "cache" else . e
 grep -q '"attempts"' "$tmp/rep.jsonl" && fail "a cached reply claims transport attempts"
 (unset MF_TEST_KEY; run 0 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" --model "openai:$p" \
   --workspace "$fx/repository" --cache read --store "$st" --repeat-index 1 --trace "$tmp/rep1.jsonl")
-# A miss in read mode fails loudly: exit 2, MF-M001, and a complete trace saying so.
-run 2 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" --model "openai:$p" --workspace "$fx/repository" \
+# A miss in read mode fails the run that happened (exit 1, not 2: 2 is a refusal before any work),
+# with a complete trace and one line naming the reply never recorded and how to record it.
+run 1 "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" --model "openai:$p" --workspace "$fx/repository" \
   --cache read --store "$st" --repeat-index 7 --trace "$tmp/miss.jsonl"
-grep -q 'MF-M001' "$tmp/err" || fail "cache miss: $(cat "$tmp/err")"
+grep -Eq '^mf-run: error MF-M001: reply cache miss: the reply to request [0-9a-f]{64} sample 7 was never recorded \(.*record it with --cache write\)$' \
+  "$tmp/err" || fail "cache miss: $(cat "$tmp/err")"
+[[ $(grep -c MF-M001 "$tmp/err") -eq 1 ]] || fail "cache miss: more than one line: $(cat "$tmp/err")"
+[[ $(jq -r .terminal "$tmp/out") == model_failed ]] || fail "cache miss: result $(cat "$tmp/out")"
 run 0 "$MF_BIN/mf-replay" "$tmp/miss.jsonl"
 run 2 "$MF_BIN/mf-run" --task "$fx/forge/task-valid.json" --model "scripted:$fx/forge/responses-valid.json" \
   --cache read --trace "$tmp/x.jsonl"

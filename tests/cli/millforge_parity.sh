@@ -35,7 +35,7 @@ PINS
 # Published into a directory: Millforge's file name, and the report names the form and the
 # snapshot identity Millforge's registry rule gives the catalog.
 mkdir "$tmp/plans"
-run 0 "$mfc" fixtures/harness/golden.yaml "${snap[@]}" --emit millforge-v1 --out "$tmp/plans"
+run 0 "$mfc" fixtures/harness/golden.yaml "${snap[@]}" --emit millforge-v1 --out-dir "$tmp/plans"
 plan="$tmp/plans/millforge.test.golden.compiler.v1@1.1d65583fe8bd8379d95f889fe0e889d9ee28ada85d912db9188191eb73bddc52.compiled.json"
 [[ -f $plan ]] || fail "plan file not published under its name"
 [[ $(tail -c 1 "$plan" | od -An -c | tr -d ' ') == '\n' ]] || fail "plan file lacks its newline"

@@ -138,18 +138,19 @@ int check_paths(const Rules& rules, const Context& ctx) {
       kind = Path::InDir;
     }
     if (kind != Path::OutFile && *value == "-") {
-      return usage_error(ctx.tool, "--" + rule.name + " names a directory; '-' (stdin or stdout) "
-                                   "stands for a file only");
+      return usage_error(ctx.tool, "--" + rule.name +
+                                       " names a directory; '-' (stdin or stdout) "
+                                       "stands for a file only");
     }
     if (kind == Path::InDir) continue;
     const std::string dir = needed_directory(*value, kind);
     if (dir.empty() || is_directory(dir)) continue;
     struct stat st {};
-    const std::string problem =
-        ::stat(dir.c_str(), &st) == 0
-            ? "output directory '" + dir + "' is not a directory"
-            : "output directory '" + dir + "' does not exist (create it: mkdir -p " +
-                  shell_word(dir) + ")";
+    const std::string problem = ::stat(dir.c_str(), &st) == 0
+                                    ? "output directory '" + dir + "' is not a directory"
+                                    : "output directory '" + dir +
+                                          "' does not exist (create it: mkdir -p " +
+                                          shell_word(dir) + ")";
     return report(ctx.tool, {diag::error(diag::codes::kOutputDirMissing, problem)});
   }
   return kSuccess;

@@ -190,7 +190,7 @@ std::string wrap_command(std::string_view line, const std::string& first, const 
   std::size_t start = 0;
   while (prefix.size() + (line.size() - start) > width) {
     // The last break that fits; better, one before an option, an operator or a "[...]" group
-    // ("--out DIR" and "| jq" stay whole), if that leaves the line at least half full.
+    // ("--out-dir DIR" and "| jq" stay whole), if that leaves the line at least half full.
     std::size_t cut = std::string::npos, nice = std::string::npos;
     for (std::size_t b : breaks) {
       if (b <= start) continue;

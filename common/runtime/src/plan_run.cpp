@@ -43,14 +43,12 @@ Result<json::Value> read_request(const std::string& spec) {
   return doc;
 }
 
-// The artifact directory, made when it does not exist yet.
+// The artifact directory must exist: a directory the user names is never created (docs/cli.md).
 Status artifact_directory(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return diag::error(diag::codes::kUsage, "--artifacts \"" + path + "\" is not a directory" +
-                                                (ec ? " (" + ec.message() + ")" : std::string()));
+    return diag::error(diag::codes::kOutputDirMissing,
+                       "output directory '" + path + "' does not exist (--artifacts)");
   }
   return {};
 }

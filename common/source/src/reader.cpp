@@ -413,10 +413,10 @@ Result<SourceSlice> read_slice(const SliceRequest& request) {
   if (!content) return content.take_diagnostics();
   const std::string_view text = *content;
   if (text.size() > kMaxFileBytes) {
-    return diag::error(codes::kFileTooLarge,
-                       quoted(display) + (from_stdin ? " is" : " grew") +
-                           " over the 1 MiB (1048576 bytes) limit",
-                       "/path");
+    return diag::error(
+        codes::kFileTooLarge,
+        quoted(display) + (from_stdin ? " is" : " grew") + " over the 1 MiB (1048576 bytes) limit",
+        "/path");
   }
   if (auto bad = text::utf8_error_offset(text); bad != std::string_view::npos) {
     const auto line = count_lines(text.substr(0, bad + 1));
