@@ -103,7 +103,7 @@ cmp -s "$tmp/out" "$d/$report_name" || fail "stdout is not the report written be
 [[ $(jq -c .diagnostics "$tmp/out") == '[]' ]] || fail "report diagnostics: $(out)"
 "$mfs" canon "$d/$report_name" | cmp -s - "$d/$report_name" || fail "the report is not canonical"
 cp "$tmp/out" "$tmp/report"
-run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" -o "$d" # again: same bytes, nothing new
+run 0 "$mfc" "$h/golden.yaml" "${fx[@]}" --out-dir "$d" # again: same bytes, nothing new
 cmp -s "$tmp/report" "$tmp/out" || fail "a second --out-dir compile printed another report"
 expect_dir "$d" "$plan_name" "$report_name"
 cmp -s "$tmp/plan" "$d/$plan_name" || fail "a second --out-dir compile changed the plan"

@@ -94,7 +94,7 @@ usage "$MF_BIN/mf-compile" verify --catalog c.json plan.json
 usage "$MF_BIN/mf-toolread" --root . --path README.md --query x
 usage "$MF_BIN/mf-toolread" search --root . --query x --start-line 2
 usage "$MF_BIN/mf-run" tool read --workspace . --args '{}' --task t.json
-usage "$MF_BIN/mf-run" --task t.json --model scripted:r.json --trace - --workspace .
+usage "$MF_BIN/mf-run" --task t.json --model scripted:r.json --trace - --output - --workspace .
 
 # Subcommand mistakes are usage errors.
 run 2 "$MF_BIN/mf-store"

@@ -183,6 +183,7 @@ for mode in compiled all_tools; do
   cat >"$tmp/write.json" <<'EOF'
 {"steps": [{"tool_calls": [{"name": "write", "arguments": {"path": "x.txt", "content": "x"}}]}]}
 EOF
+  mkdir -p "$tmp/art-$mode"
   RC=1 proj_run "$tmp/$mode.plan.json" "$tmp/write.json" "$tmp/$mode.jsonl" \
     --capabilities unrestricted.filesystem.read,terminal.intent --artifacts "$tmp/art-$mode"
   jq -s -e '[.[] | select(.event == "projection_compiled") | .visible[]]

@@ -159,7 +159,7 @@ grep -q "dir.jsonl: error MF-S014: trace '.*dir.jsonl' is a directory" "$tmp/err
 # --- refused: options that take one trace, stdin among many, a bad --report or DIR ------------------
 two=("$tmp/tr/${files[0]}" "$tmp/tr/${files[1]}")
 for opt in "--expect-sha256 $(sha "$tmp/tr/${files[0]}")" --strict "--fork-at 2" "--plan p.json" \
-  "--responses r.json" "--trace new.jsonl" "--workspace ." "--artifacts a" "--run-id x" \
+  "--responses r.json" "--trace new.jsonl" "--workspace ." "--artifacts $tmp" "--run-id x" \
   --fixed-clock "--export otlp-json" "--start-unix-ms 5"; do
   # shellcheck disable=SC2086
   run 2 "$replay" $opt "${two[@]}"

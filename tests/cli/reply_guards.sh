@@ -99,7 +99,9 @@ jq -se --arg d "$long_sha" '.[-2].event == "model_failed" and .[-2].call == 1
   and .[-1].event == "run_failed" and .[-1].terminal == "model_failed"' "$tmp/too-long.jsonl" \
   >/dev/null || fail "too long: $(jq -c 'del(.content)' "$tmp/too-long.jsonl")"
 run 0 "$MF_BIN/mf-replay" "$tmp/too-long.jsonl"
-refuse 2 MF-M001 "$MF_BIN/mf-run" "${long[@]}" --cache read --trace "$tmp/too-long.read.jsonl"
+# Its reply was never recorded: replaying it fails the run (exit 1) on that miss.
+run 1 "$MF_BIN/mf-run" "${long[@]}" --cache read --trace "$tmp/too-long.read.jsonl"
+grep -q "error MF-M001: .*record it with --cache write" "$tmp/err" || fail "miss: $(cat "$tmp/err")"
 
 # The same for a tool event: a call's arguments nested as deep as the reader allows (64 levels)
 # are one level deeper inside tool_called under --trace-content inline, which no line may be.

@@ -69,8 +69,12 @@ cmp -s "$tmp/trace1.jsonl" "$tmp/trace2.jsonl" || fail "fixed-clock traces diffe
 jq -se 'all(.t_ms == 0 and .run_id == "run-fixed")' "$tmp/trace1.jsonl" >/dev/null || fail "fixed clock"
 jq -e '.evidence == "src/lib.rs:12"' "$tmp/result1.json" >/dev/null || fail "--output result"
 rc=0; "$bin/mf-run" --task $f/task-valid.json --model scripted:$f/responses-valid.json \
-  --trace - 2>/dev/null >/dev/null || rc=$?
-[ $rc -eq 2 ] || fail "--trace - without --output must be a usage error"
+  --trace - --output - 2>/dev/null >/dev/null || rc=$?
+[ $rc -eq 2 ] || fail "--trace - with --output - must be a usage error"
+# --trace - alone: stdout is the trace, which holds the result.
+"$bin/mf-run" --task $f/task-valid.json --model scripted:$f/responses-repair.json --fixed-clock \
+  --run-id run-fixed --trace - >"$tmp/piped.jsonl" || fail "--trace - without --output"
+cmp -s "$tmp/piped.jsonl" "$tmp/trace1.jsonl" || fail "--trace - printed more or less than the trace"
 
 # --trace-content inline keeps the raw response; the default keeps only size and digest.
 "$bin/mf-run" --task $f/task-valid.json --model scripted:$f/responses-valid.json \

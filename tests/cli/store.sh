@@ -218,7 +218,7 @@ run 2 "$mf" --store "$g" export --ref run/none
 expect_err MF-K001 "export of an unknown ref"
 run 2 "$mf" --store "$g" export
 expect_err 'usage error' "export of nothing"
-run 3 "$mf" --store "$g" export "$root" -o "$tmp/no-such-dir/x.jsonl"
+refuse 2 MF-S017 "$mf" --store "$g" export "$root" -o "$tmp/no-such-dir/x.jsonl"
 [[ ! -e $tmp/no-such-dir ]] || fail "export -o created a directory"
 
 # A tampered stream: the leaf's bytes are changed under its digest (same size). The import fails,
