@@ -14,7 +14,8 @@ suite=$f/forge/eval-suite.json
 ct=(custom-tools "$f/custom_tools/two-tools.manifest.json" --policy "$f/custom_tools/policy.json")
 bin=$MF_BIN
 
-# Inputs the commands below read: a plan, a trace of it (in a workspace of its own), an eval report.
+# Inputs the commands below read: a plan, a trace of it (in a workspace of its own), eval reports,
+# a store.
 run 0 "$bin/mf-compile" "$f/harness/golden.yaml" "${h[@]}" -o -
 cp "$tmp/out" "$tmp/plan.json"
 mkdir -p "$tmp/ws/src" "$tmp/art"
@@ -22,8 +23,13 @@ cp "$f/repository/src/lib.rs" "$tmp/ws/src/"
 plan_run=(--plan "$tmp/plan.json" --model "scripted:$f/harness/runs/golden-ok.json"
           --workspace "$tmp/ws")
 run 0 "$bin/mf-run" "${plan_run[@]}" --artifacts "$tmp/art" --fixed-clock --run-id r \
-  --trace "$tmp/run.jsonl"
+  --trace-content inline --trace "$tmp/run.jsonl"
 run 0 "$bin/mf-eval" run --suite "$suite" --fixed-clock --output "$tmp/report.json" -q
+for i in 1 2; do
+  run 0 "$bin/mf-eval" run --suite "$suite" --fixed-clock --output "$tmp/shard$i.json" --shard $i/2 -q
+done
+run 0 "$bin/mf-store" --store "$tmp/st" put "$task"
+digest=$(cat "$tmp/out")
 
 # Each table's lines are commands, eval'd in an empty working directory $tmp/w.
 # --- 1. A missing output directory: every output-taking option of every binary. "missing" is the
@@ -45,12 +51,12 @@ missing=(
   '"$bin/mf-eval" run --suite "$suite" --output r.json --traces missing'
   '"$bin/mf-eval" run --suite "$suite" --output r.json --journal missing/r.journal'
   '"$bin/mf-eval" run --suite "$suite" --output r.json --store missing/store'
-  '"$bin/mf-eval" merge --output missing/r.json "$tmp/report.json"'
+  '"$bin/mf-eval" merge --output missing/r.json "$tmp/shard1.json" "$tmp/shard2.json"'
   '"$bin/mf-eval" report "$tmp/report.json" --format md --output missing/r.md'
   '"$bin/mf-audit" --fixtures "$f" --out-dir missing'
   '"$bin/mf-audit" --fixtures "$f" --store missing/store'
   '"$bin/mf-store" --store missing/store put "$task"'
-  '"$bin/mf-store" --store "$tmp/none" export -o missing/stream'
+  '"$bin/mf-store" --store "$tmp/st" export -o missing/stream "$digest"'
 )
 want="error MF-S017: output directory 'missing' does not exist (create it: mkdir -p missing)"
 for line in "${missing[@]}"; do
@@ -139,7 +145,6 @@ printf '\xff\n' >"$tmp/latin1"
 stdin=$tmp/latin1 refuse 2 MF-T008 "$bin/mf-toolread" --path -
 # mf-store: canon from stdin, export to stdout.
 stdin=$task run 0 "$bin/mf-store" canon -
-digest=$(sha256sum <"$task" | cut -d' ' -f1)
 run 0 "$bin/mf-store" --store "$tmp/w/st" put "$task"
 run 0 "$bin/mf-store" --store "$tmp/w/st" export -o - "$digest"
 [[ -s $tmp/out ]] || fail "mf-store export -o - wrote nothing"
