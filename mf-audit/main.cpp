@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
           "       mf-audit verify REPORT [--envelope FILE] [--public-key PEM] [--mac-key-env NAME]",
       .examples =
           {
-              "mf-audit audit/manifest.yaml --out-dir audit-out",
+              "mkdir -p audit-out && mf-audit audit/manifest.yaml --out-dir audit-out",
               "mf-audit audit/manifest.yaml --out-dir audit-out --sign-key-env MF_AUDIT_KEY -j 4",
               "mf-audit --out-dir target/audit --expect-sha256 \"$PINNED\"",
               "mf-audit --quiet audit/manifest.yaml | jq '.receipts[] | {capability, subject, "

@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
           "[-o CATALOG.json|-]",
       .examples =
           {
-              "mf-compile harness.yaml --catalog tools.json --profiles profiles.json "
-              "--out-dir plans/",
+              "mkdir -p plans && mf-compile harness.yaml --catalog tools.json --profiles "
+              "profiles.json --out-dir plans/",
               "mf-compile harness.yaml --catalog tools.json -o plan.json",
               "mf-compile harness.yaml --catalog tools.json --profiles profiles.json -o - | "
               "mf-compile verify -",

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "mf/diag/codes.hpp"
+#include "temp_dir.hpp"
 
 namespace mf::cli {
 namespace {
@@ -140,6 +143,89 @@ TEST(CliProgressLine, RedrawnInPlaceAndEndedOnce) {
   }
   { ProgressLine unused; }
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "\rstep 1/2\rstep 2/2\n");
+}
+
+// Runs a tool "mf-test" with one option of each path kind (--file, --dir, --store, --in) and the
+// subcommands "write" and "read" (--store is written only by "write"); returns the exit code,
+// whether the body ran, and stderr.
+int run_paths(std::vector<std::string> args, bool& ran, std::string& err) {
+  const Tool tool{.name = "mf-test",
+                  .summary = "s",
+                  .usage = "mf-test",
+                  .positional = "args",
+                  .commands = {"write", "read"}};
+  Options options;
+  options.text({.name = "file", .help = "f", .value = "FILE|-", .path = Path::OutFile});
+  options.text({.name = "dir", .help = "d", .value = "DIR", .path = Path::OutDir});
+  options.text(
+      {.name = "store", .help = "s", .value = "DIR", .path = Path::Store, .writes = {"write"}});
+  options.text({.name = "in", .help = "i", .value = "DIR", .path = Path::InDir});
+  args.insert(args.begin(), "mf-test");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  ran = false;
+  testing::internal::CaptureStderr();
+  const int rc = run(static_cast<int>(argv.size()), argv.data(), tool, options, [&](Context&) {
+    ran = true;
+    return 0;
+  });
+  err = testing::internal::GetCapturedStderr();
+  return rc;
+}
+
+TEST(CliPaths, AMissingOutputDirectoryIsRefusedBeforeTheBody) {
+  test::TempDir dir;
+  const std::string here = dir.path().string();
+  const std::string missing = (dir / "missing").string();
+  bool ran = false;
+  std::string err;
+  const std::string refusal = "mf-test: error MF-S017: output directory '" + missing +
+                              "' does not exist (create it: mkdir -p " + missing + ")\n";
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"--file", missing + "/x.json"},
+                                             {"--dir", missing},
+                                             {"write", "--store", missing + "/st"},
+                                             {"write", "--store", missing + "/st/"}}) {
+    EXPECT_EQ(run_paths(args, ran, err), kRejected) << args[0];
+    EXPECT_FALSE(ran) << args[0];
+    EXPECT_EQ(err, refusal) << args[0];
+  }
+  EXPECT_FALSE(std::filesystem::exists(missing));
+  // What needs no directory, or names one that exists, reaches the body.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--file", "-"},
+           {"--file", "bare.json"},
+           {"--file", here + "/x.json"},
+           {"--dir", here},
+           {"write", "--store", here + "/st"},
+           {"read", "--store", missing + "/st"},  // only read: the store's own check
+           {"--in", missing}}) {
+    EXPECT_EQ(run_paths(args, ran, err), kSuccess) << args[1] << ": " << err;
+    EXPECT_TRUE(ran) << args[1];
+  }
+  // A path that is there but no directory.
+  { std::ofstream(here + "/plain") << "x"; }
+  const std::string not_dir =
+      "mf-test: error MF-S017: output directory '" + here + "/plain' is not a directory\n";
+  EXPECT_EQ(run_paths({"--dir", here + "/plain"}, ran, err), kRejected);
+  EXPECT_EQ(err, not_dir);
+  EXPECT_EQ(run_paths({"--file", here + "/plain/y.json"}, ran, err), kRejected);
+  EXPECT_EQ(err, not_dir);
+  // The fix quotes what the shell would split.
+  EXPECT_EQ(run_paths({"--dir", here + "/a b"}, ran, err), kRejected);
+  EXPECT_NE(err.find("(create it: mkdir -p '" + here + "/a b')"), std::string::npos) << err;
+}
+
+TEST(CliPaths, DashNamesAFileNeverADirectory) {
+  bool ran = false;
+  std::string err;
+  for (const char* option : {"--dir", "--store", "--in"}) {
+    EXPECT_EQ(run_paths({"read", option, "-"}, ran, err), kRejected) << option;
+    EXPECT_FALSE(ran);
+    EXPECT_EQ(err, std::string("mf-test: usage error: ") + option +
+                       " names a directory; '-' (stdin or stdout) stands for a file only\n"
+                       "Try 'mf-test --help'.\n");
+  }
 }
 
 }  // namespace
