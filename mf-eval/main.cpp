@@ -1,5 +1,5 @@
 // mf-eval: run suites of cases into reports; compare reports with gates (docs/formats/eval.md).
-#include <iostream>
+#include <optional>
 
 #include "mf/cli/cli.hpp"
 #include "mf/eval/command.hpp"
@@ -44,9 +44,18 @@ int run(cli::Context& ctx, const Opts& o) {
   a.fixed_clock = ctx.fixed_clock(o.fixed_clock);
   if (int rc = cli::secret_from_env(ctx, o.mac_key_env, a.mac_key)) return rc;
   a.cancel = &cli::cancellation_flag();
-  if (ctx.progress())
-    a.show_progress = [](std::string_view line) { std::cerr << line << std::flush; };
-  return cli::finish(ctx, eval::run_command(a));
+  // Labelled with the shard, else the report's file (the suite's for stdout), so runs sharing a
+  // terminal are told apart.
+  std::optional<cli::ProgressLine> progress;
+  progress.emplace(ctx.progress(), "mf-eval " + (a.shard           ? "shard " + *a.shard
+                                                 : a.output != "-" ? a.output
+                                                                   : a.suite));
+  if (progress->enabled()) {
+    a.show_progress = [&progress](std::string_view text) { progress->draw(text); };
+  }
+  auto outcome = eval::run_command(a);
+  progress.reset();  // its line ends before the summary line
+  return cli::finish(ctx, outcome);
 }
 
 int compare(cli::Context& ctx, const Opts& o) {

@@ -108,8 +108,8 @@ TEST(EvalRunCommand, ProgressLinesGoToTheCallback) {
   std::string shown;
   a.show_progress = [&shown](std::string_view line) { shown += line; };
   (void)run_command(a);
-  EXPECT_NE(shown.find("\rmf-eval: attempt 0/2, 0 passed\x1b[K"), std::string::npos) << shown;
-  EXPECT_NE(shown.find("attempt 2/2, 1 passed (50%)\x1b[K\n"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("attempt 0/2, 0 passed"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("attempt 2/2, 1 passed (50%)"), std::string::npos) << shown;
 }
 
 TEST(EvalMergeCommand, NeedsShards) {

@@ -39,7 +39,7 @@ struct RunArgs {
   bool fixed_clock = false;
   std::string mac_key;  // --mac-key-env's key: signs the traces and the journal's lines
   const std::atomic<bool>* cancel = nullptr;
-  // Set when progress may be drawn: each progress_line (campaign_args.hpp), to be written as is.
+  // Set when progress may be drawn: each progress_line's text (campaign_args.hpp), to be drawn.
   std::function<void(std::string_view)> show_progress;
 };
 
