@@ -112,7 +112,9 @@ int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>
     if (ctx.given(o.store)) return cli::usage_error(ctx.tool, "--store takes --report");
     auto listed = mf::trace::operand_traces(args);
     if (!listed) return cli::report(ctx.tool, listed.diagnostics());
-    Progress progress(ctx, args.size() == 1 ? args[0] : std::to_string(args.size()) + " operands");
+    Progress progress(
+        ctx, args[0] + (args.size() > 1 ? " and " + std::to_string(args.size() - 1) + " more"
+                                        : std::string()));
     return progress.finish(
         ctx, mf::trace::verify_many_command(*listed, options, jobs, STDOUT_FILENO, on_error,
                                             progress.traces()));
@@ -123,7 +125,7 @@ int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>
   if (args.size() > 1 || (args.empty() ? from.store.empty() : ctx.given(o.store))) {
     return cli::usage_error(ctx.tool, "--report takes one DIR, where its traces are, or --store");
   }
-  Progress progress(ctx, "--report " + from.report);
+  Progress progress(ctx, from.report);
   return progress.finish(ctx, mf::eval::campaign_traces_command(from, options, jobs, STDOUT_FILENO,
                                                                 on_error, progress.traces()));
 }

@@ -37,7 +37,10 @@ int run(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& 
   const bool verify = args[0] == "verify", import = args[0] == "import";
   std::optional<cli::ProgressLine> line;
   line.emplace(ctx.progress() && (verify || import),
-               "mf-store " + args[0] + (import && args.size() > 1 ? " " + args[1] : ""));
+               "mf-store " + args[0] +
+                   (!import                             ? ""
+                    : args.size() > 1 && args[1] != "-" ? " " + args[1]
+                                                        : " <stdin>"));
   if (line->enabled() && verify) {
     in.progress = [&line](std::uint64_t done, std::uint64_t total) {
       line->draw(std::to_string(done) + "/" + std::to_string(total) + " objects");

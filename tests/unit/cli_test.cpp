@@ -155,6 +155,18 @@ TEST(CliProgressLine, LabelledPacedAndEndedOnce) {
             "\rmf-test shard 2/4: done\x1b[K\n");
 }
 
+// A last text already drawn is not drawn again: the line is only ended.
+TEST(CliProgressLine, EndsWithoutRedrawingTheSameText) {
+  double now = 0;
+  testing::internal::CaptureStderr();
+  {
+    ProgressLine line(true, "l", [&now] { return now; });
+    now = 1;
+    line.draw("2/2");
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "\rl: 2/2\x1b[K\n");
+}
+
 // Short work draws nothing, and a disabled line (no TTY, or --quiet) nothing ever.
 TEST(CliProgressLine, ShortWorkOrDisabledDrawsNothing) {
   double now = 0;

@@ -255,7 +255,12 @@ ProgressLine::ProgressLine(bool enabled, std::string label, std::function<double
 }
 
 ProgressLine::~ProgressLine() {
-  if (drawn_) write(pending_, "\n");
+  if (!drawn_) return;
+  if (pending_ == shown_) {
+    (void)io::write_all(STDERR_FILENO, "\n");
+  } else {
+    write(pending_, "\n");
+  }
 }
 
 void ProgressLine::draw(std::string_view text) {
@@ -266,6 +271,7 @@ void ProgressLine::draw(std::string_view text) {
   if (now - start_ < kProgressDelay || (drawn_ && now - last_ < kProgressInterval)) return;
   last_ = now;
   drawn_ = true;
+  shown_ = pending_;
   write(pending_, "");
 }
 

@@ -195,12 +195,13 @@ int finish(const Context& ctx, const Status& status, std::string_view source = {
 std::vector<std::string> split_commas(std::string_view list);
 std::vector<std::string> split_commas(const std::vector<std::string>& lists);
 
-// The progress line of long work on stderr: "\r<label>: <text>", the rest of the line before it
-// cleared, redrawn in place. The label names the work ("mf-eval shard 2/4"), so the lines of two
-// processes sharing a terminal are told apart. Drawn only when `enabled` (Context::progress(): a
-// TTY, no --quiet), not before kProgressDelay seconds have passed since it was made (short work
-// draws nothing) and then at most every kProgressInterval seconds; when it goes away, if it was
-// ever drawn, its last text is drawn once more and ended with a newline. Thread-safe.
+// The progress line of long work on stderr: "\r<label>: <text>" and what is left of an older,
+// longer line cleared, redrawn in place. The label names the work ("mf-eval shard 2/4"), so the
+// lines of two processes sharing a terminal are told apart. Drawn only when `enabled`
+// (Context::progress(): a TTY, no --quiet), not before kProgressDelay seconds have passed since it
+// was made (short work draws nothing) and then at most every kProgressInterval seconds; when it
+// goes away, if it was ever drawn, it is ended with a newline after its last text (drawn then if it
+// was not). Thread-safe.
 inline constexpr double kProgressDelay = 0.5;
 inline constexpr double kProgressInterval = 0.1;
 class ProgressLine {
@@ -221,6 +222,7 @@ class ProgressLine {
   std::mutex mutex_;
   double start_ = 0, last_ = 0;
   std::string pending_;  // the last text given, drawn or not
+  std::string shown_;    // the last text drawn
   bool drawn_ = false;
 };
 
