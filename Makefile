@@ -3,6 +3,10 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
+# Make's "Entering directory" lines for every target CMake's makefiles recurse into say nothing a
+# build's output needs; errors and the progress lines stay.
+MAKEFLAGS += --no-print-directory
+
 .PHONY: all deps build demo test build-asan test-asan fuzz bench ci format clean
 
 all: build
@@ -16,8 +20,12 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Runs the main job on the embedded default (scripted model, local store).
-demo: build
+# Runs the main job on the embedded default (scripted model, local store). The build's output goes
+# to $(BUILD)/demo-build.log, shown only when the build fails, so the demo prints its own steps.
+demo:
+	@mkdir -p $(BUILD)
+	@echo "demo: building (log in $(BUILD)/demo-build.log)" >&2
+	@$(MAKE) build >$(BUILD)/demo-build.log 2>&1 || { cat $(BUILD)/demo-build.log >&2; exit 1; }
 	@MF_BIN=$(BUILD)/bin scripts/demo.sh
 
 # Builds everything and runs every test suite (unit, conformance, end-to-end).

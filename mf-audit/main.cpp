@@ -169,8 +169,8 @@ int main(int argc, char** argv) {
     request.manifest = std::move(*manifest);
     request.jobs = static_cast<std::size_t>(ctx.get(jobs, 0));
     std::optional<cli::ProgressLine> progress;
-    if (ctx.progress()) {
-      progress.emplace();
+    progress.emplace(ctx.progress(), "mf-audit " + manifest_path);
+    if (progress->enabled()) {
       request.progress = [&progress](std::size_t i, std::size_t n, const std::string& what) {
         progress->draw("check " + std::to_string(i) + "/" + std::to_string(n) + ": " +
                        mf::diag::printable(what));

@@ -1,5 +1,5 @@
 // mf-eval: run suites of cases into reports; compare reports with gates (docs/formats/eval.md).
-#include <iostream>
+#include <optional>
 
 #include "mf/cli/cli.hpp"
 #include "mf/eval/command.hpp"
@@ -16,6 +16,7 @@ struct Opts {
   cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, mac_key_env, format;
   cli::Texts models, presets, cases, tags;
   cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio, max_false_closure;
+  cli::Text min_pass_rate;
   cli::Number jobs, repeat, case_timeout, max_regressions;
   cli::Flag fixed_clock, resume;
 };
@@ -43,9 +44,18 @@ int run(cli::Context& ctx, const Opts& o) {
   a.fixed_clock = ctx.fixed_clock(o.fixed_clock);
   if (int rc = cli::secret_from_env(ctx, o.mac_key_env, a.mac_key)) return rc;
   a.cancel = &cli::cancellation_flag();
-  if (ctx.progress())
-    a.show_progress = [](std::string_view line) { std::cerr << line << std::flush; };
-  return cli::finish(ctx, eval::run_command(a));
+  // Labelled with the shard, else the report's file (the suite's for stdout), so runs sharing a
+  // terminal are told apart.
+  std::optional<cli::ProgressLine> progress;
+  progress.emplace(ctx.progress(), "mf-eval " + (a.shard           ? "shard " + *a.shard
+                                                 : a.output != "-" ? a.output
+                                                                   : a.suite));
+  if (progress->enabled()) {
+    a.show_progress = [&progress](std::string_view text) { progress->draw(text); };
+  }
+  auto outcome = eval::run_command(a);
+  progress.reset();  // its line ends before the summary line
+  return cli::finish(ctx, outcome);
 }
 
 int compare(cli::Context& ctx, const Opts& o) {
@@ -86,8 +96,9 @@ int main(int argc, char** argv) {
           "[--guardrails PRESET]... [--case ID,...] [--resume] [--journal FILE] "
           "[--mac-key-env NAME] [--fixed-clock] [--traces DIR] [--store DIR] [--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
-          "       mf-eval report REPORT.json --format json|md|junit|html [--output FILE|-] "
-          "[--traces DIR]\n       mf-eval compare --baseline FILE --candidate FILE "
+          "       mf-eval report REPORT.json [--format json|md|junit|html] [--output FILE|-] "
+          "[--traces DIR] [--min-pass-rate R]\n       mf-eval compare --baseline FILE --candidate "
+          "FILE "
           "[--max-regressions N] [--alpha A] [--max-latency-ratio R] [--max-cost-ratio R] "
           "[--max-false-closure-rate R] [--format json|md]\n       mf-eval verify REPORT.json "
           "--traces DIR|--store DIR [--suite FILE] [--mac-key-env NAME] [-j N]",
@@ -108,6 +119,7 @@ int main(int argc, char** argv) {
               "mf-eval report r.json --format md >> \"$GITHUB_STEP_SUMMARY\"",
               "mf-eval report r.json --format junit --output junit.xml",
               "mf-eval report r.json --format html --output report.html --traces traces",
+              "mf-eval report r.json --min-pass-rate 0.9   # exit 1 below 90%",
               "mf-eval compare --baseline main.json --candidate pr.json --max-regressions 0",
               "mf-eval compare --baseline main.json --candidate pr.json --max-regressions 3 "
               "--alpha 0.05 --max-latency-ratio 1.5 --max-cost-ratio 1.2",
@@ -135,7 +147,11 @@ int main(int argc, char** argv) {
           "fails, 2 for an invalid report. verify: every attempt's trace must be there, have its "
           "trace_sha256, verify and give its entry (with --suite graded again), and the summary "
           "what the cases give; exit 1 when anything disagrees, 2 for a report or suite that is "
-          "not one, 3 for I/O. Formats: docs/formats/eval.md.",
+          "not one, 3 for I/O. run and merge end with one summary line on stderr, even with "
+          "--quiet (which silences the progress line): the counts, the failing case ids and "
+          "where the report went. report: --format renders (required unless --min-pass-rate is "
+          "given); --min-pass-rate R is a gate, exit 1 when fewer than R of the cases passed. "
+          "Formats: docs/formats/eval.md.",
       .command_lines = {{"run", "run a suite of cases (in parallel) into a report"},
                         {"merge", "join shard reports into the report one run writes"},
                         {"report", "render a report as JSON, Markdown, JUnit XML or HTML"},
@@ -145,6 +161,7 @@ int main(int argc, char** argv) {
   cli::Options d;
   const std::vector<std::string> run_cmd{"run"};
   const std::vector<std::string> compare_cmd{"compare"};
+  const std::vector<std::string> report_cmd{"report"};
   const std::vector<std::string> run_or_merge{"run", "merge", "report"};
   const std::vector<std::string> run_or_report{"run", "report", "verify"};
   const std::vector<std::string> run_or_verify{"run", "verify"};
@@ -219,6 +236,9 @@ int main(int argc, char** argv) {
       .max_false_closure = d.text({"max-false-closure-rate",
                                    "compare: fail when the candidate's false-closure rate is above",
                                    "R", compare_cmd}),
+      .min_pass_rate = d.text({"min-pass-rate",
+                               "report: fail when fewer than R of the cases passed (0 < R <= 1)",
+                               "R", report_cmd}),
       .jobs = d.number({"jobs,j", "run: cases, verify: traces in parallel (default 1)", "N",
                         run_or_verify, any, 1}),
       .repeat = d.number({"repeat", "run: attempts per case, each its own sample (default 1)", "K",
@@ -246,10 +266,16 @@ int main(int argc, char** argv) {
                          eval::merge_command({args.begin() + 1, args.end()}, ctx.get(o.output)));
     }
     if (args[0] == "report") {
-      if (int rc = cli::require(ctx, {o.format})) return rc;
+      if (!ctx.given(o.min_pass_rate)) {
+        if (int rc = cli::require(ctx, {o.format})) return rc;
+      }
       if (args.size() != 2) return cli::usage_error(ctx.tool, "report takes one REPORT.json");
-      return cli::finish(ctx, eval::report_command(args[1], ctx.get(o.format),
-                                                   ctx.get(o.output, "-"), ctx.get(o.traces)));
+      return cli::finish(ctx,
+                         eval::report_command({.report = args[1],
+                                               .format = ctx.get(o.format),
+                                               .output = ctx.get(o.output, "-"),
+                                               .traces_dir = ctx.get(o.traces),
+                                               .min_pass_rate = ctx.if_given(o.min_pass_rate)}));
     }
     if (args[0] == "verify") return verify(ctx, o, args);
     if (args.size() > 1) return cli::usage_error(ctx.tool, "unexpected argument '" + args[1] + "'");

@@ -2,7 +2,10 @@
 // its recorded replies (--strict) or fork a new run from one (--fork-at) (docs/replay.md).
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "mf/cli/cli.hpp"
 #include "mf/eval/campaign_traces.hpp"
@@ -25,6 +28,31 @@ struct Opts {
   cli::Number start_unix_ms;
   cli::Number max_line_bytes, jobs;
   cli::Text report, store;
+};
+
+// The progress line of a verification, labelled with what it verifies: "N/M traces" of many, the
+// bytes of one ("12.0 MiB of 40.0 MiB"). Ended (reset) before the outcome is reported.
+struct Progress {
+  std::optional<cli::ProgressLine> line;
+  Progress(const cli::Context& ctx, const std::string& what) {
+    line.emplace(ctx.progress(), "mf-replay " + what);
+  }
+  mf::trace::Progress traces() {
+    if (!line->enabled()) return {};
+    return [this](std::uint64_t done, std::uint64_t total) {
+      line->draw(std::to_string(done) + "/" + std::to_string(total) + " traces");
+    };
+  }
+  mf::trace::Progress bytes() {
+    if (!line->enabled()) return {};
+    return [this](std::uint64_t done, std::uint64_t total) {
+      line->draw(cli::mebibytes(done) + (total > 0 ? " of " + cli::mebibytes(total) : ""));
+    };
+  }
+  int finish(const cli::Context& ctx, const mf::diag::CommandOutcome& outcome) {
+    line.reset();
+    return cli::finish(ctx, outcome);
+  }
 };
 
 // The options every verification takes, one trace or many: the MAC key and the line bound.
@@ -84,8 +112,12 @@ int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>
     if (ctx.given(o.store)) return cli::usage_error(ctx.tool, "--store takes --report");
     auto listed = mf::trace::operand_traces(args);
     if (!listed) return cli::report(ctx.tool, listed.diagnostics());
-    return cli::finish(
-        ctx, mf::trace::verify_many_command(*listed, options, jobs, STDOUT_FILENO, on_error));
+    Progress progress(
+        ctx, args[0] + (args.size() > 1 ? " and " + std::to_string(args.size() - 1) + " more"
+                                        : std::string()));
+    return progress.finish(
+        ctx, mf::trace::verify_many_command(*listed, options, jobs, STDOUT_FILENO, on_error,
+                                            progress.traces()));
   }
   // DIR, else --store, else $MF_STORE; DIR and --store both is ambiguous.
   const mf::eval::CampaignTraces from{ctx.get(o.report), args.size() == 1 ? args[0] : "",
@@ -93,8 +125,9 @@ int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>
   if (args.size() > 1 || (args.empty() ? from.store.empty() : ctx.given(o.store))) {
     return cli::usage_error(ctx.tool, "--report takes one DIR, where its traces are, or --store");
   }
-  return cli::finish(
-      ctx, mf::eval::campaign_traces_command(from, options, jobs, STDOUT_FILENO, on_error));
+  Progress progress(ctx, from.report);
+  return progress.finish(ctx, mf::eval::campaign_traces_command(from, options, jobs, STDOUT_FILENO,
+                                                                on_error, progress.traces()));
 }
 
 int verify(cli::Context& ctx, const Opts& o) {
@@ -120,7 +153,9 @@ int verify(cli::Context& ctx, const Opts& o) {
   if (ctx.given(o.expect_sha256) && !mf::hash::from_hex(options.expect_sha256, parsed)) {
     return cli::usage_error(ctx.tool, "--expect-sha256 takes 64 lowercase hex digits");
   }
-  return cli::finish(ctx, mf::trace::verify_command(path, options, STDOUT_FILENO));
+  Progress progress(ctx, path == "-" ? "<stdin>" : path);
+  return progress.finish(ctx,
+                         mf::trace::verify_command(path, options, STDOUT_FILENO, progress.bytes()));
 }
 
 }  // namespace

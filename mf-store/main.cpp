@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "mf/cli/cli.hpp"
@@ -31,15 +32,27 @@ int run(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& 
   in.lines = ctx.get(o.lines);
   in.json = ctx.get(o.json);
   if (auto max = ctx.if_given(o.max_bytes)) in.max_bytes = static_cast<std::size_t>(*max);
-  // "verify N/M objects" on one stderr line, ended once the outcome is reported.
-  cli::ProgressLine line;
-  if (ctx.progress() && args[0] == "verify") {
+  // verify: "N/M objects"; import: "N MiB of M MiB" (of N MiB from a pipe). The line ends before
+  // the outcome is reported.
+  const bool verify = args[0] == "verify", import = args[0] == "import";
+  std::optional<cli::ProgressLine> line;
+  line.emplace(ctx.progress() && (verify || import),
+               "mf-store " + args[0] +
+                   (!import                             ? ""
+                    : args.size() > 1 && args[1] != "-" ? " " + args[1]
+                                                        : " <stdin>"));
+  if (line->enabled() && verify) {
     in.progress = [&line](std::uint64_t done, std::uint64_t total) {
-      line.draw("mf-store: verify " + std::to_string(done) + "/" + std::to_string(total) +
-                " objects");
+      line->draw(std::to_string(done) + "/" + std::to_string(total) + " objects");
+    };
+  } else if (line->enabled()) {
+    in.progress = [&line](std::uint64_t done, std::uint64_t total) {
+      line->draw(cli::mebibytes(done) + (total > 0 ? " of " + cli::mebibytes(total) : ""));
     };
   }
-  return cli::finish(ctx, mf::store::commands::run(in, STDOUT_FILENO));
+  auto outcome = mf::store::commands::run(in, STDOUT_FILENO);
+  line.reset();
+  return cli::finish(ctx, outcome);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ packages=(
   jq                                  # peer in bench/run.sh, helper in tests/cli
   curl                                # tests/cli/lib/wire.bash talks to the loopback wire server
   time                                # /usr/bin/time: peak RSS in tests/cli and bench/
+  bsdutils                            # script(1): tests/cli/progress.sh runs tools on a terminal
   python3                             # tests/layers (the include check), bench generators
   python3-securesystemslib python3-cryptography python3-nacl  # tests/cli/audit_sign.sh interop
   nodejs                              # with npm, fetches the YAML test suite (tests/conformance)

@@ -316,6 +316,24 @@ make -s -C "$MF_SOURCE_DIR/examples/campaign" -j2 campaign MF_BIN="$(cd "$MF_BIN
   SUITE="$tmp/kill/suite.json" SHARDS=3 REPEAT=1 >/dev/null
 cmp -s "$tmp/kill/whole.json" "$tmp/make/report.json" || fail "the make campaign differs from one run"
 for f in report.md junit.xml report.html; do [[ -s $tmp/make/$f ]] || fail "make campaign: no $f"; done
+# The gate: three of the twelve cases fail (pass rate 0.75). Below MIN_PASS_RATE make fails after
+# the merge's summary line and the renderings; at it, the same report passes (the gate runs again
+# on an up-to-date report).
+jq '.cases |= (to_entries | map(if .key < 3 then .value.expect.tools = ["submit"] else . end | .value))' \
+  "$tmp/kill/suite.json" >"$tmp/kill/three-fail.json"
+make_low() {
+  make -s -C "$MF_SOURCE_DIR/examples/campaign" -j2 campaign MF_BIN="$(cd "$MF_BIN" && pwd)" \
+    OUT="$tmp/make-low" SUITE="$tmp/kill/three-fail.json" SHARDS=2 REPEAT=1 "$@"
+}
+run 2 make_low MIN_PASS_RATE=0.8
+grep -qxF "mf-eval: 12 cases, 9 passed, 3 failed: slow-10, slow-11, slow-12 — report $tmp/make-low/report.json" \
+  "$tmp/err" || fail "make campaign: no summary line: $(cat "$tmp/err")"
+grep -qxF 'mf-eval: gate failed: pass rate 9/12 is below --min-pass-rate 0.8' "$tmp/err" ||
+  fail "make campaign: no gate line: $(cat "$tmp/err")"
+for f in report.md junit.xml report.html; do [[ -s $tmp/make-low/$f ]] || fail "make campaign: no $f"; done
+run 0 make_low MIN_PASS_RATE=0.75
+grep -qxF 'mf-eval: gate passed: pass rate 9/12 is at least --min-pass-rate 0.75' "$tmp/err" ||
+  fail "make campaign at the rate: $(cat "$tmp/err")"
 
 # --- --case ------------------------------------------------------------------------------------
 run 0 slow --output - --case slow-11,slow-13 --case slow-20

@@ -134,15 +134,64 @@ TEST(CliFinish, AStatusIsSuccessOrItsDiagnostics) {
   EXPECT_EQ(err, "mf-test: <stdin>: error MF-S013: gone\n");
 }
 
-TEST(CliProgressLine, RedrawnInPlaceAndEndedOnce) {
+// Labelled, redrawn in place with the rest of the line cleared, not before the delay and then at
+// most every interval; the last text drawn again and ended when it goes away.
+TEST(CliProgressLine, LabelledPacedAndEndedOnce) {
+  double now = 10;
   testing::internal::CaptureStderr();
   {
-    ProgressLine line;
-    line.draw("step 1/2");
-    line.draw("step 2/2");
+    ProgressLine line(true, "mf-test shard 2/4", [&now] { return now; });
+    line.draw("1/5");  // at 0 s: too early
+    now = 10.4;
+    line.draw("2/5");  // still too early
+    now = 10.5;
+    line.draw("3/5");  // drawn
+    now = 10.55;
+    line.draw("4/5");  // within the interval
+    now = 10.7;
+    line.draw("5/5");  // drawn
+    now = 10.71;
+    line.draw("done");  // drawn only as the last text, when the line ends
   }
-  { ProgressLine unused; }
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "\rstep 1/2\rstep 2/2\n");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "\rmf-test shard 2/4: 3/5\x1b[K\rmf-test shard 2/4: 5/5\x1b[K"
+            "\rmf-test shard 2/4: done\x1b[K\n");
+}
+
+// A last text already drawn is not drawn again: the line is only ended.
+TEST(CliProgressLine, EndsWithoutRedrawingTheSameText) {
+  double now = 0;
+  testing::internal::CaptureStderr();
+  {
+    ProgressLine line(true, "l", [&now] { return now; });
+    now = 1;
+    line.draw("2/2");
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "\rl: 2/2\x1b[K\n");
+}
+
+// Short work draws nothing, and a disabled line (no TTY, or --quiet) nothing ever.
+TEST(CliProgressLine, ShortWorkOrDisabledDrawsNothing) {
+  double now = 0;
+  testing::internal::CaptureStderr();
+  {
+    ProgressLine quick(true, "quick", [&now] { return now; });
+    now = 0.49;
+    quick.draw("1/1");
+  }
+  {
+    ProgressLine off(false, "off", [&now] { return now; });
+    now = 100;
+    off.draw("1/1");
+    EXPECT_FALSE(off.enabled());
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(CliProgressLine, MebibytesWithOneDecimal) {
+  EXPECT_EQ(mebibytes(0), "0.0 MiB");
+  EXPECT_EQ(mebibytes(3u << 19), "1.5 MiB");
+  EXPECT_EQ(mebibytes(40ull << 20), "40.0 MiB");
 }
 
 // Runs a tool "mf-test" with one option of each path kind (--file, --dir, --store, --in) and the

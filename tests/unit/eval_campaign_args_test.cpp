@@ -157,24 +157,23 @@ TEST(Journal, InTheStoreUnlessAFileIsGiven) {
 }
 
 TEST(Progress, LineWithRateAndTimeLeft) {
-  EXPECT_EQ(progress_line(0, 120, 0, 0, 0), "\rmf-eval: attempt 0/120, 0 passed\x1b[K");
-  EXPECT_EQ(progress_line(37, 120, 31, 37, 7.4),
-            "\rmf-eval: attempt 37/120, 31 passed (83%), 16 s left\x1b[K");
+  EXPECT_EQ(progress_line(0, 120, 0, 0, 0), "attempt 0/120, 0 passed");
+  EXPECT_EQ(progress_line(37, 120, 31, 37, 7.4), "attempt 37/120, 31 passed (83%), 16 s left");
   // Nothing run here yet (all from the journal): no estimate.
-  EXPECT_EQ(progress_line(5, 10, 5, 0, 3), "\rmf-eval: attempt 5/10, 5 passed (100%)\x1b[K");
-  // The last line ends the line and estimates nothing.
-  EXPECT_EQ(progress_line(10, 10, 0, 10, 9), "\rmf-eval: attempt 10/10, 0 passed (0%)\x1b[K\n");
+  EXPECT_EQ(progress_line(5, 10, 5, 0, 3), "attempt 5/10, 5 passed (100%)");
+  // The last line estimates nothing.
+  EXPECT_EQ(progress_line(10, 10, 0, 10, 9), "attempt 10/10, 0 passed (0%)");
 }
 
 TEST(Progress, MeterTimesOnlyTheAttemptsRunHere) {
   double now = 100;
   ProgressMeter meter([&now] { return now; });
   // The first call counts what the journal held: 4 attempts, not timed.
-  EXPECT_EQ(meter.line(4, 12, 4), "\rmf-eval: attempt 4/12, 4 passed (100%)\x1b[K");
+  EXPECT_EQ(meter.line(4, 12, 4), "attempt 4/12, 4 passed (100%)");
   now = 104;  // 2 attempts in 4 s: 2 s each, 6 left
-  EXPECT_EQ(meter.line(6, 12, 5), "\rmf-eval: attempt 6/12, 5 passed (83%), 12 s left\x1b[K");
+  EXPECT_EQ(meter.line(6, 12, 5), "attempt 6/12, 5 passed (83%), 12 s left");
   now = 112;
-  EXPECT_EQ(meter.line(12, 12, 11), "\rmf-eval: attempt 12/12, 11 passed (91%)\x1b[K\n");
+  EXPECT_EQ(meter.line(12, 12, 11), "attempt 12/12, 11 passed (91%)");
 }
 
 }  // namespace

@@ -66,7 +66,9 @@ TEST(EvalRunCommand, WritesTheReportAndItsJournal) {
   const auto done = run_command(args_for(dir, false));
   EXPECT_FALSE(done.stopped());
   EXPECT_FALSE(done.failed);
-  EXPECT_TRUE(done.summary.empty());
+  // A passing run says so too, in the one summary line.
+  EXPECT_EQ(done.remarks, std::vector<std::string>{"1 cases, 1 passed, 0 failed — report " +
+                                                   (dir / "r.json").string()});
   auto report = json::parse(test::read_file(dir / "r.json"));
   ASSERT_TRUE(report);
   EXPECT_EQ(report->find("summary")->find("passed")->as_exact_int(), 1);
@@ -78,7 +80,26 @@ TEST(EvalRunCommand, AFailedCaseIsAFailedOutcomeWithItsCount) {
   const auto done = run_command(args_for(dir, true));
   EXPECT_FALSE(done.stopped());
   EXPECT_TRUE(done.failed);
-  EXPECT_EQ(done.summary, "1 of 2 case(s) failed; see the report");
+  EXPECT_EQ(done.remarks, std::vector<std::string>{"2 cases, 1 passed, 1 failed: wrong — report " +
+                                                   (dir / "r.json").string()});
+}
+
+// The first ten failing ids are named and the rest counted; with repeats the attempts are
+// counted too; a report on stdout is said to be there.
+TEST(EvalSummaryLine, NamesTenFailuresAndCountsTheRest) {
+  json::Value report = *json::parse(R"({"summary":{"cases":13,"passed":1,"failed":12},"cases":[
+    {"id":"c00","status":"passed"},{"id":"c01","status":"failed"},{"id":"c02","status":"failed"},
+    {"id":"c03","status":"failed"},{"id":"c04","status":"failed"},{"id":"c05","status":"failed"},
+    {"id":"c06","status":"failed"},{"id":"c07","status":"failed"},{"id":"c08","status":"failed"},
+    {"id":"c09","status":"failed"},{"id":"c10","status":"failed"},{"id":"c11","status":"failed"},
+    {"id":"c12","status":"failed"}]})");
+  EXPECT_EQ(summary_line(report, "out/r.json"),
+            "13 cases, 1 passed, 12 failed: c01, c02, c03, c04, c05, c06, c07, c08, c09, c10 and "
+            "2 more — report out/r.json");
+  report = *json::parse(R"({"summary":{"cases":2,"passed":1,"failed":1,"repeat":3,"attempts":6,
+    "attempts_passed":4},"cases":[{"id":"a","status":"passed"},{"id":"b","status":"failed"}]})");
+  EXPECT_EQ(summary_line(report, "-"),
+            "2 cases, 1 passed, 1 failed: b; 6 attempts (3 per case), 4 passed — report on stdout");
 }
 
 TEST(EvalRunCommand, ProgressLinesGoToTheCallback) {
@@ -87,8 +108,8 @@ TEST(EvalRunCommand, ProgressLinesGoToTheCallback) {
   std::string shown;
   a.show_progress = [&shown](std::string_view line) { shown += line; };
   (void)run_command(a);
-  EXPECT_NE(shown.find("\rmf-eval: attempt 0/2, 0 passed\x1b[K"), std::string::npos) << shown;
-  EXPECT_NE(shown.find("attempt 2/2, 1 passed (50%)\x1b[K\n"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("attempt 0/2, 0 passed"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("attempt 2/2, 1 passed (50%)"), std::string::npos) << shown;
 }
 
 TEST(EvalMergeCommand, NeedsShards) {
@@ -119,6 +140,9 @@ TEST(EvalMergeCommand, AMergedFailureIsAFailedOutcome) {
   const auto merged = run_and_merge_two_shards(dir, a, a.repeat);
   EXPECT_FALSE(merged.stopped());
   EXPECT_TRUE(merged.failed);
+  EXPECT_EQ(merged.remarks,
+            std::vector<std::string>{"2 cases, 1 passed, 1 failed: wrong — report " +
+                                     (dir / "m.json").string()});
   auto report = json::parse(test::read_file(dir / "m.json"));
   ASSERT_TRUE(report);
   EXPECT_EQ(report->find("summary")->find("failed")->as_exact_int(), 1);
@@ -163,12 +187,40 @@ TEST(EvalReportCommand, RendersOrRefusesTheFile) {
   test::TempDir dir;
   ASSERT_FALSE(run_command(args_for(dir, false)).stopped());
   const auto md = dir / "r.md";
-  EXPECT_FALSE(report_command((dir / "r.json").string(), "md", md.string(), "").stopped());
+  EXPECT_FALSE(
+      report_command({.report = (dir / "r.json").string(), .format = "md", .output = md.string()})
+          .stopped());
   EXPECT_NE(test::read_file(md).find("ok"), std::string::npos);
   test::write_file(dir / "bad.json", "{}");
-  const auto bad = report_command((dir / "bad.json").string(), "md", md.string(), "");
+  const auto bad = report_command(
+      {.report = (dir / "bad.json").string(), .format = "md", .output = md.string()});
   ASSERT_FALSE(bad.diagnostics.empty());
   EXPECT_EQ(bad.source, (dir / "bad.json").string());
+}
+
+// --min-pass-rate: one of two cases passed, so 0.5 holds and 0.6 does not; nothing is rendered
+// without --format; the rate is checked before the file is read.
+TEST(EvalReportCommand, MinPassRateGatesTheReport) {
+  test::TempDir dir;
+  ASSERT_TRUE(run_command(args_for(dir, true)).failed);
+  const std::string r = (dir / "r.json").string();
+  const auto held =
+      report_command({.report = r, .output = (dir / "none").string(), .min_pass_rate = "0.5"});
+  EXPECT_FALSE(held.stopped());
+  EXPECT_FALSE(held.failed);
+  EXPECT_EQ(held.remarks,
+            std::vector<std::string>{"gate passed: pass rate 1/2 is at least --min-pass-rate 0.5"});
+  EXPECT_FALSE(std::filesystem::exists(dir / "none"));
+  const auto below = report_command({.report = r, .min_pass_rate = "0.6"});
+  EXPECT_TRUE(below.failed);
+  EXPECT_EQ(below.remarks,
+            std::vector<std::string>{"gate failed: pass rate 1/2 is below --min-pass-rate 0.6"});
+  for (const char* bad : {"0", "1.5", "x", ""}) {
+    EXPECT_EQ(
+        report_command({.report = "/nonexistent.json", .min_pass_rate = bad}).usage,
+        "--min-pass-rate takes a number above 0 and at most 1, not '" + std::string(bad) + "'")
+        << bad;
+  }
 }
 
 TEST(EvalGate, APositiveNumberUpToABillion) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -314,13 +315,47 @@ std::vector<std::string> split_commas(const std::vector<std::string>& lists) {
   return items;
 }
 
+ProgressLine::ProgressLine(bool enabled, std::string label, std::function<double()> seconds)
+    : enabled_(enabled), label_(diag::printable(label)), seconds_(std::move(seconds)) {
+  if (!seconds_) {
+    seconds_ = [] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+  if (enabled_) start_ = seconds_();
+}
+
 ProgressLine::~ProgressLine() {
-  if (drawn_) (void)io::write_all(STDERR_FILENO, "\n");
+  if (!drawn_) return;
+  if (pending_ == shown_) {
+    (void)io::write_all(STDERR_FILENO, "\n");
+  } else {
+    write(pending_, "\n");
+  }
 }
 
 void ProgressLine::draw(std::string_view text) {
-  (void)io::write_all(STDERR_FILENO, "\r" + std::string(text));
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_.assign(text);
+  const double now = seconds_();
+  if (now - start_ < kProgressDelay || (drawn_ && now - last_ < kProgressInterval)) return;
+  last_ = now;
   drawn_ = true;
+  shown_ = pending_;
+  write(pending_, "");
+}
+
+void ProgressLine::write(std::string_view text, std::string_view end) {
+  // "\x1b[K" clears what a longer line drawn before left to the right.
+  (void)io::write_all(STDERR_FILENO,
+                      "\r" + label_ + ": " + std::string(text) + "\x1b[K" + std::string(end));
+}
+
+std::string mebibytes(std::uint64_t bytes) {
+  const std::uint64_t tenths = bytes * 10 / (1u << 20);
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
 }
 
 namespace {

@@ -115,15 +115,15 @@ JournalPlace journal_place(const std::string& output, const std::optional<std::s
 
 std::string progress_line(std::size_t done, std::size_t total, std::size_t passed,
                           std::size_t run_here, double elapsed_seconds) {
-  std::string line = "\rmf-eval: attempt " + std::to_string(done) + "/" + std::to_string(total) +
-                     ", " + std::to_string(passed) + " passed";
+  std::string line = "attempt " + std::to_string(done) + "/" + std::to_string(total) + ", " +
+                     std::to_string(passed) + " passed";
   if (done > 0) line += " (" + std::to_string(passed * 100 / done) + "%)";
   if (run_here > 0 && done < total) {
     const auto left = static_cast<long long>(elapsed_seconds / static_cast<double>(run_here) *
                                              static_cast<double>(total - done));
     line += ", " + std::to_string(left) + " s left";
   }
-  return line + "\x1b[K" + (done == total ? "\n" : "");
+  return line;
 }
 
 ProgressMeter::ProgressMeter(std::function<double()> seconds) : seconds_(std::move(seconds)) {

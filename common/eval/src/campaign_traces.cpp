@@ -74,7 +74,8 @@ Status write_extra(const std::string& path, int out_fd) {
 
 diag::CommandOutcome campaign_traces_command(const CampaignTraces& from,
                                              const trace::VerifyOptions& options, std::size_t jobs,
-                                             int out_fd, const trace::OnTraceError& on_error) {
+                                             int out_fd, const trace::OnTraceError& on_error,
+                                             const trace::Progress& progress) {
   auto attempts = report_attempt_traces(from.report);
   if (!attempts) return diag::CommandOutcome::stopped_by(attempts.take_diagnostics(), from.report);
   std::vector<std::string> extra;
@@ -128,7 +129,7 @@ diag::CommandOutcome campaign_traces_command(const CampaignTraces& from,
     return line;
   };
   diag::CommandOutcome outcome =
-      trace::verify_lines(attempts->size(), line_of, jobs, out_fd, on_error);
+      trace::verify_lines(attempts->size(), line_of, jobs, out_fd, on_error, progress);
   if (outcome.stopped()) return outcome;
   for (const std::string& path : extra) {
     if (Status written = write_extra(path, out_fd); !written) {

@@ -67,7 +67,38 @@ CommandOutcome read_run_options(const RunArgs& args, RunOptions& options) {
   return {};
 }
 
+// At most this many failing case ids are named in the summary line; the rest are counted.
+constexpr std::size_t kNamedFailures = 10;
+
+std::int64_t member(const json::Value& summary, const char* key) {
+  const json::Value* v = summary.find(key);
+  return v != nullptr ? v->as_exact_int().value_or(0) : 0;
+}
+
 }  // namespace
+
+std::string summary_line(const json::Value& report, const std::string& output) {
+  const json::Value& summary = *report.find("summary");
+  std::string line = std::to_string(member(summary, "cases")) + " cases, " +
+                     std::to_string(member(summary, "passed")) + " passed, " +
+                     std::to_string(member(summary, "failed")) + " failed";
+  std::size_t failing = 0;
+  for (const json::Value& c : report.find("cases")->as_array()) {
+    if (c.find("status")->as_string() == "passed") continue;
+    if (++failing <= kNamedFailures) {
+      line += (failing == 1 ? ": " : ", ") + diag::printable(c.find("id")->as_string());
+    }
+  }
+  if (failing > kNamedFailures) {
+    line += " and " + std::to_string(failing - kNamedFailures) + " more";
+  }
+  if (summary.find("attempts") != nullptr) {
+    line += "; " + std::to_string(member(summary, "attempts")) + " attempts (" +
+            std::to_string(member(summary, "repeat")) + " per case), " +
+            std::to_string(member(summary, "attempts_passed")) + " passed";
+  }
+  return line + " — report " + (output == "-" ? "on stdout" : diag::printable(output));
+}
 
 CommandOutcome run_command(const RunArgs& args) {
   RunOptions options;
@@ -134,11 +165,8 @@ CommandOutcome run_command(const RunArgs& args) {
     if (!kept) return CommandOutcome::stopped_by(kept.take_diagnostics());
   }
   CommandOutcome outcome;
-  if (const std::size_t failed = done->failed(); failed > 0) {
-    outcome.failed = true;
-    outcome.summary = std::to_string(failed) + " of " + std::to_string(done->report.cases.size()) +
-                      " case(s) failed; see the report";
-  }
+  outcome.failed = done->failed() > 0;
+  outcome.remarks.push_back(summary_line(done->document, args.output));
   return outcome;
 }
 
@@ -156,24 +184,54 @@ CommandOutcome merge_command(const std::vector<std::string>& shards, const std::
     return CommandOutcome::stopped_by(written.take_diagnostics());
   }
   CommandOutcome outcome;
-  const auto* summary = merged->find("summary");
-  outcome.failed = summary->find("failed")->as_exact_int().value_or(0) > 0;
+  outcome.failed = member(*merged->find("summary"), "failed") > 0;
+  outcome.remarks.push_back(summary_line(*merged, output));
   return outcome;
 }
 
-CommandOutcome report_command(const std::string& path, const std::string& format,
-                              const std::string& output, const std::string& traces_dir) {
-  Result<std::string> bytes = io::read_input(path);
-  if (!bytes) return CommandOutcome::stopped_by(bytes.take_diagnostics(), path);
-  Result<Report> parsed = parse_report(*bytes);
-  if (!parsed) return CommandOutcome::stopped_by(parsed.take_diagnostics(), path);
-  const std::string text = format == "json"
-                               ? json::canonical_file(parsed->document)
-                               : render(parsed->document, *parse_format(format), traces_dir);
-  if (Status written = io::write_output(output, text); !written) {
-    return CommandOutcome::stopped_by(written.take_diagnostics());
+CommandOutcome report_command(const ReportArgs& args) {
+  std::optional<double> min_pass_rate;
+  if (args.min_pass_rate) {
+    min_pass_rate = parse_gate(*args.min_pass_rate);
+    if (!min_pass_rate || *min_pass_rate > 1) {
+      return CommandOutcome::usage_error(
+          "--min-pass-rate takes a number above 0 and at most 1, "
+          "not '" +
+          *args.min_pass_rate + "'");
+    }
   }
-  return {};
+  Result<std::string> bytes = io::read_input(args.report);
+  if (!bytes) return CommandOutcome::stopped_by(bytes.take_diagnostics(), args.report);
+  Result<Report> parsed = parse_report(*bytes);
+  if (!parsed) return CommandOutcome::stopped_by(parsed.take_diagnostics(), args.report);
+  if (!args.format.empty()) {
+    const std::string text =
+        args.format == "json"
+            ? json::canonical_file(parsed->document)
+            : render(parsed->document, *parse_format(args.format), args.traces_dir);
+    if (Status written = io::write_output(args.output, text); !written) {
+      return CommandOutcome::stopped_by(written.take_diagnostics());
+    }
+  }
+  CommandOutcome outcome;
+  if (!min_pass_rate) return outcome;
+  // The gate on the report's pass rate: its cases whose every attempt passed, over its cases.
+  const std::size_t cases = parsed->cases.size();
+  std::size_t passed = 0;
+  for (const auto& c : parsed->cases) passed += c.passed ? 1 : 0;
+  const std::string rate = "pass rate " + std::to_string(passed) + "/" + std::to_string(cases);
+  if (cases == 0) {
+    outcome.remarks.push_back("gate failed: the report has no cases, so no pass rate");
+  } else if (static_cast<double>(passed) < *min_pass_rate * static_cast<double>(cases)) {
+    outcome.remarks.push_back("gate failed: " + rate + " is below --min-pass-rate " +
+                              *args.min_pass_rate);
+  } else {
+    outcome.remarks.push_back("gate passed: " + rate + " is at least --min-pass-rate " +
+                              *args.min_pass_rate);
+    return outcome;
+  }
+  outcome.failed = true;
+  return outcome;
 }
 
 std::optional<double> parse_gate(const std::string& text) {

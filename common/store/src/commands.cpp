@@ -228,10 +228,11 @@ Status export_stream(const std::string& dir, const std::vector<hash::Digest>& di
   return export_to_file(**s, digests, refs, output);
 }
 
-Status import_stream(const std::string& dir, const std::string& input, int out) {
+Status import_stream(const std::string& dir, const std::string& input, const Progress& progress,
+                     int out) {
   auto s = open_write(dir);
   if (!s) return s.take_diagnostics();
-  auto added = (*s)->import_stream(input);
+  auto added = (*s)->import_stream(input, progress);
   if (!added) return added.take_diagnostics();
   json::Value v(json::Object{});
   v.set("added", number(*added));

@@ -1,6 +1,7 @@
 // The export stream (docs/store.md): JSONL of canonical JSON, one line per object of a closure and
 // one per ref, written from one snapshot; and its strict import, verified line by line.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -282,8 +283,14 @@ struct LineSink {
   std::function<Status(StreamedObject&)> end_object;
 };
 
-// Reads the stream in chunks and hands each line to the sink, until a call fails.
-Status for_each_line(const ImportInput& in, const LineSink& sink) {
+// Reads the stream in chunks and hands each line to the sink, until a call fails; tells
+// `progress` the bytes read after each chunk.
+Status for_each_line(const ImportInput& in, const LineSink& sink,
+                     const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  std::uint64_t total = 0, read = 0;
+  if (struct stat st{}; progress && ::fstat(in.fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    total = static_cast<std::uint64_t>(st.st_size);
+  }
   std::string partial;
   std::unique_ptr<StreamedObject> streamed;
   std::int64_t line = 0;
@@ -321,6 +328,8 @@ Status for_each_line(const ImportInput& in, const LineSink& sink) {
                          "cannot read " + in.name + ": " + std::strerror(static_cast<int>(-got)));
     }
     if (got == 0) break;
+    read += static_cast<std::uint64_t>(got);
+    if (progress) progress(read, total);
     std::string_view chunk(buf.get(), static_cast<std::size_t>(got));
     while (!chunk.empty()) {
       const std::size_t nl = chunk.find('\n');
@@ -336,7 +345,8 @@ Status for_each_line(const ImportInput& in, const LineSink& sink) {
 
 }  // namespace
 
-Result<std::uint64_t> Store::import_stream(std::string_view path) {
+Result<std::uint64_t> Store::import_stream(
+    std::string_view path, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   Impl& s = *impl_;
   if (s.mode == Mode::ReadOnly) return s.read_only();
   Result<ImportInput> input = open_import(path);
@@ -404,7 +414,7 @@ Result<std::uint64_t> Store::import_stream(std::string_view path) {
     added += *present ? 0 : 1;
     return {};
   };
-  if (Status read = for_each_line(*input, sink); !read) {
+  if (Status read = for_each_line(*input, sink, progress); !read) {
     if (auto f = flush(); !f) return f.take_diagnostics();  // keep the verified lines before it
     return read.take_diagnostics();
   }

@@ -147,7 +147,7 @@ CommandOutcome run(const Invocation& in, int out) {
   if (command == "import") {
     std::string path;
     if (!single_input(args, path, refused)) return refused;
-    return done(import_stream(dir, path, out), source_name(path));
+    return done(import_stream(dir, path, in.progress, out), source_name(path));
   }
   if (command == "stat") {
     if (!arity(args, 0, 0, "no operands", refused)) return refused;

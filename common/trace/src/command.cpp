@@ -33,8 +33,9 @@ std::int64_t written_unix_ms(const std::string& path) {
 
 }  // namespace
 
-CommandOutcome verify_command(const std::string& path, const VerifyOptions& options, int out_fd) {
-  auto summary = verify_file(path, options);
+CommandOutcome verify_command(const std::string& path, const VerifyOptions& options, int out_fd,
+                              const Progress& progress) {
+  auto summary = verify_file(path, options, progress);
   if (!summary) return CommandOutcome::stopped_by(summary.take_diagnostics(), source_name(path));
   std::string line;
   json::append_jsonl(to_json(*summary), line);

@@ -91,13 +91,14 @@ namespace {
 class Pool {
  public:
   Pool(std::size_t count, const LineOf& line_of, std::size_t jobs, int out_fd,
-       const OnTraceError& on_error)
+       const OnTraceError& on_error, const Progress& progress)
       : count_(count),
         line_of_(line_of),
         window_(4 * jobs),
         slots_(window_),
         out_fd_(out_fd),
-        on_error_(on_error) {}
+        on_error_(on_error),
+        progress_(progress) {}
 
   void work() {
     for (;;) {
@@ -114,6 +115,7 @@ class Pool {
       slot.done = true;
       std::lock_guard lock(mutex_);
       slots_[i % window_] = std::move(slot);
+      if (progress_) progress_(++finished_, count_);
       print_ready();
       changed_.notify_all();
     }
@@ -150,9 +152,10 @@ class Pool {
   std::vector<Slot> slots_;
   const int out_fd_;
   const OnTraceError& on_error_;
+  const Progress& progress_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::size_t next_ = 0, printed_ = 0;
+  std::size_t next_ = 0, printed_ = 0, finished_ = 0;
   bool failed_ = false;
   Status written_;
 };
@@ -160,10 +163,11 @@ class Pool {
 }  // namespace
 
 diag::CommandOutcome verify_lines(std::size_t count, const LineOf& line_of, std::size_t jobs,
-                                  int out_fd, const OnTraceError& on_error) {
+                                  int out_fd, const OnTraceError& on_error,
+                                  const Progress& progress) {
   if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
   jobs = std::clamp<std::size_t>(jobs, 1, std::clamp<std::size_t>(count, 1, kMaxJobs));
-  Pool pool(count, line_of, jobs, out_fd, on_error);
+  Pool pool(count, line_of, jobs, out_fd, on_error, progress);
   std::vector<std::thread> threads;
   for (std::size_t t = 1; t < jobs; ++t) threads.emplace_back([&pool] { pool.work(); });
   pool.work();
@@ -178,11 +182,11 @@ diag::CommandOutcome verify_lines(std::size_t count, const LineOf& line_of, std:
 
 diag::CommandOutcome verify_many_command(const std::vector<TraceRef>& traces,
                                          const VerifyOptions& options, std::size_t jobs, int out_fd,
-                                         const OnTraceError& on_error) {
+                                         const OnTraceError& on_error, const Progress& progress) {
   const LineOf line_of = [&](std::size_t i, std::optional<diag::Diagnostic>& error) {
     return summary_line(traces[i], options, error);
   };
-  return verify_lines(traces.size(), line_of, jobs, out_fd, on_error);
+  return verify_lines(traces.size(), line_of, jobs, out_fd, on_error, progress);
 }
 
 }  // namespace mf::trace

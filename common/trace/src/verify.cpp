@@ -689,7 +689,8 @@ Result<Summary> verify(std::string_view trace_bytes, const VerifyOptions& option
   return verifier.finish();
 }
 
-Result<Summary> verify_file(const std::string& path, const VerifyOptions& options) {
+Result<Summary> verify_file(const std::string& path, const VerifyOptions& options,
+                            const Progress& progress) {
   const std::string name = path == "-" ? "<stdin>" : path;
   int fd = STDIN_FILENO;
   const bool owned = path != "-";
@@ -705,9 +706,15 @@ Result<Summary> verify_file(const std::string& path, const VerifyOptions& option
       return diag::error(codes::kNotRegularFile, "trace '" + path + "' is a directory");
     }
   }
+  std::uint64_t total = 0, read = 0;
+  if (struct stat st{}; progress && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    total = static_cast<std::uint64_t>(st.st_size);
+  }
   Verifier verifier(options);
   const int err = io::read_chunks(fd, kChunkBytes, [&](std::string_view chunk) {
     verifier.feed(chunk);
+    read += chunk.size();
+    if (progress) progress(read, total);
     return true;
   });
   if (owned) ::close(fd);

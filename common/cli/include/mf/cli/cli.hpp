@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -212,19 +213,39 @@ int finish(const Context& ctx, const Status& status, std::string_view source = {
 std::vector<std::string> split_commas(std::string_view list);
 std::vector<std::string> split_commas(const std::vector<std::string>& lists);
 
-// A progress line on stderr, redrawn in place ("\r" + text); ended with a newline when it goes
-// away, if it was ever drawn. Draw only when Context::progress() allows it.
+// The progress line of long work on stderr: "\r<label>: <text>" and what is left of an older,
+// longer line cleared, redrawn in place. The label names the work ("mf-eval shard 2/4"), so the
+// lines of two processes sharing a terminal are told apart. Drawn only when `enabled`
+// (Context::progress(): a TTY, no --quiet), not before kProgressDelay seconds have passed since it
+// was made (short work draws nothing) and then at most every kProgressInterval seconds; when it
+// goes away, if it was ever drawn, it is ended with a newline after its last text (drawn then if it
+// was not). Thread-safe.
+inline constexpr double kProgressDelay = 0.5;
+inline constexpr double kProgressInterval = 0.1;
 class ProgressLine {
  public:
-  ProgressLine() = default;
+  // `seconds` is the clock (tests give their own); by default a steady one.
+  ProgressLine(bool enabled, std::string label, std::function<double()> seconds = {});
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
   ~ProgressLine();
+  bool enabled() const { return enabled_; }
   void draw(std::string_view text);
 
  private:
+  void write(std::string_view text, std::string_view end);
+  const bool enabled_;
+  const std::string label_;
+  std::function<double()> seconds_;
+  std::mutex mutex_;
+  double start_ = 0, last_ = 0;
+  std::string pending_;  // the last text given, drawn or not
+  std::string shown_;    // the last text drawn
   bool drawn_ = false;
 };
+
+// A byte count for a progress line, in MiB with one decimal: "12.5 MiB".
+std::string mebibytes(std::uint64_t bytes);
 
 // Installs SIGINT/SIGTERM handlers (once) that set the returned flag instead of killing the
 // process, so long work can end cleanly (a run still writes its terminal event).

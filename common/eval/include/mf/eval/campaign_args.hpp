@@ -57,8 +57,8 @@ struct JournalPlace {
 JournalPlace journal_place(const std::string& output, const std::optional<std::string>& journal,
                            bool store);
 
-// The progress line, "\rmf-eval: attempt 37/120, 31 passed (84%), 12 s left" then "\x1b[K" (clear
-// to the end of the line) and, once done == total, a newline. The percentage is left out before
+// The progress line's text, "attempt 37/120, 31 passed (84%), 12 s left" (mf-eval draws it with
+// cli::ProgressLine, after its label). The percentage is left out before
 // the first attempt; the time left, when this process has run no attempt yet (`run_here`, those
 // after the ones a journal held) or none is left: it is `elapsed_seconds` per attempt run here
 // times the attempts left, in whole seconds.

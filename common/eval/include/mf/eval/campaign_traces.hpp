@@ -24,9 +24,10 @@ struct CampaignTraces {
 // that holds another attempt's bytes says whose. Then, from a directory, one line per `*.jsonl` in
 // it that the report does not name, sorted by name: {"path","status":"extra"} (MF-V002 on stderr).
 // Stopped before any line when the report is invalid, the directory cannot be listed or the store
-// cannot be opened.
+// cannot be opened. `progress` is told the attempts' traces verified of all.
 diag::CommandOutcome campaign_traces_command(const CampaignTraces& from,
                                              const trace::VerifyOptions& options, std::size_t jobs,
-                                             int out_fd, const trace::OnTraceError& on_error);
+                                             int out_fd, const trace::OnTraceError& on_error,
+                                             const trace::Progress& progress = {});
 
 }  // namespace mf::eval

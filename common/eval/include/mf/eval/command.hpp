@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mf/diag/outcome.hpp"
+#include "mf/json/value.hpp"
 #include "mf/model/model.hpp"
 
 namespace mf::eval {
@@ -38,26 +39,41 @@ struct RunArgs {
   bool fixed_clock = false;
   std::string mac_key;  // --mac-key-env's key: signs the traces and the journal's lines
   const std::atomic<bool>* cancel = nullptr;
-  // Set when progress may be drawn: each progress_line (campaign_args.hpp), to be written as is.
+  // Set when progress may be drawn: each progress_line's text (campaign_args.hpp), to be drawn.
   std::function<void(std::string_view)> show_progress;
 };
 
 // Checks the options first, in this order: a rendering needs a report file, --repeat, the matrix
 // (read_matrix), --shard, --resume needs a journal. Then loads the suite, runs the campaign with
 // its journal (journal_place), keeps each attempt's trace and the report in the store when there
-// is one, writes the report, then the rendering on stdout. Failed when a case failed; the summary
-// says how many.
+// is one, writes the report, then the rendering on stdout. Failed when a case failed; its one
+// remark, with or without --quiet, is the summary_line.
 diag::CommandOutcome run_command(const RunArgs& args);
 
+// The line `mf-eval run` and `merge` end with on stderr: the counts of cases, passed and failed,
+// the first ten failing case ids (then "and N more"), with repeats the attempts, and where the
+// report went: "20 cases, 16 passed, 4 failed: a, b, c, d — report out/report.json".
+std::string summary_line(const json::Value& report, const std::string& output);
+
 // `mf-eval merge`: the shard reports (read from these paths) joined into `output`; failed when a
-// merged case failed.
+// merged case failed. Its one remark is the merged report's summary_line.
 diag::CommandOutcome merge_command(const std::vector<std::string>& shards,
                                    const std::string& output);
 
-// `mf-eval report`: the report at `path` re-emitted canonically (json) or rendered (md, junit,
-// html; the page links the traces in `traces_dir`) into `output`.
-diag::CommandOutcome report_command(const std::string& path, const std::string& format,
-                                    const std::string& output, const std::string& traces_dir);
+// `mf-eval report`, its options as given (each initialized: callers designate the ones they use).
+struct ReportArgs {
+  std::string report{};  // the report file, or "-"
+  std::string format{};  // json, md, junit or html; empty: nothing rendered
+  std::string output = "-";
+  std::string traces_dir{};  // where the HTML page links the traces
+  // The gate: failed, with the remark "gate failed: pass rate P/N is below --min-pass-rate R",
+  // when fewer than R of the report's cases passed (every attempt, with repeats) or it has none;
+  // else the remark "gate passed: ...". A number above 0 and at most 1.
+  std::optional<std::string> min_pass_rate{};
+};
+// The report re-emitted canonically (json) or rendered (md, junit, html) into `output`, then the
+// gate when --min-pass-rate is given.
+diag::CommandOutcome report_command(const ReportArgs& args);
 
 // A gate's ratio or level: a number above 0 and at most 1e9, the whole text; nothing otherwise.
 std::optional<double> parse_gate(const std::string& text);

@@ -61,7 +61,8 @@ Status export_stream(const std::string& dir, const std::vector<hash::Digest>& di
                      const std::vector<std::string>& refs, const std::string& output, int out);
 // import: reads an export stream ("-" = stdin) into the store (created if missing); writes
 // {"added":N}.
-Status import_stream(const std::string& dir, const std::string& input, int out);
+Status import_stream(const std::string& dir, const std::string& input, const Progress& progress,
+                     int out);
 // stat: {"file_bytes","map_bytes","object_bytes","objects","refs"}.
 Status stat(const std::string& dir, int out);
 

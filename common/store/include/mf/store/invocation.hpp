@@ -23,7 +23,8 @@ struct Invocation {
   bool lines = false;                           // canon --lines
   bool json = false;                            // hash --json
   std::size_t max_bytes = json::kMaxHeldBytes;  // canon, hash --json
-  Progress progress;                            // verify
+  Progress
+      progress;  // verify: objects checked of all; import: bytes read of the file's (0: a pipe)
 };
 
 // Runs the command, its machine-readable output to `out`. A verdict of Failure (has, verify, ref

@@ -128,7 +128,11 @@ class Store {
   // before it is stored, refs lines set refs. Idempotent. Returns the number of objects newly
   // added. A bad line (MF-K008 with its line number, MF-K002 for a digest mismatch) stops the
   // import: nothing from it or later lines is applied; the verified objects before it are kept.
-  Result<std::uint64_t> import_stream(std::string_view path);
+  // `progress(read, total)` is called after each chunk read: the bytes read and the file's size
+  // (0 for a pipe).
+  Result<std::uint64_t> import_stream(
+      std::string_view path,
+      const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
  private:
   struct Impl;

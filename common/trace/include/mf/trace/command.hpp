@@ -13,10 +13,10 @@
 
 namespace mf::trace {
 
-// `mf-replay [TRACE]`: verify_file, the summary (to_json) as one JSONL line on `out_fd`, then the
-// first error when the trace is not ok.
+// `mf-replay [TRACE]`: verify_file (telling `progress` the bytes read), the summary (to_json) as
+// one JSONL line on `out_fd`, then the first error when the trace is not ok.
 diag::CommandOutcome verify_command(const std::string& path, const VerifyOptions& options,
-                                    int out_fd);
+                                    int out_fd, const Progress& progress = {});
 
 // When the run started, for a trace exported without a start: `written_unix_ms`, when its last
 // event was written, less that event's t_ms (0 when it has none).

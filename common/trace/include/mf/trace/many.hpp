@@ -51,9 +51,11 @@ using LineOf = std::function<json::Value(std::size_t i, std::optional<diag::Diag
 
 // The pool behind verify_many_command for `count` traces of any origin: line_of(i) on up to
 // `jobs` threads (0: the number of cores; at most kMaxJobs), each line written to `out_fd` in the
-// order of i. Same bounds and outcome as verify_many_command.
+// order of i, `progress` told the traces finished of `count` after each (from one thread at a
+// time). Same bounds and outcome as verify_many_command.
 diag::CommandOutcome verify_lines(std::size_t count, const LineOf& line_of, std::size_t jobs,
-                                  int out_fd, const OnTraceError& on_error);
+                                  int out_fd, const OnTraceError& on_error,
+                                  const Progress& progress = {});
 
 // Verifies every trace (verify_file, under `options`, each with its own expect_sha256) on up to
 // `jobs` threads (0: the number of cores; at most kMaxJobs), and writes each summary_line to
@@ -62,6 +64,7 @@ diag::CommandOutcome verify_lines(std::size_t count, const LineOf& line_of, std:
 // not pass; stopped (exit 3) when the output cannot be written.
 diag::CommandOutcome verify_many_command(const std::vector<TraceRef>& traces,
                                          const VerifyOptions& options, std::size_t jobs, int out_fd,
-                                         const OnTraceError& on_error);
+                                         const OnTraceError& on_error,
+                                         const Progress& progress = {});
 
 }  // namespace mf::trace

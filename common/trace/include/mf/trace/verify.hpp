@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -131,8 +132,13 @@ class Verifier {
 // The whole trace in memory. Fails only for reasons outside the trace (never, today).
 Result<Summary> verify(std::string_view trace_bytes, const VerifyOptions& options = {});
 
+// How far long work is: `done` of `total` (bytes of a trace, or traces), total 0 when unknown.
+using Progress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
 // Streams a file ("-" = stdin; FIFOs accepted) in 1 MiB chunks. MF-S013 when it cannot be opened,
-// MF-S014 for a directory, MF-I001 for a read error mid-stream.
-Result<Summary> verify_file(const std::string& path, const VerifyOptions& options = {});
+// MF-S014 for a directory, MF-I001 for a read error mid-stream. `progress` is told the bytes read
+// after each chunk, of the file's size (0 for a pipe).
+Result<Summary> verify_file(const std::string& path, const VerifyOptions& options = {},
+                            const Progress& progress = {});
 
 }  // namespace mf::trace
