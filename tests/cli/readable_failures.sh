@@ -75,6 +75,36 @@ line 'mf-compile: verfy.yaml: error MF-S013: no such input file'
 run 2 "$mfr" xyzzy
 grep -qF "unknown command 'xyzzy' (commands: tool, rescue)" "$tmp/err" || fail "list: $(cat "$tmp/err")"
 
+# --- How a run ended: its first cause, in one line ------------------------------------------------
+# A loopback port nothing listens on (bound, then closed): refused on each of three attempts.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+jq --arg u "http://127.0.0.1:$port/v1" '.base_url = $u
+  | .retry = {max_attempts: 3, initial_backoff_ms: 10, max_backoff_ms: 20}' \
+  "$fx/profiles/local.json" >"$tmp/refused.json"
+run 1 "$mfr" --task "$fx/forge/task-valid.json" --model "openai:$tmp/refused.json" \
+  --trace "$tmp/c1.jsonl" --fixed-clock
+line "mf-run: run ended model_failed after 1 model call(s) and 0 repair(s): connection refused by 127.0.0.1:$port (after 3 attempts) (trace $tmp/c1.jsonl, event 2)"
+# A reply the verifier refuses, then a provider failure: the refusal is the first cause, and the
+# trace's name is redacted like any other output.
+run 1 "$mfr" --task "$fx/forge/task-valid.json" --model "scripted:$fx/forge/responses-invalid.json" \
+  --trace "$tmp/$key.jsonl" --fixed-clock
+line "mf-run: run ended model_failed after 2 model call(s) and 1 repair(s): output refused at \$: output is not strict JSON: invalid value (line 1, column 1) (trace $tmp/[REDACTED].jsonl, event 3)"
+[[ $(jq -c 'select(.seq == 3) | .event' "$tmp/$key.jsonl") == '"verification_failed"' ]] ||
+  fail "event 3 is not the refusal"
+# A plan run: the output schema a tool's result failed, by pointer; a capability not granted.
+ws=$fx/repository
+jq '.tools[0].output_schema.properties.status.enum = ["collected"]' "$h/catalog.json" >"$tmp/cat2.json"
+run 0 "$mfc" "$h/golden.yaml" --catalog "$tmp/cat2.json" --profiles "$h/profiles.json" -o -
+mv "$tmp/out" "$tmp/strict.plan.json"
+mkdir -p "$tmp/art"
+run 1 "$mfr" --plan "$tmp/strict.plan.json" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
+  --request '{"instruction": "Report on src/lib.rs."}' --artifacts "$tmp/art" --trace "$tmp/c3.jsonl"
+line "mf-run: run ended model_failed after 4 model call(s) and 1 tool call(s): tool collect_context failed: Tool \"collect_context\" returned output that fails its schema: /status value is not one of the allowed values [\"collected\"] (trace $tmp/c3.jsonl, event 4)"
+run 1 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
+  --request '{"instruction": "Report on src/lib.rs."}' --artifacts "$tmp/art" --trace - \
+  --output "$tmp/result.json" --capabilities workspace.read,terminal.intent
+line 'mf-run: run ended tool_failed after 1 model call(s) and 1 tool call(s): tool collect_context refused: Tool "collect_context" needs capabilities that were not granted: artifact.write (trace on stdout, event 4)'
+
 # --- A harness source where a plan belongs --------------------------------------------------------
 cp "$h/golden.yaml" "$tmp/h.yaml"
 cp "$h/golden.json" "$tmp/h.json"

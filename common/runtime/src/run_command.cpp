@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "mf/diag/secrets.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/runtime/task_run.hpp"
@@ -57,7 +58,7 @@ CommandOutcome plan_command(const RunArgs& args) {
   done.failed =
       !outcome->completed() || outcome->output.find("disposition")->as_string() != "success";
   if (!outcome->unrecorded.empty()) done.remarks.push_back(outcome->unrecorded);
-  if (done.failed) done.summary = plan_ending(*outcome);
+  if (done.failed) done.summary = plan_ending(*outcome, args.trace_path);
   return done;
 }
 
@@ -86,7 +87,7 @@ CommandOutcome task_command(const RunArgs& args) {
     CommandOutcome ended;
     ended.failed = true;
     if (!outcome->unrecorded.empty()) ended.remarks.push_back(outcome->unrecorded);
-    ended.summary = task_ending(*outcome);
+    ended.summary = task_ending(*outcome, args.trace_path);
     return ended;
   }
   Status written = io::write_output(args.output, json::canonical_file(outcome->output));
@@ -118,17 +119,34 @@ CommandOutcome run_command(const RunArgs& args) {
   return args.plan_path ? plan_command(args) : task_command(args);
 }
 
-std::string task_ending(const RunOutcome& outcome) {
-  return "run ended " + outcome.terminal + " after " + std::to_string(outcome.model_calls) +
-         " model call(s) and " + std::to_string(outcome.repairs) + " repair(s); see the trace";
+namespace {
+
+// ": <first cause> (trace FILE, event N)", redacted and printable; "; see the trace" when the run
+// recorded no cause.
+std::string because(const RunOutcome& outcome, std::string_view trace_path) {
+  if (!outcome.cause) return "; see the trace";
+  const std::string where = trace_path.empty()  ? std::string("trace")
+                            : trace_path == "-" ? std::string("trace on stdout")
+                                                : "trace " + std::string(trace_path);
+  return diag::printable(diag::redact_secrets(": " + outcome.cause->text + " (" + where +
+                                              ", event " + std::to_string(outcome.cause->seq) +
+                                              ")"));
 }
 
-std::string plan_ending(const RunOutcome& outcome) {
+}  // namespace
+
+std::string task_ending(const RunOutcome& outcome, std::string_view trace_path) {
+  return "run ended " + outcome.terminal + " after " + std::to_string(outcome.model_calls) +
+         " model call(s) and " + std::to_string(outcome.repairs) + " repair(s)" +
+         because(outcome, trace_path);
+}
+
+std::string plan_ending(const RunOutcome& outcome, std::string_view trace_path) {
   return "run ended " + outcome.terminal +
          (outcome.completed() ? " (" + outcome.output.find("disposition")->as_string() + ")"
                               : std::string()) +
          " after " + std::to_string(outcome.model_calls) + " model call(s) and " +
-         std::to_string(outcome.tool_calls) + " tool call(s); see the trace";
+         std::to_string(outcome.tool_calls) + " tool call(s)" + because(outcome, trace_path);
 }
 
 }  // namespace mf::runtime
