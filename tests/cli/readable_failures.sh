@@ -104,6 +104,12 @@ run 1 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspac
   --request '{"instruction": "Report on src/lib.rs."}' --artifacts "$tmp/art" --trace - \
   --output "$tmp/result.json" --capabilities workspace.read,terminal.intent
 line 'mf-run: run ended tool_failed after 1 model call(s) and 1 tool call(s): tool collect_context refused: Tool "collect_context" needs capabilities that were not granted: artifact.write (trace on stdout, event 4)'
+# A plan whose tools write artifacts, run without --artifacts: refused before the model is called or
+# the trace exists, naming the node and the fix.
+run 2 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
+  --trace "$tmp/c5.jsonl"
+line 'mf-run: error MF-U001: the plan needs an artifact directory: node "collect_context" (tools.collect_context@1) requires artifact.write; give --artifacts DIR'
+[[ ! -e $tmp/c5.jsonl && ! -s $tmp/out ]] || fail "a refused run left a trace or a result"
 
 # --- A harness source where a plan belongs --------------------------------------------------------
 cp "$h/golden.yaml" "$tmp/h.yaml"
@@ -115,10 +121,11 @@ for src in h.yaml h.json h-noext; do
 done
 # mf-replay --strict re-runs from the plan it is given.
 ws=$fx/repository
-# Any complete trace will do (this one ends model_failed).
-run 1 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
+# Any complete trace will do.
+rm -rf "$tmp/art" && mkdir "$tmp/art"
+run 0 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
   --request '{"instruction": "Report on src/lib.rs."}' --trace "$tmp/run.jsonl" --fixed-clock \
-  --trace-content inline
+  --trace-content inline --artifacts "$tmp/art"
 run 2 "$MF_BIN/mf-replay" --strict --plan "$tmp/h.yaml" --workspace "$ws" "$tmp/run.jsonl"
 grep -qF "$tmp/h.yaml: error MF-L002: this is a harness source, not a compiled plan: compile it first with \`mf-compile $tmp/h.yaml -o -\`" \
   "$tmp/err" || fail "replay: $(cat "$tmp/err")"

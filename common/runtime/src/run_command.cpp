@@ -20,6 +20,16 @@ CommandOutcome rejected_mid_run(const RunOutcome& outcome) {
   return CommandOutcome::stopped_by({diag::error(outcome.error_code, outcome.error)});
 }
 
+// Whether the ending's line leaves nothing to add about an event the trace could not take: there is
+// none, or it is the run's first cause (whole, or cut with "...").
+bool said_by_cause(const RunOutcome& outcome) {
+  const std::string& u = outcome.unrecorded;
+  if (u.empty()) return true;
+  if (!outcome.cause) return false;
+  const std::string_view t = outcome.cause->text;
+  return t == u || (t.ends_with("...") && u.starts_with(t.substr(0, t.size() - 3)));
+}
+
 CommandOutcome plan_command(const RunArgs& args) {
   if (args.trace_content == TraceContent::Store) {
     return CommandOutcome::usage_error("--trace-content store is not available with --plan");
@@ -57,7 +67,7 @@ CommandOutcome plan_command(const RunArgs& args) {
   CommandOutcome done;
   done.failed =
       !outcome->completed() || outcome->output.find("disposition")->as_string() != "success";
-  if (!outcome->unrecorded.empty()) done.remarks.push_back(outcome->unrecorded);
+  if (!said_by_cause(*outcome)) done.remarks.push_back(outcome->unrecorded);
   if (done.failed) done.summary = plan_ending(*outcome, args.trace_path);
   return done;
 }
@@ -86,7 +96,7 @@ CommandOutcome task_command(const RunArgs& args) {
   if (!outcome->completed()) {
     CommandOutcome ended;
     ended.failed = true;
-    if (!outcome->unrecorded.empty()) ended.remarks.push_back(outcome->unrecorded);
+    if (!said_by_cause(*outcome)) ended.remarks.push_back(outcome->unrecorded);
     ended.summary = task_ending(*outcome, args.trace_path);
     return ended;
   }
