@@ -111,6 +111,13 @@ run 2 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspac
 line 'mf-run: error MF-U001: the plan needs an artifact directory: node "collect_context" (tools.collect_context@1) requires artifact.write; give --artifacts DIR'
 [[ ! -e $tmp/c5.jsonl && ! -s $tmp/out ]] || fail "a refused run left a trace or a result"
 
+# --- A terminal its tool can never return: refused at compile time, at its line --------------------
+g14=$h/invalid/MF-G014-unreturnable-terminal.yaml
+refuse 2 MF-G014 "$mfc" "$g14" --catalog "$h/catalog.json" \
+  --catalog "$h/invalid/catalogs/MF-G014-fixed-terminals.json" --profiles "$h/profiles.json" -o -
+grep -qxF "mf-compile: $g14:46:7: error MF-G014: terminal result BUILDER_COMPLETE can never be returned by tools.submit_complete@1, whose terminal_result is one of: COMPLETE (at /graph/nodes/complete/terminal_result)" \
+  "$tmp/err" || fail "MF-G014: $(cat "$tmp/err")"
+
 # --- A harness source where a plan belongs --------------------------------------------------------
 cp "$h/golden.yaml" "$tmp/h.yaml"
 cp "$h/golden.json" "$tmp/h.json"
