@@ -59,6 +59,23 @@ grep -qF '"tools.write_reprt@1" is in no catalog (did you mean "tools.write_repo
   fail "tool_ref: $(cat "$tmp/err")"
 refuse 2 MF-R002 "$mfr" tool builtin.pi_compat.raed@1 --workspace "$tmp" --args '{}'
 grep -qF '(did you mean "builtin.pi_compat.read@1"?)' "$tmp/err" || fail "tool: $(cat "$tmp/err")"
+# A namespace left out: the ids that end in the same name.
+refuse 2 MF-R002 "$mfr" tool builtin.read@1 --workspace "$tmp" --args '{}'
+line 'mf-run: error MF-R002: no built-in tool is named "builtin.read@1" (did you mean "builtin.artifact.read@1" or "builtin.pi_compat.read@1"?)'
+sed 's/tools.write_report@1/builtin.read@1/' "$h/simple-success.yaml" >"$tmp/ns.yaml"
+refuse 2 MF-R002 "$mfc" "$tmp/ns.yaml" --profiles "$h/profiles.json" -o -
+grep -qF 'tool_ref "builtin.read@1" is in no catalog (did you mean "builtin.artifact.read@1" or "builtin.pi_compat.read@1"?)' \
+  "$tmp/err" || fail "namespace: $(cat "$tmp/err")"
+# A profile nothing is close to: the profiles there are.
+sed 's/^model_profile_id: profile.golden/model_profile_id: profile.gpt/' "$h/simple-success.yaml" \
+  >"$tmp/gpt.yaml"
+refuse 2 MF-R001 "$mfc" "$tmp/gpt.yaml" --catalog "$h/catalog.json" --profiles "$h/profiles.json" -o -
+grep -qF 'model profile "profile.gpt" is in no profiles file (profiles: profile.golden, profile.scripted)' \
+  "$tmp/err" || fail "profiles: $(cat "$tmp/err")"
+# A misspelt model kind.
+run 2 "$mfr" --plan "$plan" --model "opneai:$tmp/p.json" --trace "$tmp/t.jsonl"
+grep -qF "unsupported model \"opneai:$tmp/p.json\" (did you mean \"openai:$tmp/p.json\"?)" "$tmp/err" ||
+  fail "model kind: $(cat "$tmp/err")"
 run 2 "$mfr" --plan "$plan" --trce "$tmp/t.jsonl"
 grep -qF "unrecognised option '--trce' (did you mean \"--trace\"?)" "$tmp/err" ||
   fail "option: $(cat "$tmp/err")"

@@ -214,9 +214,16 @@ bool resolve(Compilation& c) {
   const bool profile_found = read_profiles(c);
   if (!c.ds.empty()) return false;
   if (!profile_found) {
+    // Nothing close: the profiles there are, as few as profiles files hold.
+    std::string hint = text::did_you_mean(c.source.model_profile_id, c.profile_ids);
+    if (hint.empty() && !c.profile_ids.empty()) {
+      for (std::size_t i = 0; i < c.profile_ids.size() && i < 8; ++i) {
+        hint += (i == 0 ? " (profiles: " : ", ") + c.profile_ids[i];
+      }
+      hint += c.profile_ids.size() > 8 ? ", ...)" : ")";
+    }
     c.add(codes::kUnknownProfile,
-          "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file" +
-              text::did_you_mean(c.source.model_profile_id, c.profile_ids),
+          "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file" + hint,
           "/model_profile_id");
   }
   if (!bind_nodes(c) || !check_form(c)) return false;
