@@ -65,8 +65,9 @@ std::string error_in(std::string_view event, const Value& e) {
     if (ok == nullptr || !ok->is_bool() || ok->as_bool()) return {};
     const Value* record = e.find("record");
     const std::string tool = record != nullptr ? text_of(*record, "model_tool_name") : "";
-    return "tool " + (tool.empty() ? text_of(e, "call_id") : tool) +
-           " failed: " + record_summary(e);
+    const std::string why = record_summary(e);
+    return "tool " + (tool.empty() ? text_of(e, "call_id") : tool) + " failed" +
+           (why.empty() ? std::string() : ": " + why);
   }
   if (event == "tool_denied") {
     std::string why = record_summary(e);
