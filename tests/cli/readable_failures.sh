@@ -59,6 +59,23 @@ grep -qF '"tools.write_reprt@1" is in no catalog (did you mean "tools.write_repo
   fail "tool_ref: $(cat "$tmp/err")"
 refuse 2 MF-R002 "$mfr" tool builtin.pi_compat.raed@1 --workspace "$tmp" --args '{}'
 grep -qF '(did you mean "builtin.pi_compat.read@1"?)' "$tmp/err" || fail "tool: $(cat "$tmp/err")"
+# A namespace left out: the ids that end in the same name.
+refuse 2 MF-R002 "$mfr" tool builtin.read@1 --workspace "$tmp" --args '{}'
+line 'mf-run: error MF-R002: no built-in tool is named "builtin.read@1" (did you mean "builtin.artifact.read@1" or "builtin.pi_compat.read@1"?)'
+sed 's/tools.write_report@1/builtin.read@1/' "$h/simple-success.yaml" >"$tmp/ns.yaml"
+refuse 2 MF-R002 "$mfc" "$tmp/ns.yaml" --profiles "$h/profiles.json" -o -
+grep -qF 'tool_ref "builtin.read@1" is in no catalog (did you mean "builtin.artifact.read@1" or "builtin.pi_compat.read@1"?)' \
+  "$tmp/err" || fail "namespace: $(cat "$tmp/err")"
+# A profile nothing is close to: the profiles there are.
+sed 's/^model_profile_id: profile.golden/model_profile_id: profile.gpt/' "$h/simple-success.yaml" \
+  >"$tmp/gpt.yaml"
+refuse 2 MF-R001 "$mfc" "$tmp/gpt.yaml" --catalog "$h/catalog.json" --profiles "$h/profiles.json" -o -
+grep -qF 'model profile "profile.gpt" is in no profiles file (profiles: profile.golden, profile.scripted)' \
+  "$tmp/err" || fail "profiles: $(cat "$tmp/err")"
+# A misspelt model kind.
+run 2 "$mfr" --plan "$plan" --model "opneai:$tmp/p.json" --trace "$tmp/t.jsonl"
+grep -qF "unsupported model \"opneai:$tmp/p.json\" (did you mean \"openai:$tmp/p.json\"?)" "$tmp/err" ||
+  fail "model kind: $(cat "$tmp/err")"
 run 2 "$mfr" --plan "$plan" --trce "$tmp/t.jsonl"
 grep -qF "unrecognised option '--trce' (did you mean \"--trace\"?)" "$tmp/err" ||
   fail "option: $(cat "$tmp/err")"
@@ -75,6 +92,49 @@ line 'mf-compile: verfy.yaml: error MF-S013: no such input file'
 run 2 "$mfr" xyzzy
 grep -qF "unknown command 'xyzzy' (commands: tool, rescue)" "$tmp/err" || fail "list: $(cat "$tmp/err")"
 
+# --- How a run ended: its first cause, in one line ------------------------------------------------
+# A loopback port nothing listens on (bound, then closed): refused on each of three attempts.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+jq --arg u "http://127.0.0.1:$port/v1" '.base_url = $u
+  | .retry = {max_attempts: 3, initial_backoff_ms: 10, max_backoff_ms: 20}' \
+  "$fx/profiles/local.json" >"$tmp/refused.json"
+run 1 "$mfr" --task "$fx/forge/task-valid.json" --model "openai:$tmp/refused.json" \
+  --trace "$tmp/c1.jsonl" --fixed-clock
+line "mf-run: run ended model_failed after 1 model call(s) and 0 repair(s): connection refused by 127.0.0.1:$port (after 3 attempts) (trace $tmp/c1.jsonl, event 2)"
+# A reply the verifier refuses, then a provider failure: the refusal is the first cause, and the
+# trace's name is redacted like any other output.
+run 1 "$mfr" --task "$fx/forge/task-valid.json" --model "scripted:$fx/forge/responses-invalid.json" \
+  --trace "$tmp/$key.jsonl" --fixed-clock
+line "mf-run: run ended model_failed after 2 model call(s) and 1 repair(s): output refused at \$: output is not strict JSON: invalid value (line 1, column 1) (trace $tmp/[REDACTED].jsonl, event 3)"
+[[ $(jq -c 'select(.seq == 3) | .event' "$tmp/$key.jsonl") == '"verification_failed"' ]] ||
+  fail "event 3 is not the refusal"
+# A plan run: the output schema a tool's result failed, by pointer; a capability not granted.
+ws=$fx/repository
+jq '.tools[0].output_schema.properties.status.enum = ["collected"]' "$h/catalog.json" >"$tmp/cat2.json"
+run 0 "$mfc" "$h/golden.yaml" --catalog "$tmp/cat2.json" --profiles "$h/profiles.json" -o -
+mv "$tmp/out" "$tmp/strict.plan.json"
+mkdir -p "$tmp/art"
+run 1 "$mfr" --plan "$tmp/strict.plan.json" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
+  --request '{"instruction": "Report on src/lib.rs."}' --artifacts "$tmp/art" --trace "$tmp/c3.jsonl"
+line "mf-run: run ended model_failed after 4 model call(s) and 1 tool call(s): tool collect_context failed: Tool \"collect_context\" returned output that fails its schema: /status value is not one of the allowed values [\"collected\"] (trace $tmp/c3.jsonl, event 4)"
+run 1 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
+  --request '{"instruction": "Report on src/lib.rs."}' --artifacts "$tmp/art" --trace - \
+  --output "$tmp/result.json" --capabilities workspace.read,terminal.intent
+line 'mf-run: run ended tool_failed after 1 model call(s) and 1 tool call(s): tool collect_context refused: Tool "collect_context" needs capabilities that were not granted: artifact.write (trace on stdout, event 4)'
+# A plan whose tools write artifacts, run without --artifacts: refused before the model is called or
+# the trace exists, naming the node and the fix.
+run 2 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
+  --trace "$tmp/c5.jsonl"
+line 'mf-run: error MF-U001: the plan needs an artifact directory: node "collect_context" (tools.collect_context@1) requires artifact.write; give --artifacts DIR'
+[[ ! -e $tmp/c5.jsonl && ! -s $tmp/out ]] || fail "a refused run left a trace or a result"
+
+# --- A terminal its tool can never return: refused at compile time, at its line --------------------
+g14=$h/invalid/MF-G014-unreturnable-terminal.yaml
+refuse 2 MF-G014 "$mfc" "$g14" --catalog "$h/catalog.json" \
+  --catalog "$h/invalid/catalogs/MF-G014-fixed-terminals.json" --profiles "$h/profiles.json" -o -
+grep -qxF "mf-compile: $g14:46:7: error MF-G014: terminal result BUILDER_COMPLETE can never be returned by tools.submit_complete@1, whose terminal_result is one of: COMPLETE (at /graph/nodes/complete/terminal_result)" \
+  "$tmp/err" || fail "MF-G014: $(cat "$tmp/err")"
+
 # --- A harness source where a plan belongs --------------------------------------------------------
 cp "$h/golden.yaml" "$tmp/h.yaml"
 cp "$h/golden.json" "$tmp/h.json"
@@ -85,10 +145,11 @@ for src in h.yaml h.json h-noext; do
 done
 # mf-replay --strict re-runs from the plan it is given.
 ws=$fx/repository
-# Any complete trace will do (this one ends model_failed).
-run 1 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
+# Any complete trace will do.
+rm -rf "$tmp/art" && mkdir "$tmp/art"
+run 0 "$mfr" --plan "$plan" --model "scripted:$h/runs/golden-ok.json" --workspace "$ws" \
   --request '{"instruction": "Report on src/lib.rs."}' --trace "$tmp/run.jsonl" --fixed-clock \
-  --trace-content inline
+  --trace-content inline --artifacts "$tmp/art"
 run 2 "$MF_BIN/mf-replay" --strict --plan "$tmp/h.yaml" --workspace "$ws" "$tmp/run.jsonl"
 grep -qF "$tmp/h.yaml: error MF-L002: this is a harness source, not a compiled plan: compile it first with \`mf-compile $tmp/h.yaml -o -\`" \
   "$tmp/err" || fail "replay: $(cat "$tmp/err")"

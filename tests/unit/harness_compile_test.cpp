@@ -271,6 +271,8 @@ const std::vector<Case>& cases() {
     plain("MF-G011-no-terminal.yaml");
     plain("MF-G012-bad-argument-match.yaml");
     plain("MF-G013-terminal-prerequisite.yaml");
+    add("MF-G014-unreturnable-terminal.yaml",
+        [](Case& c) { c.extra_catalog = "MF-G014-fixed-terminals.json"; });
     // capability
     add("MF-C001-capability-not-granted.yaml", [](Case& c) {
       c.capabilities = Strings{"workspace.read", "artifact.write"};
@@ -491,6 +493,25 @@ TEST(HarnessCompile, EveryCompilerCodeHasAFixture) {
   for (const auto& c : fixtured) {
     EXPECT_TRUE(declared.count(c) != 0) << "fixture code " << c << " is not in codes.hpp";
   }
+}
+
+// MF-G014 judges only what a descriptor declares: the results it names compile, and a tool that
+// names none (tools.finish_success@1) proves nothing.
+TEST(HarnessCompile, TerminalResultsTheToolCanReturnCompile) {
+  Value source = parse_file(kInvalidDir + "MF-G014-unreturnable-terminal.yaml");
+  at(source, "/graph/nodes/complete/terminal_result") = "COMPLETE";
+  at(source, "/graph/nodes/blocked/terminal_result") = "NEEDS_INPUT";
+  source.find("artifacts")->find("required_by_terminal")->as_object().front().key = "COMPLETE";
+  CompileRequest r = base_request(source);
+  r.catalogs.push_back({kCatalogDir + "MF-G014-fixed-terminals.json",
+                        read_json(kCatalogDir + "MF-G014-fixed-terminals.json")});
+  CompileResult ok = compile(r);
+  EXPECT_TRUE(ok.ok) << describe(ok.diagnostics);
+  at(r.source, "/graph/nodes/complete/tool_ref") = "tools.finish_success@1";
+  at(r.source, "/graph/nodes/complete/terminal_result") = "ANYTHING";
+  r.source.find("artifacts")->find("required_by_terminal")->as_object().front().key = "ANYTHING";
+  ok = compile(r);
+  EXPECT_TRUE(ok.ok) << describe(ok.diagnostics);
 }
 
 TEST(HarnessCompile, OversizedSource) {

@@ -96,8 +96,11 @@ TEST(RunCommand, ATaskRunWritesItsOutputOrEndsWithASummary) {
   const auto ended = run_command(a);
   EXPECT_FALSE(ended.stopped());
   EXPECT_TRUE(ended.failed);
+  // The first cause, not the ending: the reply the verifier refused, and where the trace says so.
   EXPECT_EQ(ended.summary,
-            "run ended model_failed after 2 model call(s) and 1 repair(s); see the trace");
+            "run ended model_failed after 2 model call(s) and 1 repair(s): output refused at $: "
+            "output is not strict JSON: invalid value (line 1, column 1) (trace " +
+                a.trace_path + ", event 3)");
   EXPECT_EQ(test::read_file(dir / "none.json"), "");
 }
 
@@ -116,6 +119,11 @@ TEST(RunCommand, EndingsSayHowFarTheRunGot) {
   EXPECT_EQ(plan_ending(o),
             "run ended completed (blocked) after 3 model call(s) and 5 tool call(s); see the "
             "trace");
+  // With its first cause: redacted and printable, on one line, the trace named.
+  o.cause = trace::Cause{7, "HTTP 401: key sk-ant-api03-" + std::string(40, 'A') + " \x1b[31m"};
+  EXPECT_EQ(plan_ending(o, "-"),
+            "run ended completed (blocked) after 3 model call(s) and 5 tool call(s): HTTP 401: "
+            "key [REDACTED] \\x1b[31m (trace on stdout, event 7)");
 }
 
 TEST(ReplayCommand, DivergenceNamesTheFirstDifference) {

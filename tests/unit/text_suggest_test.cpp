@@ -43,6 +43,28 @@ TEST(TextSuggest, TheFirstOfEquallyCloseNames) {
   EXPECT_EQ(closest("gett", {"put", "get", "gets"}), "get");
 }
 
+// A dotted id whose namespace is left out or wrong is too many edits from the real one; the ids
+// that end in the same name, version aside, are named instead, at most three of them.
+TEST(TextSuggest, ADottedIdByItsLastPart) {
+  const std::vector<std::string_view> known = {"builtin.artifact.read@1",
+                                               "builtin.pi_compat.read@1", "builtin.pi_compat.ls@1",
+                                               "builtin.artifact.write@1"};
+  EXPECT_EQ(closest("builtin.read@1", known), std::nullopt);
+  EXPECT_EQ(did_you_mean("builtin.read@1", known),
+            " (did you mean \"builtin.artifact.read@1\" or \"builtin.pi_compat.read@1\"?)");
+  EXPECT_EQ(did_you_mean("tools.read@v1", known),
+            " (did you mean \"builtin.artifact.read@1\" or \"builtin.pi_compat.read@1\"?)");
+  EXPECT_EQ(did_you_mean("my.ls@3", known), " (did you mean \"builtin.pi_compat.ls@1\"?)");
+  // Not a dotted id, no shared last part, or too many alike: nothing.
+  EXPECT_EQ(did_you_mean("read", known), "");
+  EXPECT_EQ(did_you_mean("builtin.grep@1", known), "");
+  EXPECT_EQ(did_you_mean("tools.read@1",
+                         {"alpha.read@1", "bravo.read@1", "charlie.read@1", "delta.read@1"}),
+            "");
+  EXPECT_EQ(same_last_part("x.read@1", {"a.read@1", "b.read", "read@1"}),
+            (std::vector<std::string>{"a.read@1", "b.read"}));
+}
+
 TEST(TextSuggest, TakesNamesInEveryFormCallersHold) {
   const std::vector<std::string> owned = {"--trace", "--task"};
   EXPECT_EQ(did_you_mean("--trce", owned), " (did you mean \"--trace\"?)");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -213,9 +214,16 @@ bool resolve(Compilation& c) {
   const bool profile_found = read_profiles(c);
   if (!c.ds.empty()) return false;
   if (!profile_found) {
+    // Nothing close: the profiles there are, as few as profiles files hold.
+    std::string hint = text::did_you_mean(c.source.model_profile_id, c.profile_ids);
+    if (hint.empty() && !c.profile_ids.empty()) {
+      for (std::size_t i = 0; i < c.profile_ids.size() && i < 8; ++i) {
+        hint += (i == 0 ? " (profiles: " : ", ") + c.profile_ids[i];
+      }
+      hint += c.profile_ids.size() > 8 ? ", ...)" : ")";
+    }
     c.add(codes::kUnknownProfile,
-          "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file" +
-              text::did_you_mean(c.source.model_profile_id, c.profile_ids),
+          "model profile " + quoted(c.source.model_profile_id) + " is in no profiles file" + hint,
           "/model_profile_id");
   }
   if (!bind_nodes(c) || !check_form(c)) return false;
@@ -387,6 +395,46 @@ void check_terminal(Compilation& c, const Node& n,
   }
 }
 
+// The terminal results a tool can return, when its descriptor says (nothing when it does not):
+// the `const`/`enum` of its output schema's terminal_result, which the boundary holds every result
+// to; for a terminal control served by the terminal recorder (a terminal-class tool of no MCP
+// server), also those of a required terminal_result argument, which it records as given.
+std::optional<std::vector<std::string>> returnable(const tools::ToolDescriptor& t) {
+  const auto values = [](const Value* schema) -> std::optional<std::vector<std::string>> {
+    if (schema == nullptr || !schema->is_object()) return std::nullopt;
+    std::vector<std::string> out;
+    if (const Value* one = schema->find("const")) {
+      if (one->is_string()) out.push_back(one->as_string());
+      return out;
+    }
+    const Value* some = schema->find("enum");
+    if (some == nullptr || !some->is_array()) return std::nullopt;
+    for (const auto& v : some->as_array()) {
+      if (v.is_string()) out.push_back(v.as_string());
+    }
+    return out;
+  };
+  if (auto out = values(argument(t.output_schema, "terminal_result").first)) return out;
+  if (t.side_effect_class != tools::SideEffect::Terminal || !t.connector.is_null()) {
+    return std::nullopt;
+  }
+  const auto [arg, required] = argument(t.input_schema, "terminal_result");
+  return required ? values(arg) : std::nullopt;
+}
+
+// A terminal node whose tool can never return its terminal result could never be accepted: the
+// run would end terminal_rejected (or out of budget) however the model behaved.
+void check_terminal_result(Compilation& c, const Node& n, const tools::ToolDescriptor& t) {
+  const auto can = returnable(t);
+  if (!can || std::find(can->begin(), can->end(), *n.terminal_result) != can->end()) return;
+  std::string listed;
+  for (const auto& r : *can) listed += (listed.empty() ? "" : ", ") + r;
+  c.add(codes::kUnreturnableTerminal,
+        "terminal result " + *n.terminal_result + " can never be returned by " + t.ref() +
+            ", whose terminal_result is " + (can->empty() ? "never a string" : "one of: " + listed),
+        n.pointer + "/terminal_result");
+}
+
 // Cycles over the accepted edges: each is one fault, reported at its first node. A node that
 // depends on a cycle or on a node with a rejected prerequisite can never run either (G005, G006
 // for a terminal, G007 for a required node), unless it is `unbound` (its tool did not resolve, or
@@ -465,6 +513,9 @@ void check_graph(Compilation& c) {
   for (const auto& n : c.source.nodes) {
     check_prerequisites(c, n, tool_of, edges, invalid);
     if (n.terminal_result) check_terminal(c, n, terminal_owner);
+    if (auto t = tool_of.find(n.node_id); n.terminal_result && t != tool_of.end()) {
+      check_terminal_result(c, n, *t->second);
+    }
   }
   if (terminal_owner.empty()) {
     c.add(codes::kNoTerminal, "the graph has no terminal node (no terminal_result)",

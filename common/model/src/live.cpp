@@ -280,7 +280,9 @@ class LiveModel final : public Model {
         a.retry_after_ms = r.retry_after_ms;
       return a;
     }
-    a.error = std::string(http::outcome_name(r.outcome));
+    a.error = r.outcome == http::Outcome::ConnectFailed && !r.detail.empty()
+                  ? r.detail
+                  : std::string(http::outcome_name(r.outcome));
     if (r.outcome == http::Outcome::TooLarge) {
       a.error += " (over max_response_bytes " + std::to_string(profile_.max_response_bytes) + ")";
     }

@@ -7,6 +7,7 @@
 #include "mf/model/model.hpp"
 #include "mf/model/scripted.hpp"
 #include "mf/model/sim.hpp"
+#include "mf/text/suggest.hpp"
 
 namespace mf::model {
 
@@ -54,9 +55,17 @@ Result<std::unique_ptr<Model>> open_model(const std::string& spec, const OpenOpt
   }
   if (auto rest = after("sim:")) return open_sim(*rest, options.repeat);
   if (auto live = live_profile(spec)) return open_live(live->first, live->second, options);
+  // A misspelt kind ("opneai:p.json") is named with its correction.
+  std::string hint;
+  if (const std::size_t colon = spec.find(':'); colon != std::string::npos) {
+    if (auto kind = text::closest(std::string_view(spec).substr(0, colon),
+                                  {"scripted", "sim", "openai", "anthropic"})) {
+      hint = " (did you mean \"" + *kind + spec.substr(colon) + "\"?)";
+    }
+  }
   return diag::error(diag::codes::kUsage,
-                     "unsupported model \"" + spec +
-                         "\" (scripted:FILE, sim:FILE?seed=S&faults=R[&kinds=a,b], "
+                     "unsupported model \"" + spec + "\"" + hint +
+                         " (scripted:FILE, sim:FILE?seed=S&faults=R[&kinds=a,b], "
                          "openai:PROFILE.json, anthropic:PROFILE.json)");
 }
 

@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -179,6 +180,33 @@ Outcome classify(CURLcode code) {
   }
 }
 
+// A connection that did not open, with the peer the URL names (never its path or query, which
+// may carry a key): "connection refused by 127.0.0.1:8080", "cannot connect to HOST:PORT
+// (Network is unreachable)". libcurl's own text carries the milliseconds it took, which would make
+// two runs' traces differ.
+std::string connect_failure(CURL* easy, const std::string& url) {
+  std::string peer;
+  if (CURLU* u = curl_url()) {
+    char* host = nullptr;
+    char* port = nullptr;
+    if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+      peer = std::string(host) + ":" + port;
+    }
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+  }
+  long os_errno = 0;
+  curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_errno);
+  if (peer.empty()) return "connection failed";
+  if (os_errno == ECONNREFUSED) return "connection refused by " + peer;
+  return "cannot connect to " + peer +
+         (os_errno != 0 ? " (" + std::string(std::strerror(static_cast<int>(os_errno))) + ")"
+                        : std::string());
+}
+
 std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
 }
@@ -339,7 +367,9 @@ Response perform(Handles& handles, const Request& request) {
   } else {
     response.outcome = classify(code);
   }
-  if (response.outcome != Outcome::Complete) {
+  if (response.outcome == Outcome::ConnectFailed) {
+    response.detail = connect_failure(easy, request.url);
+  } else if (response.outcome != Outcome::Complete) {
     response.detail = error[0] != '\0' ? error : curl_easy_strerror(code);
   }
   return response;

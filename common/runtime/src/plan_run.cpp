@@ -2,6 +2,7 @@
 // checked before the trace exists, then the run and its result document.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "mf/diag/codes.hpp"
@@ -53,6 +54,27 @@ Status artifact_directory(const std::string& path) {
   return {};
 }
 
+// A plan whose tools work in the artifact directory needs one: the first node that requires
+// artifact.read or artifact.write among the granted capabilities refuses the run before anything
+// starts, named with the fix. Without the capability its calls are refused at the boundary anyway.
+Status artifacts_given(const json::Value& plan, const std::vector<std::string>& granted) {
+  for (const auto& node : plan.find("nodes")->as_array()) {
+    for (const auto& c : node.find("required_capabilities")->as_array()) {
+      const std::string& cap = c.as_string();
+      if (cap != "artifact.read" && cap != "artifact.write") continue;
+      if (std::find(granted.begin(), granted.end(), cap) == granted.end()) continue;
+      const json::Value& binding = *node.find("binding");
+      return diag::error(diag::codes::kUsage,
+                         "the plan needs an artifact directory: node \"" +
+                             node.find("node_id")->as_string() + "\" (" +
+                             binding.find("tool_id")->as_string() + "@" +
+                             std::to_string(*binding.find("tool_version")->as_exact_int()) +
+                             ") requires " + cap + "; give --artifacts DIR");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<json::Value> load_plan_file(const std::string& path) {
@@ -94,12 +116,23 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   if (!bindings) return bindings.take_diagnostics();
   Result<json::Value> req = read_request(request.request);
   if (!req) return req.take_diagnostics();
+  std::vector<std::string> granted;
+  if (request.capabilities) {
+    granted = *request.capabilities;
+  } else {
+    for (const auto& c : plan->find("required_capabilities")->as_array()) {
+      granted.push_back(c.as_string());
+    }
+  }
   std::unique_ptr<model::Model> model = std::move(request.model);
   if (!model) {
     auto opened = detail::open_run_model(request.model_spec, request.cache, request.repeat,
                                          request.store_dir, false);
     if (!opened) return opened.take_diagnostics();
     model = std::move(opened->model);
+  }
+  if (request.artifact_dir.empty() && request.check_artifacts) {
+    if (Status s = artifacts_given(*plan, granted); !s) return s.take_diagnostics();
   }
   auto workspace = tools::Workspace::open(request.workspace);
   if (!workspace) return workspace.take_diagnostics();
@@ -114,13 +147,7 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   po.request = std::move(*req);
   po.artifact_dir = request.artifact_dir;
   po.parent = request.parent;
-  if (request.capabilities) {
-    po.capabilities = *request.capabilities;
-  } else {
-    for (const auto& c : plan->find("required_capabilities")->as_array()) {
-      po.capabilities.push_back(c.as_string());
-    }
-  }
+  po.capabilities = std::move(granted);
   RunOptions options;
   options.trace_content = request.trace_content;
   options.durability = request.durability == trace::Durability::Event ? "event" : "batch";

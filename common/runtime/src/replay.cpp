@@ -241,6 +241,7 @@ Result<PlanRunRequest> rerun(const ReplayRequest& from, const Recording& rec,
   r.model = std::make_unique<RecordedModel>(std::move(replies), std::move(next), std::move(name));
   r.workspace = from.workspace;
   r.artifact_dir = from.artifact_dir;
+  r.check_artifacts = false;
   const Value* artifacts = started.find("artifacts");
   if (r.artifact_dir.empty() && artifacts != nullptr && artifacts->as_bool()) {
     std::string templ = (std::filesystem::temp_directory_path() / "mf-replay-XXXXXX").string();

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "mf/diag/secrets.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/runtime/task_run.hpp"
@@ -20,6 +21,16 @@ CommandOutcome failed_on_miss(const RunOutcome& outcome) {
   failed.failed = true;
   failed.warnings = {diag::error(outcome.error_code, outcome.error)};
   return failed;
+}
+
+// Whether the ending's line leaves nothing to add about an event the trace could not take: there is
+// none, or it is the run's first cause (whole, or cut with "...").
+bool said_by_cause(const RunOutcome& outcome) {
+  const std::string& u = outcome.unrecorded;
+  if (u.empty()) return true;
+  if (!outcome.cause) return false;
+  const std::string_view t = outcome.cause->text;
+  return t == u || (t.ends_with("...") && u.starts_with(t.substr(0, t.size() - 3)));
 }
 
 CommandOutcome plan_command(const RunArgs& args) {
@@ -61,8 +72,8 @@ CommandOutcome plan_command(const RunArgs& args) {
   CommandOutcome done;
   done.failed =
       !outcome->completed() || outcome->output.find("disposition")->as_string() != "success";
-  if (!outcome->unrecorded.empty()) done.remarks.push_back(outcome->unrecorded);
-  if (done.failed) done.summary = plan_ending(*outcome);
+  if (!said_by_cause(*outcome)) done.remarks.push_back(outcome->unrecorded);
+  if (done.failed) done.summary = plan_ending(*outcome, args.trace_path);
   return done;
 }
 
@@ -90,8 +101,8 @@ CommandOutcome task_command(const RunArgs& args) {
   if (!outcome->completed()) {
     CommandOutcome ended;
     ended.failed = true;
-    if (!outcome->unrecorded.empty()) ended.remarks.push_back(outcome->unrecorded);
-    ended.summary = task_ending(*outcome);
+    if (!said_by_cause(*outcome)) ended.remarks.push_back(outcome->unrecorded);
+    ended.summary = task_ending(*outcome, args.trace_path);
     return ended;
   }
   if (args.output.empty()) return {};
@@ -125,17 +136,34 @@ CommandOutcome run_command(const RunArgs& args) {
   return args.plan_path ? plan_command(args) : task_command(args);
 }
 
-std::string task_ending(const RunOutcome& outcome) {
-  return "run ended " + outcome.terminal + " after " + std::to_string(outcome.model_calls) +
-         " model call(s) and " + std::to_string(outcome.repairs) + " repair(s); see the trace";
+namespace {
+
+// ": <first cause> (trace FILE, event N)", redacted and printable; "; see the trace" when the run
+// recorded no cause.
+std::string because(const RunOutcome& outcome, std::string_view trace_path) {
+  if (!outcome.cause) return "; see the trace";
+  const std::string where = trace_path.empty()  ? std::string("trace")
+                            : trace_path == "-" ? std::string("trace on stdout")
+                                                : "trace " + std::string(trace_path);
+  return diag::printable(diag::redact_secrets(": " + outcome.cause->text + " (" + where +
+                                              ", event " + std::to_string(outcome.cause->seq) +
+                                              ")"));
 }
 
-std::string plan_ending(const RunOutcome& outcome) {
+}  // namespace
+
+std::string task_ending(const RunOutcome& outcome, std::string_view trace_path) {
+  return "run ended " + outcome.terminal + " after " + std::to_string(outcome.model_calls) +
+         " model call(s) and " + std::to_string(outcome.repairs) + " repair(s)" +
+         because(outcome, trace_path);
+}
+
+std::string plan_ending(const RunOutcome& outcome, std::string_view trace_path) {
   return "run ended " + outcome.terminal +
          (outcome.completed() ? " (" + outcome.output.find("disposition")->as_string() + ")"
                               : std::string()) +
          " after " + std::to_string(outcome.model_calls) + " model call(s) and " +
-         std::to_string(outcome.tool_calls) + " tool call(s); see the trace";
+         std::to_string(outcome.tool_calls) + " tool call(s)" + because(outcome, trace_path);
 }
 
 }  // namespace mf::runtime

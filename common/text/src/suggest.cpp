@@ -49,9 +49,41 @@ std::optional<std::string> closest(std::string_view given,
   return std::string(*best);
 }
 
+namespace {
+
+// The last part of a dotted id without its version: "read" of "builtin.pi_compat.read@1".
+std::string_view last_part(std::string_view id) {
+  id = id.substr(0, id.find('@'));
+  const std::size_t dot = id.rfind('.');
+  return dot == std::string_view::npos ? id : id.substr(dot + 1);
+}
+
+}  // namespace
+
+std::vector<std::string> same_last_part(std::string_view given,
+                                        const std::vector<std::string_view>& known) {
+  std::vector<std::string> out;
+  if (given.size() > kMaxSuggestedLength || given.find('.') == std::string_view::npos) return out;
+  const std::string_view part = last_part(given);
+  if (part.empty()) return out;
+  for (const auto& name : known) {
+    if (name != given && name.find('.') != std::string_view::npos && last_part(name) == part &&
+        std::find(out.begin(), out.end(), name) == out.end()) {
+      out.emplace_back(name);
+    }
+  }
+  return out;
+}
+
 std::string did_you_mean(std::string_view given, const std::vector<std::string_view>& known) {
-  auto name = closest(given, known);
-  return name ? " (did you mean \"" + *name + "\"?)" : std::string();
+  if (auto name = closest(given, known)) return " (did you mean \"" + *name + "\"?)";
+  const std::vector<std::string> alike = same_last_part(given, known);
+  if (alike.empty() || alike.size() > 3) return {};
+  std::string names;
+  for (std::size_t i = 0; i < alike.size(); ++i) {
+    names += (i == 0 ? "" : i + 1 == alike.size() ? " or " : ", ") + ("\"" + alike[i] + "\"");
+  }
+  return " (did you mean " + names + "?)";
 }
 
 std::string did_you_mean(std::string_view given, const std::vector<std::string>& known) {

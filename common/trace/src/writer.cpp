@@ -197,6 +197,7 @@ Status Writer::emit(std::string_view event, json::Value payload,
   }
   ++seq_;
   terminated_ = terminated_ || terminal;
+  cause_.see(line);
   return {};
 }
 

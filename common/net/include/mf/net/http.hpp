@@ -65,7 +65,9 @@ struct Response {
   std::string body;
   std::optional<std::int64_t> retry_after_ms;  // Retry-After, seconds or an HTTP date
   bool received = false;                       // any response byte arrived
-  std::string detail;                          // libcurl's reason, for failed outcomes
+  // For failed outcomes, libcurl's reason; for ConnectFailed, the peer and why without timings
+  // ("connection refused by 127.0.0.1:8080").
+  std::string detail;
   // The final response's headers in arrival order, names in lower case, values trimmed; at most
   // kMaxHeaders of them, each cut at kMaxHeaderBytes.
   std::vector<std::pair<std::string, std::string>> headers;

@@ -79,6 +79,9 @@ struct PlanRunRequest {
   std::string mac_key;
   std::optional<Parent> parent;
   const std::atomic<bool>* cancel = nullptr;
+  // Refuse, before anything starts, a plan whose granted tools use the artifact directory when
+  // artifact_dir is empty (mf-run); a replay repeats the run as it was recorded instead.
+  bool check_artifacts = true;
 };
 
 // The run's result document (docs/harness-run.md): terminal, the accepted terminal (node, result,

@@ -58,10 +58,12 @@ std::string check_streams(const RunArgs& args);
 // with a success disposition. A reply-cache miss under --cache read fails with its diagnostic.
 diag::CommandOutcome run_command(const RunArgs& args);
 
-// "run ended budget_exhausted after 3 model call(s) and 2 repair(s); see the trace"
-std::string task_ending(const RunOutcome& outcome);
-// "run ended completed (blocked) after 4 model call(s) and 3 tool call(s); see the trace"; the
-// disposition only for a completed run.
-std::string plan_ending(const RunOutcome& outcome);
+// "run ended invalid_output after 2 model call(s) and 1 repair(s): output refused at $.risk:
+// missing required field (trace t.jsonl, event 3)": the run's first cause (RunOutcome::cause) and
+// the trace event that records it, redacted and printable; "; see the trace" for a run without one.
+std::string task_ending(const RunOutcome& outcome, std::string_view trace_path = {});
+// "run ended completed (blocked) after 4 model call(s) and 3 tool call(s): ..."; the disposition
+// only for a completed run.
+std::string plan_ending(const RunOutcome& outcome, std::string_view trace_path = {});
 
 }  // namespace mf::runtime

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "mf/model/model.hpp"
@@ -51,6 +52,9 @@ struct RunOutcome {
   // An event the trace could not take (too large for a line), recorded as a failure in its
   // place: the cause, for stderr.
   std::string unrecorded{};
+  // The first cause of a run that did not succeed, as its trace records it (mf/trace/cause.hpp):
+  // what stderr says of the ending.
+  std::optional<trace::Cause> cause{};
   bool completed() const { return terminal == "completed"; }
 };
 

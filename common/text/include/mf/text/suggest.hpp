@@ -23,8 +23,15 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest(std::string_view given,
                                    const std::vector<std::string_view>& known);
 
-// " (did you mean \"NAME\"?)" for the closest known name, or "" when there is none: appended to
-// the message that refuses `given`.
+// The known dotted ids whose last part, version aside, is that of a dotted `given`, in their order:
+// "builtin.pi_compat.read@1" and "builtin.artifact.read@1" for "builtin.read@1", a namespace left
+// out or mistaken, which is too many edits away to be a slip.
+std::vector<std::string> same_last_part(std::string_view given,
+                                        const std::vector<std::string_view>& known);
+
+// " (did you mean \"NAME\"?)" for the closest known name; else, when one to three known ids share
+// the last part of a dotted `given` (same_last_part), " (did you mean \"A\" or \"B\"?)"; else "".
+// Appended to the message that refuses `given`.
 std::string did_you_mean(std::string_view given, const std::vector<std::string_view>& known);
 std::string did_you_mean(std::string_view given, const std::vector<std::string>& known);
 std::string did_you_mean(std::string_view given, std::initializer_list<std::string_view> known);

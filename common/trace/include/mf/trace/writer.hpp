@@ -12,6 +12,7 @@
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
+#include "mf/trace/cause.hpp"
 #include "mf/trace/events.hpp"
 
 namespace mf::trace {
@@ -54,6 +55,9 @@ class Writer {
   // cache). Its failure is returned and nothing is written.
   Status emit(std::string_view event, json::Value payload, const std::function<Status()>& before);
   std::int64_t events_written() const { return seq_; }
+  // The run's first cause (cause.hpp) over the events written so far, once the terminal event
+  // decided it.
+  const std::optional<Cause>& first_cause() const { return cause_.cause(); }
   Status close();  // flush, fsync under Batch, close the file; idempotent
 
  private:
@@ -73,6 +77,7 @@ class Writer {
   bool terminated_ = false;  // a terminal event was written
   bool failed_ = false;      // a write failed: the file's tail is unknown
   bool closed_ = false;
+  FirstCause cause_;
   std::chrono::steady_clock::time_point start_;
 };
 
