@@ -35,7 +35,7 @@ modules=${MF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/millforge}/mcp-servers/n
 script() {
   awk -v file="$1" -v skips="$tmp/skips" -v faults="$tmp/faults" '
     BEGIN { marker_line = -1 }
-    function fault(msg) { print file ":" NR ": " msg >> faults }
+    function fault(msg, at) { print file ":" at ": " msg >> faults }
     in_block {
       if ($0 ~ "^ *" fence "[ \t]*$") {
         if (run) print "__end"
@@ -61,18 +61,17 @@ script() {
       shell = word[1] ~ /^(sh|bash|console|shell)$/
       in_block = 1
       run = 0
-      if (marker_line == NR - 1 && !shell) fault("doc-test marker above a block that is not shell")
+      if (marker_line == NR - 1 && !shell) fault("doc-test marker above a block that is not shell", marker_line)
       if (!shell) { prev = $0; next }
       if (prev ~ /^<!-- doc-test: skip: *[^ ].*-->$/) {
         reason = prev
         sub(/^<!-- doc-test: skip: */, "", reason)
         sub(/ *-->$/, "", reason)
-        if (reason == "") fault("doc-test: skip without a reason")
-        else print file ":" NR ": " reason >> skips
+        print file ":" NR ": " reason >> skips
       } else if (prev ~ /^<!-- audit-user: [^ ]+ -->$/) {
         print file ":" NR ": run by tests/cli/audit_user.sh (" prev ")" >> skips
       } else if (prev ~ /doc-test/) {
-        fault("doc-test marker without a reason (<!-- doc-test: skip: REASON -->): " prev)
+        fault("doc-test marker without a reason (<!-- doc-test: skip: REASON -->): " prev, NR - 1)
       } else {
         run = 1
         print "__begin " file ":" NR
@@ -81,20 +80,20 @@ script() {
       next
     }
     {
-      if (marker_line == NR - 1) fault("doc-test marker not directly above a fenced shell block")
+      if (marker_line == NR - 1) fault("doc-test marker not directly above a fenced shell block", marker_line)
       if ($0 ~ /doc-test/ && $0 ~ /^<!--/) marker_line = NR
       prev = $0
     }
-    END { if (in_block) fault("unclosed fence") }' "$1"
+    END { if (in_block) fault("unclosed fence", NR) }' "$1"
 }
 
+# Every file's session first, so that a malformed marker fails the test before anything runs.
 : >"$tmp/skips"
 : >"$tmp/faults"
-ran=0
-for doc in "${docs[@]}"; do
-  session=$tmp/session.sh
+mkdir -p "$tmp/sessions" "$tmp/run"
+for i in "${!docs[@]}"; do
   {
-    # The session's own helpers: progress on fd 3, the failing command on stderr.
+    # The session's own helpers: progress on fd 3, the failing command and its line on stderr.
     cat <<'EOF'
 set -Eeuo pipefail
 __begin() { __where=$1; __base=${BASH_LINENO[0]}; echo "begin $1" >&3; }
@@ -102,12 +101,22 @@ __end() { echo "end $__where" >&3; }
 __line() { echo $((${__where##*:} + $1 - __base)); }
 trap '__rc=$? __status="${PIPESTATUS[*]}"; echo "doc_blocks: $__where: line $(__line $LINENO): exit $__status: $BASH_COMMAND" >&2; exit $__rc' ERR
 EOF
-    script "$doc"
-  } >"$session"
+    script "${docs[$i]}"
+  } >"$tmp/sessions/$i.sh"
+done
+if [[ -s $tmp/faults ]]; then
+  cat "$tmp/faults" >&2
+  fail "malformed doc-test markers"
+fi
+while IFS= read -r skip; do echo "skip: $skip"; done <"$tmp/skips"
+
+ran=0
+for i in "${!docs[@]}"; do
+  doc=${docs[$i]}
+  session=$tmp/sessions/$i.sh
   blocks=$(grep -c '^__begin ' "$session" || true)
   ((blocks > 0)) || continue
-  work=$tmp/run/${doc//\//_}
-  mkdir -p "$tmp/run"
+  work=$tmp/run/$i
   cp -a "$base" "$work"
   rc=0
   start=$(date +%s%N)
@@ -126,11 +135,5 @@ EOF
   ran=$((ran + blocks))
   rm -rf "$work"
 done
-
-if [[ -s $tmp/faults ]]; then
-  cat "$tmp/faults" >&2
-  fail "malformed doc-test markers"
-fi
-while IFS= read -r skip; do echo "skip: $skip"; done <"$tmp/skips"
 ((ran > 0)) || fail "no block ran"
 echo "doc_blocks: ok ($ran blocks ran, $(wc -l <"$tmp/skips") skipped)"
