@@ -98,8 +98,9 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 jq --arg u "http://127.0.0.1:$port/v1" '.base_url = $u
   | .retry = {max_attempts: 3, initial_backoff_ms: 10, max_backoff_ms: 20}' \
   "$fx/profiles/local.json" >"$tmp/refused.json"
+# --quiet silences progress, never the line that says why the run failed.
 run 1 "$mfr" --task "$fx/forge/task-valid.json" --model "openai:$tmp/refused.json" \
-  --trace "$tmp/c1.jsonl" --fixed-clock
+  --trace "$tmp/c1.jsonl" --fixed-clock --quiet
 line "mf-run: run ended model_failed after 1 model call(s) and 0 repair(s): connection refused by 127.0.0.1:$port (after 3 attempts) (trace $tmp/c1.jsonl, event 2)"
 # A reply the verifier refuses, then a provider failure: the refusal is the first cause, and the
 # trace's name is redacted like any other output.

@@ -289,7 +289,7 @@ int finish(const Context& ctx, const diag::CommandOutcome& outcome) {
   }
   if (!outcome.warnings.empty()) report(ctx.tool, outcome.warnings, outcome.source, outcome.job);
   for (const auto& remark : outcome.remarks) say(ctx.tool.name + ": " + remark);
-  if (!outcome.summary.empty() && !ctx.quiet) say(ctx.tool.name + ": " + outcome.summary);
+  if (!outcome.summary.empty()) say(ctx.tool.name + ": " + outcome.summary);
   return outcome.failed ? kFailure : kSuccess;
 }
 

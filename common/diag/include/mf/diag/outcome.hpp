@@ -26,7 +26,7 @@ struct CommandOutcome {
   // Diagnostics that did not stop the work (warnings): printed, about `source`, before the remarks.
   Diagnostics warnings;
   // Lines for stderr once the work is done, each after "<program>: ": every remark, then the
-  // summary unless --quiet.
+  // summary (--quiet silences progress, not these).
   std::vector<std::string> remarks;
   std::string summary;
 
