@@ -98,7 +98,7 @@ TEST(CliFinish, DiagnosticsAboutTheSourceWithTheirExitClass) {
   EXPECT_EQ(err, "mf-test: error MF-O003: w\n");
 }
 
-TEST(CliFinish, WarningsRemarksAndASummaryUnlessQuiet) {
+TEST(CliFinish, WarningsRemarksAndTheSummaryEvenWhenQuiet) {
   std::string err;
   auto done = [](bool failed) {
     return [failed](Context& ctx, auto&, auto&) {
@@ -116,7 +116,9 @@ TEST(CliFinish, WarningsRemarksAndASummaryUnlessQuiet) {
             "mf-test: in.yaml: error MF-S020: kept going\nmf-test: first\nmf-test: second\n"
             "mf-test: all told\n");
   EXPECT_EQ(run_tool({"--quiet"}, done(false), err), kSuccess);
-  EXPECT_EQ(err, "mf-test: in.yaml: error MF-S020: kept going\nmf-test: first\nmf-test: second\n");
+  EXPECT_EQ(err,
+            "mf-test: in.yaml: error MF-S020: kept going\nmf-test: first\nmf-test: second\n"
+            "mf-test: all told\n");
   auto nothing = [](Context& ctx, auto&, auto&) { return finish(ctx, diag::CommandOutcome{}); };
   EXPECT_EQ(run_tool({}, nothing, err), kSuccess);
   EXPECT_EQ(err, "");
