@@ -136,6 +136,14 @@ nudge tool_selection-distracted unknown_tool \
 has_event "$tmp/tool_selection-distracted.jsonl" '.event == "tool_completed" and .ok and
   .record.model_tool_name == "list_directory"' || fail "the distractor did not run"
 answer_has tool_selection-distracted read write admin
+# A distractor called with empty arguments ("") is a call without arguments, as in forge: it runs
+# (listing the workspace root) and draws no malformed_arguments correction.
+scenario tool_selection no-arguments completed 4 4 '{}'
+has_event "$tmp/tool_selection-no-arguments.jsonl" '.event == "tool_called" and
+  .tool == "list_directory" and .arguments == {}' || fail "list_directory did not run with {}"
+has_event "$tmp/tool_selection-no-arguments.jsonl" '.event == "tool_completed" and .ok and
+  .record.model_tool_name == "list_directory"' || fail "list_directory did not succeed"
+answer_has tool_selection-no-arguments read write admin
 
 # --- argument_fidelity: the ID comes from the lookup's result -----------------------------------
 scenario argument_fidelity ideal completed 3 3 '{}'

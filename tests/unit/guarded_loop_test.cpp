@@ -11,6 +11,7 @@
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/model/scripted.hpp"
+#include "mf/runtime/compaction.hpp"
 #include "mf/runtime/plan_run.hpp"
 #include "mf/trace/verify.hpp"
 #include "temp_dir.hpp"
@@ -80,6 +81,22 @@ struct Config {
   std::optional<std::vector<std::string>> capabilities;
   const std::atomic<bool>* cancel = nullptr;
   TraceContent content = TraceContent::Inline;
+  std::vector<model::Request>* sent = nullptr;  // when set, every request the model is sent
+};
+
+// The scripted model, keeping a copy of every request it is sent.
+class Recording final : public model::Model {
+ public:
+  Recording(model::Model& inner, std::vector<model::Request>& sent) : inner_(inner), sent_(sent) {}
+  model::Reply infer(const model::Request& request, const std::atomic<bool>& cancel) override {
+    sent_.push_back(request);
+    return inner_.infer(request, cancel);
+  }
+  std::string name() const override { return inner_.name(); }
+
+ private:
+  model::Model& inner_;
+  std::vector<model::Request>& sent_;
 };
 
 Ran run(const std::string& script, Config setup = {}) {
@@ -115,7 +132,10 @@ Ran run(const std::string& script, Config setup = {}) {
   RunOptions options;
   options.trace_content = setup.content;
   options.cancel = setup.cancel;
-  auto outcome = run_plan(setup.plan, executor, **model, *writer, options, po);
+  std::optional<Recording> recording;
+  if (setup.sent != nullptr) recording.emplace(**model, *setup.sent);
+  model::Model& m = recording ? static_cast<model::Model&>(*recording) : **model;
+  auto outcome = run_plan(setup.plan, executor, m, *writer, options, po);
   if (!outcome) {
     ADD_FAILURE() << outcome.diagnostics().front().message;
     return r;
@@ -203,6 +223,25 @@ TEST(GuardedLoop, MalformedArgumentsSpendTheToolErrorBudget) {
   Ran spent = run(steps({bad, list, bad, kCollect}));
   EXPECT_EQ(spent.outcome.terminal, "budget_exhausted");
   EXPECT_EQ(spent.of("budget_exhausted")[0].find("budget")->as_string(), "max_tool_errors");
+}
+
+TEST(GuardedLoop, EmptyArgumentsAreACallWithoutArguments) {
+  // "", whitespace only, and no arguments member at all: each is the call with {} (recorded so),
+  // which the tool's own schema then judges; none is malformed JSON.
+  const std::string none = R"({"tool_calls": [{"name": "collect_context"}]})";
+  for (const std::string& empty :
+       {call("collect_context", R"("")"), call("collect_context", R"(" \n\t ")"), none}) {
+    Ran r = run(steps({empty, kCollect, kReport, kFinish}));
+    ASSERT_EQ(r.outcome.terminal, "completed") << empty;
+    EXPECT_EQ(r.violations(), std::vector<std::string>{"tool_error"}) << empty;
+    const Value first = r.of("model_responded")[0].find("tool_calls")->as_array()[0];
+    EXPECT_EQ(first.find("arguments")->as_string(), "{}") << empty;
+    ASSERT_FALSE(r.of("tool_called").empty()) << r.trace;
+    EXPECT_EQ(json::canonical(*r.of("tool_called")[0].find("arguments")), "{}");
+    ASSERT_EQ(r.of("tool_denied").size(), 1u) << r.trace;
+    const std::string reason = r.of("tool_denied")[0].find("reason")->as_string();
+    EXPECT_NE(reason.find("Validation failed"), std::string::npos) << reason;
+  }
 }
 
 TEST(GuardedLoop, MalformedArgumentsAreQuotedWithinBoundsAndWholeCharacters) {
@@ -398,6 +437,119 @@ TEST(GuardedLoop, CompactionIsTriggeredByTheContextPolicyAndRecorded) {
             compacted[0].find("digest_after")->as_string());
   s.guardrails = Guardrails::NoCompact;
   EXPECT_TRUE(run(steps(script), s).of("context_compacted").empty());
+}
+
+// A plan whose context policy warns at `thresholds` of a 1000-token budget and never compacts.
+Config warning_config(const std::vector<double>& thresholds, std::vector<model::Request>& sent) {
+  Value plan = golden_plan();
+  Value& c = *plan.find("context_policy");
+  c.set("budget_tokens", 1000);
+  c.set("phase_thresholds", json::Array{1.0, 1.0, 1.0});
+  c.set("warning_thresholds", json::Array(thresholds.begin(), thresholds.end()));
+  plan.find("budgets")->set("max_iterations", 40);
+  plan.find("budgets")->set("max_validation_retries", 40);
+  Config s;
+  s.plan = plan;
+  s.sent = &sent;
+  return s;
+}
+
+TEST(GuardedLoop, ContextWarningsAreSentOnceAtEachThresholdAndNotKept) {
+  std::vector<model::Request> sent;
+  const Config s = warning_config({0.5, 0.65, 0.8}, sent);
+  std::vector<std::string> script;
+  for (int i = 0; i < 8; ++i) script.push_back(text(std::string(400, 'x')));
+  script.insert(script.end(), {kCollect, kReport, kFinish});
+  Ran r = run(steps(script), s);
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  const auto requested = r.of("model_requested");
+  ASSERT_EQ(requested.size(), sent.size());
+  std::vector<double> fired;
+  for (std::size_t i = 0; i < requested.size(); ++i) {
+    const Value* w = requested[i].find("context_warning");
+    const std::vector<model::Message>& messages = sent[i].messages;
+    // No request carries an earlier request's warning: the history never keeps it.
+    for (std::size_t k = 0; k + 1 < messages.size(); ++k) {
+      EXPECT_EQ(messages[k].content.rfind("[Context usage: ", 0), std::string::npos) << i;
+    }
+    if (w == nullptr) {
+      EXPECT_NE(messages.back().content.rfind("[Context usage: ", 0), 0u) << i;
+      continue;
+    }
+    fired.push_back(w->find("threshold")->as_number());
+    const std::int64_t tokens = *w->find("tokens")->as_exact_int();
+    EXPECT_GE(static_cast<double>(tokens), fired.back() * 1000) << i;
+    EXPECT_EQ(w->find("budget_tokens")->as_exact_int(), 1000);
+    // What the model was sent: the warning, as the last (user) message of this request.
+    EXPECT_EQ(messages.back().role, "user");
+    EXPECT_EQ(messages.back().content, w->find("message")->as_string());
+    EXPECT_EQ(messages.back().content, context_warning_text(tokens, 1000));
+  }
+  EXPECT_EQ(fired, (std::vector<double>{0.5, 0.65, 0.8}));
+  // The three texts escalate as forge's do.
+  const auto message = [&](std::size_t k) {
+    for (const Value& e : requested) {
+      const Value* w = e.find("context_warning");
+      if (w != nullptr && k-- == 0) return w->find("message")->as_string();
+    }
+    return std::string();
+  };
+  EXPECT_NE(message(0).find("Be mindful of context usage.]"), std::string::npos) << message(0);
+  EXPECT_NE(message(1).find("Context is filling up."), std::string::npos) << message(1);
+  EXPECT_NE(message(2).find("Context is nearly full."), std::string::npos) << message(2);
+}
+
+TEST(GuardedLoop, ContextWarningCrossingTwoThresholdsIsOneWarning) {
+  // One reply takes the estimate past 0.3 and 0.4 at once: one warning (0.4); 0.3 does not fire
+  // later on (forge would send it with the next request).
+  std::vector<model::Request> sent;
+  const Config s = warning_config({0.3, 0.4, 0.95}, sent);
+  Ran r = run(
+      steps({text(std::string(2000, 'x')), text("a"), text("b"), kCollect, kReport, kFinish}), s);
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  std::vector<double> fired;
+  for (const Value& e : r.of("model_requested")) {
+    if (const Value* w = e.find("context_warning"))
+      fired.push_back(w->find("threshold")->as_number());
+  }
+  EXPECT_EQ(fired, std::vector<double>{0.4});
+  // Without warning_thresholds the requests are what they were.
+  std::vector<model::Request> plain;
+  Config off = s;
+  off.plan.find("context_policy")->as_object().pop_back();
+  ASSERT_EQ(off.plan.find("context_policy")->find("warning_thresholds"), nullptr);
+  off.sent = &plain;
+  Ran q = run(steps({text(std::string(2000, 'x')), kCollect, kReport, kFinish}), off);
+  for (const Value& e : q.of("model_requested")) EXPECT_EQ(e.find("context_warning"), nullptr);
+  for (const auto& request : plain) {
+    EXPECT_NE(request.messages.back().content.rfind("[Context usage: ", 0), 0u);
+  }
+}
+
+TEST(ContextWarnings, ForgesTextAndFiring) {
+  EXPECT_EQ(context_warning_text(650, 1000),
+            "[Context usage: 65% (650 / 1,000 tokens). Context is filling up. When compaction "
+            "triggers, older tool results and reasoning will be condensed. Be concise in your "
+            "responses and front-load important information.]");
+  EXPECT_EQ(context_warning_text(1234567, 2000000),
+            "[Context usage: 62% (1,234,567 / 2,000,000 tokens). Be mindful of context usage.]");
+  // Rounded as Python's format(pct, ".0%") rounds (forge's own output for these counts).
+  EXPECT_EQ(context_warning_text(655, 1000).substr(0, 20), "[Context usage: 66% ");
+  EXPECT_EQ(context_warning_text(125, 1000).substr(0, 20), "[Context usage: 12% ");
+  EXPECT_EQ(context_warning_text(205, 256),
+            "[Context usage: 80% (205 / 256 tokens). Context is nearly full. Older tool results "
+            "and reasoning will be compacted soon \u2014 key information may be lost. Summarize "
+            "critical findings now and prioritize completing the current task.]");
+  ContextWarnings w({0.5, 0.8}, 1000);
+  EXPECT_FALSE(w.check(499));
+  EXPECT_EQ(w.check(500)->threshold, 0.5);
+  EXPECT_FALSE(w.check(700));
+  EXPECT_EQ(w.check(800)->threshold, 0.8);
+  EXPECT_FALSE(w.check(900));
+  // Back under both (compaction), then over the first again: it fires again.
+  EXPECT_FALSE(w.check(100));
+  EXPECT_EQ(w.check(600)->threshold, 0.5);
+  EXPECT_FALSE(ContextWarnings().check(1000000));
 }
 
 TEST(GuardedLoop, CancellationEndsTheRunWithACompleteTrace) {

@@ -380,6 +380,26 @@ TEST(SimModelApplicability, TextAndArgumentFaultsNeedSuitableCalls) {
   EXPECT_FALSE(text.last_fault().has_value());
 }
 
+TEST(SimModelApplicability, EmptyArgumentsAreNoArguments) {
+  // A step whose arguments are "" or whitespace is a call without arguments, as the loop reads
+  // it: it can be written as text (with {}), and has no argument to rename.
+  for (const char* empty : {R"("")", R"(" \n")"}) {
+    Loop loop;
+    SimModel m = sim(
+        std::string(R"({"steps": [{"tool_calls": [{"name": "ls", "arguments": )") + empty + "}]}]}",
+        1.0, {Fault::TextInsteadOfCall});
+    Reply r = loop.ask(m);
+    EXPECT_TRUE(r.tool_calls.empty());
+    EXPECT_EQ(r.content, R"({"name":"ls","arguments":{}})");
+    EXPECT_EQ(m.last_fault(), Fault::TextInsteadOfCall);
+    SimModel rename = sim(
+        std::string(R"({"steps": [{"tool_calls": [{"name": "ls", "arguments": )") + empty + "}]}]}",
+        1.0, {Fault::WrongArgumentNames});
+    EXPECT_TRUE(model::no_arguments(loop.ask(rename).tool_calls[0].arguments));
+    EXPECT_FALSE(rename.last_fault().has_value());
+  }
+}
+
 TEST(SimModelApplicability, AllKindsDrawOnlyApplicableOnes) {
   // At the first of four steps repeated_call cannot apply; over many seeds every other kind is
   // drawn and repeated_call never is.

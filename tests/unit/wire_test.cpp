@@ -591,7 +591,7 @@ TEST(WireOpenAiStream, ToolCallsAssembledByIndex) {
   EXPECT_EQ(describe(decode(s, stream)), canon(R"({"ok": true, "content": "", "reasoning": "",
     "stop_reason": "tool_calls", "error": "", "usage": null, "tool_calls": [
       {"id": "call_a", "name": "read", "arguments": "{\"path\": \"a\"}"},
-      {"id": "call_b", "name": "list", "arguments": "{}"}]})"));
+      {"id": "call_b", "name": "list", "arguments": ""}]})"));
   expect_split_invariant(s, stream);
 }
 
@@ -822,7 +822,7 @@ TEST(WireAnthropicStream, BlocksToolInputAndUsage) {
     "content": "Reading é", "reasoning": "Hm", "stop_reason": "tool_use", "error": "",
     "usage": {"input_tokens": 30, "output_tokens": 42}, "tool_calls": [
       {"id": "toolu_1", "name": "read", "arguments": "{\"path\": \"a\"}"},
-      {"id": "toolu_2", "name": "list", "arguments": "{}"}]})"));
+      {"id": "toolu_2", "name": "list", "arguments": ""}]})"));
   expect_split_invariant(s, kAnthropicStream);
 }
 
@@ -862,6 +862,65 @@ TEST(WireAnthropicStream, WholeInputInTheBlockStart) {
   ASSERT_EQ(r.tool_calls.size(), 1u);
   EXPECT_EQ(r.tool_calls[0].arguments, R"({"path":"b"})");
   EXPECT_TRUE(r.usage.is_null());
+}
+
+// --- empty arguments: every decoder hands them on, and the loop reads them as {} -----------------
+
+TEST(WireEmptyArguments, EveryDecoderHandsOnNoArguments) {
+  const auto expect_none = [](const Reply& r, std::size_t calls) {
+    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_EQ(r.tool_calls.size(), calls) << describe(r);
+    for (const ToolCallRequest& c : r.tool_calls) {
+      EXPECT_TRUE(model::no_arguments(c.arguments)) << describe(r);
+      EXPECT_TRUE(c.malformed.empty()) << describe(r);
+    }
+  };
+  // OpenAI, not streamed: "" as forge sees it, whitespace, null, and no member.
+  expect_none(parse_body(settings(Api::OpenAI), R"({"choices": [{"index": 0, "message": {
+    "role": "assistant", "content": null, "tool_calls": [
+      {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": ""}},
+      {"id": "c2", "type": "function", "function": {"name": "ls", "arguments": " \n "}},
+      {"id": "c3", "type": "function", "function": {"name": "ls", "arguments": null}},
+      {"id": "c4", "type": "function", "function": {"name": "ls"}}]},
+    "finish_reason": "tool_calls"}]})"),
+              4);
+  // OpenAI, streamed: empty pieces, a whitespace piece, no arguments.
+  expect_none(decode(settings(Api::OpenAI, true, true),
+                     delta(R"({"tool_calls":[{"index":0,"id":"c1","type":"function",)"
+                           R"("function":{"name":"ls","arguments":""}}]})") +
+                         delta(R"({"tool_calls":[{"index":0,"function":{"arguments":""}}]})") +
+                         delta(R"({"tool_calls":[{"index":1,"id":"c2","type":"function",)"
+                               R"("function":{"name":"ls","arguments":" "}}]})") +
+                         delta(R"({"tool_calls":[{"index":2,"id":"c3","type":"function",)"
+                               R"("function":{"name":"ls"}}]})") +
+                         delta("{}", "\"tool_calls\"") + "data: [DONE]\n\n"),
+              3);
+  // Anthropic, not streamed: text input (some servers send it), and no input.
+  expect_none(parse_body(settings(Api::Anthropic), R"({"type": "message", "content": [
+      {"type": "tool_use", "id": "t1", "name": "ls", "input": ""},
+      {"type": "tool_use", "id": "t2", "name": "ls", "input": "\t"},
+      {"type": "tool_use", "id": "t3", "name": "ls"}],
+    "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}})"),
+              3);
+  // Anthropic, streamed: an empty and a whitespace partial_json, and none.
+  const auto use = [](int index, std::string_view partial) {
+    const std::string i = std::to_string(index);
+    std::string out =
+        event("content_block_start", R"({"type":"content_block_start","index":)" + i +
+                                         R"(,"content_block":{"type":"tool_use","id":"t)" + i +
+                                         R"(","name":"ls","input":{}}})");
+    if (!partial.empty()) {
+      out += event("content_block_delta",
+                   R"({"type":"content_block_delta","index":)" + i +
+                       R"(,"delta":{"type":"input_json_delta","partial_json":)" +
+                       std::string(partial) + "}}");
+    }
+    return out + event("content_block_stop", R"({"type":"content_block_stop","index":)" + i + "}");
+  };
+  expect_none(decode(settings(Api::Anthropic, true, true),
+                     use(0, R"("")") + use(1, R"(" \r\n")") + use(2, "") +
+                         event("message_stop", R"({"type":"message_stop"})")),
+              3);
 }
 
 // --- llama.cpp salvage ----------------------------------------------------------------------

@@ -20,8 +20,10 @@ namespace codes = diag::codes;
 using json::Value;
 
 // Python floats in Millforge's models; every other number is an int.
-const std::vector<std::string> kSourceFloats = {"/context/phase_thresholds"};
-const std::vector<std::string> kPlanFloats = {"/context_policy/phase_thresholds"};
+const std::vector<std::string> kSourceFloats = {"/context/phase_thresholds",
+                                                "/context/warning_thresholds"};
+const std::vector<std::string> kPlanFloats = {"/context_policy/phase_thresholds",
+                                              "/context_policy/warning_thresholds"};
 
 json::Array strings(const auto& list) {
   json::Array out(list.begin(), list.end());
@@ -391,8 +393,11 @@ void check_policies(Checker& c, json::FieldReader& f) {
                                                    [](const Value& e) { return e.is_number(); }))) {
       c.fault("phase_thresholds must be three numbers", r.pointer_of("phase_thresholds"));
     }
-    r.reject_unknown(
-        {"strategy_id", "budget_tokens", "keep_recent_iterations", "phase_thresholds"});
+    if (const Value* w = r.array("warning_thresholds", false); w && !warning_thresholds(*w)) {
+      c.fault(kWarningThresholdsRule, r.pointer_of("warning_thresholds"));
+    }
+    r.reject_unknown({"strategy_id", "budget_tokens", "keep_recent_iterations", "phase_thresholds",
+                      "warning_thresholds"});
     c.take(r);
   }
   if (const Value* id = f.object("compiler_identity")) {

@@ -133,8 +133,12 @@ void read_policies(FieldReader& f) {
                           r.pointer_of("phase_thresholds")));
       }
     }
-    r.reject_unknown(
-        {"strategy_id", "budget_tokens", "keep_recent_iterations", "phase_thresholds"});
+    if (const Value* w = r.array("warning_thresholds", false); w && !warning_thresholds(*w)) {
+      r.add(diag::error(codes::kPlanInvalid, kWarningThresholdsRule,
+                        r.pointer_of("warning_thresholds")));
+    }
+    r.reject_unknown({"strategy_id", "budget_tokens", "keep_recent_iterations", "phase_thresholds",
+                      "warning_thresholds"});
     for (auto& d : r.take()) f.add(std::move(d));
   }
 }

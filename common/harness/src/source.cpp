@@ -173,7 +173,15 @@ void read_context(FieldReader& top, Source& s) {
       for (std::size_t i = 0; i < 3; ++i) s.context.phase_thresholds[i] = a[i].as_number();
     }
   }
-  f.reject_unknown({"strategy_id", "budget_tokens", "keep_recent_iterations", "phase_thresholds"});
+  if (const Value* t = f.array("warning_thresholds", false)) {
+    if (auto w = warning_thresholds(*t)) {
+      s.context.warning_thresholds = std::move(*w);
+    } else {
+      bad("warning_thresholds", kWarningThresholdsRule);
+    }
+  }
+  f.reject_unknown({"strategy_id", "budget_tokens", "keep_recent_iterations", "phase_thresholds",
+                    "warning_thresholds"});
   for (auto& d : f.take()) top.add(std::move(d));
 }
 
@@ -631,11 +639,27 @@ json::Value budgets_json(const Budgets& b) {
 }
 
 json::Value context_json(const ContextPolicy& c) {
-  return json::Object{
+  json::Value out = json::Object{
       {"strategy_id", c.strategy_id},
       {"budget_tokens", c.budget_tokens},
       {"keep_recent_iterations", c.keep_recent_iterations},
       {"phase_thresholds", json::Array(c.phase_thresholds.begin(), c.phase_thresholds.end())}};
+  if (!c.warning_thresholds.empty()) {
+    out.set("warning_thresholds",
+            json::Array(c.warning_thresholds.begin(), c.warning_thresholds.end()));
+  }
+  return out;
+}
+
+std::optional<std::vector<double>> warning_thresholds(const json::Value& v) {
+  if (!v.is_array() || v.as_array().empty() || v.as_array().size() > 8) return std::nullopt;
+  std::vector<double> out;
+  for (const json::Value& x : v.as_array()) {
+    if (!x.is_number() || !(x.as_number() > 0 && x.as_number() <= 1)) return std::nullopt;
+    if (!out.empty() && !(out.back() < x.as_number())) return std::nullopt;
+    out.push_back(x.as_number());
+  }
+  return out;
 }
 
 json::Value projection_json(const ProjectionPolicy& p) {

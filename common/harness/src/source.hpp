@@ -54,6 +54,10 @@ struct ContextPolicy {
   std::int64_t budget_tokens = 0;
   std::int64_t keep_recent_iterations = 0;
   std::array<double, 3> phase_thresholds{};
+  // Fractions of budget_tokens at which the model is told how full its context is (a transient
+  // user message, docs/compaction.md "Context warnings"); empty: never. Left out of the plan when
+  // empty, so plans compiled without it keep their bytes and digests.
+  std::vector<double> warning_thresholds{};
 };
 
 // The optional projection section (docs/projection.md, "In a harness"): what each model turn of
@@ -97,6 +101,10 @@ json::Value semantic_payload(const Source& s);
 json::Value prompt_json(const Source& s);
 json::Value budgets_json(const Budgets& b);
 json::Value context_json(const ContextPolicy& c);
+// A context policy's warning_thresholds: 1..8 increasing numbers in (0, 1], else nullopt.
+std::optional<std::vector<double>> warning_thresholds(const json::Value& v);
+inline constexpr const char* kWarningThresholdsRule =
+    "warning_thresholds must be 1..8 increasing numbers in (0, 1]";
 // {mode, budget_tokens, candidate_limit, units}: the units normalized and sorted by id.
 json::Value projection_json(const ProjectionPolicy& p);
 

@@ -16,7 +16,8 @@ namespace mf::model {
 
 namespace {
 
-// [{"id"?, "name", "arguments": object | raw JSON text}]; an object is sent as its canonical text.
+// [{"id"?, "name", "arguments"?: object | raw JSON text}]; an object is sent as its canonical text,
+// and no arguments as "" (which the loop reads as {}).
 std::vector<ToolCallRequest> read_tool_calls(json::FieldReader& r, const json::Value& calls) {
   std::vector<ToolCallRequest> out;
   const json::Array& items = calls.as_array();
@@ -33,8 +34,6 @@ std::vector<ToolCallRequest> read_tool_calls(json::FieldReader& r, const json::V
       } else {
         call.arguments = json::canonical(*args);
       }
-    } else {
-      call.arguments = "{}";
     }
     c.reject_unknown({"id", "name", "arguments"});
     for (auto& d : c.take()) r.add(std::move(d));

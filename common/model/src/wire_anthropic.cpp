@@ -189,8 +189,13 @@ Reply parse_anthropic(std::string_view body) {
       if (const std::string* s = string_member(&block, "id")) call.id = *s;
       call.malformed = name_problem(block.find("name"));
       if (call.malformed.empty()) call.name = block.find("name")->as_string();
+      // `input` is an object; a server that sends text instead has its text taken as written.
       const json::Value* input = block.find("input");
-      call.arguments = input != nullptr ? json::canonical(*input) : "{}";
+      if (input != nullptr && input->is_string()) {
+        call.arguments = input->as_string();
+      } else if (input != nullptr && !input->is_null()) {
+        call.arguments = json::canonical(*input);
+      }
       r.tool_calls.push_back(std::move(call));
     }
     // redacted_thinking and server-side blocks carry nothing the loop reads.
@@ -277,8 +282,9 @@ class AnthropicStream final : public StreamAssembler {
     r.usage = usage(input_, output_);
     r.tool_calls.reserve(calls_.size());
     for (Call& c : calls_) {
-      // Streamed input arrives as JSON text in pieces; a call that sent none had empty input.
-      if (c.call.arguments.empty()) c.call.arguments = c.start_input.empty() ? "{}" : c.start_input;
+      // Streamed input arrives as JSON text in pieces; a call that sent none has the input of its
+      // content_block_start, or none (read as {} by the loop: model::no_arguments).
+      if (c.call.arguments.empty()) c.call.arguments = c.start_input;
       r.tool_calls.push_back(std::move(c.call));
     }
     return r;

@@ -47,9 +47,10 @@ const json::Value* first_choice(const json::Value& doc) {
 }
 
 // Tool-call arguments: the raw text the model wrote; a server that sends an object instead
-// (some do) gets its canonical text, and a call without arguments has none.
+// (some do) gets its canonical text, and a call without arguments has "" (the loop reads empty
+// arguments as {}: model::no_arguments).
 std::string arguments_text(const json::Value* args) {
-  if (args == nullptr || args->is_null()) return "{}";
+  if (args == nullptr || args->is_null()) return "";
   if (args->is_string()) return args->as_string();
   return json::canonical(*args);
 }
@@ -257,7 +258,6 @@ class OpenAiStream final : public StreamAssembler {
     r.usage = std::move(usage_);
     r.tool_calls.reserve(calls_.size());
     for (Call& c : calls_) {
-      if (c.call.arguments.empty()) c.call.arguments = "{}";
       // The name comes whole in one delta; a call none of whose deltas named it is refused.
       if (c.call.name.empty()) c.call.malformed = c.bad_name.empty() ? "no name" : c.bad_name;
       r.tool_calls.push_back(std::move(c.call));

@@ -3,6 +3,7 @@
 #include "mf/runtime/compaction.hpp"
 
 #include <cstddef>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -172,6 +173,60 @@ Compaction compact(std::vector<Entry>& history, const ContextPolicy& policy,
   c.tokens_after = tokens;
   c.entries_after = static_cast<std::int64_t>(history.size());
   return c;
+}
+
+std::optional<ContextWarning> ContextWarnings::check(std::int64_t tokens) {
+  if (thresholds_.empty() || budget_tokens_ <= 0) return std::nullopt;
+  const double pct = static_cast<double>(tokens) / static_cast<double>(budget_tokens_);
+  std::optional<std::size_t> highest;
+  for (std::size_t i = 0; i < thresholds_.size(); ++i) {
+    if (!(pct >= thresholds_[i]))
+      fired_[i] = false;  // fallen back under: may fire again
+    else if (!fired_[i])
+      highest = i;
+  }
+  if (!highest) return std::nullopt;
+  for (std::size_t i = 0; i <= *highest; ++i) fired_[i] = true;
+  return ContextWarning{thresholds_[*highest], tokens, budget_tokens_,
+                        context_warning_text(tokens, budget_tokens_)};
+}
+
+namespace {
+
+// Python's format(n, ","): digits grouped by three with commas.
+std::string grouped(std::int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+}  // namespace
+
+std::string context_warning_text(std::int64_t tokens, std::int64_t budget_tokens) {
+  const double pct = static_cast<double>(tokens) / static_cast<double>(budget_tokens);
+  // Python's format(pct, ".0%"): the fraction times 100, rounded to a whole number (ties to even,
+  // as printf rounds).
+  char percent[32];
+  std::snprintf(percent, sizeof percent, "%.0f%%", pct * 100);
+  std::string out = "[Context usage: " + std::string(percent) + " (" + grouped(tokens) + " / " +
+                    grouped(budget_tokens) + " tokens). ";
+  if (pct >= 0.80) {
+    return out +
+           "Context is nearly full. Older tool results and reasoning will be compacted soon — key "
+           "information may be lost. Summarize critical findings now and prioritize completing "
+           "the current task.]";
+  }
+  if (pct >= 0.65) {
+    return out +
+           "Context is filling up. When compaction triggers, older tool results and reasoning "
+           "will be condensed. Be concise in your responses and front-load important "
+           "information.]";
+  }
+  return out + "Be mindful of context usage.]";
 }
 
 }  // namespace mf::runtime

@@ -92,6 +92,11 @@ class GuardedTurns final : public detail::Turns {
     for (std::size_t i = 0; i < 3; ++i) {
       context_.phase_thresholds[i] = c.find("phase_thresholds")->as_array()[i].as_number();
     }
+    if (const Value* w = c.find("warning_thresholds")) {
+      std::vector<double> thresholds;
+      for (const Value& t : w->as_array()) thresholds.push_back(t.as_number());
+      warnings_ = ContextWarnings(std::move(thresholds), context_.budget_tokens);
+    }
     for (const auto& b : executor_.bindings()) {
       names_.push_back(b.tool.model_tool_name);
       tools_.push_back({b.tool.model_tool_name, b.tool.description, b.tool.input_schema});
@@ -145,6 +150,7 @@ class GuardedTurns final : public detail::Turns {
     r.call = call;
     r.messages.reserve(history_.size());
     for (const auto& e : history_) r.messages.push_back(e.message);
+    warn(r, requested);
     if (!projector_) {
       r.tools = tools_;
       return r;
@@ -349,6 +355,18 @@ class GuardedTurns final : public detail::Turns {
     m.tool_name = c.name;
     m.is_error = is_error;
     push(kind, std::move(m));
+  }
+
+  // A context warning the estimate calls for goes to this request only, as a last user message
+  // (forge's transient warning: the history never keeps it), and into model_requested.
+  void warn(model::Request& r, Value& requested) {
+    auto w = warnings_.check(estimate_tokens(history_));
+    if (!w) return;
+    r.messages.push_back(model::Message::text("user", w->message));
+    requested.set("context_warning", json::Object{{"threshold", w->threshold},
+                                                  {"tokens", w->tokens},
+                                                  {"budget_tokens", w->budget_tokens},
+                                                  {"message", std::move(w->message)}});
   }
 
   Status compact(std::int64_t call) {
@@ -748,6 +766,7 @@ class GuardedTurns final : public detail::Turns {
   std::int64_t max_calls_per_reply_ = 0;
   Counter retries_, tool_errors_, prereq_, premature_;
   ContextPolicy context_;
+  ContextWarnings warnings_;
   std::vector<std::string> names_;
   std::vector<model::ToolSchema> tools_;
   std::vector<Entry> history_;

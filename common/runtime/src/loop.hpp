@@ -40,7 +40,8 @@ class Turns {
 
 // Gives every call without an id "call-<model call>-<index>" (1-based), so each call the trace
 // records, native or rescued, has one; and marks a call without a name that no decoder marked as
-// malformed, so none is recorded or run.
+// malformed, so none is recorded or run; and reads arguments that are empty or only whitespace as
+// {} (model::no_arguments), before the reply is recorded.
 void name_calls(std::int64_t call, std::vector<model::ToolCallRequest>& calls);
 
 // Runs `turns` to a terminal state; `outcome` is the loop's record, which the turns may also fill

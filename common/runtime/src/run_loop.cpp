@@ -17,6 +17,7 @@ void name_calls(std::int64_t call, std::vector<model::ToolCallRequest>& calls) {
     // A nameless call no decoder refused (a reply cached before decoders refused them) is
     // refused here, so the loop never records or runs a call without a name.
     if (calls[i].name.empty() && calls[i].malformed.empty()) calls[i].malformed = "no name";
+    if (model::no_arguments(calls[i].arguments)) calls[i].arguments = "{}";
     if (calls[i].id.empty()) {
       calls[i].id = "call-" + std::to_string(call) + "-" + std::to_string(i + 1);
     }

@@ -16,7 +16,7 @@
 namespace mf::model {
 
 // One tool call as the model emitted it. `arguments` is the raw JSON text the model wrote: it may
-// be malformed, or not an object, and the run loop decides what that costs.
+// be empty (no_arguments), malformed, or not an object, and the run loop decides what that costs.
 struct ToolCallRequest {
   std::string id;  // the model's call id; empty when it gave none (the loop assigns one)
   std::string name;
@@ -26,6 +26,14 @@ struct ToolCallRequest {
   // the reply with a correction instead of running anything.
   std::string malformed{};
 };
+
+// A call whose arguments are empty or only JSON whitespace takes no arguments: the run loop reads
+// them as {} (forge reads "" so too). This is the one rule for it, applied by the loop to every
+// reply whatever decoded it (OpenAI or Anthropic, streamed or not, scripted, sim, cached), so a
+// decoder passes on what the model sent and an absent member as "".
+inline bool no_arguments(std::string_view arguments) {
+  return arguments.find_first_not_of(" \t\n\r") == std::string_view::npos;
+}
 
 // A tool as the model sees it (its schema is the plan node's closed input schema).
 struct ToolSchema {

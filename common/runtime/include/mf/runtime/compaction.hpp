@@ -7,6 +7,8 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "mf/model/model.hpp"
@@ -56,5 +58,37 @@ struct Compaction {
 // every tool call keeps the answers it had and the history stays a well-formed conversation.
 Compaction compact(std::vector<Entry>& history, const ContextPolicy& policy,
                    std::int64_t next_iteration);
+
+// A context warning (docs/compaction.md, "Context warnings"): the threshold crossed, the estimate
+// and budget it was judged on, and the text the model is sent as a transient user message.
+struct ContextWarning {
+  double threshold = 0;
+  std::int64_t tokens = 0;
+  std::int64_t budget_tokens = 0;
+  std::string message;
+};
+
+// forge's context thresholds (ContextManager.check_thresholds with default_context_warning): the
+// highest threshold the estimate has reached that has not fired yet fires, and fires once, with it
+// every threshold below it (forge fires those on the next requests); a threshold the estimate falls
+// back under (after compaction) can fire again.
+class ContextWarnings {
+ public:
+  ContextWarnings() = default;
+  ContextWarnings(std::vector<double> thresholds, std::int64_t budget_tokens)
+      : thresholds_(std::move(thresholds)),
+        fired_(thresholds_.size(), false),
+        budget_tokens_(budget_tokens) {}
+  // Before a request whose history is estimated at `tokens`: the warning to send, if any.
+  std::optional<ContextWarning> check(std::int64_t tokens);
+
+ private:
+  std::vector<double> thresholds_;  // increasing
+  std::vector<bool> fired_;
+  std::int64_t budget_tokens_ = 0;
+};
+
+// forge's default_context_warning text for an estimate of `tokens` out of `budget_tokens`.
+std::string context_warning_text(std::int64_t tokens, std::int64_t budget_tokens);
 
 }  // namespace mf::runtime
