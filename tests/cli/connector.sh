@@ -141,7 +141,8 @@ jq -n --arg ws "$tmp/ws" '{steps: [
   {tool_calls: [{name: "submit", arguments: {terminal_result: "COMPLETE", summary: "Paris."}}]}]}' \
   >"$tmp/fs-soft-run.json"
 run 0 "$runner" --plan "$tmp/fs-soft-plan.json" --model "scripted:$tmp/fs-soft-run.json" \
-  --workspace "$tmp/ws" --trace "$tmp/fs-soft.jsonl" --fixed-clock --run-id conn-soft
+  --workspace "$tmp/ws" --trace "$tmp/fs-soft.jsonl" --fixed-clock --run-id conn-soft \
+  --trace-content inline
 jq -e '.terminal == "completed"' "$tmp/out" >/dev/null || fail "soft MCP errors ended the run"
 [[ $(jq -sc '[.[] | select(.event == "tool_completed") | [.ok, .error_kind]]' "$tmp/fs-soft.jsonl") == \
   '[[false,"soft"],[false,"soft"],[true,null],[true,null]]' ]] || fail "the misses are not soft"

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "mf/harness/command.hpp"
 #include "mf/harness/compiler.hpp"
 #include "mf/harness/plan.hpp"
 #include "mf/json/canonical.hpp"
@@ -472,6 +473,7 @@ Value tre_plan() {
   request.source =
       harness::parse_source(fixture(dir + "harness.yaml"), harness::Format::Yaml).value();
   request.catalogs.push_back({"catalog.json", json::parse(fixture(dir + "catalog.json")).value()});
+  request.profiles.push_back({"builtin", harness::builtin_profiles_json()});
   auto compiled = harness::compile(request);
   EXPECT_TRUE(compiled.ok) << compiled.failure_phase;
   return compiled.plan;
