@@ -148,6 +148,21 @@ theirs=$("${runner[@]}" --script "$h/runs/golden-recover.json" --decisions)
     | select(.decisions | length > 0)]' <<<"$theirs")"
   echo "  forge's end: $(jq -c .end <<<"$theirs") after $(jq .model_calls <<<"$theirs") calls"
 
+  # Resolution errors call by call: forge's ToolResolutionError scenario beside its port.
+  tre=$root/fixtures/harness/forge/basic_2step_tre
+  "$bin/mf-compile" "$tre/harness.yaml" --catalog "$tre/catalog.json" -o - >"$work/tre.plan"
+  rm -rf "$work/sa" && mkdir "$work/sa"
+  "$bin/mf-run" --plan "$work/tre.plan" --model "scripted:$tre/runs/wrong-keys.json" \
+    --workspace "$tre/workspace" --artifacts "$work/sa" --request "$tre/request.json" --fixed-clock \
+    --trace "$work/tre.jsonl" >"$work/tre.result" 2>/dev/null || true
+  theirs=$("${runner[@]}" --scenario basic_2step_tre --script "$tre/runs/wrong-keys.json" --decisions || true)
+  echo
+  echo "basic_2step_tre/wrong-keys (three resolution errors, then the right country), per call:"
+  echo "  millforge: $(jq -c -s '[.[] | select(.event == "guardrail_violation")] | group_by(.call) |
+    map({call: .[0].call, decisions: map(.kind)})' "$work/tre.jsonl") -> $(jq -r .terminal "$work/tre.result")"
+  echo "  forge:     $(jq -c '[.per_call[] | {call, decisions: (.decisions - ["executed"])}
+    | select(.decisions | length > 0)]' <<<"$theirs") -> $(jq -r 'if .end.ok then "returned" else .end.error end' <<<"$theirs")"
+
   # The ported scenarios: ours (terminal, violations) beside forge's (end, violations, validator).
   echo
   echo "fixtures/harness/forge/ trajectories: millforge | forge (forge's scenario, its validator)"

@@ -166,6 +166,8 @@ def _stem(path: str) -> str:
 
 _SCENARIO_ARGS: dict[str, dict[str, Any]] = {
     "basic_2step": {"summarize": lambda a: {"content": a.get("summary", "")}},
+    "basic_2step_tre": {"get_country_info": lambda a: {"country": _stem(a.get("path", ""))},
+                        "summarize": lambda a: {"content": a.get("summary", "")}},
     "sequential_3step": {"report": lambda a: {"findings": a.get("summary", "")}},
     "error_recovery": {"fetch": lambda a: {"count": _stem(a.get("path", ""))},
                        "summarize": lambda a: {"content": a.get("summary", "")}},
@@ -179,13 +181,70 @@ _SCENARIO_ARGS: dict[str, dict[str, Any]] = {
 }
 
 
+def basic_2step_tre(base):
+    """forge's basic_2step_stateful_tre, as its tests/eval/scenarios/_stateful_plumbing.py defined
+    it until forge's commit e64ba39 removed it from the eval suite (ADR-010 still names it): the
+    country lookup raises forge's ToolResolutionError for a country it does not know. BASE is the
+    scenarios' _base module."""
+    from pydantic import BaseModel, Field
+
+    from forge.core.workflow import ToolDef, ToolSpec, Workflow
+    from forge.errors import ToolResolutionError
+
+    class CountryParams(BaseModel):
+        country: str = Field(description="Country name")
+
+    class ContentParams(BaseModel):
+        content: str = Field(description="The content to summarize")
+
+    data = {
+        "france": "Capital: Paris. Population: 2.1 million (city), 67 million (country).",
+        "japan": "Capital: Tokyo. Population: 14 million (city), 125 million (country).",
+    }
+
+    def get_country_info(country: str) -> str:
+        key = country.strip().lower()
+        if key in data:
+            return data[key]
+        raise ToolResolutionError(f"No entry found for '{country}'. Try another country.")
+
+    tools = {
+        "get_country_info": ToolDef(
+            spec=ToolSpec(name="get_country_info", description="Look up facts about a country.",
+                          parameters=CountryParams),
+            callable=lambda **kw: get_country_info(kw["country"])),
+        "summarize": ToolDef(
+            spec=ToolSpec(name="summarize",
+                          description="Summarize content and provide the final answer.",
+                          parameters=ContentParams),
+            callable=lambda **kw: kw.get("content", "")),
+    }
+    workflow = Workflow(
+        name="basic_2step_stateful_tre",
+        description="Look up country facts with ToolResolutionError on miss",
+        tools=tools, required_steps=["get_country_info"], terminal_tool="summarize",
+        system_prompt_template=(
+            "You are a helpful assistant. Use the available tools to answer "
+            "the user's question. First use get_country_info to retrieve "
+            "information, then use summarize to provide the final answer."))
+    return base.EvalScenario(
+        name="basic_2step_stateful_tre",
+        description="Stateful 2-step with ToolResolutionError — model must retry with a different key.",
+        workflow=workflow, user_message="What is the capital of France?",
+        validate=lambda args: base._check(args.get("content", ""), ["paris", "capital"]),
+        tags=["stateful", "plumbing"], ideal_iterations=3)
+
+
 def load_scenario(snapshot: str, name: str):
     """forge's EvalScenario NAME from SNAPSHOT/tests/eval/scenarios (its plumbing and model-quality
-    modules; the package's __init__.py, which imports every scenario module, is not run)."""
+    modules; the package's __init__.py, which imports every scenario module, is not run), or
+    basic_2step_tre, which forge_runner carries (basic_2step_tre above)."""
     path = os.path.join(snapshot, "tests", "eval", "scenarios")
     if not os.path.isfile(os.path.join(path, "_plumbing.py")):
         raise SystemExit(f"forge_runner: no tests/eval/scenarios under {snapshot}")
     bare_package("forge_scenarios", path)
+    if name == "basic_2step_tre":
+        return basic_2step_tre(importlib.import_module("forge_scenarios._base"))
     for module in ("_plumbing", "_model_quality"):
         mod = importlib.import_module(f"forge_scenarios.{module}")
         if hasattr(mod, name):
@@ -305,6 +364,7 @@ _PREFIXES = [
     ("[UnknownTool]", "unknown_tool"),
     ("[ToolArgValidationError]", "malformed_arguments"),
     ("[ToolError]", "tool_error"),
+    ("[ToolResolutionError]", "soft_tool_error"),
 ]
 
 

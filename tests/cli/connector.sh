@@ -117,6 +117,50 @@ run 0 "$compile" connector admit "$tmp/fs-snap.json" --policy "$tmp/fs-policy.js
 jq -e '.tools[0].tool_id == "mcp.fs.list_allowed_directories"' "$tmp/out" >/dev/null ||
   fail "filesystem manifest"
 
+# A policy's soft_errors: the filesystem server's answer for a file that does not exist is a
+# resolution error (error_kind "soft"): fed back, no tool-error budget spent. Two misses where
+# max_tool_errors is 1, then the file: the run completes and replays strictly.
+echo "Paris." >"$tmp/ws/france.txt"
+jq -n '{schema_version:"1.0", kind:"millforge_connector_policy", connector_id:"fs",
+  allowed_capabilities:["fs.read"],
+  tools:[{provider_tool_name:"read_text_file", required_capabilities:["fs.read"],
+          side_effect_class:"read_only", idempotency:"idempotent", soft_errors:["ENOENT"]}]}' \
+  >"$tmp/fs-soft-policy.json"
+run 0 "$compile" connector admit "$tmp/fs-snap.json" --policy "$tmp/fs-soft-policy.json"
+cp "$tmp/out" "$tmp/fs-soft.json"
+jq -e '.tools[0].connector.soft_errors == ["ENOENT"]' "$tmp/fs-soft.json" >/dev/null ||
+  fail "soft_errors are not pinned with the connector"
+sed -e 's/mcp.everything.echo@1/mcp.fs.read_text_file@1/' -e '/^    add:/,/- node_id: echo/d' \
+  -e 's/- node_id: add/- node_id: echo/' "$cx/everything.yaml" >"$tmp/fs-soft.yaml"
+run 0 "$compile" "$tmp/fs-soft.yaml" --catalog builtin --catalog "$tmp/fs-soft.json" -o -
+cp "$tmp/out" "$tmp/fs-soft-plan.json"
+jq -n --arg ws "$tmp/ws" '{steps: [
+  {tool_calls: [{name: "read_text_file", arguments: {path: "\($ws)/paris.txt"}}]},
+  {tool_calls: [{name: "read_text_file", arguments: {path: "\($ws)/fr.txt"}}]},
+  {tool_calls: [{name: "read_text_file", arguments: {path: "\($ws)/france.txt"}}]},
+  {tool_calls: [{name: "submit", arguments: {terminal_result: "COMPLETE", summary: "Paris."}}]}]}' \
+  >"$tmp/fs-soft-run.json"
+run 0 "$runner" --plan "$tmp/fs-soft-plan.json" --model "scripted:$tmp/fs-soft-run.json" \
+  --workspace "$tmp/ws" --trace "$tmp/fs-soft.jsonl" --fixed-clock --run-id conn-soft \
+  --trace-content inline
+jq -e '.terminal == "completed"' "$tmp/out" >/dev/null || fail "soft MCP errors ended the run"
+[[ $(jq -sc '[.[] | select(.event == "tool_completed") | [.ok, .error_kind]]' "$tmp/fs-soft.jsonl") == \
+  '[[false,"soft"],[false,"soft"],[true,null],[true,null]]' ]] || fail "the misses are not soft"
+run 0 "$replay" --strict --plan "$tmp/fs-soft-plan.json" --workspace "$tmp/ws" "$tmp/fs-soft.jsonl"
+jq -e '.status == "identical"' "$tmp/out" >/dev/null || fail "strict replay of soft MCP errors"
+# Without soft_errors the same misses are failures: the second spends max_tool_errors of 1.
+jq 'del(.tools[0].soft_errors)' "$tmp/fs-soft-policy.json" >"$tmp/fs-hard-policy.json"
+run 0 "$compile" connector admit "$tmp/fs-snap.json" --policy "$tmp/fs-hard-policy.json"
+cp "$tmp/out" "$tmp/fs-hard.json"
+run 0 "$compile" "$tmp/fs-soft.yaml" --catalog builtin --catalog "$tmp/fs-hard.json" -o -
+cp "$tmp/out" "$tmp/fs-hard-plan.json"
+run 1 "$runner" --plan "$tmp/fs-hard-plan.json" --model "scripted:$tmp/fs-soft-run.json" \
+  --workspace "$tmp/ws" --trace "$tmp/fs-hard.jsonl" --fixed-clock --run-id conn-hard
+jq -e '.terminal == "budget_exhausted"' "$tmp/out" >/dev/null || fail "hard MCP errors were not budgeted"
+jq '.tools[0].soft_errors = []' "$tmp/fs-soft-policy.json" >"$tmp/fs-bad-policy.json"
+refuse 2 MF-N004 "$compile" connector admit "$tmp/fs-snap.json" --policy "$tmp/fs-bad-policy.json"
+grep -q "soft_errors must be 1..16 strings" "$tmp/err" || fail "empty soft_errors"
+
 # --- Admission refusals, each at its pointer in the file it is about ---
 policy_with() { jq "$1" "$cx/everything.policy.json" >"$tmp/p.json"; }
 policy_with '.tools += [{provider_tool_name:"get-env", required_capabilities:["mcp.everything.read"],

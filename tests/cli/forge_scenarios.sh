@@ -90,6 +90,25 @@ exhausted basic_2step-no-function-calling max_validation_retries 0
 scenario basic_2step no-function-calling model_failed 4 0 \
   '{"text_response":2,"premature_terminal":1,"tool_denied":1}' --guardrails no_rescue
 
+# --- basic_2step_tre: a lookup of something that does not exist is a resolution error ------------
+scenario basic_2step_tre ideal completed 2 2 '{}'
+answer_has basic_2step_tre-ideal paris capital
+# Three misses in a row (forge's ToolResolutionError: fed back, no tool-error budget spent, the
+# count of consecutive errors reset), then the right country: completed, where three tool errors
+# would spend max_tool_errors of 2 on the third call.
+scenario basic_2step_tre wrong-keys completed 5 5 '{"soft_tool_error":3}'
+[[ $(jq -s '[.[] | select(.event == "tool_completed" and .ok == false and .error_kind == "soft")]
+  | length' "$tmp/basic_2step_tre-wrong-keys.jsonl") == 3 ]] || fail "the misses are not soft"
+! has_event "$tmp/basic_2step_tre-wrong-keys.jsonl" '.event == "budget_exhausted"' ||
+  fail "a miss spent a budget"
+answer_has basic_2step_tre-wrong-keys paris capital
+# Decisions per model call, as forge's runner takes them on this conversation (bench/forge_runner.py
+# --scenario basic_2step_tre --decisions): a resolution error on calls 1-3, then nothing.
+[[ $(jq -sc '[.[] | select(.event == "guardrail_violation") | {call, kind}]' \
+  "$tmp/basic_2step_tre-wrong-keys.jsonl") == \
+  '[{"call":1,"kind":"soft_tool_error"},{"call":2,"kind":"soft_tool_error"},{"call":3,"kind":"soft_tool_error"}]' ]] ||
+  fail "basic_2step_tre-wrong-keys: the decisions per call differ from forge's"
+
 # --- sequential_3step: required steps, in order -------------------------------------------------
 scenario sequential_3step ideal completed 3 3 '{}'
 answer_has sequential_3step-ideal 23 "widget pro" apac
@@ -115,14 +134,16 @@ exhausted sequential_3step-stubborn max_premature_terminal_attempts 3
 # --- error_recovery: a failed call is fed back and corrected ------------------------------------
 scenario error_recovery ideal completed 2 2 '{}'
 answer_has error_recovery-ideal 10 record
-# A path that does not exist (a tool error), then arguments that are not JSON (the same budget),
-# then the right call: two consecutive errors are within forge's max_tool_errors of 2.
-scenario error_recovery recover completed 4 3 '{"tool_error":1,"malformed_arguments":1,"tool_denied":1}'
-has_event "$tmp/error_recovery-recover.jsonl" '.event == "tool_completed" and .ok == false and
-  (.record.summary | startswith("error: ENOENT"))' || fail "the missing batch was not an ENOENT error"
+# A count not in four digits (refused by the path's schema at the boundary: a tool error, as
+# forge's TypeError), then arguments that are not JSON (the same budget), then the right call:
+# two consecutive errors are within forge's max_tool_errors of 2.
+scenario error_recovery recover completed 4 3 '{"tool_error":1,"malformed_arguments":1,"tool_denied":2}'
+has_event "$tmp/error_recovery-recover.jsonl" '.event == "tool_denied" and .tool == "fetch" and
+  (.reason | startswith("error: Validation failed for tool \"fetch\""))' ||
+  fail "the count in two digits was not refused by the schema"
 nudge error_recovery-recover malformed_arguments "[ToolArgValidationError] The arguments of 'fetch' must be one JSON object"
 # Three wrong paths in a row: the third error spends the budget.
-scenario error_recovery give-up budget_exhausted 3 3 '{"tool_error":3}'
+scenario error_recovery give-up budget_exhausted 3 3 '{"tool_error":3,"tool_denied":3}'
 exhausted error_recovery-give-up max_tool_errors 2
 
 # --- tool_selection: two right tools among eight ------------------------------------------------
@@ -148,10 +169,12 @@ answer_has tool_selection-no-arguments read write admin
 # --- argument_fidelity: the ID comes from the lookup's result -----------------------------------
 scenario argument_fidelity ideal completed 3 3 '{}'
 answer_has argument_fidelity-ideal "widget pro" 1500
-# The name where the ID belongs: the real read fails and says so; the model uses the ID.
-scenario argument_fidelity name-for-id completed 4 4 '{"tool_error":1}'
+# The name where the ID belongs: there is no such file, a resolution error that spends nothing;
+# the model uses the ID.
+scenario argument_fidelity name-for-id completed 4 4 '{"soft_tool_error":1}'
 has_event "$tmp/argument_fidelity-name-for-id.jsonl" '.event == "tool_completed" and
-  .ok == false and .record.model_tool_name == "fetch_details"' || fail "the name was not refused"
+  .ok == false and .error_kind == "soft" and .record.model_tool_name == "fetch_details"' ||
+  fail "the name was not a resolution error"
 answer_has argument_fidelity-name-for-id 1500
 # An ID that exists but belongs to another row passes every guardrail: only an answer check such
 # as forge's validator (widget pro + 1500) sees that the run answered the wrong entity.

@@ -396,10 +396,11 @@ TEST(EvalPlanRun, TheWorkspaceDefaultsToTheSuiteDirectory) {
 
   std::filesystem::remove(dir / "src/lib.rs");
   json::Value report = run_ok(*suite, fixed());
-  // The read fails, and the trajectory's submit is then refused as premature.
+  // The read misses (a resolution error: there is no such file), and the trajectory's submit is
+  // then refused as premature.
   EXPECT_EQ(only_case(report).find("status")->as_string(), "failed");
   EXPECT_EQ(json::canonical(*only_case(report).find("violations")),
-            R"({"premature_terminal":1,"tool_error":1})");
+            R"({"premature_terminal":1,"soft_tool_error":1})");
   EXPECT_EQ(json::canonical(*only_case(report).find("failures")),
             R"([{"actual":"model_failed","check":"terminal","expected":"completed"},)"
             R"({"actual":[],"check":"tools","expected":["read","submit"]}])");

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "mf/harness/command.hpp"
+#include "mf/harness/compiler.hpp"
 #include "mf/harness/plan.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
@@ -81,28 +83,34 @@ struct Config {
   std::optional<std::vector<std::string>> capabilities;
   const std::atomic<bool>* cancel = nullptr;
   TraceContent content = TraceContent::Inline;
-  std::vector<model::Request>* sent = nullptr;  // when set, every request the model is sent
+  std::vector<std::pair<std::string, std::string>> files;  // more workspace files: path, text
+  std::vector<model::Request>* requests = nullptr;         // receives every request made
 };
 
-// The scripted model, keeping a copy of every request it is sent.
+// A model that answers from `inner` and keeps every request it was sent.
 class Recording final : public model::Model {
  public:
-  Recording(model::Model& inner, std::vector<model::Request>& sent) : inner_(inner), sent_(sent) {}
-  model::Reply infer(const model::Request& request, const std::atomic<bool>& cancel) override {
-    sent_.push_back(request);
-    return inner_.infer(request, cancel);
+  Recording(model::Model& inner, std::vector<model::Request>& requests)
+      : inner_(inner), requests_(requests) {}
+  model::Reply infer(const model::Request& r, const std::atomic<bool>& cancel) override {
+    requests_.push_back(r);
+    return inner_.infer(r, cancel);
   }
   std::string name() const override { return inner_.name(); }
 
  private:
   model::Model& inner_;
-  std::vector<model::Request>& sent_;
+  std::vector<model::Request>& requests_;
 };
 
 Ran run(const std::string& script, Config setup = {}) {
   test::TempDir ws("mf-guarded-ws"), art("mf-guarded-art");
   std::filesystem::create_directories(ws.path() / "src");
   test::write_file(ws.path() / "src" / "lib.rs", "fn parse() { x.unwrap() }\n");
+  for (const auto& [path, text] : setup.files) {
+    std::filesystem::create_directories((ws.path() / path).parent_path());
+    test::write_file(ws.path() / path, text);
+  }
   auto model = model::ScriptedModel::parse(script);
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.diagnostics().front().message);
   auto bindings = tools::bindings_from_plan(setup.plan).value();
@@ -133,7 +141,7 @@ Ran run(const std::string& script, Config setup = {}) {
   options.trace_content = setup.content;
   options.cancel = setup.cancel;
   std::optional<Recording> recording;
-  if (setup.sent != nullptr) recording.emplace(**model, *setup.sent);
+  if (setup.requests != nullptr) recording.emplace(**model, *setup.requests);
   model::Model& m = recording ? static_cast<model::Model&>(*recording) : **model;
   auto outcome = run_plan(setup.plan, executor, m, *writer, options, po);
   if (!outcome) {
@@ -450,7 +458,7 @@ Config warning_config(const std::vector<double>& thresholds, std::vector<model::
   plan.find("budgets")->set("max_validation_retries", 40);
   Config s;
   s.plan = plan;
-  s.sent = &sent;
+  s.requests = &sent;
   return s;
 }
 
@@ -518,7 +526,7 @@ TEST(GuardedLoop, ContextWarningCrossingTwoThresholdsIsOneWarning) {
   Config off = s;
   off.plan.find("context_policy")->as_object().pop_back();
   ASSERT_EQ(off.plan.find("context_policy")->find("warning_thresholds"), nullptr);
-  off.sent = &plain;
+  off.requests = &plain;
   Ran q = run(steps({text(std::string(2000, 'x')), kCollect, kReport, kFinish}), off);
   for (const Value& e : q.of("model_requested")) EXPECT_EQ(e.find("context_warning"), nullptr);
   for (const auto& request : plain) {
@@ -586,6 +594,125 @@ TEST(GuardedLoop, PresetNamesRoundTrip) {
     EXPECT_EQ(name(*g), n);
   }
   EXPECT_FALSE(parse_guardrails("everything").has_value());
+}
+
+// --- Resolution errors (forge's ToolResolutionError): fed back, spending no tool-error budget ---
+
+// forge's basic_2step_stateful_tre as ported (fixtures/harness/forge/basic_2step_tre): a lookup
+// that reads facts/<country>.txt (a missing file is a resolution error), then the terminal.
+Value tre_plan() {
+  const std::string dir = "harness/forge/basic_2step_tre/";
+  harness::CompileRequest request;
+  request.source =
+      harness::parse_source(fixture(dir + "harness.yaml"), harness::Format::Yaml).value();
+  request.catalogs.push_back({"catalog.json", json::parse(fixture(dir + "catalog.json")).value()});
+  request.profiles.push_back({"builtin", harness::builtin_profiles_json()});
+  auto compiled = harness::compile(request);
+  EXPECT_TRUE(compiled.ok) << compiled.failure_phase;
+  return compiled.plan;
+}
+
+Config tre_config() {
+  Config s;
+  s.plan = tre_plan();
+  s.files = {{"facts/france.txt", "France. Capital: Paris.\n"}};
+  return s;
+}
+
+std::string lookup(const std::string& country) {
+  return call("get_country_info", R"({"path": "facts/)" + country + R"(.txt"})");
+}
+const std::string kAnswer = call("summarize", R"({"summary": "The capital of France is Paris."})");
+// A failure, not a resolution error: a directory read as a file.
+const std::string kBroken = call("get_country_info", R"({"path": "facts"})");
+
+std::vector<std::int64_t> tool_error_counts(const Ran& r) {
+  std::vector<std::int64_t> out;
+  for (const auto& v : r.of("guardrail_violation")) {
+    if (v.find("kind")->as_string() == "tool_error") {
+      out.push_back(*v.find("budget")->find("used")->as_exact_int());
+    }
+  }
+  return out;
+}
+
+TEST(GuardedLoop, ResolutionErrorsSpendNoToolErrorBudget) {
+  // Three misses in a row, where max_tool_errors is 2: the run completes.
+  std::vector<model::Request> requests;
+  Config s = tre_config();
+  s.requests = &requests;
+  Ran r = run(steps({lookup("capital of france"), lookup("French Republic"), lookup("fr"),
+                     lookup("france"), kAnswer}),
+              s);
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  EXPECT_EQ(r.outcome.model_calls, 5);
+  EXPECT_EQ(r.outcome.tool_calls, 5);
+  EXPECT_EQ(r.violations(), std::vector<std::string>(3, "soft_tool_error"));
+  EXPECT_TRUE(r.of("budget_exhausted").empty());
+  const auto done = r.of("tool_completed");
+  ASSERT_EQ(done.size(), 5u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(done[i].find("ok")->as_bool());
+    ASSERT_NE(done[i].find("error_kind"), nullptr);
+    EXPECT_EQ(done[i].find("error_kind")->as_string(), "soft");
+  }
+  EXPECT_EQ(done[3].find("error_kind"), nullptr);
+  // The violation spends nothing: it names no budget.
+  EXPECT_EQ(r.of("guardrail_violation")[0].find("budget"), nullptr);
+  // The model reads the miss as forge's resolution error, on the tool channel.
+  ASSERT_EQ(requests.size(), 5u);
+  const model::Message& fed = requests[1].messages.back();
+  EXPECT_EQ(fed.role, "tool");
+  EXPECT_TRUE(fed.is_error);
+  EXPECT_EQ(fed.content.rfind("[ToolResolutionError] ENOENT: no such file or directory", 0), 0u)
+      << fed.content;
+}
+
+TEST(GuardedLoop, ResolutionErrorResetsTheConsecutiveToolErrorCount) {
+  // failure, miss, failure, failure: the miss resets the count, so the two failures after it are
+  // 1 and 2, within max_tool_errors of 2 (counted through the miss, the last would be the 3rd).
+  Ran r = run(steps({kBroken, lookup("fr"), kBroken, kBroken, lookup("france"), kAnswer}),
+              tre_config());
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  EXPECT_EQ(tool_error_counts(r), (std::vector<std::int64_t>{1, 1, 2}));
+  EXPECT_EQ(r.violations(), (std::vector<std::string>{"tool_error", "soft_tool_error", "tool_error",
+                                                      "tool_error"}));
+}
+
+TEST(GuardedLoop, ResolutionErrorsAreBoundedByMaxIterations) {
+  // max_iterations is 15: fifteen misses, and the sixteenth call is never made.
+  Ran r = run(steps(std::vector<std::string>(16, lookup("atlantis"))), tre_config());
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(r.outcome.model_calls, 15);
+  EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(), "max_iterations");
+  EXPECT_EQ(r.violations(), std::vector<std::string>(15, "soft_tool_error"));
+}
+
+TEST(GuardedLoop, AMissDoesNotCompleteTheStep) {
+  // The lookup missed, so the terminal is still premature.
+  Ran r = run(steps({lookup("fr"), kAnswer, lookup("france"), kAnswer}), tre_config());
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  EXPECT_EQ(r.violations(), (std::vector<std::string>{"soft_tool_error", "premature_terminal"}));
+}
+
+TEST(GuardedLoop, ABatchWithAFailureAndAMissSpendsOneToolError) {
+  const std::string both =
+      R"({"tool_calls": [{"name": "get_country_info", "arguments": {"path": "facts/fr.txt"}},
+                         {"name": "get_country_info", "arguments": {"path": "facts"}}]})";
+  Ran r = run(steps({both, both, both}), tre_config());
+  EXPECT_EQ(r.outcome.terminal, "budget_exhausted");
+  EXPECT_EQ(r.of("budget_exhausted")[0].find("budget")->as_string(), "max_tool_errors");
+  EXPECT_EQ(tool_error_counts(r), (std::vector<std::int64_t>{1, 2, 3}));
+}
+
+TEST(GuardedLoop, NoRecoveryStillFeedsResolutionErrorsBack) {
+  // no_recovery makes max_tool_errors 0; a miss spends none of it.
+  Config s = tre_config();
+  s.guardrails = Guardrails::NoRecovery;
+  Ran r = run(steps({lookup("fr"), lookup("france"), kAnswer}), s);
+  ASSERT_EQ(r.outcome.terminal, "completed") << r.last_error();
+  Ran hard = run(steps({kBroken, lookup("france"), kAnswer}), s);
+  EXPECT_EQ(hard.outcome.terminal, "budget_exhausted");
 }
 
 }  // namespace

@@ -95,6 +95,32 @@ TEST_F(ToolsFiles, ReadMissingFile) {
                         (root_ / "nonexistent.txt").string() + "'");
 }
 
+// Resolution errors (docs/tools.md, "Resolution errors"): only a target that does not exist is
+// soft; every other refusal of the same tools is a failure.
+TEST_F(ToolsFiles, OnlyAMissingTargetIsASoftError) {
+  fs::create_directories(root_ / "dir");
+  write(root_ / "a.txt", "alpha\n");
+  EXPECT_TRUE(read({{"path", "nonexistent.txt"}}).soft);
+  EXPECT_TRUE(read({{"path", "missing/dir/x.txt"}}).soft);
+  EXPECT_TRUE(ls({{"path", "nowhere"}}).soft);
+  const auto edit = [&](Object args) { return mf::tools::run_edit(Value(std::move(args)), ctx_); };
+  const auto one = [](const std::string& old_text) {
+    return Value(mf::json::Array{Object{{"oldText", old_text}, {"newText", "x"}}});
+  };
+  EXPECT_TRUE(edit({{"path", "gone.txt"}, {"edits", one("alpha")}}).soft);
+  EXPECT_TRUE(edit({{"path", "a.txt"}, {"edits", one("beta")}}).soft);
+  auto grep = mf::tools::run_grep(Value(Object{{"pattern", "x"}, {"path", "nowhere"}}), ctx_);
+  EXPECT_TRUE(grep.is_error && grep.soft) << grep.text;
+  auto find = mf::tools::run_find(Value(Object{{"pattern", "*"}, {"path", "nowhere"}}), ctx_);
+  EXPECT_TRUE(find.is_error && find.soft) << find.text;
+  // Failures: a directory read as a file, a file listed as a directory, an escape, a success.
+  EXPECT_FALSE(read({{"path", "dir"}}).soft);
+  EXPECT_FALSE(ls({{"path", "a.txt"}}).soft);
+  EXPECT_FALSE(read({{"path", "../outside.txt"}}).soft);
+  EXPECT_FALSE(edit({{"path", "dir"}, {"edits", one("alpha")}}).soft);
+  EXPECT_FALSE(read({{"path", "a.txt"}}).soft);
+}
+
 TEST_F(ToolsFiles, ReadTruncatesAtTwoThousandLines) {
   write(root_ / "large.txt", numbered_lines(2500));
   auto r = read({{"path", "large.txt"}});

@@ -269,6 +269,20 @@ TEST(TraceVerify, ToolCompletedWithoutToolCalled) {
                codes::kTraceUnpairedTool, 4);
 }
 
+TEST(TraceVerify, ErrorKindIsSoftOnAFailedCallOnly) {
+  const std::string called = ev(1, "tool_called", R"({"call_id":"c1","tool":"read"})");
+  const auto done = [&](const char* payload) {
+    return kStart + called + ev(2, "tool_completed", payload) +
+           ev(3, "run_failed",
+              R"({"terminal":"budget_exhausted","model_calls":0,"repairs":0,"tool_calls":1})");
+  };
+  EXPECT_EQ(check(done(R"({"call_id":"c1","ok":false,"error_kind":"soft"})")).status, Outcome::Ok);
+  expect_error(done(R"({"call_id":"c1","ok":true,"error_kind":"soft"})"), codes::kTraceInconsistent,
+               3);
+  expect_error(done(R"({"call_id":"c1","ok":false,"error_kind":"hard"})"),
+               codes::kTraceInconsistent, 3);
+}
+
 TEST(TraceVerify, ToolCalledTwiceWithAnOpenCallId) {
   expect_error(kStart + ev(1, "tool_called", R"({"call_id":"c1","tool":"grep"})") +
                    ev(2, "tool_called", R"({"call_id":"c1","tool":"grep"})"),

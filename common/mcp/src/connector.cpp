@@ -184,10 +184,15 @@ struct Admitting {
     auto timeout = r.integer("timeout_ms", false);
     const Value* policy = r.object("output_policy", false);
     auto pin = r.string("provider_sha256", false);
+    const Value* soft = r.array("soft_errors", false);
     r.reject_unknown({"provider_tool_name", "tool_id", "version", "model_tool_name", "description",
                       "required_capabilities", "side_effect_class", "idempotency", "timeout_ms",
-                      "output_policy", "provider_sha256"});
+                      "output_policy", "provider_sha256", "soft_errors"});
     auto faults = r.take();
+    if (soft != nullptr && !tools::soft_errors_ok(*soft)) {
+      faults.push_back(
+          diag::error(codes::kConnectorPolicy, tools::kSoftErrorsRule, at + "/soft_errors"));
+    }
     for (auto& d : faults) {
       if (d.code != codes::kUnknownField) d.code = codes::kConnectorPolicy;
       ds.push_back(std::move(d));
@@ -296,6 +301,8 @@ struct Admitting {
     }
     if (timeout) out.set("timeout_ms", *timeout);
     if (policy != nullptr) out.set("output_policy", *policy);
+    // The texts that make an isError result a resolution error; pinned with the connector.
+    if (soft != nullptr) out.find("connector")->set("soft_errors", *soft);
     return out;
   }
 };
@@ -454,6 +461,16 @@ Result<json::Value> admit(const json::Value& snapshot, const json::Value& policy
   return catalog;
 }
 
+// An isError result whose text holds one of the policy's soft_errors is a resolution error
+// (docs/connectors.md): the guarded loop feeds it back without spending the tool-error budget.
+tools::ToolResult with_soft_errors(tools::ToolResult result, const Value* soft_errors) {
+  if (!result.is_error || soft_errors == nullptr) return result;
+  for (const Value& s : soft_errors->as_array()) {
+    if (result.text.find(s.as_string()) != std::string::npos) result.soft = true;
+  }
+  return result;
+}
+
 tools::ToolResult tool_result(json::Value r) {
   tools::ToolResult out;
   if (const Value* e = r.find("isError"); e != nullptr && e->is_bool()) out.is_error = e->as_bool();
@@ -607,7 +624,7 @@ tools::ToolResult Broker::call(const tools::ToolDescriptor& tool, const json::Va
   switch (r.status) {
     case CallStatus::Ok:
       evidence.set("response_sha256", json::canonical_digest(r.result));
-      return tool_result(std::move(r.result));
+      return with_soft_errors(tool_result(std::move(r.result)), c.find("soft_errors"));
     case CallStatus::Cancelled:
       return tools::ToolResult::error("Operation aborted");
     case CallStatus::TimedOut:

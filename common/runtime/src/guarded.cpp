@@ -588,7 +588,8 @@ class GuardedTurns final : public detail::Turns {
   Result<std::optional<detail::Ending>> execute(const std::vector<model::ToolCallRequest>& calls,
                                                 std::vector<Value> args) {
     push_calls(calls);
-    bool batch_error = false;
+    bool batch_error = false;  // a failure: spends max_tool_errors
+    bool batch_soft = false;   // a resolution error: spends nothing (forge's ToolResolutionError)
     std::string fatal;
     const tools::Binding* terminal = nullptr;
     Value terminal_details;
@@ -623,11 +624,19 @@ class GuardedTurns final : public detail::Turns {
         done.set("ok", !e.result.is_error);
         done.set("result_bytes", static_cast<std::int64_t>(e.result.text.size()));
         done.set("result_sha256", e.record.output_sha256);
+        if (soft(e)) done.set("error_kind", "soft");
       }
       if (Status s =
               trace_.emit(e.record.denied ? "tool_denied" : "tool_completed", std::move(done));
           !s) {
         return s.take_diagnostics();
+      }
+      if (soft(e)) {
+        // The call named something that does not exist: the model is told so and tries other
+        // arguments; the step is not done, and no budget but max_iterations is spent.
+        batch_soft = true;
+        push_result(EntryKind::ToolResult, c, "[ToolResolutionError] " + e.result.text, true);
+        continue;
       }
       if (e.result.is_error) {
         batch_error = true;
@@ -657,6 +666,13 @@ class GuardedTurns final : public detail::Turns {
     if (!fatal.empty()) {
       return std::optional<detail::Ending>(detail::Ending{"tool_failed", {}, fatal});
     }
+    if (batch_soft) {
+      if (Status s = violation("soft_tool_error",
+                               "a call of the batch named something that does not exist", nullptr);
+          !s) {
+        return s.take_diagnostics();
+      }
+    }
     if (batch_error) {
       const bool over = tool_errors_.spend();
       const std::string message = "a call of the batch returned an error";
@@ -665,11 +681,19 @@ class GuardedTurns final : public detail::Turns {
       }
       if (over) return exhausted(tool_errors_, "tool errors: " + message);
     } else {
-      // A clean batch resets the consecutive counters.
+      // A batch without a failure resets the consecutive counters; as in forge, a resolution
+      // error is not a failure, so a batch of them resets the counters too.
       tool_errors_.used = premature_.used = prereq_.used = 0;
     }
     if (terminal != nullptr) return accept(*terminal, terminal_details);
     return std::optional<detail::Ending>();
+  }
+
+  // A resolution error the boundary let through: a tool's soft error result, neither a refusal
+  // nor stopped by cancellation or the deadline.
+  static bool soft(const tools::Execution& e) {
+    return e.result.is_error && e.result.soft && !e.record.denied && e.record.retryable &&
+           e.record.execution_status == tools::ExecutionStatus::SoftFailure;
   }
 
   // Terminal acceptance against the run's own history: the model claiming success is not success.

@@ -37,6 +37,11 @@ namespace {
 diag::Diagnostic refuse(std::string message) {
   return diag::error(diag::codes::kBadSearch, std::move(message));
 }
+// A refusal because what the call names does not exist (the file, the old text): a resolution
+// error, which the guarded loop does not count against the tool-error budget.
+diag::Diagnostic not_found(std::string message) {
+  return diag::error(diag::codes::kNotFound, std::move(message));
+}
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
@@ -215,12 +220,12 @@ Result<Applied> apply_to_normalized(std::string normalized, const std::vector<Ed
   for (std::size_t i = 0; i < n; ++i) {
     const Found f = fuzzy_find(base, fuzzy_base, lf[i].old_text, fuzzy_old[i]);
     if (!f.found) {
-      return refuse((n == 1 ? "Could not find the exact text in " + p + "."
-                            : "Could not find edits[" + std::to_string(i) + "] in " + p + ".") +
-                    (n == 1 ? " The old text must match exactly including all whitespace and "
-                              "newlines."
-                            : " The oldText must match exactly including all whitespace and "
-                              "newlines."));
+      return not_found((n == 1 ? "Could not find the exact text in " + p + "."
+                               : "Could not find edits[" + std::to_string(i) + "] in " + p + ".") +
+                       (n == 1 ? " The old text must match exactly including all whitespace and "
+                                 "newlines."
+                               : " The oldText must match exactly including all whitespace and "
+                                 "newlines."));
     }
     const long long occurrences = count_occurrences(fuzzy_base.get(), fuzzy_old[i]);
     if (occurrences > 1) {
@@ -370,6 +375,7 @@ Result<Fd> open_for_edit(const Workspace& ws, const std::string& relative,
                          const std::string& path) {
   Fd probe(ws.open_at(relative, O_PATH));
   if (probe.get() == -EXDEV) return refuse(escape_message(path));
+  if (probe.get() == -ENOENT) return not_found(could_not_edit(path, ENOENT));
   if (probe.get() < 0) return refuse(could_not_edit(path, -probe.get()));
   struct stat st {};
   if (::fstat(probe.get(), &st) != 0) return refuse(could_not_edit(path, errno));
@@ -415,7 +421,9 @@ ToolResult edited(const EditRequest& request, const EditOutcome& outcome) {
 
 // Every refusal comes before the file is written: it is left as it was.
 ToolResult refused(const diag::Diagnostics& ds) {
-  return ToolResult::refusal(ds.front().message);
+  ToolResult r = ToolResult::refusal(ds.front().message);
+  r.soft = ds.front().code == diag::codes::kNotFound;
+  return r;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <optional>
 #include <utility>
 
@@ -169,6 +170,8 @@ std::optional<ToolResult> read_artifact_file(const Invocation& call, const std::
   auto dir = Workspace::open(call.artifact_dir);
   if (!dir) return missing;
   io::Fd fd((*dir)->open_at(id, O_RDONLY | O_NONBLOCK | O_NOCTTY));
+  // No such artifact (yet): the call named one that does not exist, a resolution error.
+  if (fd.get() == -ENOENT) return ToolResult::not_found("Artifact not found: " + id);
   if (fd.get() == -EXDEV) {
     return ToolResult::error("Artifact " + id + " leads out of the artifact directory");
   }

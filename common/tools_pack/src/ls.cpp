@@ -140,6 +140,7 @@ ToolResult run_ls(const json::Value& args, const CallContext& ctx) {
 
   Fd probe(ws.open_at(relative, O_PATH));
   if (probe.get() == -EXDEV) return ToolResult::error(escape_message(path));
+  if (probe.get() == -ENOENT) return ToolResult::not_found("Path not found: " + absolute);
   if (probe.get() < 0) return ToolResult::error("Path not found: " + absolute);
   struct stat st {};
   if (::fstat(probe.get(), &st) != 0) return ToolResult::error("Path not found: " + absolute);

@@ -313,6 +313,9 @@ ToolResult run_read(const json::Value& args, const CallContext& ctx) {
   Fd probe(ws.open_at(relative, O_PATH));
   if (probe.get() < 0) {
     if (probe.get() == -EXDEV) return ToolResult::error(escape_message(*path));
+    // A file that does not exist: the model named the wrong one (a resolution error).
+    if (probe.get() == -ENOENT)
+      return ToolResult::not_found(node_error(ENOENT, "access", absolute));
     return ToolResult::error(node_error(-probe.get(), "access", absolute));
   }
   struct stat st {};

@@ -119,7 +119,9 @@ std::optional<Target> open_target(const json::Value& args, const CallContext& ct
   }
   struct stat st {};
   if (probe.get() < 0 || ::fstat(probe.get(), &st) != 0) {
-    *failure = ToolResult::error("Path not found: " + t.absolute);
+    // Only a path that does not exist is the model's wrong guess (a resolution error).
+    *failure = probe.get() == -ENOENT ? ToolResult::not_found("Path not found: " + t.absolute)
+                                      : ToolResult::error("Path not found: " + t.absolute);
     return std::nullopt;
   }
   t.directory = S_ISDIR(st.st_mode);

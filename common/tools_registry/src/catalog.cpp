@@ -176,10 +176,14 @@ void read_connector(const json::Value& c, const std::string& at, EntryFaults& fa
   for (const char* key : {"server_name", "server_version", "protocol_version"}) r.string(key);
   const json::Value* server = r.object("server");
   const json::Value* members = r.object("provider_member_sha256", false);
+  const json::Value* soft = r.array("soft_errors", false);
   r.reject_unknown({"connector_id", "provider_tool_name", "provider_sha256",
                     "provider_member_sha256", "server", "server_name", "server_version",
-                    "protocol_version", "snapshot_sha256"});
+                    "protocol_version", "snapshot_sha256", "soft_errors"});
   auto ds = r.take();
+  if (soft != nullptr && !soft_errors_ok(*soft)) {
+    ds.push_back(diag::error(codes::kMalformedDescriptor, kSoftErrorsRule, at + "/soft_errors"));
+  }
   if (members != nullptr) {
     static constexpr std::array<std::string_view, 6> kMembers = {
         "annotations", "description", "inputSchema", "name", "outputSchema", "title"};
@@ -539,6 +543,14 @@ Status Catalog::merge(const Catalog& other) {
 const ToolDescriptor* Catalog::find(std::string_view tool_id, std::int64_t version) const {
   auto it = tools_.find(std::make_pair(std::string(tool_id), version));
   return it == tools_.end() ? nullptr : &it->second;
+}
+
+bool soft_errors_ok(const json::Value& soft_errors) {
+  const auto& items = soft_errors.as_array();
+  return !items.empty() && items.size() <= 16 &&
+         std::all_of(items.begin(), items.end(), [](const json::Value& s) {
+           return s.is_string() && !s.as_string().empty() && s.as_string().size() <= 256;
+         });
 }
 
 }  // namespace mf::tools

@@ -43,12 +43,14 @@ struct Keys {
   std::size_t content_bytes = member_id("content_bytes");
   std::size_t content_redacted = member_id("content_redacted");
   std::size_t content_sha256 = member_id("content_sha256");
+  std::size_t error_kind = member_id("error_kind");
   std::size_t event = member_id("event");
   std::size_t hmac_sha256 = member_id("hmac_sha256");
   std::size_t kind = member_id("kind");
   std::size_t ledger = member_id("ledger");
   std::size_t limit = member_id("limit");
   std::size_t mode = member_id("mode");
+  std::size_t ok = member_id("ok");
   std::size_t model_calls = member_id("model_calls");
   std::size_t prev = member_id("prev");
   std::size_t projection = member_id("projection");
@@ -603,6 +605,12 @@ bool Verifier::check_and_count(std::string_view event) {
     } else if (open_calls_.erase(call_id) == 0) {
       fail(codes::kTraceUnpairedTool,
            "tool_completed with call_id \"" + call_id + "\" has no preceding tool_called");
+      return false;
+    } else if (const auto kind = members_[keys().error_kind];
+               kind && (kind.as_string() != "soft" || members_[keys().ok].as_bool())) {
+      // Only a failed call has an error kind, and the one kind recorded is "soft".
+      fail(codes::kTraceInconsistent,
+           "tool_completed error_kind is only \"soft\", on a call that failed (ok false)");
       return false;
     }
   } else if (event == "model_requested") {

@@ -24,9 +24,18 @@ struct ToolResult {
   // An error returned before the tool changed anything (a refusal): the record of a writing tool
   // then says `not_attempted` rather than `completion_unknown`.
   bool untouched = false;
+  // A resolution error (forge's ToolResolutionError): the call was well formed but named
+  // something that does not exist (a missing file or path, text not in the file, an unknown
+  // artifact). The guarded loop feeds it back without spending the tool-error budget
+  // (docs/harness-run.md); the trace marks it `error_kind: "soft"`.
+  bool soft = false;
 
   static ToolResult error(std::string message) { return {true, std::move(message), {}}; }
   static ToolResult refusal(std::string message) { return {true, std::move(message), {}, true}; }
+  // Nothing was found to act on, so nothing changed.
+  static ToolResult not_found(std::string message) {
+    return {true, std::move(message), {}, true, true};
+  }
 };
 
 // {"content":[{"text":…,"type":"text"}],"details":…,"is_error":…}

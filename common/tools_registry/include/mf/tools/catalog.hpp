@@ -132,6 +132,9 @@ inline constexpr std::string_view kConfiguredTerminalImplementation =
 // Identifier rules shared with the harness compiler.
 bool valid_dotted_id(std::string_view s);        // "a.b_c.d9": lowercase segments joined by '.'
 bool valid_model_tool_name(std::string_view s);  // [A-Za-z][A-Za-z0-9_-]{0,63}
-bool valid_local_id(std::string_view s);         // [a-z][a-z0-9_]{0,63}: node and artifact ids
+// A connector's soft_errors (docs/connectors.md): 1..16 strings of 1..256 bytes.
+bool soft_errors_ok(const json::Value& soft_errors);
+inline constexpr const char* kSoftErrorsRule = "soft_errors must be 1..16 strings of 1..256 bytes";
+bool valid_local_id(std::string_view s);  // [a-z][a-z0-9_]{0,63}: node and artifact ids
 
 }  // namespace mf::tools
