@@ -682,7 +682,7 @@ TEST(PromptPack, GroupsMatchBruteForce) {
   std::mt19937 rng(2718);
   int grouped = 0;
   for (int round = 0; round < 3000; ++round) {
-    const std::size_t n = 1 + rng() % 7;
+    const std::size_t n = 1 + rng() % 8;
     std::vector<PackItem> items(n);
     for (std::size_t i = 0; i < n; ++i) {
       items[i].mandatory = rng() % 6 == 0;

@@ -21,7 +21,7 @@ namespace {
 // Exact packing when the groups' options x (budget + 1) stay within this many cells.
 constexpr std::int64_t kMaxCells = std::int64_t{1} << 22;
 // A group whose assignments number more than this is left to the greedy packer.
-constexpr std::size_t kMaxAssignments = 4096;
+constexpr std::size_t kMaxAssignments = 65536;
 
 struct Score {
   std::int64_t kept = 0, full = 0, weight = 0;
