@@ -74,13 +74,16 @@ std::vector<std::vector<int>> groups_of(const std::vector<PackItem>& items) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     for (int d : items[i].needs) root[find(static_cast<int>(i))] = find(d);
   }
-  std::map<int, std::vector<int>> by_root;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    by_root[find(static_cast<int>(i))].push_back(static_cast<int>(i));
-  }
+  std::vector<int> slot(items.size(), -1);  // a root's group in `out`, by its smallest member
   std::vector<std::vector<int>> out;
-  for (auto& [r, members] : by_root) out.push_back(std::move(members));
-  std::sort(out.begin(), out.end());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const int r = find(static_cast<int>(i));
+    if (slot[r] < 0) {
+      slot[r] = static_cast<int>(out.size());
+      out.emplace_back();
+    }
+    out[slot[r]].push_back(static_cast<int>(i));
+  }
   return out;
 }
 
@@ -154,6 +157,8 @@ std::optional<Pack> solve(const std::vector<PackItem>& items, std::int64_t budge
   if (budget < 0) return p;
   const std::vector<bool> must = forced(items);
   const std::vector<std::vector<int>> groups = groups_of(items);
+  // Every group has at least one option: past the bound already, enumerate nothing.
+  if (static_cast<std::int64_t>(groups.size()) > max_cells / (budget + 1)) return std::nullopt;
   std::vector<std::vector<Option>> options;
   std::int64_t cells = 0;
   for (const auto& g : groups) {
@@ -242,15 +247,15 @@ Pack pack_greedy(const std::vector<PackItem>& items, std::int64_t budget) {
   }
   // Optional items in rank order, each with the requirements not yet placed: all in full if
   // they fit, else all in their smallest variant if that fits, else none of them.
+  std::vector<std::size_t> seen(items.size(), 0);  // the pass (i + 1) that last reached an item
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (p.choice[i] >= 0) continue;
     std::vector<int> group, stack{static_cast<int>(i)};
-    std::vector<bool> seen(items.size(), false);
     while (!stack.empty()) {
       const int u = stack.back();
       stack.pop_back();
-      if (seen[u] || p.choice[u] >= 0) continue;
-      seen[u] = true;
+      if (seen[u] == i + 1 || p.choice[u] >= 0) continue;
+      seen[u] = i + 1;
       group.push_back(u);
       for (int d : items[u].needs) stack.push_back(d);
     }
