@@ -54,11 +54,18 @@ for mode in compiled all_tools; do
   run 0 "$compile" project --units "$units" --input "$tmp/nocap.json"
   jq -e '.visible_tools | index("bash") == null' "$tmp/out" >/dev/null || fail "$mode shows bash without its capability"
 done
-# all_tools shows every capable tool whatever the text says.
+# all_tools shows every capable tool the text does not deny: "without shell" still hides bash,
+# and a host selection still overrides the text.
 jq '.mode = "all_tools"' "$review" >"$tmp/all.json"
 run 0 "$compile" project --units "$units" --input "$tmp/all.json"
-[[ $(jq -c .visible_tools "$tmp/out") == '["bash","block","escalate_terminal_intent","find","grep","ls","read","reject","reject_terminal_intent","submit","submit_terminal_intent"]' ]] ||
+[[ $(jq -c .visible_tools "$tmp/out") == '["block","escalate_terminal_intent","find","grep","ls","read","reject","reject_terminal_intent","submit","submit_terminal_intent"]' ]] ||
   fail "all_tools: $(jq -c .visible_tools "$tmp/out")"
+[[ $(jq -r '.rejected[] | select(.unit == "tool:bash") | .reasons[0]' "$tmp/out") == text_negation ]] ||
+  fail "all_tools ignored 'without shell'"
+jq '.selected = ["tool:bash"]' "$tmp/all.json" >"$tmp/all-pinned.json"
+run 0 "$compile" project --units "$units" --input "$tmp/all-pinned.json"
+jq -e '.visible_tools | index("bash") != null' "$tmp/out" >/dev/null ||
+  fail "all_tools: the text overrode the host's selection of bash"
 # --explain adds a readable account on stderr; stdout keeps the same JSON. stdin works for input.
 stdin=$review run 0 "$compile" project --units "$units" --input - --explain
 cmp -s "$tmp/out" "$tmp/first.json" || fail "--explain changed stdout"

@@ -1,8 +1,8 @@
 // libFuzzer target, differential, for the projection's packer (docs/projection.md, "Packing"):
-// the bytes describe a small multiple-choice knapsack; the exact solver, the greedy one and a
-// brute-force enumeration must agree on feasibility, the exact solver must reach the brute
-// force's optimum, the greedy one may not beat it, and every solution keeps each mandatory item
-// within the budget. Violations trap.
+// the bytes describe a small multiple-choice knapsack whose items may require one another; the
+// exact solver, the greedy one and a brute-force enumeration must agree on feasibility, the exact
+// solver must reach the brute force's optimum, the greedy one may not beat it, and every solution
+// keeps each mandatory item and each kept item's requirements within the budget. Violations trap.
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
@@ -32,6 +32,9 @@ bool objective(const std::vector<PackItem>& items, const std::vector<int>& choic
       continue;
     }
     if (static_cast<std::size_t>(v) >= items[i].tokens.size()) return false;
+    for (int d : items[i].needs) {
+      if (choice[d] < 0) return false;
+    }
     used += items[i].tokens[v];
     ++kept;
     full += v == 0 ? 1 : 0;
@@ -70,6 +73,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     item.tokens.push_back(1 + data[at + 2] % 40);
     if ((data[at] & 2) != 0) item.tokens.push_back(1 + data[at + 3] % item.tokens[0]);
     items.push_back(std::move(item));
+  }
+  // The high bits of each item's first byte name one item it requires (itself: none).
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const int d = (data[1 + 4 * i] >> 2) % static_cast<int>(items.size());
+    if (d != static_cast<int>(i)) items[i].needs.push_back(d);
   }
   const Pack exact = mf::prompt::pack_exact(items, budget);
   const Pack greedy = mf::prompt::pack_greedy(items, budget);

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
@@ -269,6 +271,107 @@ TEST(PromptMatrix, ConflictHigherScoreWinsAndCascades) {
   EXPECT_EQ(p.active, std::vector<std::string>{"skill:alpha"});
 }
 
+// A unit selected only as the suggestion of a unit that is later removed goes with it, and so
+// does what it alone required (to a fixpoint). The reference keeps both: it has no cascade.
+TEST(PromptMatrix, OrphanedSuggestionsAreRemoved) {
+  Unit old_skill = unit("skill:old");
+  old_skill.triggers = {{Trigger::On::Keyword, "build", 50}};
+  old_skill.suggests = {"skill:hint"};
+  Unit new_skill = unit("skill:new");
+  new_skill.triggers = {{Trigger::On::Keyword, "build", 50}};
+  new_skill.supersedes = {"skill:old"};
+  Unit hint = unit("skill:hint");
+  hint.requirements = {"instruction:note"};
+  Unit rival = unit("skill:rival");
+  rival.triggers = {{Trigger::On::Keyword, "build", 10}};
+  rival.conflicts = {"skill:new"};
+  rival.suggests = {"skill:tip"};
+  const Catalog c =
+      catalog({old_skill, new_skill, hint, rival, unit("skill:tip"), unit("instruction:note")}, {});
+  const Projection p = run(c, text("build"));
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:old", "superseded_by:skill:new"));
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:hint", "orphaned"));
+  EXPECT_TRUE(reason_starts(p.rejected, "instruction:note", "orphaned"));
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:rival", "conflict_with:skill:new"));
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:tip", "orphaned"));
+  EXPECT_EQ(p.active, std::vector<std::string>{"skill:new"});
+  for (const auto& d : p.selected) {
+    for (const auto& r : d.reasons) EXPECT_NE(r, "suggested_by:skill:old") << d.unit;
+  }
+}
+
+// A unit suggested by a removed unit and by a kept one stays, in the kept one's name only.
+TEST(PromptMatrix, SuggestionOfAKeptUnitSurvivesItsOtherSuggestersRemoval) {
+  Unit old_skill = unit("skill:old");
+  old_skill.triggers = {{Trigger::On::Keyword, "build", 50}};
+  old_skill.suggests = {"skill:hint"};
+  Unit new_skill = unit("skill:new");
+  new_skill.triggers = {{Trigger::On::Keyword, "build", 50}};
+  new_skill.supersedes = {"skill:old"};
+  new_skill.suggests = {"skill:hint"};
+  const Catalog c = catalog({old_skill, new_skill, unit("skill:hint")}, {});
+  const Projection p = run(c, text("build"));
+  EXPECT_EQ(p.active, (std::vector<std::string>{"skill:hint", "skill:new"}));
+  const Decision* d = decision(p.selected, "skill:hint");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->reasons, std::vector<std::string>{"suggested_by:skill:new"});
+}
+
+// v3 supersedes v2 supersedes v1, all matching: only v3 stays (as in the reference), and v1
+// names its nearest selected superseder. Transitive through an unselected v2 as well.
+TEST(PromptMatrix, SupersessionIsTransitive) {
+  Unit v1 = unit("skill:v1"), v2 = unit("skill:v2"), v3 = unit("skill:v3");
+  v1.triggers = v2.triggers = v3.triggers = {{Trigger::On::Keyword, "build", 50}};
+  v2.supersedes = {"skill:v1"};
+  v3.supersedes = {"skill:v2"};
+  Catalog c = catalog({v1, v2, v3}, {});
+  Projection p = run(c, text("build"));
+  EXPECT_EQ(p.active, std::vector<std::string>{"skill:v3"});
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:v2", "superseded_by:skill:v3"));
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:v1", "superseded_by:skill:v2"));
+  v2.triggers.clear();
+  c = catalog({v1, v2, v3}, {});
+  p = run(c, text("build"));
+  EXPECT_EQ(p.active, std::vector<std::string>{"skill:v3"});
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:v1", "superseded_by:skill:v3"));
+}
+
+// all_tools selects everything capable, but "without X" in the text still denies X; the host
+// still overrides the text.
+TEST(PromptMatrix, AllToolsModeHonoursTextNegation) {
+  const Catalog c = catalog({}, kGitTools);
+  Input in = text("review the branch without git_diff");
+  in.mode = Mode::AllTools;
+  Projection p = run(c, in);
+  EXPECT_EQ(p.visible_tools, std::vector<std::string>{"project_search"});
+  EXPECT_TRUE(reason_starts(p.rejected, "tool:git_diff", "text_negation"));
+  in.selected = {"tool:git_diff"};
+  p = run(c, in);
+  EXPECT_EQ(p.visible_tools, (std::vector<std::string>{"git_diff", "project_search"}));
+}
+
+// a requires b; a and b together take the whole budget (8 + 21 = 29 tokens) and c alone 9. The
+// most units kept is {a, b}, not c alone after a loses its requirement.
+TEST(PromptMatrix, PackingKeepsAUnitWithItsRequirements) {
+  Unit a = unit("skill:a", std::string(16, 'a'));
+  a.triggers = {{Trigger::On::Keyword, "go", 10}};
+  a.requirements = {"skill:b"};
+  Unit b = unit("skill:b", std::string(60, 'b'));
+  Unit cc = unit("skill:c", std::string(20, 'c'));
+  cc.triggers = {{Trigger::On::Keyword, "go", 90}};
+  const Catalog c = catalog({a, b, cc}, {});
+  ASSERT_EQ(estimate_tokens(static_cast<std::int64_t>(render_guidance(a, false).size())), 8);
+  ASSERT_EQ(estimate_tokens(static_cast<std::int64_t>(render_guidance(b, false).size())), 21);
+  ASSERT_EQ(estimate_tokens(static_cast<std::int64_t>(render_guidance(cc, false).size())), 9);
+  Input in = text("go");
+  in.budget_tokens = 29;
+  const Projection p = run(c, in);
+  EXPECT_EQ(p.active, (std::vector<std::string>{"skill:a", "skill:b"}));
+  EXPECT_EQ(p.ledger.charged, 29);
+  EXPECT_EQ(p.ledger.remaining, 0);
+  EXPECT_TRUE(reason_starts(p.rejected, "skill:c", "packed_out"));
+}
+
 TEST(PromptMatrix, CandidateLimitRejectsTheLowestRanked) {
   std::vector<ToolSource> tools;
   for (int i = 0; i < 10; ++i) tools.push_back(tool("t" + std::to_string(i), "shared word"));
@@ -530,6 +633,87 @@ TEST(PromptProperties, SubsetsLedgerAndDeterminism) {
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(json::canonical(to_json(*p)), json::canonical(to_json(*again)));
   }
+}
+
+using Objective = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+
+// The objective of `choice`, or nothing when it drops a mandatory item, keeps an item without
+// one it needs, or goes over the budget.
+std::optional<Objective> objective(const std::vector<PackItem>& items,
+                                   const std::vector<int>& choice, std::int64_t budget) {
+  if (choice.size() != items.size()) return std::nullopt;
+  std::int64_t used = 0, kept = 0, full = 0, weight = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const int v = choice[i];
+    if (v < 0) {
+      if (items[i].mandatory) return std::nullopt;
+      continue;
+    }
+    if (static_cast<std::size_t>(v) >= items[i].tokens.size()) return std::nullopt;
+    for (int d : items[i].needs) {
+      if (choice[d] < 0) return std::nullopt;
+    }
+    used += items[i].tokens[v];
+    ++kept;
+    full += v == 0 ? 1 : 0;
+    weight += items[i].weight;
+  }
+  if (used > budget) return std::nullopt;
+  return Objective{kept, full, weight};
+}
+
+void brute(const std::vector<PackItem>& items, std::int64_t budget, std::vector<int>& choice,
+           std::size_t i, std::optional<Objective>& best) {
+  if (i == items.size()) {
+    auto o = objective(items, choice, budget);
+    if (o && (!best || *o > *best)) best = o;
+    return;
+  }
+  for (int v = -1; v < static_cast<int>(items[i].tokens.size()); ++v) {
+    choice[i] = v;
+    brute(items, budget, choice, i + 1, best);
+  }
+}
+
+// Random small instances with requirements (chains, shared requirements, cycles): the exact
+// packer reaches the brute-force optimum, the greedy one is feasible exactly when it is and
+// never better, and every solution keeps each kept item's requirements.
+TEST(PromptPack, GroupsMatchBruteForce) {
+  std::mt19937 rng(2718);
+  int grouped = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const std::size_t n = 1 + rng() % 8;
+    std::vector<PackItem> items(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      items[i].mandatory = rng() % 6 == 0;
+      items[i].weight = static_cast<std::int64_t>(rng() % 200);
+      items[i].tokens = {1 + static_cast<std::int64_t>(rng() % 30)};
+      if (rng() % 2)
+        items[i].tokens.push_back(1 + static_cast<std::int64_t>(rng()) % items[i].tokens[0]);
+      for (std::size_t k = rng() % 3; k > 0; --k) {
+        const int d = static_cast<int>(rng() % n);
+        if (d != static_cast<int>(i)) items[i].needs.push_back(d);
+      }
+      grouped += items[i].needs.empty() ? 0 : 1;
+    }
+    const std::int64_t budget = static_cast<std::int64_t>(rng() % 90);
+    std::vector<int> choice(n, -1);
+    std::optional<Objective> best;
+    brute(items, budget, choice, 0, best);
+    const Pack exact = pack_exact(items, budget);
+    const Pack greedy = pack_greedy(items, budget);
+    const Pack chosen = pack(items, budget);
+    ASSERT_EQ(exact.feasible, best.has_value()) << round;
+    ASSERT_EQ(greedy.feasible, best.has_value()) << round;
+    ASSERT_EQ(chosen.feasible, best.has_value()) << round;
+    if (!best) continue;
+    EXPECT_EQ(objective(items, exact.choice, budget), best) << round;
+    EXPECT_EQ(objective(items, chosen.choice, budget), best) << round;
+    const auto g = objective(items, greedy.choice, budget);
+    ASSERT_TRUE(g.has_value()) << round;
+    EXPECT_LE(*g, *best) << round;
+  }
+  EXPECT_GT(grouped, 3000);
 }
 
 TEST(PromptPack, LargeInstancesFallBackToGreedyAndKeepMandatory) {

@@ -50,7 +50,8 @@ Value normalized(const Input& in) {
 struct Entry {
   std::int64_t score = 0;
   std::set<std::string> reasons;
-  bool root = false;  // selected on its own evidence (or as a suggestion)
+  bool root = false;         // selected on its own evidence
+  std::set<int> suggesters;  // the selected units whose suggestion selected it
 };
 
 class Compiler {
@@ -119,6 +120,7 @@ class Compiler {
     std::vector<std::pair<int, std::int64_t>> out;
     const std::size_t n = ix_.units.size();
     if (in_.mode == Mode::AllTools) {
+      negations(tokenize(in_.text));  // the text cannot select here, but it can still deny
       out.reserve(n);
       for (std::size_t u = 0; u < n; ++u) {
         out.push_back({static_cast<int>(u), 1000 + ix_.units[u].priority});
@@ -275,6 +277,7 @@ class Compiler {
       for (int u : ix_.suggests[s]) {
         if (sel_.count(u) != 0) {
           sel_[u].reasons.insert("suggested_by:" + ix_.units[s].id);
+          sel_[u].suggesters.insert(s);
           continue;
         }
         std::string why;
@@ -288,10 +291,18 @@ class Compiler {
           reject(u, "suggestion_declined:" + why);
           continue;
         }
-        select(u, score, {"suggested_by:" + ix_.units[s].id}, true);
+        select(u, score, {"suggested_by:" + ix_.units[s].id}, false);
+        sel_[u].suggesters.insert(s);
         for (int d : *deps) select(d, score, {"required_by:" + parent_[d]}, false);
       }
     }
+  }
+
+  // False when `reason` is `prefix` followed by the id of a unit no longer selected.
+  bool live_link(const std::string& reason, const std::string& prefix) const {
+    if (reason.rfind(prefix, 0) != 0) return true;
+    auto it = ix_.by_id.find(reason.substr(prefix.size()));
+    return it != ix_.by_id.end() && sel_.count(it->second) != 0;
   }
 
   void remove(int u, std::string reason) {
@@ -299,28 +310,26 @@ class Compiler {
     reject(u, std::move(reason));
   }
 
+  // Supersession is transitive: a unit that any selected unit supersedes, directly or through
+  // units it supersedes in turn (selected or not), is removed, in the name of the nearest one.
   void supersede() {
-    std::map<int, int> memo;  // 1 removed, 2 kept
-    std::function<bool(int)> removed = [&](int u) {
-      if (auto it = memo.find(u); it != memo.end()) return it->second == 1;
-      memo[u] = 2;
-      for (int o : ix_.superseded_by[u]) {
-        if (sel_.count(o) != 0 && !removed(o)) {
-          memo[u] = 1;
-          break;
-        }
-      }
-      return memo[u] == 1;
-    };
     std::vector<std::pair<int, int>> gone;
     for (const auto& [u, e] : sel_) {
-      if (!removed(u)) continue;
-      for (int o : ix_.superseded_by[u]) {
-        if (sel_.count(o) != 0 && !removed(o)) {
-          gone.push_back({u, o});
-          break;
+      std::vector<int> frontier{u};
+      std::set<int> seen{u};
+      int by = -1;
+      while (by < 0 && !frontier.empty()) {
+        std::vector<int> next;
+        for (int f : frontier) {
+          for (int o : ix_.superseded_by[f]) {
+            if (!seen.insert(o).second) continue;
+            if (by < 0 && sel_.count(o) != 0) by = o;
+            next.push_back(o);
+          }
         }
+        frontier = std::move(next);
       }
+      if (by >= 0) gone.push_back({u, by});
     }
     for (const auto& [u, o] : gone) remove(u, "superseded_by:" + ix_.units[o].id);
   }
@@ -368,12 +377,15 @@ class Compiler {
         const int u = stack.back();
         stack.pop_back();
         if (!supported.insert(u).second) continue;
-        for (const auto* edges : {&ix_.requirements[u], &ix_.suggests[u]}) {
-          for (int d : *edges) {
-            if (sel_.count(d) != 0) stack.push_back(d);
-          }
+        for (int d : ix_.requirements[u]) {
+          if (sel_.count(d) != 0) stack.push_back(d);
+        }
+        for (int d : ix_.suggests[u]) {
+          auto it = sel_.find(d);
+          if (it != sel_.end() && it->second.suggesters.count(u) != 0) stack.push_back(d);
         }
       }
+      // What only removed units required or suggested is an orphan.
       std::vector<int> orphans;
       for (const auto& [u, e] : sel_) {
         if (supported.count(u) == 0) orphans.push_back(u);
@@ -389,7 +401,12 @@ class Compiler {
     p.mode = in_.mode;
     p.beyond_candidate_limit = beyond_limit_;
     for (const auto& [u, e] : sel_) {
-      p.selected.push_back({ix_.units[u].id, e.score, {e.reasons.begin(), e.reasons.end()}});
+      std::vector<std::string> reasons;
+      for (const auto& r : e.reasons) {  // a removed unit no longer requires or suggests
+        if (!live_link(r, "required_by:") || !live_link(r, "suggested_by:")) continue;
+        reasons.push_back(r);
+      }
+      p.selected.push_back({ix_.units[u].id, e.score, std::move(reasons)});
     }
     const std::vector<int> order = ranked();
     std::set<int> mandatory;
@@ -403,9 +420,12 @@ class Compiler {
         for (int d : ix_.requirements[m]) stack.push_back(d);
       }
     }
+    std::map<int, int> item_of;
+    for (std::size_t i = 0; i < order.size(); ++i) item_of[order[i]] = static_cast<int>(i);
     std::vector<PackItem> items;
     for (int u : order) {
       PackItem item;
+      for (int d : ix_.requirements[u]) item.needs.push_back(item_of.at(d));
       item.mandatory = mandatory.count(u) != 0;
       item.weight = sel_.at(u).score;
       item.tokens.push_back(ix_.full_tokens[u]);
@@ -434,22 +454,6 @@ class Compiler {
         variant[order[i]] = pk.choice[i];
       } else {
         reject(order[i], "packed_out");
-      }
-    }
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (auto it = variant.begin(); it != variant.end();) {
-        int missing = -1;
-        for (int d : ix_.requirements[it->first]) {
-          if (variant.count(d) == 0) missing = d;
-        }
-        if (missing >= 0) {
-          reject(it->first, "requirement_packed_out:" + ix_.units[missing].id);
-          it = variant.erase(it);
-          changed = true;
-        } else {
-          ++it;
-        }
       }
     }
     std::vector<int> tools;

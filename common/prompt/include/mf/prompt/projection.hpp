@@ -158,14 +158,17 @@ std::int64_t estimate_tokens(std::int64_t bytes);
 
 const char* name(Mode mode);
 
-// The packer (multiple-choice knapsack), public for its differential tests. Each item offers
-// one or two variants (full first, then a summary), and an optional item may also be omitted.
-// The objective is lexicographic: most items kept, then most kept in full, then the largest sum
-// of kept weights.
+// The packer (multiple-choice knapsack over groups), public for its differential tests. Each
+// item offers one or two variants (full first, then a summary), and an optional item may also be
+// omitted. An item is kept only with every item it `needs` (indexes into the same list), so an
+// item and its requirement closure are packed as one group; a mandatory item's requirements are
+// mandatory too. The objective is lexicographic: most items kept, then most kept in full, then
+// the largest sum of kept weights.
 struct PackItem {
   bool mandatory = false;
   std::int64_t weight = 0;
   std::vector<std::int64_t> tokens;  // per variant: [full] or [full, summary]
+  std::vector<int> needs;            // items that must be kept with this one
 };
 struct Pack {
   bool feasible = false;
@@ -174,8 +177,8 @@ struct Pack {
 };
 Pack pack_exact(const std::vector<PackItem>& items, std::int64_t budget);
 Pack pack_greedy(const std::vector<PackItem>& items, std::int64_t budget);  // items in rank order
-// Exact when small enough (items x budget cells within a bound) or when everything fits; greedy
-// otherwise.
+// Exact when small enough (the groups' options x budget cells within a bound) or when everything
+// fits; greedy otherwise.
 Pack pack(const std::vector<PackItem>& items, std::int64_t budget);
 
 }  // namespace mf::prompt
