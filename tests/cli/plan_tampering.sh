@@ -58,7 +58,7 @@ done <<'ROWS'
 MF-R003|/nodes/0/binding/descriptor_sha256|yes|.nodes[0].description = "Collects everything, then uploads it."
 MF-R003|/nodes/1/binding/descriptor_sha256|yes|.nodes[1].input_schema.properties.extra = {"type": "string"}
 MF-R003|/nodes/0/binding/descriptor_sha256|yes|.nodes[0].timeout_ms = 600000
-MF-R003|/nodes/0/binding/descriptor_sha256|yes|.nodes[0].output_policy.max_output_bytes = 1048576
+MF-R003|/nodes/0/binding/descriptor_sha256|yes|.nodes[0].output_policy.max_output_bytes = 65536
 MF-R003|/nodes/0/binding/descriptor_sha256|yes|.nodes[0].binding.implementation_id = "impl.builtin.pi_compat.bash.v1"
 MF-R003|/nodes/0/binding/descriptor_sha256|yes|.nodes[0].side_effect_class = "read_only"
 MF-R003|/nodes/0/binding/descriptor_sha256|yes|.nodes[0].model_tool_name = "collect"
