@@ -209,6 +209,15 @@ cmp -s "$tmp/out" "$tmp/rej.json" || fail "--diagnostics FILE is not the rejecte
 [[ $(jq -c '.plan_file, .compiled_sha256' "$tmp/out" | tr -d '\n') == nullnull ]] ||
   fail "a rejected report names a plan: $(out)"
 [[ $(jq -r '.diagnostics[0].code' "$tmp/out") == MF-G001 ]] || fail "rejected report code: $(out)"
+# A rejected report still names the harness: the identity its source states.
+[[ $(jq -c '[.harness_id, .harness_version]' "$tmp/out") == '["millforge.test.simple_success.v1",1]' ]] ||
+  fail "a rejected report lost the source's identity: $(out)"
+# ... as far as the source states it: a version that is not an integer is not an identity.
+sed 's/^harness_version: 1$/harness_version: one/' "$bad" >"$tmp/bad-version.yaml"
+run 2 "$mfc" "$tmp/bad-version.yaml" "${fx[@]}" -o "$tmp/never.plan"
+[[ $(jq -r .failure_phase "$tmp/out") == schema ]] || fail "bad version phase: $(out)"
+[[ $(jq -c '[.harness_id, .harness_version]' "$tmp/out") == '["millforge.test.simple_success.v1",null]' ]] ||
+  fail "a rejected report with a malformed version: $(out)"
 run 2 "$mfc" "$bad" "${fx[@]}" --out-dir "$tmp/rej" # again: same request, same name
 [[ $(ls -A "$tmp/rej") == "$rej_name" ]] || fail "a repeated rejected request wrote another report"
 

@@ -32,6 +32,27 @@ fixtures/harness/millforge/simple.json cff26dee6692c2059385c24934042c51eb8719c63
 fixtures/harness/millforge/blocked.yaml b1fcca877db492fa8fa5ad834e9507546bc033d42c21278d93b9ce8195665318 9a68e99b7ce3185bd6a88724f40c4875ce5f4bd3836b691824e3564f42f58f4c
 PINS
 
+# Float literals in a snapshot's schema ("enum": [0.0, 0.5, 1.0]): Python reads 0.0 as a float
+# and writes it back as 0.0, so Millforge's digests cover "0.0", not "0". These pins were computed
+# by Millforge's own compiler (0.1.0, commit d660194), from the repository root:
+#   git --git-dir=<millforge mirror> archive HEAD | tar -x -C /tmp/mf-ref
+#   PYTHONPATH=/tmp/mf-ref/src:/usr/lib/python3/dist-packages python3 \
+#     fixtures/harness/millforge/reference_digests.py fixtures/harness/millforge/simple.json \
+#     fixtures/harness/millforge/float-literals-snapshot.json
+# (the same command gives the simple.json pins above against golden-snapshot.json).
+run 0 "$mfc" $m/simple.json --catalog $m/float-literals-snapshot.json \
+  --profiles fixtures/harness/profiles.json --emit millforge-v1 -o -
+cp "$tmp/out" "$tmp/floats.json"
+[[ $(jq -r .source_sha256 "$tmp/floats.json") == \
+  13982db46eef0c61e2c7a4bf80c4927c37b243d7c8ed06e2f075ec58265eaf52 ]] || fail "float literals: source_sha256"
+[[ $(jq -r .compiled_sha256 "$tmp/floats.json") == \
+  c9c7942406ca71f6dd18e15ad1243bd7f6d8d613c3a2a8973b0c0431abf624de ]] || fail "float literals: compiled_sha256"
+grep -qF '"depth":{"enum":[0.0,0.5,1.0],"type":"number"},"limit":{"enum":[1,2],"type":"integer"}' \
+  "$tmp/floats.json" || fail "float literals not written as Python floats"
+stdin="$tmp/floats.json" run 0 "$mfc" verify -
+[[ $(jq -r .compiled_sha256 "$tmp/out") == c9c7942406ca71f6dd18e15ad1243bd7f6d8d613c3a2a8973b0c0431abf624de ]] ||
+  fail "float literals: verify digest"
+
 # Published into a directory: Millforge's file name, and the report names the form and the
 # snapshot identity Millforge's registry rule gives the catalog.
 mkdir "$tmp/plans"

@@ -336,6 +336,19 @@ TEST(MillforgeForm, MatchesPythonsSortedAsciiDump) {
   EXPECT_EQ(out, "1000000000000000.0");
 }
 
+// Python's json.loads makes "0.0" and "1e2" floats and "0" an int, and json.dumps writes them
+// apart: the form keeps the kind of lexeme each number was read from. Nothing else sees it.
+TEST(MillforgeForm, KeepsTheKindOfEachNumberLexeme) {
+  const Value v = parse(R"({"f":[0.0,1.0,1e2,-2.0,1E0,0.5],"i":[0,1,100,-2]})");
+  EXPECT_EQ(json::millforge_form(v), "{\"f\":[0.0,1.0,100.0,-2.0,1.0,0.5],\"i\":[0,1,100,-2]}\n");
+  EXPECT_EQ(json::canonical(v), R"({"f":[0,1,100,-2,1,0.5],"i":[0,1,100,-2]})");
+  EXPECT_EQ(parse("[1.0]"), parse("[1]"));
+  // A copy keeps the kind; a number made here is an int when it is an exact integer.
+  const Value copy = *v.find("f");
+  EXPECT_EQ(json::millforge_form(copy), "[0.0,1.0,100.0,-2.0,1.0,0.5]\n");
+  EXPECT_EQ(json::millforge_form(Value(json::Array{Value(1.0)})), "[1]\n");
+}
+
 // --- Millforge catalog snapshots ----------------------------------------------------------------
 
 TEST(MillforgeSnapshot, IdentityIsMillforgesRegistryDigest) {

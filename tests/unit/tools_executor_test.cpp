@@ -249,18 +249,18 @@ TEST_F(ToolsExecutor, PlanNodeEditedAfterCompilationIsRefused) {
   Value& node = plan.find("nodes")->as_array().front();
   node.set("description", Value("Read anything at all, including secrets."));
   plan.set("compiled_sha256", Value(mf::harness::plan_digest(plan)));
-  // The edited plan passes the plan loader (its digest is consistent again) ...
+  // Its digest is consistent again, but its descriptor no longer gives the digest the compiler
+  // bound: the plan loader and the bindings refuse it alike, at the node's binding.
   auto loaded = mf::harness::load_plan(mf::json::canonical_file(plan));
-  ASSERT_TRUE(loaded.ok()) << loaded.diagnostics().front().code << " "
-                           << loaded.diagnostics().front().message;
-  // ... but its descriptor no longer matches the digest the compiler bound.
-  auto bindings = mf::tools::bindings_from_plan(*loaded);
+  ASSERT_FALSE(loaded.ok());
+  auto bindings = mf::tools::bindings_from_plan(plan);
   ASSERT_FALSE(bindings.ok());
-  bool r003 = false;
-  for (const auto& d : bindings.diagnostics())
-    r003 = r003 || d.code == mf::diag::codes::kCatalogIdentity;
-  EXPECT_TRUE(r003) << bindings.diagnostics().front().code << " "
-                    << bindings.diagnostics().front().message;
+  for (const auto& ds : {loaded.diagnostics(), bindings.diagnostics()}) {
+    ASSERT_EQ(ds.size(), 1u);
+    EXPECT_EQ(ds.front().code, mf::diag::codes::kCatalogIdentity) << ds.front().message;
+    EXPECT_EQ(ds.front().pointer, "/nodes/0/binding/descriptor_sha256");
+  }
+  EXPECT_EQ(loaded.diagnostics().front().message, bindings.diagnostics().front().message);
 }
 
 // --- name resolution and arguments

@@ -265,20 +265,29 @@ std::string request_digest(const CompileArgs& args, const CompileRequest& reques
   });
 }
 
+// The identity member `key` of a compilation: the plan's, or for a rejected source the one the
+// source states when it has the member's type (a string id, an integer version); else null.
+Value identity_member(const CompileResult& result, const Value& source, const char* key) {
+  if (result.ok) return *result.plan.find(key);
+  const Value* v = source.is_object() ? source.find(key) : nullptr;
+  if (v == nullptr) return Value();
+  const bool typed =
+      std::string_view(key) == "harness_id" ? v->is_string() : v->as_exact_int().has_value();
+  return typed ? *v : Value();
+}
+
 // The compile report (docs/formats/plan.md).
-Value report_document(const diag::Report& report, const CompileResult& result,
+Value report_document(const diag::Report& report, const CompileResult& result, const Value& source,
                       const std::string& source_document_sha256, const std::string& request_sha256,
                       const char* form) {
   auto maybe = [](const std::string& s) { return s.empty() ? Value() : Value(s); };
-  const Value* id = result.ok ? result.plan.find("harness_id") : nullptr;
-  const Value* version = result.ok ? result.plan.find("harness_version") : nullptr;
   Value doc = json::to_json(report);
   doc.set("schema_version", "1.0");
   doc.set("kind", "millforge_compile_report");
   doc.set("status", result.ok ? "compiled" : "rejected");
   doc.set("failure_phase", maybe(result.failure_phase));
-  doc.set("harness_id", id ? *id : Value());
-  doc.set("harness_version", version ? *version : Value());
+  doc.set("harness_id", identity_member(result, source, "harness_id"));
+  doc.set("harness_version", identity_member(result, source, "harness_version"));
   doc.set("source_document_sha256", maybe(source_document_sha256));
   doc.set("source_sha256", maybe(result.source_sha256));
   doc.set("compiled_sha256", maybe(result.compiled_sha256));
@@ -379,8 +388,8 @@ CompileOutcome compile_command(const CompileArgs& args, int out_fd) {
   report.add_all(result.diagnostics);
   CompileOutcome outcome;
   outcome.compiled = result.ok;
-  outcome.report = report_document(report, result, source_document_sha256, request_sha256,
-                                   form_name(request.form));
+  outcome.report = report_document(report, result, request.source, source_document_sha256,
+                                   request_sha256, form_name(request.form));
   outcome.diagnostics = report.diagnostics();
   const std::string report_bytes = json::canonical_file(outcome.report);
 

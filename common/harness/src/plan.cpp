@@ -471,6 +471,24 @@ Status check_plan(const json::Value& plan) {
   ds = Invariants(plan, nodes).check(top_caps);
   if (!ds.empty()) return ds;
   if (auto projection = plan_projection(plan); !projection) return projection.take_diagnostics();
+  // Each node's descriptor must still be the one its binding pins: a description or schema edited
+  // after compilation and sealed anew is MF-R003, as a catalog entry with a stale digest would be.
+  // A member the catalog rule refuses otherwise breaks the plan (MF-L002, the rule's code named).
+  // After the projection: a projected plan's units stand on these descriptors, and its
+  // catalog_sha256 names an edit to one first.
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    auto descriptor =
+        tools::plan_node_descriptor(plan.find("nodes")->as_array()[i], nodes[i].pointer);
+    if (descriptor) continue;
+    for (auto& d : descriptor.take_diagnostics()) {
+      if (d.code != codes::kCatalogIdentity) {
+        d.message += " (" + d.code + ")";
+        d.code = codes::kPlanInvalid;
+      }
+      ds.push_back(std::move(d));
+    }
+  }
+  if (!ds.empty()) return ds;
   return {};
 }
 

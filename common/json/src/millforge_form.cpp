@@ -112,7 +112,7 @@ struct Writer {
         out.append(v.as_bool() ? "true" : "false");
         break;
       case Kind::Number:
-        number(v.as_number(), in_float);
+        number(v.as_number(), in_float || v.is_float_lexeme());
         break;
       case Kind::String:
         write_ascii_string(v.as_string(), out);

@@ -149,7 +149,9 @@ class Builder {
       return fail(codes::kMalformed,
                   "number " + std::string(s, n) + " is not representable as a finite double");
     }
-    return add(Value(d));
+    const bool fraction_or_exponent =
+        std::string_view(s, n).find_first_of(".eE") != std::string_view::npos;
+    return add(fraction_or_exponent ? Value::float_lexeme(d) : Value(d));
   }
 
   bool String(const char* s, rapidjson::SizeType n, bool) {

@@ -119,38 +119,17 @@ Result<std::vector<Binding>> bindings_from_plan(const json::Value& plan) {
   if (nodes == nullptr || !nodes->is_array()) {
     return diag::error(diag::codes::kPlanInvalid, "plan has no nodes", "/nodes");
   }
-  for (const Value& n : nodes->as_array()) {
-    // Each node's descriptor goes back through the catalog loader: the digest in its binding must
-    // be the digest of what the node now says, so a node edited after compilation cannot run.
-    const Value& binding = *n.find("binding");
-    Value descriptor = json::Object{
-        {"tool_id", *binding.find("tool_id")},
-        {"version", *binding.find("tool_version")},
-        {"model_tool_name", *n.find("model_tool_name")},
-        {"description", *n.find("description")},
-        {"input_schema", *n.find("input_schema")},
-        {"output_schema", *n.find("output_schema")},
-        {"required_capabilities", *n.find("required_capabilities")},
-        {"side_effect_class", *n.find("side_effect_class")},
-        {"idempotency", *n.find("idempotency")},
-        {"timeout_ms", *n.find("timeout_ms")},
-        {"output_policy", *n.find("output_policy")},
-        {"implementation_id", *binding.find("implementation_id")},
-        {"descriptor_sha256", *binding.find("descriptor_sha256")},
-    };
-    if (const Value* c = n.find("connector"); c != nullptr) descriptor.set("connector", *c);
-    if (const Value* p = n.find("descriptor_produced_artifact_ids"); p != nullptr) {
-      descriptor.set("produced_artifact_ids", *p);
-    }
-    auto catalog = Catalog::from_json(json::Object{{"schema_version", "1.0"},
-                                                   {"kind", "millforge_tool_catalog"},
-                                                   {"tools", json::Array{descriptor}}});
-    if (!catalog) {
-      for (const auto& d : catalog.diagnostics()) ds.push_back(d);
+  for (std::size_t i = 0; i < nodes->as_array().size(); ++i) {
+    const Value& n = nodes->as_array()[i];
+    // The node's descriptor as the plan loader reads it (mf::harness::load_plan refuses a node
+    // whose descriptor_sha256 is not the digest of what it says), so a loaded plan binds.
+    auto descriptor = plan_node_descriptor(n, "/nodes/" + std::to_string(i));
+    if (!descriptor) {
+      for (const auto& d : descriptor.diagnostics()) ds.push_back(d);
       continue;
     }
     Binding b;
-    b.tool = catalog->descriptors().begin()->second;
+    b.tool = std::move(*descriptor);
     b.node_id = n.find("node_id")->as_string();
     for (const Value& a : n.find("produced_artifact_ids")->as_array()) {
       b.produces.push_back(a.as_string());

@@ -553,4 +553,70 @@ bool soft_errors_ok(const json::Value& soft_errors) {
          });
 }
 
+Result<ToolDescriptor> plan_node_descriptor(const json::Value& node, const std::string& pointer) {
+  const json::Value* b = node.find("binding");
+  // The catalog entry's member, where the node keeps it.
+  struct Place {
+    const char* entry;
+    bool in_binding;
+    const char* node;
+  };
+  static constexpr Place kPlaces[] = {
+      {"tool_id", true, "tool_id"},
+      {"version", true, "tool_version"},
+      {"model_tool_name", false, "model_tool_name"},
+      {"description", false, "description"},
+      {"input_schema", false, "input_schema"},
+      {"output_schema", false, "output_schema"},
+      {"required_capabilities", false, "required_capabilities"},
+      {"side_effect_class", false, "side_effect_class"},
+      {"idempotency", false, "idempotency"},
+      {"timeout_ms", false, "timeout_ms"},
+      {"output_policy", false, "output_policy"},
+      {"implementation_id", true, "implementation_id"},
+      {"descriptor_sha256", true, "descriptor_sha256"},
+      {"connector", false, "connector"},
+      {"produced_artifact_ids", false, "descriptor_produced_artifact_ids"},
+  };
+  json::Value entry = json::Object{};
+  for (const Place& p : kPlaces) {
+    const json::Value* from = p.in_binding ? b : &node;
+    const json::Value* m = from != nullptr ? from->find(p.node) : nullptr;
+    // The optional members are absent from the entry when the node has none.
+    if (m == nullptr && (std::string_view(p.entry) == "connector" ||
+                         std::string_view(p.entry) == "produced_artifact_ids")) {
+      continue;
+    }
+    entry.set(p.entry, m != nullptr ? *m : json::Value());
+  }
+  auto catalog = Catalog::from_json(json::Object{{"schema_version", "1.0"},
+                                                 {"kind", "millforge_tool_catalog"},
+                                                 {"tools", json::Array{std::move(entry)}}});
+  if (!catalog) {
+    auto ds = catalog.take_diagnostics();
+    const std::string prefix = "/tools/0";
+    for (auto& d : ds) {
+      if (d.pointer.rfind(prefix, 0) != 0) {
+        d.pointer = pointer;
+        continue;
+      }
+      std::string rest = d.pointer.substr(prefix.size());  // "/<entry member>..." or ""
+      std::string at = pointer;
+      if (!rest.empty()) {
+        const std::size_t end = rest.find('/', 1);
+        const std::string key = rest.substr(1, end == std::string::npos ? end : end - 1);
+        for (const Place& p : kPlaces) {
+          if (key != p.entry) continue;
+          if (p.in_binding) json::append_token(at, "binding");
+          json::append_token(at, p.node);
+          if (end != std::string::npos) at += rest.substr(end);
+        }
+      }
+      d.pointer = std::move(at);
+    }
+    return ds;
+  }
+  return catalog->descriptors().begin()->second;
+}
+
 }  // namespace mf::tools

@@ -13,10 +13,12 @@
 
 namespace mf::json {
 
-// Python keeps integers and floats apart; a Value does not. A number is written as a Python int
-// when it is an exact integer (|n| <= 2^53-1) and as a Python float otherwise ("0.5", "1e-05",
-// "1e+16"), except inside the members named by `float_members` (JSON pointers into `v`), whose
-// numbers are all floats ("1.0").
+// Python keeps integers and floats apart; a Value keeps only the kind of lexeme it was read from.
+// A number is written as a Python float ("1.0", "0.5", "1e-05", "1e+16") when it was read from a
+// lexeme with a fraction or an exponent (Value::is_float_lexeme, as json.loads makes a float), when
+// it is not an exact integer (|n| <= 2^53-1), or inside the members named by `float_members` (JSON
+// pointers into `v`, for the numbers Millforge's models hold as floats whatever their source
+// said); otherwise as a Python int.
 std::string millforge_form(const Value& v, const std::vector<std::string>& float_members = {});
 
 // Lowercase hex SHA-256 of millforge_form(v, float_members), the trailing '\n' included.

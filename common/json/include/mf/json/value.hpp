@@ -2,6 +2,7 @@
 // them); numbers are IEEE doubles, as in RFC 8785.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -44,7 +45,9 @@ class Value {
   Value(Array a);             // NOLINT(google-explicit-constructor)
   Value(Object o);            // NOLINT
 
-  Kind kind() const { return static_cast<Kind>(data_.index()); }
+  Kind kind() const {
+    return data_.index() == kFloatLexeme ? Kind::Number : static_cast<Kind>(data_.index());
+  }
   bool is_null() const { return kind() == Kind::Null; }
   bool is_bool() const { return kind() == Kind::Bool; }
   bool is_number() const { return kind() == Kind::Number; }
@@ -54,7 +57,10 @@ class Value {
 
   // Unchecked accessors: the caller has tested kind() first.
   bool as_bool() const { return std::get<bool>(data_); }
-  double as_number() const { return std::get<double>(data_); }
+  double as_number() const {
+    const double* d = std::get_if<double>(&data_);
+    return d != nullptr ? *d : std::get<FloatLexeme>(data_).d;
+  }
   const std::string& as_string() const { return std::get<std::string>(data_); }
   std::string& as_string() { return std::get<std::string>(data_); }
   const Array& as_array() const { return std::get<Array>(data_); }
@@ -65,6 +71,13 @@ class Value {
   // The number as an exact integer in [-(2^53-1), 2^53-1], or nothing when it is not one. Reading
   // rounds monotonically, so an integer lexeme beyond that range never comes back as one.
   std::optional<std::int64_t> as_exact_int() const;
+
+  // A number read from a lexeme with a fraction or an exponent ("0.0", "1e3"). Python's json.loads
+  // makes such a lexeme a float and every other one an int, and json.dumps writes them apart
+  // ("0.0", "0"), so the Millforge form (millforge_form.hpp) keeps the kind; nothing else looks at
+  // it: equality, the canonical form and arithmetic see the number only.
+  static Value float_lexeme(double d);
+  bool is_float_lexeme() const { return data_.index() == kFloatLexeme; }
 
   // Object member lookup (first match); nullptr when absent or not an object.
   const Value* find(std::string_view key) const;
@@ -77,7 +90,14 @@ class Value {
   bool operator==(const Value& o) const;
 
  private:
-  std::variant<std::monostate, bool, double, std::string, Array, Object> data_;
+  // A number marked as read from a float lexeme: one more alternative rather than a flag beside
+  // the variant, so a Value stays the size it was.
+  struct FloatLexeme {
+    double d;
+    bool operator==(const FloatLexeme&) const = default;
+  };
+  static constexpr std::size_t kFloatLexeme = 6;
+  std::variant<std::monostate, bool, double, std::string, Array, Object, FloatLexeme> data_;
 };
 
 struct Member {
@@ -96,6 +116,11 @@ inline Value::Value(Object o) : data_(std::move(o)) {}
 inline Value::Value(std::nullptr_t) {}
 inline Value::Value(bool b) : data_(b) {}
 inline Value::Value(double d) : data_(d) {}
+inline Value Value::float_lexeme(double d) {
+  Value v;
+  v.data_ = FloatLexeme{d};
+  return v;
+}
 inline Value::Value(int i) : data_(double(i)) {}
 inline Value::Value(std::int64_t i) : data_(double(i)) {}
 inline Value::Value(std::uint64_t u) : data_(double(u)) {}
@@ -104,7 +129,8 @@ inline Value::Value(std::string_view s) : data_(std::string(s)) {}
 inline Value::Value(const char* s) : data_(std::string(s)) {}
 inline Value::Value(Array a) : data_(std::move(a)) {}
 inline bool Value::operator==(const Value& o) const {
-  return data_ == o.data_;
+  if (is_number() && o.is_number()) return as_number() == o.as_number();
+  return data_.index() == o.data_.index() && data_ == o.data_;
 }
 
 std::string_view kind_name(Kind k);

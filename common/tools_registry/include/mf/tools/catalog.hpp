@@ -112,6 +112,13 @@ class Catalog {
   std::map<std::pair<std::string, std::int64_t>, ToolDescriptor> tools_;
 };
 
+// The descriptor a compiled plan's node states (docs/formats/plan.md): its binding and
+// descriptor members read back through the catalog entry rule, so a node whose descriptor_sha256
+// is not the digest of what it now says is MF-R003, as a catalog entry would be. Pointers are
+// into the plan, under `pointer` (the node's). The plan loader and the runtime's bindings both
+// read nodes through this one function.
+Result<ToolDescriptor> plan_node_descriptor(const json::Value& node, const std::string& pointer);
+
 // The compiled-in catalog: the Pi-compatible coding pack, its terminal controls, the artifact
 // tools and Millforge's built-in tools (docs/formats/catalog.md lists them).
 const Catalog& builtin_catalog();
