@@ -37,18 +37,8 @@ struct Progress {
   Progress(const cli::Context& ctx, const std::string& what) {
     line.emplace(ctx.progress(), "mf-replay " + what);
   }
-  mf::trace::Progress traces() {
-    if (!line->enabled()) return {};
-    return [this](std::uint64_t done, std::uint64_t total) {
-      line->draw(std::to_string(done) + "/" + std::to_string(total) + " traces");
-    };
-  }
-  mf::trace::Progress bytes() {
-    if (!line->enabled()) return {};
-    return [this](std::uint64_t done, std::uint64_t total) {
-      line->draw(cli::mebibytes(done) + (total > 0 ? " of " + cli::mebibytes(total) : ""));
-    };
-  }
+  mf::trace::Progress traces() { return line->counts("traces"); }
+  mf::trace::Progress bytes() { return line->bytes(); }
   int finish(const cli::Context& ctx, const mf::diag::CommandOutcome& outcome) {
     line.reset();
     return cli::finish(ctx, outcome);

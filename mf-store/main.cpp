@@ -41,15 +41,7 @@ int run(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& 
                    (!import                             ? ""
                     : args.size() > 1 && args[1] != "-" ? " " + args[1]
                                                         : " <stdin>"));
-  if (line->enabled() && verify) {
-    in.progress = [&line](std::uint64_t done, std::uint64_t total) {
-      line->draw(std::to_string(done) + "/" + std::to_string(total) + " objects");
-    };
-  } else if (line->enabled()) {
-    in.progress = [&line](std::uint64_t done, std::uint64_t total) {
-      line->draw(cli::mebibytes(done) + (total > 0 ? " of " + cli::mebibytes(total) : ""));
-    };
-  }
+  in.progress = verify ? line->counts("objects") : line->bytes();
   auto outcome = mf::store::commands::run(in, STDOUT_FILENO);
   line.reset();
   return cli::finish(ctx, outcome);

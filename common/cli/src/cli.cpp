@@ -353,6 +353,20 @@ void ProgressLine::write(std::string_view text, std::string_view end) {
                       "\r" + label_ + ": " + std::string(text) + "\x1b[K" + std::string(end));
 }
 
+std::function<void(std::uint64_t, std::uint64_t)> ProgressLine::counts(std::string unit) {
+  if (!enabled_) return {};
+  return [this, unit = std::move(unit)](std::uint64_t done, std::uint64_t total) {
+    draw(std::to_string(done) + "/" + std::to_string(total) + " " + unit);
+  };
+}
+
+std::function<void(std::uint64_t, std::uint64_t)> ProgressLine::bytes() {
+  if (!enabled_) return {};
+  return [this](std::uint64_t done, std::uint64_t total) {
+    draw(mebibytes(done) + (total > 0 ? " of " + mebibytes(total) : ""));
+  };
+}
+
 std::string mebibytes(std::uint64_t bytes) {
   const std::uint64_t tenths = bytes * 10 / (1u << 20);
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";

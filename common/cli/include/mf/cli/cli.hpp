@@ -231,6 +231,10 @@ class ProgressLine {
   ~ProgressLine();
   bool enabled() const { return enabled_; }
   void draw(std::string_view text);
+  // Callbacks (done, total) drawing "N/M UNIT" or "12.0 MiB of 40.0 MiB" (a total of 0: unknown);
+  // empty when the line is disabled, so the work skips its counting.
+  std::function<void(std::uint64_t, std::uint64_t)> counts(std::string unit);
+  std::function<void(std::uint64_t, std::uint64_t)> bytes();
 
  private:
   void write(std::string_view text, std::string_view end);
