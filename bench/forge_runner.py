@@ -17,6 +17,10 @@ scripted file (docs/formats/scripted.md).
     forge_runner.py --forge DIR --script FILE --decisions                 what forge decided
     forge_runner.py --forge DIR --scenario NAME --script FILE             the same, on a scenario
 
+--budget-tokens, --phase-thresholds and --warning-thresholds give forge's ContextManager a
+harness's context policy (warnings through forge's default_context_warning); with --decisions each
+model call lists the context warning its request ended with.
+
 DIR is an extracted forge snapshot (src/forge, and tests/eval/scenarios for --scenario). Only
 forge's core is imported, so httpx (its HTTP clients' dependency) is not needed; pydantic 2 is. On
 Python 3.11 the one 3.12-only statement of forge.core.workflow (a `type` alias) is read as a plain
