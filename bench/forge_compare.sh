@@ -11,7 +11,7 @@
 #
 # Skips (exit 0, with the reason) when forge's snapshot or a Python with pydantic 2 is missing.
 # Benchmarks are not tests: only the correctness checks (both runs complete, same artifacts, the
-# trace verifies) fail the script.
+# trace verifies, the call-by-call comparisons agree) fail the script.
 #
 # Environment:
 #   MF_BIN            bin directory holding mf-compile, mf-run, mf-replay (default build/bin)
@@ -119,6 +119,56 @@ ours_calls=$(jq -c -s '[.[] | select(.event == "guardrail_violation")] | group_b
   map({call: .[0].call, decisions: map(.kind)})' "$work/rec.jsonl")
 theirs=$("${runner[@]}" --script "$h/runs/golden-recover.json" --decisions)
 
+# ours_calls TRACE: a trace's model calls as {call, tools, decisions, warning} (the trace's content
+# inline, for the tool calls' names and arguments).
+ours_calls() {
+  jq -sc 'reduce .[] as $e ({call: 0, out: []};
+      if $e.event == "model_requested" then
+        .call = $e.call | .out += [{call: $e.call, tools: [], decisions: []} +
+          (if $e.context_warning then {warning: $e.context_warning.message} else {} end)]
+      elif $e.event == "model_responded" then
+        .out[-1].tools = [($e.tool_calls // [])[] | .name + (if .arguments == "{}" then "{}" else "" end)]
+      elif $e.event == "guardrail_violation" then .out[-1].decisions += [$e.kind]
+      elif $e.event == "tool_completed" and $e.ok then .out[-1].decisions += ["executed"]
+      else . end) | .out | map(.decisions |= unique)' "$1"
+}
+# forge_calls: forge_runner.py --decisions output (stdin) in the same form.
+forge_calls() {
+  jq -c '[.per_call[] | {call, tools: (.calls // []), decisions: (.decisions | unique)} +
+    (if .context_warning then {warning: .context_warning} else {} end)]'
+}
+# masked: the calls with each warning's percentage and token count masked.
+masked() {
+  jq -c 'map(if .warning then .warning |= sub("^\\[Context usage: [0-9]+% \\([0-9,]+ / ";
+    "[Context usage: N% (N / ") else . end)'
+}
+# compare_calls SCENARIO RUN HARNESS: runs fixtures/harness/forge/SCENARIO/runs/RUN.json on both
+# sides (forge with HARNESS's context budget, phases and warning thresholds), prints both call
+# lists and their ends, and a MISMATCH line when they differ.
+compare_calls() {
+  local s=$1 r=$2 hf=$3 dir=$root/fixtures/harness/forge/$1 plan=$work/calls.plan ctx ours theirs
+  "$bin/mf-compile" "$dir/$hf" --catalog "$dir/catalog.json" -o - >"$plan"
+  ctx=$(jq -r '.. | objects | select(has("budget_tokens") and has("phase_thresholds")) |
+    "--budget-tokens \(.budget_tokens) --phase-thresholds \(.phase_thresholds | join(","))" +
+    (if .warning_thresholds then " --warning-thresholds \(.warning_thresholds | join(","))"
+     else "" end)' "$plan" | head -n 1)
+  rm -rf "$work/sa" && mkdir "$work/sa"
+  "$bin/mf-run" --plan "$plan" --model "scripted:$dir/runs/$r.json" --workspace "$dir/workspace" \
+    --artifacts "$work/sa" --request "$dir/request.json" --fixed-clock --trace-content inline \
+    --trace "$work/calls.jsonl" >"$work/calls.result" 2>/dev/null || true
+  ours=$(ours_calls "$work/calls.jsonl")
+  # shellcheck disable=SC2086  # ctx is a list of options
+  theirs=$("${runner[@]}" --scenario "$s" --script "$dir/runs/$r.json" --decisions $ctx || true)
+  echo "  $s/$r ($hf: ${ctx:-default context})"
+  echo "    millforge: $ours -> $(jq -r .terminal "$work/calls.result")"
+  echo "    forge:     $(forge_calls <<<"$theirs") -> $(jq -r 'if .end.ok then "returned" else .end.error end' <<<"$theirs")"
+  if [[ $(masked <<<"$ours") == "$(forge_calls <<<"$theirs" | masked)" ]]; then
+    echo "    identical call by call"
+  else
+    echo "    MISMATCH: the two sides decided differently on $s/$r"
+  fi
+}
+
 {
   echo "mf-run --plan vs forge WorkflowRunner ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores)"
   echo "build: $("$bin/mf-run" --version 2>/dev/null || echo unknown)"
@@ -148,20 +198,19 @@ theirs=$("${runner[@]}" --script "$h/runs/golden-recover.json" --decisions)
     | select(.decisions | length > 0)]' <<<"$theirs")"
   echo "  forge's end: $(jq -c .end <<<"$theirs") after $(jq .model_calls <<<"$theirs") calls"
 
-  # Resolution errors call by call: forge's ToolResolutionError scenario beside its port.
-  tre=$root/fixtures/harness/forge/basic_2step_tre
-  "$bin/mf-compile" "$tre/harness.yaml" --catalog "$tre/catalog.json" -o - >"$work/tre.plan"
-  rm -rf "$work/sa" && mkdir "$work/sa"
-  "$bin/mf-run" --plan "$work/tre.plan" --model "scripted:$tre/runs/wrong-keys.json" \
-    --workspace "$tre/workspace" --artifacts "$work/sa" --request "$tre/request.json" --fixed-clock \
-    --trace "$work/tre.jsonl" >"$work/tre.result" 2>/dev/null || true
-  theirs=$("${runner[@]}" --scenario basic_2step_tre --script "$tre/runs/wrong-keys.json" --decisions || true)
+  # Call by call, on the trajectories whose point is a decision both sides take: resolution errors
+  # (basic_2step_tre/wrong-keys), empty arguments (tool_selection/no-arguments) and context
+  # warnings (conditional_routing/ideal on harness-warnings.yaml, forge with the same budget and
+  # thresholds). Each side's calls are listed as {call, tools, decisions, warning}: the tools the
+  # reply called (`name{}` for a call without arguments), the decisions taken on them (a violation
+  # kind, or `executed`), and the context warning the request carried. They must be identical,
+  # except the warning's percentage and token count, which each side's own estimate gives
+  # (docs/forge-scenarios.md, "Context warnings"); the budget and the text around them must agree.
   echo
-  echo "basic_2step_tre/wrong-keys (three resolution errors, then the right country), per call:"
-  echo "  millforge: $(jq -c -s '[.[] | select(.event == "guardrail_violation")] | group_by(.call) |
-    map({call: .[0].call, decisions: map(.kind)})' "$work/tre.jsonl") -> $(jq -r .terminal "$work/tre.result")"
-  echo "  forge:     $(jq -c '[.per_call[] | {call, decisions: (.decisions - ["executed"])}
-    | select(.decisions | length > 0)]' <<<"$theirs") -> $(jq -r 'if .end.ok then "returned" else .end.error end' <<<"$theirs")"
+  echo "call by call (tools called, decisions, context warning); ours | forge's:"
+  compare_calls basic_2step_tre wrong-keys harness.yaml
+  compare_calls tool_selection no-arguments harness.yaml
+  compare_calls conditional_routing ideal harness-warnings.yaml
 
   # The ported scenarios: ours (terminal, violations) beside forge's (end, violations, validator).
   echo
@@ -185,3 +234,7 @@ theirs=$("${runner[@]}" --script "$h/runs/golden-recover.json" --decisions)
   done
 } | tee "$out_dir/forge-compare-results.txt"
 log "results written to $out_dir/forge-compare-results.txt"
+# The call-by-call comparison is a correctness check: a mismatch fails the script (the block above
+# runs in a pipeline's subshell, so its count is read back from the output).
+n=$(grep -c '^    MISMATCH: ' "$out_dir/forge-compare-results.txt" || true)
+[[ $n -eq 0 ]] || die "$n call-by-call comparison(s) differ between Millforge and forge"

@@ -17,6 +17,10 @@ scripted file (docs/formats/scripted.md).
     forge_runner.py --forge DIR --script FILE --decisions                 what forge decided
     forge_runner.py --forge DIR --scenario NAME --script FILE             the same, on a scenario
 
+--budget-tokens, --phase-thresholds and --warning-thresholds give forge's ContextManager a
+harness's context policy (warnings through forge's default_context_warning); with --decisions each
+model call lists the context warning its request ended with.
+
 DIR is an extracted forge snapshot (src/forge, and tests/eval/scenarios for --scenario). Only
 forge's core is imported, so httpx (its HTTP clients' dependency) is not needed; pydantic 2 is. On
 Python 3.11 the one 3.12-only statement of forge.core.workflow (a `type` alias) is read as a plain
@@ -290,7 +294,14 @@ def make_client(steps: list[dict[str, Any]], log: list[dict[str, Any]]):
             if "failure" in step:
                 raise RuntimeError(step["failure"])
             calls = step.get("tool_calls") or []
-            log.append({"call": len(log) + 1, "reply": "tool_calls" if calls else "text"})
+            entry = {"call": len(log) + 1, "reply": "tool_calls" if calls else "text"}
+            # forge sends a context warning as one more user message at the end of this request
+            # only (inference.py); it is what this call was told.
+            last = messages[-1] if messages else {}
+            if last.get("role") == "user" and str(last.get("content", "")).startswith(
+                    "[Context usage:"):
+                entry["context_warning"] = last["content"]
+            log.append(entry)
             if not calls:
                 return TextResponse(content=step.get("content", ""))
             reasoning = step.get("content") or None
@@ -310,8 +321,8 @@ def make_client(steps: list[dict[str, Any]], log: list[dict[str, Any]]):
     return ScriptedClient()
 
 
-def run_once(steps, artifacts, log, messages, scenario=None):
-    from forge.context.manager import ContextManager
+def run_once(steps, artifacts, log, messages, scenario=None, overrides=None):
+    from forge.context.manager import ContextManager, default_context_warning
     from forge.context.strategies import TieredCompact
     from forge.core.runner import WorkflowRunner
     from forge.core.workflow import ToolDef, Workflow
@@ -344,8 +355,17 @@ def run_once(steps, artifacts, log, messages, scenario=None):
                   "max_retries_per_step": scenario.max_retries_per_step,
                   "max_tool_errors": scenario.max_tool_errors}
         user = scenario.user_message
+    # A harness's context policy where it differs from the defaults above: its budget, its
+    # compaction phases and its warning thresholds (forge's context_thresholds, with forge's own
+    # default_context_warning as the callback).
+    overrides = overrides or {}
+    budget = overrides.get("budget_tokens") or budget
+    phases = overrides.get("phase_thresholds") or phases
+    warnings = overrides.get("warning_thresholds")
     context = ContextManager(
-        strategy=TieredCompact(keep_recent=2, phase_thresholds=phases), budget_tokens=budget)
+        strategy=TieredCompact(keep_recent=2, phase_thresholds=phases), budget_tokens=budget,
+        context_thresholds=warnings,
+        on_context_threshold=default_context_warning if warnings else None)
     runner = WorkflowRunner(client=make_client(steps, log), context_manager=context,
                             on_message=messages.append, **limits)
     try:
@@ -383,15 +403,19 @@ def decisions(log, messages) -> dict[str, Any]:
         # A new model call starts with the assistant's output (text, reasoning or calls).
         if m.role == MessageRole.ASSISTANT and (current is None or current["closed"]):
             call += 1
-            current = {"call": call, "reply": log[call - 1]["reply"] if call <= len(log) else "?",
-                       "decisions": [], "closed": False}
+            sent = log[call - 1] if call <= len(log) else {}
+            current = {"call": call, "reply": sent.get("reply", "?"), "decisions": [],
+                       "closed": False}
+            if "context_warning" in sent:
+                current["context_warning"] = sent["context_warning"]
             per_call.append(current)
         if current is None:
             continue
         text = m.content or ""
         if kind == MessageType.TOOL_CALL:
-            names = [tc.name for tc in (m.tool_calls or [])]
-            current["calls"] = names
+            # A call without arguments is marked `name{}`, as bench/forge_compare.sh marks ours.
+            current["calls"] = [tc.name + ("{}" if tc.args == {} else "")
+                                for tc in (m.tool_calls or [])]
             if current["reply"] == "text":
                 current["decisions"].append("rescue")
         elif kind == MessageType.RETRY_NUDGE and m.role == MessageRole.USER:
@@ -410,6 +434,10 @@ def decisions(log, messages) -> dict[str, Any]:
     return {"model_calls": len(log), "per_call": per_call, "violations_by_kind": by_kind}
 
 
+def fractions(text: str) -> list[float]:
+    return [float(x) for x in text.split(",")]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--forge", required=True, help="an extracted forge snapshot (src/, tests/)")
@@ -418,6 +446,11 @@ def main() -> int:
     ap.add_argument("--artifacts", help="where the artifact tools write (default: nowhere)")
     ap.add_argument("--repeat", type=int, default=0, help="time this many runs in this process")
     ap.add_argument("--decisions", action="store_true", help="print forge's decisions per call")
+    ap.add_argument("--budget-tokens", type=int, help="the context budget (a harness's budget_tokens)")
+    ap.add_argument("--phase-thresholds", type=fractions,
+                    help="compaction phases, e.g. 0.6,0.75,0.9 (a harness's phase_thresholds)")
+    ap.add_argument("--warning-thresholds", type=fractions,
+                    help="context warnings, e.g. 0.5,0.65,0.8 (a harness's warning_thresholds)")
     args = ap.parse_args()
 
     load_forge(args.forge)
@@ -427,12 +460,14 @@ def main() -> int:
     if args.scenario:
         scenario = load_scenario(args.forge, args.scenario)
         steps = translate(steps, args.scenario)
+    overrides = {"budget_tokens": args.budget_tokens, "phase_thresholds": args.phase_thresholds,
+                 "warning_thresholds": args.warning_thresholds}
 
     if args.repeat > 0:
-        run_once(steps, args.artifacts, [], [], scenario)  # warm: imports, pydantic caches
+        run_once(steps, args.artifacts, [], [], scenario, overrides)  # warm: imports, pydantic caches
         t0 = time.perf_counter()
         for _ in range(args.repeat):
-            end = run_once(steps, args.artifacts, [], [], scenario)
+            end = run_once(steps, args.artifacts, [], [], scenario, overrides)
             if not end["ok"]:
                 print(json.dumps(end), file=sys.stderr)
                 return 1
@@ -442,7 +477,7 @@ def main() -> int:
 
     log: list[dict[str, Any]] = []
     messages: list[Any] = []
-    end = run_once(steps, args.artifacts, log, messages, scenario)
+    end = run_once(steps, args.artifacts, log, messages, scenario, overrides)
     out: dict[str, Any] = {"end": end, "model_calls": len(log)}
     if args.decisions:
         out.update(decisions(log, messages))

@@ -21,13 +21,16 @@ has_event() {
 
 # scenario SCENARIO RUN TERMINAL MODEL_CALLS TOOL_CALLS VIOLATIONS [mf-run options]: runs
 # SCENARIO's runs/RUN.json and checks the result and the replay summary; the result is left in
-# $tmp/SCENARIO-RUN.result, the trace in $tmp/SCENARIO-RUN.jsonl.
+# $tmp/SCENARIO-RUN.result, the trace in $tmp/SCENARIO-RUN.jsonl. With HARNESS=NAME.yaml the
+# scenario's harness is that file instead of harness.yaml, and the run is named SCENARIO-RUN-NAME.
 scenario() {
   local s=$1 r=$2 terminal=$3 model_calls=$4 tool_calls=$5 violations=$6
   shift 6
-  local n=$s-$r plan=$tmp/$s.plan
+  local h=${HARNESS:-harness.yaml}
+  local n=$s-$r plan=$tmp/$s-${h%.yaml}.plan
+  [[ $h == harness.yaml ]] || n=$s-$r-${h%.yaml}
   if [[ ! -f $plan ]]; then
-    run 0 "$mfc" $f/$s/harness.yaml --catalog $f/$s/catalog.json -o -
+    run 0 "$mfc" $f/$s/$h --catalog $f/$s/catalog.json -o -
     cp "$tmp/out" "$plan"
   fi
   local rc=0
@@ -208,5 +211,23 @@ has_event "$tmp/conditional_routing-jump-to-conclusion.jsonl" '.event == "tool_d
   .tool == "diagnose" and (.reason | startswith("error: Validation failed for tool \"diagnose\""))' ||
   fail "the action outside the set was not refused by the schema"
 answer_has conditional_routing-jump-to-conclusion sdk "roll back" schema
+# Context warnings (harness-warnings.yaml: budget 530, warning_thresholds [0.25, 0.65]): the ideal
+# run's history crosses 25% before call 2 and 65% before call 3, so those two requests carry a
+# warning, as forge's ContextManager(context_thresholds=[0.25, 0.65]) gives them on this
+# conversation (bench/forge_compare.sh compares the two call by call). Nothing else changes.
+HARNESS=harness-warnings.yaml scenario conditional_routing ideal completed 3 4 '{}'
+[[ $(jq -sc '[.[] | select(.event == "model_requested" and .context_warning) |
+  {call, threshold: .context_warning.threshold, tokens: .context_warning.tokens}]' \
+  "$tmp/conditional_routing-ideal-harness-warnings.jsonl") == \
+  '[{"call":2,"threshold":0.25,"tokens":154},{"call":3,"threshold":0.65,"tokens":358}]' ]] ||
+  fail "the context warnings are not on calls 2 and 3 (forge's)"
+has_event "$tmp/conditional_routing-ideal-harness-warnings.jsonl" '.event == "model_requested" and
+  .call == 2 and .context_warning.message ==
+  "[Context usage: 29% (154 / 530 tokens). Be mindful of context usage.]"' ||
+  fail "call 2's warning is not forge's text"
+has_event "$tmp/conditional_routing-ideal-harness-warnings.jsonl" '.event == "model_requested" and
+  .call == 3 and (.context_warning.message | startswith("[Context usage: 68% (358 / 530 tokens). " +
+  "Context is filling up."))' || fail "call 3's warning is not forge's second tier"
+answer_has conditional_routing-ideal-harness-warnings sdk "roll back" schema
 
 echo "forge_scenarios: ok"

@@ -349,6 +349,14 @@ TEST(MillforgeForm, KeepsTheKindOfEachNumberLexeme) {
   EXPECT_EQ(json::millforge_form(Value(json::Array{Value(1.0)})), "[1]\n");
 }
 
+// Two numbers this form writes otherwise than Python on purpose (docs/json.md, "Millforge form"):
+// the lexeme -0 is a double's negative zero (Python: the int 0), and an integer beyond 2^53-1 is
+// the nearest double (Python: the exact int).
+TEST(MillforgeForm, NegativeZeroAndHugeIntegersAreDoubles) {
+  EXPECT_EQ(json::millforge_form(parse("[-0,-0.0,0,9007199254740991,9007199254740993]")),
+            "[-0.0,-0.0,0,9007199254740991,9007199254740992.0]\n");
+}
+
 // --- Millforge catalog snapshots ----------------------------------------------------------------
 
 TEST(MillforgeSnapshot, IdentityIsMillforgesRegistryDigest) {
