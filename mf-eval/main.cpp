@@ -129,7 +129,8 @@ int main(int argc, char** argv) {
       .positional = "args",
       .details =
           "run: exit 0 when every case passed, 1 when any failed (the report is still written), 2 "
-          "for an invalid suite. Each finished attempt is appended to a journal (--journal, "
+          "for an invalid suite, 130 or 143 when SIGINT or SIGTERM stopped it (no report is "
+          "written). Each finished attempt is appended to a journal (--journal, "
           "default REPORT.journal beside a report file, or the store with --store); --resume "
           "reuses the attempts it holds, so an interrupted campaign (even by SIGKILL) goes on "
           "where it stopped, and the report is the one an uninterrupted run writes. The journal's "

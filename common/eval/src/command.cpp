@@ -151,6 +151,18 @@ CommandOutcome run_command(const RunArgs& args) {
   }
   Result<SuiteRun> done = run_suite(*suite, options);
   if (!done) return CommandOutcome::stopped_by(done.take_diagnostics());
+  if (args.cancel != nullptr && args.cancel->load()) {
+    // A report of an interrupted campaign would look final to make, to a scheduler's dependency
+    // and to merge: none is written, and the journal keeps what finished.
+    CommandOutcome outcome;
+    outcome.interrupted = true;
+    outcome.remarks.push_back(
+        "interrupted: no report written" +
+        std::string(journal != nullptr ? "; the journal keeps the finished attempts: run again "
+                                         "with --resume to finish the campaign"
+                                       : ""));
+    return outcome;
+  }
   const std::string report_bytes = json::canonical_file(done->document);
   if (Status written = io::write_output(args.output, report_bytes); !written) {
     return CommandOutcome::stopped_by(written.take_diagnostics());
