@@ -189,11 +189,12 @@ int main(int argc, char** argv) {
           d.text({"run-id-prefix", "run: run id = P + case id (default eval-)", "P", run_cmd}),
       .store = d.text({.name = "store",
                        .help = "run: keep case traces and the report in this store (also "
-                               "MF_STORE); verify: read the traces there",
+                               "MF_STORE); verify: read the traces there; merge: keep the "
+                               "merged report there",
                        .value = "DIR",
-                       .commands = run_or_verify,
+                       .commands = {"run", "verify", "merge"},
                        .path = cli::Path::Store,
-                       .writes = run_cmd}),
+                       .writes = {"run", "merge"}}),
       .cache = d.text({"cache",
                        "run: live models' reply cache in the store (--store, MF_STORE or "
                        ".mf/store); read never calls the network",
@@ -263,8 +264,8 @@ int main(int argc, char** argv) {
     }
     if (args[0] == "merge") {
       if (int rc = cli::require(ctx, {o.output})) return rc;
-      return cli::finish(ctx,
-                         eval::merge_command({args.begin() + 1, args.end()}, ctx.get(o.output)));
+      return cli::finish(ctx, eval::merge_command({args.begin() + 1, args.end()}, ctx.get(o.output),
+                                                  ctx.store_dir(o.store)));
     }
     if (args[0] == "report") {
       if (!ctx.given(o.min_pass_rate)) {

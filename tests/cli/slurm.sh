@@ -4,7 +4,8 @@
 # generated slurm.conf in its temporary directory; nothing is installed as a service), runs the
 # documented submission block (an array job of shard.sbatch, then merge.sbatch after it),
 # requeues one array task while it runs, and checks:
-#   - the merged report is byte-identical to one unsharded `mf-eval run` of the same campaign;
+#   - the merged report is byte-identical to one unsharded `mf-eval run` of the same campaign, and
+#     the campaign's one store (STORE: the shard stores merged) holds it and every trace;
 #   - the requeued task resumed from its journal: every attempt's tool call appends one line to a
 #     log in the workspace, and the log holds one line per attempt plus at most the one attempt
 #     the requeue cut short (-j 1 per task), so no journaled attempt ran twice;
@@ -145,7 +146,7 @@ block=$(awk '/doc-test: skip: .*tests\/cli\/slurm\.sh/ {m = 1; next}
 grep -q 'sbatch --parsable --array=' <<<"$block" || fail "no Slurm block in docs/campaigns.md"
 (
   cd "$c"
-  export SUITE=$c/suite.json REPEAT=2 MF_BIN=$bin MF_SLURM_TEST=$tmp
+  export SUITE=$c/suite.json REPEAT=2 STORE=out/store MF_BIN=$bin MF_SLURM_TEST=$tmp
   bash -euo pipefail -c "$block"
 ) >"$tmp/submitted" 2>"$tmp/err" || diagnose "the documented submission failed: $(cat "$tmp/err")"
 merge_id=$(tail -n 1 "$tmp/submitted")
@@ -153,13 +154,16 @@ merge_id=$(tail -n 1 "$tmp/submitted")
 array_id=$(squeue -h -n mf-shard -o %F | head -n 1)
 [[ $array_id =~ ^[0-9]+$ ]] || diagnose "the array job is not queued"
 
-# Requeue task 1 while it runs: once its journal holds two of its six attempts.
-journal=$c/out/shard-1.json.journal
+# Requeue task 1 while it runs: once its journal (in its shard store) holds two of its six attempts.
+journaled() {
+  { "$bin/mf-store" --store "$c/out/stores/shard-1" ls --refs || true; } 2>/dev/null |
+    grep -c '"ref":"campaign/slurm/journal/' || true
+}
 for ((i = 0; i < 600; i++)); do
-  [[ -f $journal && $(wc -l <"$journal") -ge 2 ]] && break
+  [[ $(journaled) -ge 2 ]] && break
   sleep 0.05
 done
-done_before=$(wc -l <"$journal" 2>/dev/null || echo 0)
+done_before=$(journaled)
 [[ $done_before -ge 2 && $done_before -lt 6 ]] || diagnose "task 1 was not caught mid-shard ($done_before attempts)"
 scontrol requeue "${array_id}_1" || diagnose "scontrol requeue failed"
 # A requeued job waits out a begin time (two minutes); the test moves it to now once the task is
@@ -183,8 +187,15 @@ restarts=$(scontrol show job "${array_id}_1" | grep -o 'Restarts=[0-9]*')
 cmp -s "$tmp/whole.json" "$c/out/report.json" ||
   fail "the merged report differs from the unsharded run: $(diff <(jq -S . "$tmp/whole.json") <(jq -S . "$c/out/report.json") | head -n 20)"
 for f in report.md junit.xml report.html; do [[ -s $c/out/$f ]] || fail "the merge job wrote no $f"; done
-[[ $(jq -s '[.[].attempt] | unique | length' "$journal") -eq 6 && $(wc -l <"$journal") -eq 6 ]] ||
-  fail "the requeued shard's journal does not hold its six attempts once each"
+[[ $(journaled) -eq 6 ]] || fail "the requeued shard's journal holds $(journaled) attempts, not 6"
+# One store for the campaign: it verifies, holds the merged report under the campaign's ref, and
+# every attempt's trace (the merge job derived the report from them again: mf-eval verify).
+run 0 "$bin/mf-store" --store "$c/out/store" verify
+[[ $(jq -r .ok "$tmp/out") == true ]] || fail "the campaign's store does not verify: $(cat "$tmp/out")"
+run 0 "$bin/mf-store" --store "$c/out/store" get "$("$bin/mf-store" --store "$c/out/store" ref get campaign/slurm/report)"
+cmp -s "$tmp/out" "$c/out/report.json" || fail "the store's campaign report is not the merged report"
+[[ $("$bin/mf-store" --store "$c/out/store" ls --refs | grep -cE '/repeat/[0-9]+/trace"}$') -eq $attempts ]] ||
+  fail "the campaign's store lacks traces: $("$bin/mf-store" --store "$c/out/store" ls --refs)"
 calls=$(wc -l <"$c/ws/attempts.log")
 [[ $calls -ge $attempts && $calls -le $((attempts + 1)) ]] ||
   fail "$calls tool calls for $attempts attempts: the requeued task ran journaled attempts again"
