@@ -55,13 +55,13 @@ void BM_CampaignBareRuns(benchmark::State& state) {
   const auto& suite = suite_of(state.range(0));
   for (auto _ : state) {
     for (const auto& c : suite.cases) {
-      auto model = mf::model::ScriptedModel::parse(c.script);
+      auto model = mf::model::ScriptedModel::parse(*c.script);
       std::string trace;
       mf::trace::WriterOptions wo;
       wo.run_id = "eval-" + c.id;
       wo.fixed_clock = true;
       auto writer = mf::trace::Writer::open_memory(&trace, wo);
-      auto outcome = mf::runtime::run_task(c.loaded_task, **model, **writer, {});
+      auto outcome = mf::runtime::run_task(*c.loaded_task, **model, **writer, {});
       if (!outcome || outcome->terminal != "completed") state.SkipWithError("a run failed");
       benchmark::DoNotOptimize(trace.data());
     }

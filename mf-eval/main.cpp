@@ -129,7 +129,8 @@ int main(int argc, char** argv) {
       .positional = "args",
       .details =
           "run: exit 0 when every case passed, 1 when any failed (the report is still written), 2 "
-          "for an invalid suite. Each finished attempt is appended to a journal (--journal, "
+          "for an invalid suite, 130 or 143 when SIGINT or SIGTERM stopped it (no report is "
+          "written). Each finished attempt is appended to a journal (--journal, "
           "default REPORT.journal beside a report file, or the store with --store); --resume "
           "reuses the attempts it holds, so an interrupted campaign (even by SIGKILL) goes on "
           "where it stopped, and the report is the one an uninterrupted run writes. The journal's "
@@ -188,11 +189,12 @@ int main(int argc, char** argv) {
           d.text({"run-id-prefix", "run: run id = P + case id (default eval-)", "P", run_cmd}),
       .store = d.text({.name = "store",
                        .help = "run: keep case traces and the report in this store (also "
-                               "MF_STORE); verify: read the traces there",
+                               "MF_STORE); verify: read the traces there; merge: keep the "
+                               "merged report there",
                        .value = "DIR",
-                       .commands = run_or_verify,
+                       .commands = {"run", "verify", "merge"},
                        .path = cli::Path::Store,
-                       .writes = run_cmd}),
+                       .writes = {"run", "merge"}}),
       .cache = d.text({"cache",
                        "run: live models' reply cache in the store (--store, MF_STORE or "
                        ".mf/store); read never calls the network",
@@ -262,8 +264,8 @@ int main(int argc, char** argv) {
     }
     if (args[0] == "merge") {
       if (int rc = cli::require(ctx, {o.output})) return rc;
-      return cli::finish(ctx,
-                         eval::merge_command({args.begin() + 1, args.end()}, ctx.get(o.output)));
+      return cli::finish(ctx, eval::merge_command({args.begin() + 1, args.end()}, ctx.get(o.output),
+                                                  ctx.store_dir(o.store)));
     }
     if (args[0] == "report") {
       if (!ctx.given(o.min_pass_rate)) {

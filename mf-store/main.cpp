@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
       .name = "mf-store",
       .summary =
           "Inspect and maintain the LMDB content-addressed store (put, get, has, ls, verify, "
-          "gc, export, import).",
+          "gc, export, import, merge).",
       .usage =
           "mf-store [--store DIR] put [FILE|-]...\n"
           "mf-store [--store DIR] get DIGEST\n"
@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
           "mf-store [--store DIR] gc [--dry-run]\n"
           "mf-store [--store DIR] export DIGEST... [--ref NAME]... [-o FILE]\n"
           "mf-store [--store DIR] import [FILE|-]\n"
+          "mf-store [--store DIR] merge STORE...\n"
           "mf-store [--store DIR] stat\n"
           "mf-store canon [--lines] [--max-bytes N] [FILE|-]\n"
           "mf-store hash [--json] [--max-bytes N] [FILE|-]",
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
               "mf-store --store /data/mf get 9f86d081...0f00a08 > trace.jsonl",
               "mf-store ref set run/r1/trace \"$(mf-store put trace.jsonl)\"",
               "mf-store export --ref campaign/c1/report -o c1.mfx && mf-store import c1.mfx",
+              "mf-store --store campaign merge shard-1 shard-2 shard-3",
               "mf-store hash fixtures/forge/task-valid.json",
               "mf-compile h.yaml | mf-store hash --json -",
               "mf-store canon --lines trace.jsonl > trace.canonical.jsonl",
@@ -97,6 +99,9 @@ int main(int argc, char** argv) {
               {"gc", "remove what no ref reaches; JSON {\"kept\",\"removed\"}"},
               {"export", "write the closure of digests and refs as a JSONL export stream"},
               {"import", "import an export stream; JSON {\"added\":N}"},
+              {"merge",
+               "import every object and ref of other stores (a campaign's shard stores); JSON "
+               "{\"added\",\"refs\",\"stores\"}; a ref bound to two objects is refused"},
               {"stat", "JSON counts and sizes"},
               {"canon",
                "print the RFC 8785 canonical form of a JSON document, or with --lines of each "
@@ -112,7 +117,7 @@ int main(int argc, char** argv) {
                        .help = "store directory (default: $MF_STORE, else ./.mf/store)",
                        .value = "DIR",
                        .path = cli::Path::Store,
-                       .writes = {"put", "import"}}),
+                       .writes = {"put", "import", "merge"}}),
       .output = d.text({.name = "output,o",
                         .help = "export: write the stream to FILE atomically (default: stdout)",
                         .value = "FILE|-",

@@ -13,6 +13,7 @@ packages=(
   libutf8proc-dev libre2-dev          # the tool pack: NFKC for edit, the regex engine of grep
   bubblewrap                          # the opt-in bash sandbox (tested when present)
   jq                                  # peer in bench/run.sh, helper in tests/cli
+  munge slurmctld slurmd slurm-client # tests/cli/slurm.sh starts a single-node Slurm cluster
   curl                                # tests/cli/lib/wire.bash talks to the loopback wire server
   time                                # /usr/bin/time: peak RSS in tests/cli and bench/
   bsdutils                            # script(1): tests/cli/progress.sh runs tools on a terminal

@@ -193,6 +193,26 @@ cp "$tmp/kill/cut.json.journal" "$tmp/kill/finished.journal"
 run 0 slow --output "$tmp/kill/cut.json" --resume
 cmp -s "$tmp/kill/finished.journal" "$tmp/kill/cut.json.journal" || fail "a finished campaign ran again"
 cmp -s "$tmp/kill/whole.json" "$tmp/kill/cut.json" || fail "a second resume changed the report"
+# SIGTERM (a scheduler's requeue, a pod's end) stops the campaign without a report, which make, a
+# job dependency or merge would take for the final one: exit 143, the finished attempts stay in
+# the journal, and --resume finishes the campaign to the uninterrupted report.
+"$eval_bin" run --suite "$tmp/kill/suite.json" --fixed-clock --output "$tmp/kill/term.json" -j 1 \
+  >/dev/null 2>"$tmp/kill/term.err" &
+pid=$!
+for ((i = 0; i < 200; i++)); do
+  [[ -f $tmp/kill/term.json.journal && $(wc -l <"$tmp/kill/term.json.journal") -ge 3 ]] && break
+  sleep 0.05
+done
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[[ $rc -eq 143 ]] || fail "SIGTERM: exit $rc, expected 143: $(cat "$tmp/kill/term.err")"
+[[ ! -e $tmp/kill/term.json ]] || fail "an interrupted campaign wrote a report"
+grep -q '^mf-eval: interrupted: no report written; the journal keeps the finished attempts' \
+  "$tmp/kill/term.err" || fail "SIGTERM: no interruption line: $(cat "$tmp/kill/term.err")"
+[[ $(wc -l <"$tmp/kill/term.json.journal") -ge 3 ]] || fail "SIGTERM: the journal lost attempts"
+run 0 slow --output "$tmp/kill/term.json" --resume
+cmp -s "$tmp/kill/whole.json" "$tmp/kill/term.json" || fail "the resumed report differs after SIGTERM"
 # The journal of another campaign (other --repeat), or one damaged before its end, is refused.
 run 2 slow --output "$tmp/kill/cut.json" --resume --repeat 2
 grep -q 'MF-V003' "$tmp/err" || fail "another campaign's journal was not refused: $(cat "$tmp/err")"

@@ -290,6 +290,7 @@ int finish(const Context& ctx, const diag::CommandOutcome& outcome) {
   if (!outcome.warnings.empty()) report(ctx.tool, outcome.warnings, outcome.source, outcome.job);
   for (const auto& remark : outcome.remarks) say(ctx.tool.name + ": " + remark);
   if (!outcome.summary.empty()) say(ctx.tool.name + ": " + outcome.summary);
+  if (outcome.interrupted) return 128 + cancellation_signal();
   return outcome.failed ? kFailure : kSuccess;
 }
 
@@ -479,10 +480,17 @@ int run(int argc, char** argv, const Tool& tool, const Options& options,
 
 namespace {
 std::atomic<bool> g_cancelled{false};
-extern "C" void on_cancel_signal(int) {
+std::atomic<int> g_signal{0};
+extern "C" void on_cancel_signal(int signal) {
+  g_signal.store(signal);
   g_cancelled.store(true);
 }
 }  // namespace
+
+int cancellation_signal() {
+  const int signal = g_signal.load();
+  return signal != 0 ? signal : SIGINT;
+}
 
 const std::atomic<bool>& cancellation_flag() {
   static const bool installed = [] {

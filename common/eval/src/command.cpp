@@ -151,6 +151,18 @@ CommandOutcome run_command(const RunArgs& args) {
   }
   Result<SuiteRun> done = run_suite(*suite, options);
   if (!done) return CommandOutcome::stopped_by(done.take_diagnostics());
+  if (args.cancel != nullptr && args.cancel->load()) {
+    // A report of an interrupted campaign would look final to make, to a scheduler's dependency
+    // and to merge: none is written, and the journal keeps what finished.
+    CommandOutcome outcome;
+    outcome.interrupted = true;
+    outcome.remarks.push_back(
+        "interrupted: no report written" +
+        std::string(journal != nullptr ? "; the journal keeps the finished attempts: run again "
+                                         "with --resume to finish the campaign"
+                                       : ""));
+    return outcome;
+  }
   const std::string report_bytes = json::canonical_file(done->document);
   if (Status written = io::write_output(args.output, report_bytes); !written) {
     return CommandOutcome::stopped_by(written.take_diagnostics());
@@ -161,7 +173,12 @@ CommandOutcome run_command(const RunArgs& args) {
     if (!shown) return CommandOutcome::stopped_by(shown.take_diagnostics());
   }
   if (store != nullptr) {
-    auto kept = store->put_named(store::refs::campaign_report(suite->id), report_bytes);
+    // A shard's report has its own ref, so the shard stores of one campaign merge cleanly.
+    const std::string ref = options.shard_count > 1
+                                ? store::refs::campaign_shard_report(suite->id, options.shard_index,
+                                                                     options.shard_count)
+                                : store::refs::campaign_report(suite->id);
+    auto kept = store->put_named(ref, report_bytes);
     if (!kept) return CommandOutcome::stopped_by(kept.take_diagnostics());
   }
   CommandOutcome outcome;
@@ -170,7 +187,8 @@ CommandOutcome run_command(const RunArgs& args) {
   return outcome;
 }
 
-CommandOutcome merge_command(const std::vector<std::string>& shards, const std::string& output) {
+CommandOutcome merge_command(const std::vector<std::string>& shards, const std::string& output,
+                             const std::string& store_dir) {
   std::vector<std::pair<std::string, std::string>> named;
   for (const auto& path : shards) {
     Result<std::string> bytes = io::read_input(path);
@@ -180,8 +198,19 @@ CommandOutcome merge_command(const std::vector<std::string>& shards, const std::
   if (named.empty()) return CommandOutcome::usage_error("merge needs the shard reports");
   Result<json::Value> merged = merge_reports(named);
   if (!merged) return CommandOutcome::stopped_by(merged.take_diagnostics());
-  if (Status written = io::write_output(output, json::canonical_file(*merged)); !written) {
+  const std::string report_bytes = json::canonical_file(*merged);
+  if (Status written = io::write_output(output, report_bytes); !written) {
     return CommandOutcome::stopped_by(written.take_diagnostics());
+  }
+  if (!store_dir.empty()) {
+    auto store = store::Store::open(store_dir, store::Mode::ReadWrite);
+    if (!store) return CommandOutcome::stopped_by(store.take_diagnostics());
+    const json::Value* suite_id = merged->find("suite_id");
+    const std::string ref =
+        store::refs::campaign_report(suite_id != nullptr ? suite_id->as_string() : "");
+    if (auto kept = (*store)->put_named(ref, report_bytes); !kept) {
+      return CommandOutcome::stopped_by(kept.take_diagnostics());
+    }
   }
   CommandOutcome outcome;
   outcome.failed = member(*merged->find("summary"), "failed") > 0;

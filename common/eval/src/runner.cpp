@@ -119,12 +119,12 @@ class ScratchDir {
 // opened from its spec (live models with the run's cache options).
 Result<std::unique_ptr<model::Model>> open_case_model(const Case& c, const RunOptions& options,
                                                       std::int64_t repeat, const Variant* v) {
-  if (c.script.empty() || (v != nullptr && !v->model.empty())) {
+  if (c.script == nullptr || (v != nullptr && !v->model.empty())) {
     model::OpenOptions o = options.models;
     o.repeat = repeat;
     return model::open_model(v != nullptr && !v->model.empty() ? v->model : c.model_spec, o);
   }
-  auto script = model::ScriptedModel::parse(c.script);
+  auto script = model::ScriptedModel::parse(*c.script);
   if (!script) return script.take_diagnostics();
   return std::unique_ptr<model::Model>(std::move(*script));
 }
@@ -158,7 +158,7 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
     ro.deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(options.case_timeout_ms);
   }
-  return runtime::run_task(c.loaded_task, meter, **writer, ro);
+  return runtime::run_task(*c.loaded_task, meter, **writer, ro);
 }
 
 // Through the same entry point as `mf-run --plan`, in process; only the model is opened here, so
@@ -174,7 +174,7 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
   }
   runtime::PlanRunRequest request;
   request.plan_path = c.plan_path;
-  request.plan = c.loaded_plan;
+  request.plan = *c.loaded_plan;
   request.model = std::make_unique<UsageMeter>(std::move(*model), usage);
   request.trace_sink = &trace;
   request.run_id = a.run_id;
@@ -425,12 +425,14 @@ json::Value campaign_settings(const Suite& suite, const RunOptions& options) {
   // What each case runs: its task's digest and script, or its plan's digest, and its model spec.
   json::Array inputs;
   for (const Case& c : suite.cases) {
-    const json::Value* plan =
-        c.loaded_plan.is_object() ? c.loaded_plan.find("compiled_sha256") : nullptr;
+    const json::Value* plan = c.loaded_plan != nullptr && c.loaded_plan->is_object()
+                                  ? c.loaded_plan->find("compiled_sha256")
+                                  : nullptr;
     inputs.push_back(json::Object{
         {"id", c.id},
-        {"task_sha256", c.kind == CaseKind::Task ? c.loaded_task.sha256 : std::string()},
-        {"script_sha256", hash::sha256_hex(c.script)},
+        {"task_sha256",
+         c.kind == CaseKind::Task && c.loaded_task ? c.loaded_task->sha256 : std::string()},
+        {"script_sha256", hash::sha256_hex(c.script != nullptr ? *c.script : std::string())},
         {"plan_sha256", plan != nullptr ? *plan : json::Value("")},
         {"model", c.model_spec.empty() ? c.model : c.model_spec}});
   }

@@ -6,6 +6,7 @@
 #include <array>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <span>
 
 #include "mf/diag/codes.hpp"
@@ -429,11 +430,21 @@ void check_model(Case& c, const std::string& base_dir, diag::Diagnostics& proble
   }
 }
 
-void load_task_case(Case& c, const std::string& base_dir, diag::Diagnostics& problems) {
+// The files a suite's cases load, by resolved path: each read and checked once, then shared.
+struct Loaded {
+  std::map<std::string, std::shared_ptr<const runtime::Task>> tasks;
+  std::map<std::string, std::shared_ptr<const std::string>> scripts;
+  std::map<std::string, std::shared_ptr<const json::Value>> plans;
+};
+
+void load_task_case(Case& c, const std::string& base_dir, Loaded& loaded,
+                    diag::Diagnostics& problems) {
   const std::string& pointer = c.pointer;
   const std::string task_path = resolve(base_dir, c.task);
-  Result<std::string> task_bytes = io::read_input(task_path, kMaxTaskBytes);
-  if (!task_bytes) {
+  Result<std::string> task_bytes = std::string();
+  if (auto at = loaded.tasks.find(task_path); at != loaded.tasks.end()) {
+    c.loaded_task = at->second;
+  } else if (task_bytes = io::read_input(task_path, kMaxTaskBytes); !task_bytes) {
     for (const auto& d : task_bytes.diagnostics()) {
       problems.push_back(nested(d, pointer + "/task", "task", task_path));
     }
@@ -442,15 +453,18 @@ void load_task_case(Case& c, const std::string& base_dir, diag::Diagnostics& pro
       problems.push_back(nested(d, pointer + "/task", "task", task_path));
     }
   } else {
-    c.loaded_task = std::move(task).value();
+    c.loaded_task = std::make_shared<const runtime::Task>(std::move(task).value());
+    loaded.tasks.emplace(task_path, c.loaded_task);
   }
   if (model::is_live_spec(c.model)) {
     check_model(c, base_dir, problems);
     return;
   }
   const std::string script_path = resolve(base_dir, c.model.substr(kScripted.size()));
-  Result<std::string> script = io::read_input(script_path, kMaxScriptBytes);
-  if (!script) {
+  Result<std::string> script = std::string();
+  if (auto at = loaded.scripts.find(script_path); at != loaded.scripts.end()) {
+    c.script = at->second;
+  } else if (script = io::read_input(script_path, kMaxScriptBytes); !script) {
     for (const auto& d : script.diagnostics()) {
       problems.push_back(nested(d, pointer + "/model", "script", script_path));
     }
@@ -459,17 +473,21 @@ void load_task_case(Case& c, const std::string& base_dir, diag::Diagnostics& pro
       problems.push_back(nested(d, pointer + "/model", "script", script_path));
     }
   } else {
-    c.script = std::move(script).value();
+    c.script = std::make_shared<const std::string>(std::move(script).value());
+    loaded.scripts.emplace(script_path, c.script);
   }
 }
 
 // The plan through the one plan loader, the model through the one model opener (as mf-run would
 // open them), and the workspace: every run of the case then starts from inputs known to be good.
-void load_plan_case(Case& c, const std::string& base_dir, diag::Diagnostics& problems) {
+void load_plan_case(Case& c, const std::string& base_dir, Loaded& loaded,
+                    diag::Diagnostics& problems) {
   const std::string& pointer = c.pointer;
   c.plan_path = resolve(base_dir, c.plan);
-  Result<std::string> plan_bytes = io::read_input(c.plan_path, kMaxPlanBytes);
-  if (!plan_bytes) {
+  Result<std::string> plan_bytes = std::string();
+  if (auto at = loaded.plans.find(c.plan_path); at != loaded.plans.end()) {
+    c.loaded_plan = at->second;
+  } else if (plan_bytes = io::read_input(c.plan_path, kMaxPlanBytes); !plan_bytes) {
     for (const auto& d : plan_bytes.diagnostics()) {
       problems.push_back(nested(d, pointer + "/plan", "plan", c.plan_path));
     }
@@ -478,7 +496,8 @@ void load_plan_case(Case& c, const std::string& base_dir, diag::Diagnostics& pro
       problems.push_back(nested(d, pointer + "/plan", "plan", c.plan_path));
     }
   } else {
-    c.loaded_plan = std::move(*plan);
+    c.loaded_plan = std::make_shared<const json::Value>(std::move(*plan));
+    loaded.plans.emplace(c.plan_path, c.loaded_plan);
   }
 
   check_model(c, base_dir, problems);
@@ -553,11 +572,12 @@ Result<Suite> load_suite_bytes(std::string_view bytes, const std::string& base_d
   if (!parsed) return parsed;
   Suite suite = std::move(parsed).value();
   diag::Diagnostics problems;
+  Loaded loaded;
   for (Case& c : suite.cases) {
     if (c.kind == CaseKind::Plan) {
-      load_plan_case(c, base_dir, problems);
+      load_plan_case(c, base_dir, loaded, problems);
     } else {
-      load_task_case(c, base_dir, problems);
+      load_task_case(c, base_dir, loaded, problems);
     }
   }
   if (!problems.empty()) return problems;

@@ -2,7 +2,14 @@
 // JSON. Argument parsing and exit codes stay in mf-store/main.cpp.
 #include "mf/store/commands.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
 #include <utility>
 
 #include "mf/diag/codes.hpp"
@@ -236,6 +243,76 @@ Status import_stream(const std::string& dir, const std::string& input, const Pro
   if (!added) return added.take_diagnostics();
   json::Value v(json::Object{});
   v.set("added", number(*added));
+  return print_json(v, out);
+}
+
+Status merge_stores(const std::string& dir, const std::vector<std::string>& sources, int out) {
+  std::error_code ec;
+  const auto same = [&ec](const std::string& a, const std::string& b) {
+    return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) &&
+           std::filesystem::equivalent(a, b, ec);
+  };
+  // Every source's refs first: a name bound to two objects would keep one of them unreachable.
+  std::vector<std::unique_ptr<Store>> opened;
+  std::vector<std::vector<std::string>> own_refs;                    // per source, its ref names
+  std::map<std::string, std::pair<hash::Digest, std::string>> refs;  // name: digest, its store
+  const auto conflict = [](const std::string& name, const std::string& a, const std::string& b) {
+    return diag::error(codes::kStoreMergeConflict,
+                       "ref " + name + " names one object in " + a + " and another in " + b +
+                           ": the stores are not parts of one campaign");
+  };
+  for (const std::string& source : sources) {
+    if (same(source, dir)) {
+      return diag::error(codes::kStoreMergeConflict,
+                         "cannot merge the store " + source + " into itself");
+    }
+    auto s = open_read(source);
+    if (!s) return s.take_diagnostics();
+    auto listed = (*s)->list_refs();
+    if (!listed) return listed.take_diagnostics();
+    own_refs.emplace_back();
+    for (auto& [name, digest] : *listed) {
+      auto [at, added] = refs.try_emplace(name, digest, source);
+      if (!added && at->second.first != digest) return conflict(name, at->second.second, source);
+      own_refs.back().push_back(name);
+    }
+    opened.push_back(std::move(*s));
+  }
+  auto d = open_write(dir);
+  if (!d) return d.take_diagnostics();
+  for (const auto& [name, bound] : refs) {
+    auto existing = (*d)->get_ref(name);
+    if (!existing) return existing.take_diagnostics();
+    if (*existing && **existing != bound.first) return conflict(name, dir, bound.second);
+  }
+  // Each source goes through an export stream in an unlinked file beside the store, so every
+  // object is checked by import's rules and memory stays flat whatever the objects' sizes.
+  std::uint64_t added = 0;
+  for (std::size_t i = 0; i < opened.size(); ++i) {
+    auto objects = opened[i]->list();
+    if (!objects) return objects.take_diagnostics();
+    std::vector<hash::Digest> roots;
+    roots.reserve(objects->size());
+    for (const ObjectInfo& o : *objects) roots.push_back(o.digest);
+    std::string spool = (std::filesystem::path(dir) / ".merge-XXXXXX").string();
+    const int fd = ::mkstemp(spool.data());
+    if (fd < 0) {
+      return diag::error(codes::kStoreLmdb,
+                         "cannot create a spool file in " + dir + ": " + std::strerror(errno));
+    }
+    ::unlink(spool.c_str());
+    Status exported = opened[i]->export_closure(roots, own_refs[i], fd);
+    Result<std::uint64_t> imported =
+        exported ? (*d)->import_stream("/proc/self/fd/" + std::to_string(fd))
+                 : Result<std::uint64_t>(exported.diagnostics());
+    ::close(fd);
+    if (!imported) return imported.take_diagnostics();
+    added += *imported;
+  }
+  json::Value v(json::Object{});
+  v.set("added", number(added));
+  v.set("refs", number(refs.size()));
+  v.set("stores", number(sources.size()));
   return print_json(v, out);
 }
 

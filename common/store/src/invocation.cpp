@@ -149,6 +149,10 @@ CommandOutcome run(const Invocation& in, int out) {
     if (!single_input(args, path, refused)) return refused;
     return done(import_stream(dir, path, in.progress, out), source_name(path));
   }
+  if (command == "merge") {
+    if (!arity(args, 1, SIZE_MAX, "one or more STORE directories", refused)) return refused;
+    return done(merge_stores(dir, operands, out));
+  }
   if (command == "stat") {
     if (!arity(args, 0, 0, "no operands", refused)) return refused;
     return done(stat(dir, out));
@@ -156,7 +160,7 @@ CommandOutcome run(const Invocation& in, int out) {
   return CommandOutcome::usage_error(
       "unknown command '" + command + "'" +
       text::did_you_mean(command, {"canon", "hash", "put", "get", "has", "ls", "ref", "verify",
-                                   "gc", "export", "import", "stat"}));
+                                   "gc", "export", "import", "merge", "stat"}));
 }
 
 }  // namespace mf::store::commands

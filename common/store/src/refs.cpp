@@ -43,6 +43,12 @@ std::string campaign_report(std::string_view suite_id) {
   return join({"campaign", suite_id, "report"});
 }
 
+std::string campaign_shard_report(std::string_view suite_id, std::int64_t index,
+                                  std::int64_t count) {
+  const std::string shard = std::to_string(index) + "-of-" + std::to_string(count);
+  return join({"campaign", suite_id, "shard", shard, "report"});
+}
+
 std::string campaign_case_trace(std::string_view suite_id, std::string_view case_id) {
   return join({"campaign", suite_id, "case", case_id, "trace"});
 }

@@ -254,5 +254,7 @@ std::string mebibytes(std::uint64_t bytes);
 // Installs SIGINT/SIGTERM handlers (once) that set the returned flag instead of killing the
 // process, so long work can end cleanly (a run still writes its terminal event).
 const std::atomic<bool>& cancellation_flag();
+// The signal that set the flag (the last one, if several came; SIGINT when none did).
+int cancellation_signal();
 
 }  // namespace mf::cli

@@ -23,6 +23,9 @@ struct CommandOutcome {
   Job job = Job::Work;
   // The work was done and its outcome is a failure (exit 1).
   bool failed = false;
+  // SIGINT or SIGTERM stopped the work before its end and nothing final was written: exit
+  // 128 + the signal's number, as a shell reports a process the signal ended.
+  bool interrupted = false;
   // Diagnostics that did not stop the work (warnings): printed, about `source`, before the remarks.
   Diagnostics warnings;
   // Lines for stderr once the work is done, each after "<program>: ": every remark, then the

@@ -55,10 +55,11 @@ diag::CommandOutcome run_command(const RunArgs& args);
 // report went: "20 cases, 16 passed, 4 failed: a, b, c, d — report out/report.json".
 std::string summary_line(const json::Value& report, const std::string& output);
 
-// `mf-eval merge`: the shard reports (read from these paths) joined into `output`; failed when a
-// merged case failed. Its one remark is the merged report's summary_line.
+// `mf-eval merge`: the shard reports (read from these paths) joined into `output`, and with a
+// `store_dir` also kept there under campaign/<suite_id>/report; failed when a merged case failed.
+// Its one remark is the merged report's summary_line.
 diag::CommandOutcome merge_command(const std::vector<std::string>& shards,
-                                   const std::string& output);
+                                   const std::string& output, const std::string& store_dir = {});
 
 // `mf-eval report`, its options as given (each initialized: callers designate the ones they use).
 struct ReportArgs {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,14 +55,16 @@ struct Case {
   Expect expect;
   std::string pointer;  // where the case sits in the suite file: "/cases/N"
   // Filled by load_suite(): the validated task and the script bytes (parsed again per run, so
-  // every run starts from the script's first step).
-  runtime::Task loaded_task;
-  std::string script;
+  // every run starts from the script's first step). Cases that name the same file share one
+  // copy, so a suite's memory grows with its distinct files, not with its cases.
+  std::shared_ptr<const runtime::Task> loaded_task;
+  std::shared_ptr<const std::string> script;
   // Filled by load_suite() for plan cases: the paths resolved against the suite's directory, the
-  // plan the loader accepted (every run uses it; the file is read once), and the model spec with
-  // its file so resolved (opened again per run: a model is consumed by its run).
+  // plan the loader accepted (every run uses it; each file is read once, and shared as above),
+  // and the model spec with its file so resolved (opened again per run: a model is consumed by
+  // its run).
   std::string plan_path;
-  json::Value loaded_plan;
+  std::shared_ptr<const json::Value> loaded_plan;
   std::string model_spec;
   std::string workspace_path;
 };

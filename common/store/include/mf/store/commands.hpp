@@ -63,6 +63,12 @@ Status export_stream(const std::string& dir, const std::vector<hash::Digest>& di
 // {"added":N}.
 Status import_stream(const std::string& dir, const std::string& input, const Progress& progress,
                      int out);
+// merge: every object and ref of the stores at `sources` into the store at `dir` (created if
+// missing), each object's bytes hashed against its digest on the way in, as import does; writes
+// {"added":N,"refs":M,"stores":K}. A ref that two of the stores (or `dir` and one of them) bind to
+// different objects is refused (MF-K009) before anything is written, so no object is lost behind
+// a ref; a source that is `dir` itself is a usage error (MF-K009 too). Idempotent.
+Status merge_stores(const std::string& dir, const std::vector<std::string>& sources, int out);
 // stat: {"file_bytes","map_bytes","object_bytes","objects","refs"}.
 Status stat(const std::string& dir, int out);
 

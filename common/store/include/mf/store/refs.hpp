@@ -17,6 +17,10 @@ std::string run_response(std::string_view run_id, std::int64_t call);
 // mf-eval --store: campaign/<suite_id>/report and campaign/<suite_id>/case/<case_id>/trace; with
 // --repeat, campaign/<suite_id>/case/<case_id>/repeat/<n>/trace per attempt.
 std::string campaign_report(std::string_view suite_id);
+// With --shard i/n: campaign/<suite_id>/shard/<i>-of-<n>/report, one per shard, so that the shard
+// stores of a campaign merge (mf-store merge) without two reports behind one ref.
+std::string campaign_shard_report(std::string_view suite_id, std::int64_t index,
+                                  std::int64_t count);
 std::string campaign_case_trace(std::string_view suite_id, std::string_view case_id);
 std::string campaign_attempt_trace(std::string_view suite_id, std::string_view case_id,
                                    std::int64_t repeat);
