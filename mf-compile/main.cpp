@@ -26,70 +26,39 @@ struct Opts {
   cli::Text bearer_env;
 };
 
-// mf-compile project: one prompt projection (docs/projection.md) on stdout.
-int project(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  if (args.size() > 1) return cli::usage_error(ctx.tool, "project takes no operand");
-  if (int rc = cli::require(ctx, {o.input}); rc != 0) return rc;
-  mf::harness::ProjectArgs a;
-  a.catalogs = ctx.get(o.catalog);
-  a.units = ctx.get(o.units);
-  a.input = ctx.get(o.input);
-  a.explain = ctx.get(o.explain);
-  return cli::finish(ctx, mf::harness::project_command(a, STDOUT_FILENO, STDERR_FILENO));
-}
-
-// mf-compile verify PLAN: the plan's hash and invariants; its summary on stdout.
-int verify(const cli::Context& ctx, const std::vector<std::string>& args) {
-  if (args.size() > 2) return cli::usage_error(ctx.tool, "verify takes one PLAN file (or -)");
-  return cli::finish(ctx,
-                     mf::harness::verify_plan(args.size() == 2 ? args[1] : "-", STDOUT_FILENO));
-}
-
-// mf-compile connector discover|admit: a snapshot of an MCP server, or the manifest a policy
-// admits from one (docs/connectors.md), on stdout.
-int connector(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  const bool discover = args.size() == 2 && args[1] == "discover";
-  if (!discover && !(args.size() == 3 && args[1] == "admit")) {
-    return cli::usage_error(
-        ctx.tool, "connector takes 'discover --server CMD|URL' or 'admit SNAPSHOT --policy P'");
+// mf-compile connector (mf/mcp/command.hpp), else the harness's subcommands and the compilation.
+int command(const cli::Context& ctx, const Opts& o) {
+  const auto args = ctx.positionals();
+  if (!args.empty() && args[0] == "connector") {
+    return cli::finish(ctx, mf::mcp::connector_command({.operands = args,
+                                                        .server = ctx.if_given(o.server),
+                                                        .server_env = ctx.get(o.server_env),
+                                                        .bearer_env = ctx.get(o.bearer_env),
+                                                        .timeout_ms = ctx.if_given(o.timeout_ms),
+                                                        .policy = ctx.if_given(o.policy)},
+                                                       STDOUT_FILENO));
   }
-  if (int rc = cli::require(ctx, {discover ? o.server : o.policy}); rc != 0) return rc;
-  return cli::finish(ctx, discover
-                              ? mf::mcp::discover_command(ctx.get(o.server), ctx.get(o.server_env),
-                                                          ctx.get(o.bearer_env),
-                                                          ctx.if_given(o.timeout_ms), STDOUT_FILENO)
-                              : mf::mcp::admit_command(args[2], ctx.get(o.policy), STDOUT_FILENO));
-}
-
-// mf-compile custom-tools MANIFEST --policy P: the tool catalog the manifest compiles to
-// (docs/custom-tools.md), on stdout or published at -o FILE (then the compilation report on
-// stdout).
-int custom_tools(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  if (args.size() != 2) return cli::usage_error(ctx.tool, "custom-tools takes one MANIFEST (or -)");
-  if (int rc = cli::require(ctx, {o.policy}); rc != 0) return rc;
-  return cli::finish(ctx, mf::harness::custom_tools_command(args[1], ctx.get(o.policy),
-                                                            ctx.get(o.output), STDOUT_FILENO));
-}
-
-int compile(const cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  if (args.size() > 1) return cli::usage_error(ctx.tool, "give one HARNESS file (or -)");
-  mf::harness::CompileArgs a;
-  a.source = args.empty() ? "-" : args[0];
-  a.format = ctx.get(o.format);
-  a.catalogs = ctx.get(o.catalog);
-  a.profiles = ctx.get(o.profiles);
-  a.out_dir = ctx.get(o.out_dir);
-  a.output = ctx.get(o.output);
-  a.store_dir = ctx.get(o.store);
-  a.diagnostics = ctx.get(o.diagnostics);
-  a.expected_harness_id = ctx.get(o.expect_id);
-  a.stage = ctx.get(o.stage);
-  a.legal_terminals_given = ctx.given(o.legal_terminals);
-  a.legal_terminals = ctx.get(o.legal_terminals);
-  a.capabilities_given = ctx.given(o.capabilities);
-  a.capabilities = ctx.get(o.capabilities);
-  a.emit = ctx.get(o.emit);
-  return cli::finish(ctx, mf::harness::compile_plan(a, STDOUT_FILENO));
+  mf::harness::CommandArgs a;
+  a.operands = args;
+  a.compile.format = ctx.get(o.format);
+  a.compile.catalogs = ctx.get(o.catalog);
+  a.compile.profiles = ctx.get(o.profiles);
+  a.compile.out_dir = ctx.get(o.out_dir);
+  a.compile.output = ctx.get(o.output);
+  a.compile.store_dir = ctx.get(o.store);
+  a.compile.diagnostics = ctx.get(o.diagnostics);
+  a.compile.expected_harness_id = ctx.get(o.expect_id);
+  a.compile.stage = ctx.get(o.stage);
+  a.compile.legal_terminals_given = ctx.given(o.legal_terminals);
+  a.compile.legal_terminals = ctx.get(o.legal_terminals);
+  a.compile.capabilities_given = ctx.given(o.capabilities);
+  a.compile.capabilities = ctx.get(o.capabilities);
+  a.compile.emit = ctx.get(o.emit);
+  a.units = ctx.get(o.units);
+  a.input = ctx.if_given(o.input);
+  a.explain = ctx.get(o.explain);
+  a.policy = ctx.if_given(o.policy);
+  return cli::finish(ctx, mf::harness::command(a, STDOUT_FILENO, STDERR_FILENO));
 }
 
 }  // namespace
@@ -247,12 +216,5 @@ int main(int argc, char** argv) {
                             "NAME", kConnector}),
   };
 
-  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
-    const auto args = ctx.positionals();
-    if (!args.empty() && args[0] == "verify") return verify(ctx, args);
-    if (!args.empty() && args[0] == "project") return project(ctx, o, args);
-    if (!args.empty() && args[0] == "connector") return connector(ctx, o, args);
-    if (!args.empty() && args[0] == "custom-tools") return custom_tools(ctx, o, args);
-    return compile(ctx, o, args);
-  });
+  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return command(ctx, o); });
 }

@@ -1,89 +1,10 @@
 // mf-eval: run suites of cases into reports; compare reports with gates (docs/formats/eval.md).
-#include <optional>
-
 #include "mf/cli/cli.hpp"
-#include "mf/eval/command.hpp"
-#include "mf/eval/verify.hpp"
-#include "mf/model/model.hpp"
+#include "mf/eval/command_line.hpp"
 #include "mf/runtime/plan_run.hpp"
 
 namespace cli = mf::cli;
 namespace eval = mf::eval;
-
-namespace {
-
-struct Opts {
-  cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, mac_key_env, format;
-  cli::Texts models, presets, cases, tags;
-  cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio, max_false_closure;
-  cli::Text min_pass_rate;
-  cli::Number jobs, repeat, case_timeout, max_regressions;
-  cli::Flag fixed_clock, resume;
-};
-
-int run(cli::Context& ctx, const Opts& o) {
-  if (int rc = cli::require(ctx, {o.suite, o.output})) return rc;
-  eval::RunArgs a;
-  a.suite = ctx.get(o.suite);
-  a.output = ctx.get(o.output);
-  a.format = ctx.get(o.format, "json");
-  a.jobs = ctx.get(o.jobs, 1);
-  a.repeat = ctx.get(o.repeat, 1);
-  a.case_timeout_ms = ctx.get(o.case_timeout, 0);
-  a.models = ctx.get(o.models);
-  a.presets = ctx.get(o.presets);
-  a.shard = ctx.if_given(o.shard);
-  a.cases = cli::split_commas(ctx.get(o.cases));
-  a.tags = cli::split_commas(ctx.get(o.tags));
-  a.journal = ctx.if_given(o.journal);
-  a.resume = ctx.get(o.resume);
-  a.store_dir = ctx.store_dir(o.store);
-  a.cache = *mf::model::parse_cache_mode(ctx.get(o.cache, "off"));
-  a.traces_dir = ctx.get(o.traces);
-  a.run_id_prefix = ctx.get(o.run_id_prefix, a.run_id_prefix);
-  a.fixed_clock = ctx.fixed_clock(o.fixed_clock);
-  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, a.mac_key)) return rc;
-  a.cancel = &cli::cancellation_flag();
-  // Labelled with the shard, else the report's file (the suite's for stdout), so runs sharing a
-  // terminal are told apart.
-  std::optional<cli::ProgressLine> progress;
-  progress.emplace(ctx.progress(), "mf-eval " + (a.shard           ? "shard " + *a.shard
-                                                 : a.output != "-" ? a.output
-                                                                   : a.suite));
-  if (progress->enabled()) {
-    a.show_progress = [&progress](std::string_view text) { progress->draw(text); };
-  }
-  auto outcome = eval::run_command(a);
-  progress.reset();  // its line ends before the summary line
-  return cli::finish(ctx, outcome);
-}
-
-int compare(cli::Context& ctx, const Opts& o) {
-  if (int rc = cli::require(ctx, {o.baseline, o.candidate})) return rc;
-  eval::CompareArgs a;
-  a.baseline = ctx.get(o.baseline);
-  a.candidate = ctx.get(o.candidate);
-  a.format = ctx.get(o.format, "json");
-  a.max_regressions = ctx.get(o.max_regressions, 0);
-  a.alpha = ctx.if_given(o.alpha);
-  a.max_latency_ratio = ctx.if_given(o.max_latency_ratio);
-  a.max_cost_ratio = ctx.if_given(o.max_cost_ratio);
-  a.max_false_closure_rate = ctx.if_given(o.max_false_closure);
-  return cli::finish(ctx, eval::compare_command(a));
-}
-
-int verify(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  if (args.size() != 2) return cli::usage_error(ctx.tool, "verify takes one REPORT.json");
-  eval::VerifyArgs a{.report = args[1],
-                     .traces_dir = ctx.get(o.traces),
-                     .store_dir = ctx.get(o.store),
-                     .suite = ctx.if_given(o.suite),
-                     .jobs = ctx.get(o.jobs, 1)};
-  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, a.mac_key)) return rc;
-  return cli::finish(ctx, eval::verify_command(a));
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const cli::Tool tool{
@@ -170,7 +91,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> formats{"json", "md", "junit", "html"};
   const std::vector<std::string> cache_modes{"off", "read", "write", "readwrite"};
   const std::vector<std::string> any;  // a number's choices: none
-  const Opts o{
+  const eval::CommandLine o{
       .suite = d.text({"suite", "run: the suite of cases; verify: grade every entry again", "FILE",
                        run_or_verify}),
       .output = d.text({.name = "output",
@@ -257,32 +178,6 @@ int main(int argc, char** argv) {
       .resume = d.flag({"resume", "run: reuse the attempts the journal holds", "", run_cmd}),
   };
 
-  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) {
-    const auto args = ctx.positionals();
-    if (args.empty()) {
-      return cli::usage_error(ctx.tool, "missing COMMAND (run, merge, report, compare, verify)");
-    }
-    if (args[0] == "merge") {
-      if (int rc = cli::require(ctx, {o.output})) return rc;
-      return cli::finish(ctx, eval::merge_command({args.begin() + 1, args.end()}, ctx.get(o.output),
-                                                  ctx.store_dir(o.store)));
-    }
-    if (args[0] == "report") {
-      if (!ctx.given(o.min_pass_rate)) {
-        if (int rc = cli::require(ctx, {o.format})) return rc;
-      }
-      if (args.size() != 2) return cli::usage_error(ctx.tool, "report takes one REPORT.json");
-      return cli::finish(ctx,
-                         eval::report_command({.report = args[1],
-                                               .format = ctx.get(o.format),
-                                               .output = ctx.get(o.output, "-"),
-                                               .traces_dir = ctx.get(o.traces),
-                                               .min_pass_rate = ctx.if_given(o.min_pass_rate)}));
-    }
-    if (args[0] == "verify") return verify(ctx, o, args);
-    if (args.size() > 1) return cli::usage_error(ctx.tool, "unexpected argument '" + args[1] + "'");
-    if (args[0] == "run") return run(ctx, o);
-    if (args[0] == "compare") return compare(ctx, o);
-    return cli::unknown_command(ctx.tool, args[0], {"run", "merge", "report", "compare", "verify"});
-  });
+  return cli::run(argc, argv, tool, d,
+                  [&o](cli::Context& ctx) { return eval::command_line(ctx, o); });
 }

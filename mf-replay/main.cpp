@@ -1,154 +1,12 @@
 // mf-replay: verify and summarise a recorded trace (docs/formats/trace.md); re-run a plan run from
 // its recorded replies (--strict) or fork a new run from one (--fork-at) (docs/replay.md).
-#include <unistd.h>
-
 #include <cstdint>
-#include <filesystem>
-#include <optional>
-#include <string>
 
 #include "mf/cli/cli.hpp"
-#include "mf/eval/campaign_traces.hpp"
-#include "mf/hash/sha256.hpp"
-#include "mf/runtime/replay.hpp"
-#include "mf/trace/command.hpp"
+#include "mf/eval/command_line.hpp"
 #include "mf/trace/many.hpp"
 
 namespace cli = mf::cli;
-
-namespace {
-
-struct Opts {
-  cli::Text mac_key_env, expect_sha256;
-  cli::Flag strict;
-  cli::Number fork_at;
-  cli::Text plan, responses, trace, workspace, artifacts, run_id;
-  cli::Flag fixed_clock;
-  cli::Text exported;
-  cli::Number start_unix_ms;
-  cli::Number max_line_bytes, jobs;
-  cli::Text report, store;
-};
-
-// The progress line of a verification, labelled with what it verifies: "N/M traces" of many, the
-// bytes of one ("12.0 MiB of 40.0 MiB"). Ended (reset) before the outcome is reported.
-struct Progress {
-  std::optional<cli::ProgressLine> line;
-  Progress(const cli::Context& ctx, const std::string& what) {
-    line.emplace(ctx.progress(), "mf-replay " + what);
-  }
-  mf::trace::Progress traces() { return line->counts("traces"); }
-  mf::trace::Progress bytes() { return line->bytes(); }
-  int finish(const cli::Context& ctx, const mf::diag::CommandOutcome& outcome) {
-    line.reset();
-    return cli::finish(ctx, outcome);
-  }
-};
-
-// The options every verification takes, one trace or many: the MAC key and the line bound.
-int verify_options(cli::Context& ctx, const Opts& o, mf::trace::VerifyOptions& options) {
-  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, options.mac_key)) return rc;
-  if (auto max = ctx.if_given(o.max_line_bytes)) {
-    options.max_line_bytes = static_cast<std::size_t>(*max);
-  }
-  return 0;
-}
-
-// --strict and --fork-at: the loop again, from the recorded replies.
-int rerun(cli::Context& ctx, const Opts& o, const std::string& path) {
-  if (int rc = cli::require(ctx, {o.plan})) return rc;
-  namespace rt = mf::runtime;
-  rt::ReplayRequest from;
-  from.trace_path = path;
-  from.plan_path = ctx.get(o.plan);
-  from.workspace = ctx.get(o.workspace, ".");
-  from.artifact_dir = ctx.get(o.artifacts);
-  from.cancel = &cli::cancellation_flag();
-  if (ctx.get(o.strict)) {
-    if (ctx.given(o.fork_at)) return cli::usage_error(ctx.tool, "--strict or --fork-at, not both");
-    return cli::finish(ctx, rt::strict_replay_command(from));
-  }
-  if (int rc = cli::require(ctx, {o.responses, o.trace})) return rc;
-  rt::ForkRequest fork;
-  fork.from = from;
-  fork.fork_seq = ctx.get(o.fork_at, 0);
-  fork.model_spec = ctx.get(o.responses);
-  fork.trace_path = ctx.get(o.trace);
-  fork.run_id = ctx.get(o.run_id);
-  fork.fixed_clock = ctx.fixed_clock(o.fixed_clock);
-  return cli::finish(ctx, rt::fork_command(fork));
-}
-
-// Many traces: several TRACE operands, a directory's *.jsonl, or the attempts of an eval report
-// (--report REPORT DIR, DIR being where `mf-eval run --traces` wrote them, or --store).
-int verify_many(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  // What names one trace's digest, reads stdin, or re-runs or exports one trace.
-  const std::initializer_list<const cli::OptionBase*> single = {
-      &o.expect_sha256, &o.strict,    &o.fork_at, &o.plan,        &o.responses, &o.trace,
-      &o.workspace,     &o.artifacts, &o.run_id,  &o.fixed_clock, &o.exported,  &o.start_unix_ms};
-  for (const cli::OptionBase* one : single) {
-    if (ctx.given(*one)) return cli::usage_error(ctx.tool, "--" + one->name() + " takes one TRACE");
-  }
-  for (const std::string& a : args) {
-    if (a == "-") return cli::usage_error(ctx.tool, "'-' (stdin) is one TRACE, not one of many");
-  }
-  mf::trace::VerifyOptions options;
-  if (int rc = verify_options(ctx, o, options)) return rc;
-  const auto jobs = static_cast<std::size_t>(ctx.get(o.jobs, 0));
-  const auto on_error = [&ctx](const mf::diag::Diagnostic& d) {
-    cli::report(ctx.tool, {d}, {}, mf::diag::Job::Check);
-  };
-  if (!ctx.given(o.report)) {
-    if (ctx.given(o.store)) return cli::usage_error(ctx.tool, "--store takes --report");
-    auto listed = mf::trace::operand_traces(args);
-    if (!listed) return cli::report(ctx.tool, listed.diagnostics());
-    Progress progress(
-        ctx, args[0] + (args.size() > 1 ? " and " + std::to_string(args.size() - 1) + " more"
-                                        : std::string()));
-    return progress.finish(
-        ctx, mf::trace::verify_many_command(*listed, options, jobs, STDOUT_FILENO, on_error,
-                                            progress.traces()));
-  }
-  // DIR, else --store, else $MF_STORE; DIR and --store both is ambiguous.
-  const mf::eval::CampaignTraces from{ctx.get(o.report), args.size() == 1 ? args[0] : "",
-                                      args.empty() ? ctx.store_dir(o.store) : ""};
-  if (args.size() > 1 || (args.empty() ? from.store.empty() : ctx.given(o.store))) {
-    return cli::usage_error(ctx.tool, "--report takes one DIR, where its traces are, or --store");
-  }
-  Progress progress(ctx, from.report);
-  return progress.finish(ctx, mf::eval::campaign_traces_command(from, options, jobs, STDOUT_FILENO,
-                                                                on_error, progress.traces()));
-}
-
-int verify(cli::Context& ctx, const Opts& o) {
-  const auto args = ctx.positionals();
-  std::error_code ec;
-  if (args.size() > 1 || ctx.given(o.report) || ctx.given(o.store) ||
-      (args.size() == 1 && std::filesystem::is_directory(args[0], ec))) {
-    return verify_many(ctx, o, args);
-  }
-  const std::string path = args.empty() ? "-" : args[0];
-  if (ctx.given(o.exported)) {
-    if (ctx.get(o.strict) || ctx.given(o.fork_at)) {
-      return cli::usage_error(ctx.tool, "--export with --strict or --fork-at");
-    }
-    return cli::finish(ctx, mf::trace::export_otlp_command(path, ctx.if_given(o.start_unix_ms)));
-  }
-  if (ctx.get(o.strict) || ctx.given(o.fork_at)) return rerun(ctx, o, path);
-
-  mf::trace::VerifyOptions options;
-  if (int rc = verify_options(ctx, o, options)) return rc;
-  options.expect_sha256 = ctx.get(o.expect_sha256);
-  mf::hash::Digest parsed{};
-  if (ctx.given(o.expect_sha256) && !mf::hash::from_hex(options.expect_sha256, parsed)) {
-    return cli::usage_error(ctx.tool, "--expect-sha256 takes 64 lowercase hex digits");
-  }
-  Progress progress(ctx, path == "-" ? "<stdin>" : path);
-  return progress.finish(ctx,
-                         mf::trace::verify_command(path, options, STDOUT_FILENO, progress.bytes()));
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const cli::Tool tool{
@@ -211,7 +69,7 @@ int main(int argc, char** argv) {
           "did not pass. The options for one trace are refused with many (docs/replay.md).",
   };
   cli::Options d;
-  const Opts o{
+  const mf::eval::ReplayCommandLine o{
       .mac_key_env = d.text({"mac-key-env",
                              "the terminal event's hmac_sha256 must be right under the key in this "
                              "environment variable",
@@ -280,5 +138,6 @@ int main(int argc, char** argv) {
                        .value = "DIR",
                        .path = cli::Path::InDir}),
   };
-  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return verify(ctx, o); });
+  return cli::run(argc, argv, tool, d,
+                  [&o](cli::Context& ctx) { return mf::eval::replay_command_line(ctx, o); });
 }

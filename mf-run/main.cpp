@@ -1,101 +1,11 @@
 // mf-run: one task or one compiled plan against a model, one call of the tool pack, or the rescue
 // of tool calls from model text; the trace and the result (docs/formats/task.md,
 // docs/harness-run.md, docs/tools.md, docs/rescue.md).
-#include <iostream>
-
 #include "mf/cli/cli.hpp"
-#include "mf/runtime/rescue.hpp"
-#include "mf/runtime/run_command.hpp"
-#include "mf/tools/command.hpp"
+#include "mf/runtime/command_line.hpp"
+#include "mf/runtime/plan_run.hpp"
 
 namespace cli = mf::cli;
-namespace rt = mf::runtime;
-
-namespace {
-
-// The options, declared once; main() fills them in.
-struct Opts {
-  cli::Text task, plan, model, trace, output, trace_content, durability, run_id, store, mac_key_env;
-  cli::Flag fixed_clock, check_evidence;
-  cli::Text request, guardrails;
-  cli::Number repeat_index;
-  cli::Text cache;
-  cli::Number deadline_ms;
-  cli::Text workspace, args, capabilities, sandbox, artifacts;
-  cli::Number bash_log_max;
-  cli::Text tools;
-};
-
-// mf-run tool NAME: one call through the execution boundary (mf/tools/command.hpp).
-int run_tool(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  if (args.size() != 2) return cli::usage_error(ctx.tool, "tool takes exactly one NAME");
-  if (int rc = cli::require(ctx, {o.workspace, o.args})) return rc;
-  mf::tools::ToolCommand command;
-  command.name = args[1];
-  command.args = ctx.get(o.args);
-  if (auto max = ctx.if_given(o.bash_log_max)) command.bash_log_max_bytes = *max;
-  command.workspace = ctx.get(o.workspace);
-  if (ctx.given(o.capabilities)) command.capabilities = cli::split_commas(ctx.get(o.capabilities));
-  command.sandbox = ctx.get(o.sandbox, "none") == "bwrap";
-  command.artifact_dir = ctx.get(o.artifacts);
-  command.fixed_clock = ctx.fixed_clock(o.fixed_clock);
-  command.cancel = &cli::cancellation_flag();
-  return cli::finish(ctx, mf::tools::tool_command(command));
-}
-
-// mf-run rescue --tools a,b: model text (one JSON string per line) in, rescued calls out.
-int run_rescue(cli::Context& ctx, const Opts& o, const std::vector<std::string>& args) {
-  if (args.size() != 1) return cli::usage_error(ctx.tool, "rescue takes no operands");
-  if (int rc = cli::require(ctx, {o.tools})) return rc;
-  mf::Status s = rt::rescue_lines(std::cin, std::cout, cli::split_commas(ctx.get(o.tools)));
-  std::cout.flush();
-  return s ? cli::kSuccess : cli::report(ctx.tool, s.diagnostics(), "<stdin>");
-}
-
-// Task mode, or plan mode (--plan): mf/runtime/run_command.hpp.
-int run(cli::Context& ctx, const Opts& o) {
-  if (const auto args = ctx.positionals(); !args.empty()) {
-    if (args[0] == "tool") return run_tool(ctx, o, args);
-    if (args[0] == "rescue") return run_rescue(ctx, o, args);
-    return cli::unknown_command(ctx.tool, args[0], {"tool", "rescue"});
-  }
-  if (ctx.given(o.task) && ctx.given(o.plan)) {
-    return cli::usage_error(ctx.tool, "--task and --plan are two modes: give one");
-  }
-  // The mode's file (given already in plan mode), the model and the trace.
-  if (int rc = cli::require(ctx, {ctx.given(o.plan) ? o.plan : o.task, o.model, o.trace}))
-    return rc;
-  rt::RunArgs a;
-  a.task_path = ctx.get(o.task);
-  a.plan_path = ctx.if_given(o.plan);
-  a.model_spec = ctx.get(o.model);
-  a.trace_path = ctx.get(o.trace);
-  // With the trace on stdout the result is written only to an --output FILE: the trace holds it.
-  a.output = ctx.get(o.output, ctx.get(o.trace) == "-" ? "" : "-");
-  a.run_id = ctx.get(o.run_id);
-  if (ctx.get(o.durability, "event") == "batch") a.durability = mf::trace::Durability::Batch;
-  a.trace_content = *rt::parse_trace_content(ctx.get(o.trace_content, "digest"));
-  a.cache = *mf::model::parse_cache_mode(ctx.get(o.cache, "off"));
-  a.repeat = ctx.get(o.repeat_index, 0);
-  a.store_dir = ctx.store_dir(o.store);
-  a.store_given = ctx.given(o.store);
-  a.check_evidence = ctx.get(o.check_evidence);
-  a.request = ctx.get(o.request);
-  a.guardrails = *rt::parse_guardrails(ctx.get(o.guardrails, "full"));
-  a.deadline_ms = ctx.get(o.deadline_ms, 0);
-  a.workspace = ctx.get(o.workspace, ".");
-  a.artifact_dir = ctx.get(o.artifacts);
-  if (ctx.given(o.capabilities)) a.capabilities = cli::split_commas(ctx.get(o.capabilities));
-  a.sandbox = ctx.get(o.sandbox, "none") == "bwrap";
-  a.fixed_clock = ctx.fixed_clock(o.fixed_clock);
-  a.cancel = &cli::cancellation_flag();
-  // The key is read after the check of the streams and before the mode's own checks.
-  if (std::string why = rt::check_streams(a); !why.empty()) return cli::usage_error(ctx.tool, why);
-  if (int rc = cli::secret_from_env(ctx, o.mac_key_env, a.mac_key)) return rc;
-  return cli::finish(ctx, rt::run_command(a));
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const cli::Tool tool{
@@ -166,7 +76,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> task{""};  // task and plan mode: no subcommand
   const std::vector<std::string> tool_cmd{"tool"};
   const std::vector<std::string> tool_or_run{"", "tool"};
-  Opts o{
+  const mf::runtime::CommandLine o{
       .task = d.text({"task", "task file (task mode)", "FILE", task}),
       .plan = d.text({"plan", "compiled plan (harness mode)", "FILE|-", task}),
       .model = d.text({"model",
@@ -262,5 +172,6 @@ int main(int argc, char** argv) {
                                 1}),
       .tools = d.text({"tools", "rescue: the tool names a call may name", "NAME,...", {"rescue"}}),
   };
-  return cli::run(argc, argv, tool, d, [&o](cli::Context& ctx) { return run(ctx, o); });
+  return cli::run(argc, argv, tool, d,
+                  [&o](cli::Context& ctx) { return mf::runtime::command_line(ctx, o); });
 }

@@ -5,6 +5,7 @@
 # a journal or a set of shards can be wrong.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/slow_shell.bash"
 
 eval_bin="$MF_BIN/mf-eval"
 fx=$MF_SOURCE_DIR/fixtures
@@ -150,20 +151,7 @@ done
 
 # --- Journal, SIGKILL and resume ---------------------------------------------------------------
 # Cases that take a moment each (a real shell call of 0.2 s), so a kill lands mid-campaign.
-mkdir -p "$tmp/kill"
-# The read-submit harness with the shell in place of the read.
-sed 's/builtin\.pi_compat\.read@1/builtin.pi_compat.bash@1/; s/read_submit/slow_shell/g' \
-  "$fx/harness/read-submit.yaml" >"$tmp/kill/slow.yaml"
-run 0 "$MF_BIN/mf-compile" "$tmp/kill/slow.yaml" -o -
-cp "$tmp/out" "$tmp/kill/slow.plan.json"
-cat >"$tmp/kill/run.json" <<'EOF'
-{"steps": [{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 0.2; echo done"}}]},
-           {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "ok"}}]}]}
-EOF
-mkdir -p "$tmp/kill/ws"
-jq -n --arg ws "$tmp/kill/ws" '{suite_id: "slow", cases: [range(0; 12) |
-  {id: ("slow-\(. + 10)"), plan: "slow.plan.json", model: "scripted:run.json", workspace: $ws,
-   expect: {terminal: "completed", tools: ["bash", "submit"]}}]}' >"$tmp/kill/suite.json"
+slow_shell_suite "$tmp/kill" 12 0.2 10 '{"terminal": "completed", "tools": ["bash", "submit"]}'
 slow() { "$eval_bin" run --suite "$tmp/kill/suite.json" --fixed-clock "$@"; }
 run 0 slow --output "$tmp/kill/whole.json" -j 1
 [[ $(wc -l <"$tmp/kill/whole.json.journal") -eq 12 ]] || fail "the journal does not hold 12 attempts"

@@ -4,19 +4,11 @@
 # kill it, and attack the inputs.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/golden_plan.bash"
 
-mfc="$MF_BIN/mf-compile"
-mfr="$MF_BIN/mf-run"
+golden_plan
 rep="$MF_BIN/mf-replay"
-h=fixtures/harness
 runs=$h/runs
-plan=$tmp/plan.json
-run 0 "$mfc" $h/golden.yaml --catalog $h/catalog.json --profiles $h/profiles.json -o -
-cp "$tmp/out" "$plan"
-
-ws=$tmp/ws
-mkdir -p "$ws/src" "$tmp/art"
-cp fixtures/repository/src/lib.rs "$ws/src/"
 common=(--workspace "$ws" --artifacts "$tmp/art" --fixed-clock --trace-content inline)
 
 # --- a clean run: tools really executed, artifacts with their digests ---------------------------

@@ -6,16 +6,9 @@
 # binding's descriptor_sha256 (MF-R003).
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/golden_plan.bash"
 
-mfc="$MF_BIN/mf-compile"
-mfr="$MF_BIN/mf-run"
-h=fixtures/harness
-plan=$tmp/plan.json
-run 0 "$mfc" $h/golden.yaml --catalog $h/catalog.json --profiles $h/profiles.json -o -
-cp "$tmp/out" "$plan"
-ws=$tmp/ws
-mkdir -p "$ws/src" "$tmp/art"
-cp fixtures/repository/src/lib.rs "$ws/src/"
+golden_plan
 common=(--model scripted:$h/runs/golden-ok.json --workspace "$ws" --artifacts "$tmp/art" --fixed-clock)
 
 # The untouched plan verifies and runs.

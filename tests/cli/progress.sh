@@ -6,6 +6,7 @@
 # writer that pauses), not by a clock bound in the test.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/slow_shell.bash"
 command -v script >/dev/null || { echo "progress: script(1) (util-linux) is not installed"; exit 77; }
 
 fx=$MF_SOURCE_DIR/fixtures
@@ -22,18 +23,7 @@ on_tty() {
 drawn() { grep -qF $'\r'"$1" "$tmp/tty" || fail "no progress line '$1': $(cat -v "$tmp/tty")"; }
 
 # --- mf-eval run: four cases of 0.3 s each in shard 1/2 ------------------------------------------
-mkdir -p "$tmp/eval/ws"
-sed 's/builtin\.pi_compat\.read@1/builtin.pi_compat.bash@1/; s/read_submit/slow_shell/g' \
-  "$fx/harness/read-submit.yaml" >"$tmp/eval/slow.yaml"
-run 0 "$MF_BIN/mf-compile" "$tmp/eval/slow.yaml" -o -
-cp "$tmp/out" "$tmp/eval/slow.plan.json"
-cat >"$tmp/eval/run.json" <<'EOF'
-{"steps": [{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 0.3; echo done"}}]},
-           {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "ok"}}]}]}
-EOF
-jq -n --arg ws "$tmp/eval/ws" '{suite_id: "slow", cases: [range(0; 8) |
-  {id: "slow-\(.)", plan: "slow.plan.json", model: "scripted:run.json", workspace: $ws,
-   expect: {terminal: "completed"}}]}' >"$tmp/eval/suite.json"
+slow_shell_suite "$tmp/eval" 8 0.3 0 '{"terminal": "completed"}'
 eval_run="$MF_BIN/mf-eval run --suite $tmp/eval/suite.json --shard 1/2 --fixed-clock --output $tmp/eval/s1.json"
 summary="mf-eval: 4 cases, 4 passed, 0 failed — report $tmp/eval/s1.json"
 on_tty "$eval_run"

@@ -196,18 +196,8 @@ int require(const Context& ctx,
 int secret_from_env(const Context& ctx, const Text& o, std::string& secret) {
   secret.clear();
   if (!ctx.given(o)) return kSuccess;
-  const std::string name = ctx.get(o);
-  const char* value = std::getenv(name.c_str());
-  if (value == nullptr || *value == '\0') {
-    return usage_error(
-        ctx.tool, "--" + o.name() + ": the environment variable " + name + " is not set or empty");
-  }
-  if (std::strlen(value) < kMinSecretBytes) {
-    return usage_error(ctx.tool, "--" + o.name() + ": the key in " + name + " is shorter than " +
-                                     std::to_string(kMinSecretBytes) + " bytes");
-  }
-  secret = value;
-  return kSuccess;
+  const std::string why = diag::secret_from_env(o.name(), ctx.get(o), secret);
+  return why.empty() ? kSuccess : usage_error(ctx.tool, why);
 }
 
 std::string Options::add(const Decl& d, const po::value_semantic* semantic) {
@@ -269,12 +259,7 @@ int usage_error(const Tool& tool, std::string_view what) {
 
 int unknown_command(const Tool& tool, std::string_view given,
                     const std::vector<std::string>& known) {
-  std::string hint = text::did_you_mean(given, known);
-  if (hint.empty()) {
-    for (const auto& name : known) hint += (hint.empty() ? " (commands: " : ", ") + name;
-    hint += ")";
-  }
-  return usage_error(tool, "unknown command '" + std::string(given) + "'" + hint);
+  return usage_error(tool, text::unknown_command(given, known));
 }
 
 int report(const Tool& tool, const diag::Diagnostics& ds, std::string_view source, diag::Job job) {

@@ -3,6 +3,8 @@
 #include "mf/diag/secrets.hpp"
 
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <vector>
 
@@ -77,6 +79,21 @@ std::string redact_secrets(std::string_view text) {
   if (!may_hold_secret(text)) return out;
   for (const auto& p : patterns()) out = std::regex_replace(out, p.re, p.replacement);
   return out;
+}
+
+std::string secret_from_env(std::string_view option, const std::string& name, std::string& secret) {
+  secret.clear();
+  const char* value = std::getenv(name.c_str());
+  const std::string flag = "--" + std::string(option);
+  if (value == nullptr || *value == '\0') {
+    return flag + ": the environment variable " + name + " is not set or empty";
+  }
+  if (std::strlen(value) < kMinSecretBytes) {
+    return flag + ": the key in " + name + " is shorter than " + std::to_string(kMinSecretBytes) +
+           " bytes";
+  }
+  secret = value;
+  return {};
 }
 
 }  // namespace mf::diag

@@ -1,5 +1,5 @@
 // mf-eval's subcommands (command.hpp): each checks its options, does the file work and returns an
-// outcome, so mf-eval/main.cpp only maps it to stderr and an exit code.
+// outcome, so the command line (command_line.cpp) only maps it to stderr and an exit code.
 #include "mf/eval/command.hpp"
 
 #include <cstdlib>
@@ -9,17 +9,20 @@
 #include <tuple>
 #include <utility>
 
+#include "mf/diag/secrets.hpp"
 #include "mf/eval/campaign_args.hpp"
 #include "mf/eval/render.hpp"
 #include "mf/eval/report.hpp"
 #include "mf/eval/runner.hpp"
 #include "mf/eval/suite.hpp"
+#include "mf/eval/verify.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/model/live.hpp"
 #include "mf/store/refs.hpp"
 #include "mf/store/store.hpp"
+#include "mf/text/suggest.hpp"
 
 namespace mf::eval {
 namespace {
@@ -309,6 +312,109 @@ CommandOutcome compare_command(const CompareArgs& args) {
   for (const auto& reason : reasons) outcome.remarks.push_back("gate failed: " + reason);
   outcome.failed = !reasons.empty();
   return outcome;
+}
+
+namespace {
+
+CommandOutcome required(const char* option) {
+  return CommandOutcome::usage_error("--" + std::string(option) + " is required");
+}
+
+// --mac-key-env's key into `key`: the usage message when it cannot be read, else "".
+std::string read_key(const CommandArgs& a, std::string& key) {
+  key.clear();
+  return a.mac_key_env ? diag::secret_from_env("mac-key-env", *a.mac_key_env, key) : std::string();
+}
+
+CommandOutcome run(const CommandArgs& c) {
+  if (!c.suite) return required("suite");
+  if (!c.output) return required("output");
+  RunArgs a;
+  a.suite = *c.suite;
+  a.output = *c.output;
+  a.format = c.format.value_or("json");
+  a.jobs = c.jobs.value_or(1);
+  a.repeat = c.repeat.value_or(1);
+  a.case_timeout_ms = c.case_timeout_ms.value_or(0);
+  a.models = c.models;
+  a.presets = c.presets;
+  a.shard = c.shard;
+  a.cases = c.cases;
+  a.tags = c.tags;
+  a.journal = c.journal;
+  a.resume = c.resume;
+  a.store_dir = c.store_dir;
+  a.cache = *model::parse_cache_mode(c.cache.value_or("off"));
+  a.traces_dir = c.traces.value_or("");
+  a.run_id_prefix = c.run_id_prefix.value_or(a.run_id_prefix);
+  a.fixed_clock = c.fixed_clock;
+  if (std::string why = read_key(c, a.mac_key); !why.empty()) {
+    return CommandOutcome::usage_error(why);
+  }
+  a.cancel = c.cancel;
+  if (c.progress) a.show_progress = c.progress(progress_label(a));
+  return run_command(a);
+}
+
+CommandOutcome compare(const CommandArgs& c) {
+  if (!c.baseline) return required("baseline");
+  if (!c.candidate) return required("candidate");
+  CompareArgs a;
+  a.baseline = *c.baseline;
+  a.candidate = *c.candidate;
+  a.format = c.format.value_or("json");
+  a.max_regressions = c.max_regressions.value_or(0);
+  a.alpha = c.alpha;
+  a.max_latency_ratio = c.max_latency_ratio;
+  a.max_cost_ratio = c.max_cost_ratio;
+  a.max_false_closure_rate = c.max_false_closure_rate;
+  return compare_command(a);
+}
+
+CommandOutcome verify(const CommandArgs& c) {
+  const auto& args = c.operands;
+  if (args.size() != 2) return CommandOutcome::usage_error("verify takes one REPORT.json");
+  VerifyArgs a{.report = args[1],
+               .traces_dir = c.traces.value_or(""),
+               .store_dir = c.store.value_or(""),
+               .suite = c.suite,
+               .jobs = c.jobs.value_or(1)};
+  if (std::string why = read_key(c, a.mac_key); !why.empty()) {
+    return CommandOutcome::usage_error(why);
+  }
+  return verify_command(a);
+}
+
+}  // namespace
+
+std::string progress_label(const RunArgs& a) {
+  return a.shard ? "shard " + *a.shard : a.output != "-" ? a.output : a.suite;
+}
+
+CommandOutcome command(const CommandArgs& c) {
+  const auto& args = c.operands;
+  if (args.empty()) {
+    return CommandOutcome::usage_error("missing COMMAND (run, merge, report, compare, verify)");
+  }
+  if (args[0] == "merge") {
+    if (!c.output) return required("output");
+    return merge_command({args.begin() + 1, args.end()}, *c.output, c.store_dir);
+  }
+  if (args[0] == "report") {
+    if (!c.min_pass_rate && !c.format) return required("format");
+    if (args.size() != 2) return CommandOutcome::usage_error("report takes one REPORT.json");
+    return report_command({.report = args[1],
+                           .format = c.format.value_or(""),
+                           .output = c.output.value_or("-"),
+                           .traces_dir = c.traces.value_or(""),
+                           .min_pass_rate = c.min_pass_rate});
+  }
+  if (args[0] == "verify") return verify(c);
+  if (args.size() > 1) return CommandOutcome::usage_error("unexpected argument '" + args[1] + "'");
+  if (args[0] == "run") return run(c);
+  if (args[0] == "compare") return compare(c);
+  return CommandOutcome::usage_error(
+      text::unknown_command(args[0], {"run", "merge", "report", "compare", "verify"}));
 }
 
 }  // namespace mf::eval

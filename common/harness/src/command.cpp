@@ -575,4 +575,34 @@ Status custom_tools_command(const std::string& manifest, const std::string& poli
   return io::write_all(out_fd, json::canonical_file(compiled->report));
 }
 
+diag::CommandOutcome command(const CommandArgs& a, int out_fd, int err_fd) {
+  using diag::CommandOutcome;
+  const std::vector<std::string>& args = a.operands;
+  const auto outcome = [](const Status& s) {
+    return s ? CommandOutcome{} : CommandOutcome::stopped_by(s.diagnostics());
+  };
+  const std::string sub = args.empty() ? "" : args[0];
+  if (sub == "verify") {
+    if (args.size() > 2) return CommandOutcome::usage_error("verify takes one PLAN file (or -)");
+    return verify_plan(args.size() == 2 ? args[1] : "-", out_fd);
+  }
+  if (sub == "project") {
+    if (args.size() > 1) return CommandOutcome::usage_error("project takes no operand");
+    if (!a.input) return CommandOutcome::usage_error("--input is required");
+    const ProjectArgs project{a.compile.catalogs, a.units, *a.input, a.explain};
+    return outcome(project_command(project, out_fd, err_fd));
+  }
+  if (sub == "custom-tools") {
+    if (args.size() != 2) {
+      return CommandOutcome::usage_error("custom-tools takes one MANIFEST (or -)");
+    }
+    if (!a.policy) return CommandOutcome::usage_error("--policy is required");
+    return outcome(custom_tools_command(args[1], *a.policy, a.compile.output, out_fd));
+  }
+  if (args.size() > 1) return CommandOutcome::usage_error("give one HARNESS file (or -)");
+  CompileArgs compile = a.compile;
+  compile.source = args.empty() ? "-" : args[0];
+  return compile_plan(compile, out_fd);
+}
+
 }  // namespace mf::harness

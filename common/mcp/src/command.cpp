@@ -86,4 +86,19 @@ diag::CommandOutcome admit_command(const std::string& snapshot_path, const std::
   return print(admit_manifest(snapshot_path, policy_path), out_fd);
 }
 
+diag::CommandOutcome connector_command(const ConnectorArgs& a, int out_fd) {
+  const std::vector<std::string>& args = a.operands;
+  const bool discover = args.size() == 2 && args[1] == "discover";
+  if (!discover && !(args.size() == 3 && args[1] == "admit")) {
+    return diag::CommandOutcome::usage_error(
+        "connector takes 'discover --server CMD|URL' or 'admit SNAPSHOT --policy P'");
+  }
+  if (discover) {
+    if (!a.server) return diag::CommandOutcome::usage_error("--server is required");
+    return discover_command(*a.server, a.server_env, a.bearer_env, a.timeout_ms, out_fd);
+  }
+  if (!a.policy) return diag::CommandOutcome::usage_error("--policy is required");
+  return admit_command(args[2], *a.policy, out_fd);
+}
+
 }  // namespace mf::mcp

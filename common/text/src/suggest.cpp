@@ -94,4 +94,13 @@ std::string did_you_mean(std::string_view given, std::initializer_list<std::stri
   return did_you_mean(given, std::vector<std::string_view>(known));
 }
 
+std::string unknown_command(std::string_view given, const std::vector<std::string>& known) {
+  std::string hint = did_you_mean(given, known);
+  if (hint.empty()) {
+    for (const auto& name : known) hint += (hint.empty() ? " (commands: " : ", ") + name;
+    hint += ")";
+  }
+  return "unknown command '" + std::string(given) + "'" + hint;
+}
+
 }  // namespace mf::text

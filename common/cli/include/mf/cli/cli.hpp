@@ -17,6 +17,7 @@
 #include "mf/diag/codes.hpp"
 #include "mf/diag/diagnostic.hpp"
 #include "mf/diag/outcome.hpp"
+#include "mf/diag/secrets.hpp"
 
 namespace mf::cli {
 
@@ -169,8 +170,8 @@ int require(const Context& ctx,
 
 // Keys are read from the environment variable an option names, never from the command line, and
 // are never printed. Fills `secret` (empty when the option was not given); a usage error (exit 2)
-// when the variable is unset, empty or shorter than kMinSecretBytes.
-inline constexpr std::size_t kMinSecretBytes = 16;
+// when the variable is unset, empty or shorter than kMinSecretBytes (diag::secret_from_env).
+inline constexpr std::size_t kMinSecretBytes = diag::kMinSecretBytes;
 int secret_from_env(const Context& ctx, const Text& o, std::string& secret);
 
 // Parses the command line (adding --help, --version, --quiet), handles help/version and usage

@@ -1,6 +1,7 @@
 // The file side of mf-eval's subcommands (docs/formats/eval.md): run a campaign into its report
 // (journal, store, rendering), merge shard reports, render a report, compare two reports under
-// gates. mf-eval/main.cpp declares the options and maps each outcome to stderr and an exit code.
+// gates; and the dispatch of `mf-eval COMMAND` to them. command_line.hpp reads mf-eval's options
+// into CommandArgs and maps each outcome to stderr and an exit code.
 #pragma once
 
 #include <atomic>
@@ -93,5 +94,35 @@ struct CompareArgs {
   std::optional<std::string> max_false_closure_rate;
 };
 diag::CommandOutcome compare_command(const CompareArgs& args);
+
+// `mf-eval COMMAND ...`, every option as given; each subcommand reads those it takes.
+struct CommandArgs {
+  std::vector<std::string> operands;  // COMMAND, then its operands
+  std::optional<std::string> suite, output, traces, run_id_prefix, cache, shard, journal, format;
+  std::optional<std::string> store;        // --store itself (verify reads the traces there)
+  std::string store_dir;                   // run, merge: --store, else $MF_STORE
+  std::optional<std::string> mac_key_env;  // the variable holding the trace key
+  std::vector<std::string> models, presets;
+  std::vector<std::string> cases, tags;  // already split at commas
+  std::optional<std::string> baseline, candidate, alpha, max_latency_ratio, max_cost_ratio,
+      max_false_closure_rate, min_pass_rate;
+  std::optional<std::int64_t> jobs, repeat, case_timeout_ms, max_regressions;
+  bool fixed_clock = false;  // --fixed-clock or MF_FIXED_CLOCK=1
+  bool resume = false;
+  const std::atomic<bool>* cancel = nullptr;
+  // `mf-eval run`'s progress line, labelled `label` (progress_label): a callback drawing each text,
+  // or an empty one. The line ends when its last copy goes, before command() returns.
+  std::function<std::function<void(std::string_view)>(const std::string& label)> progress;
+};
+
+// What `mf-eval run`'s progress line names after "mf-eval ": "shard I/N", else the report file
+// (the suite for a report on stdout), so runs sharing a terminal are told apart.
+std::string progress_label(const RunArgs& args);
+
+// The subcommand of operands[0] (run, merge, report, compare, verify) with its options; a usage
+// error for a missing or unknown one, or for an operand it does not take. Each subcommand's
+// required options are checked first, then --mac-key-env's key is read, then the subcommand's own
+// checks run.
+diag::CommandOutcome command(const CommandArgs& args);
 
 }  // namespace mf::eval

@@ -1,6 +1,7 @@
 // The file side of mf-compile: read the source, catalogs and profiles, compile, and publish the
-// plan and its compile report (directory, stdout or store). mf-compile/main.cpp parses options and
-// maps the outcome to an exit code; everything else is here.
+// plan and its compile report (directory, stdout or store); and the dispatch of mf-compile's
+// subcommands but connector (mf/mcp/command.hpp). mf-compile/main.cpp reads its options into
+// CommandArgs and maps the outcome to an exit code; everything else is here.
 #pragma once
 
 #include <optional>
@@ -77,6 +78,23 @@ Status project_command(const ProjectArgs& args, int out_fd, int explain_fd);
 // otherwise it is published at `out` and the compilation report goes to `out_fd`.
 Status custom_tools_command(const std::string& manifest, const std::string& policy,
                             const std::string& out, int out_fd);
+
+// mf-compile's operands and options as given, for every subcommand but connector
+// (mf/mcp/command.hpp).
+struct CommandArgs {
+  std::vector<std::string> operands;  // HARNESS|- (none: stdin), or a subcommand and its operands
+  CompileArgs compile;                // its source is the HARNESS operand
+  // project (ProjectArgs, its catalogs compile's): the units, the input, the account.
+  std::string units;
+  std::optional<std::string> input;
+  bool explain = false;
+  std::optional<std::string> policy;  // custom-tools: the compiler policy
+};
+
+// `mf-compile verify PLAN` (verify_plan), `project` (project_command, the account to `err_fd`),
+// `custom-tools MANIFEST` (custom_tools_command), else `mf-compile HARNESS` (compile_plan): each
+// refuses the operands and the missing options it needs as usage errors first.
+diag::CommandOutcome command(const CommandArgs& args, int out_fd, int err_fd);
 
 // The built-in model profile set (docs/formats/profiles.md).
 const json::Value& builtin_profiles_json();

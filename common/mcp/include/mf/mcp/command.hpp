@@ -28,4 +28,17 @@ diag::CommandOutcome discover_command(const std::string& server,
 diag::CommandOutcome admit_command(const std::string& snapshot_path, const std::string& policy_path,
                                    int out_fd);
 
+// `mf-compile connector discover|admit SNAPSHOT`: the operands (from "connector" on) and the
+// options as given (each initialized: callers designate the ones they use); discover needs
+// --server, admit --policy (usage errors otherwise).
+struct ConnectorArgs {
+  std::vector<std::string> operands{};
+  std::optional<std::string> server{};
+  std::vector<std::string> server_env{};
+  std::string bearer_env{};
+  std::optional<std::string> timeout_ms{};
+  std::optional<std::string> policy{};
+};
+diag::CommandOutcome connector_command(const ConnectorArgs& args, int out_fd);
+
 }  // namespace mf::mcp

@@ -1,7 +1,7 @@
 // `mf-run --task` and `mf-run --plan` from the command line's values (docs/formats/task.md,
 // docs/harness-run.md): the checks of options that only make sense together, the run, the result
-// written, and how a run that did not succeed ended. mf-run/main.cpp declares the options, reads
-// the trace key from the environment, and maps the outcome to stderr and an exit code.
+// written, and how a run that did not succeed ended. command_line.hpp reads mf-run's options and
+// the trace key from the environment into RunArgs, and maps the outcome to stderr and an exit code.
 #pragma once
 
 #include <atomic>

@@ -36,4 +36,8 @@ std::string did_you_mean(std::string_view given, const std::vector<std::string_v
 std::string did_you_mean(std::string_view given, const std::vector<std::string>& known);
 std::string did_you_mean(std::string_view given, std::initializer_list<std::string_view> known);
 
+// The message that refuses a subcommand that is none of `known`: "unknown command 'X'", with
+// did_you_mean's hint, else the known ones listed (" (commands: run, merge)").
+std::string unknown_command(std::string_view given, const std::vector<std::string>& known);
+
 }  // namespace mf::text
