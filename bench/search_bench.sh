@@ -11,10 +11,15 @@
 # rg and fd use every core; `rg -j1` is shown too, since tool_bench runs on one thread. Before
 # timing, the number of matching lines and found paths is checked against the peers (paths under
 # .git excluded: the tools never enter it). Benchmarks are not tests: only the checks fail it.
+# Also `mf-toolread search` (literal, one thread, no ignore rules, every bound raised) against
+# `rg -uu -j1 --fixed-strings`, which likewise reads every file; with MF_BIN_BEFORE an earlier
+# build's tool_bench and mf-toolread are timed in the same run.
 #
 # Usage: bench/search_bench.sh
 # Environment:
-#   MF_BIN          bin directory holding tool_bench (default: build Release in $MF_BENCH_BUILD)
+#   MF_BIN          bin directory holding tool_bench and mf-toolread (default: build Release in
+#                   $MF_BENCH_BUILD)
+#   MF_BIN_BEFORE   bin directory of an earlier build's tool_bench and mf-toolread (optional)
 #   MF_BENCH_BUILD  build dir when MF_BIN is unset (default build-bench)
 #   MF_BENCH_DIR    where the tree is generated, once (default /tmp/mf-search-bench)
 #   MF_BENCH_FILES  files in the tree (default 100000)
@@ -33,7 +38,7 @@ tree=$base/tree-${files}f-${mb}mb
 
 bench_name=search_bench
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
-require_tools rg fdfind git python3 awk
+require_tools rg fdfind git python3 awk jq
 
 # --- binary ---------------------------------------------------------------------------------------
 if [[ -n ${MF_BIN:-} ]]; then
@@ -42,11 +47,15 @@ else
   build=${MF_BENCH_BUILD:-$root/build-bench}
   log "building a Release tool_bench in $build"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMF_BUILD_TESTS=OFF >/dev/null
-  cmake --build "$build" -j "$jobs" --target tool_bench >/dev/null
+  cmake --build "$build" -j "$jobs" --target tool_bench mf-toolread >/dev/null
   bin=$build/bin
 fi
 tb=$bin/tool_bench
-[[ -x $tb ]] || die "$tb not found (set MF_BIN or unset it to build)"
+tr=$bin/mf-toolread
+[[ -x $tb && -x $tr ]] || die "$tb or $tr not found (set MF_BIN or unset it to build)"
+tb0=${MF_BIN_BEFORE:+$MF_BIN_BEFORE/tool_bench}
+tr0=${MF_BIN_BEFORE:+$MF_BIN_BEFORE/mf-toolread}
+[[ -z $tb0 || (-x $tb0 && -x $tr0) ]] || die "MF_BIN_BEFORE holds no tool_bench and mf-toolread"
 
 # --- tree (generated once; the marker records that it is complete) -------------------------------
 if [[ ! -f $tree/.bench-complete ]]; then
@@ -143,6 +152,10 @@ check "dense regex lines" "$(ours_lines grep "{\"pattern\":\"$(json_re "$dense")
   "$(rg_count -- "$dense")"
 check "find paths" "$(ours_lines find "{\"pattern\":\"$glob\",\"limit\":0}")" \
   "$(fdfind --glob --hidden --color=never -E .git -- "$glob" "$tree" | wc -l)"
+toolread() { "${2:-$tr}" search --root "$tree" --query "$1" --max-files 1000000000 \
+  --max-bytes 1000000000000 --max-matches 1000000000; }
+check "mf-toolread lines" "$(toolread "$literal" | jq '.matches | length')" \
+  "$(rg -uu --no-messages -c --fixed-strings -- "$literal" "$tree" | awk -F: '{ s += $NF } END { print s + 0 }')"
 
 # --- timings ----------------------------------------------------------------------------------------
 t_lit=$(best_of "$tb" "$tree" grep "{\"pattern\":\"$literal\",\"literal\":true,\"limit\":1e9}")
@@ -157,6 +170,14 @@ t_de_rg1=$(best_of rg -j1 --json --line-number --color=never --hidden -- "$dense
 t_find=$(best_of "$tb" "$tree" find "{\"pattern\":\"$glob\",\"limit\":0}")
 t_find_fd=$(best_of fdfind --glob --color=never --hidden -- "$glob" "$tree")
 t_find_fd1=$(best_of fdfind -j1 --glob --color=never --hidden -- "$glob" "$tree")
+t_tr=$(best_of toolread "$literal")
+t_tr_rg1=$(best_of rg -uu -j1 --fixed-strings -- "$literal" "$tree")
+t_tr_rg=$(best_of rg -uu --fixed-strings -- "$literal" "$tree")
+if [[ -n $tb0 ]]; then
+  t_lit0=$(best_of "$tb0" "$tree" grep "{\"pattern\":\"$literal\",\"literal\":true,\"limit\":1e9}")
+  t_de0=$(best_of "$tb0" "$tree" grep "{\"pattern\":\"$(json_re "$dense")\",\"limit\":1e9}")
+  t_tr0=$(best_of toolread "$literal" "$tr0")
+fi
 
 # ratio PEER OURS: peer seconds / our seconds.
 ratio() { awk -v p="$1" -v o="$2" 'BEGIN { printf "%.2fx", (o > 0) ? p / o : 0 }'; }
@@ -175,4 +196,10 @@ row "rg -j1" "$t_de_rg1" ""
 row "find glob (ours)" "$t_find" "$t_find_fd"
 row "fdfind" "$t_find_fd" ""
 row "fdfind -j1" "$t_find_fd1" ""
-echo "against one peer thread: literal $(ratio "$t_lit_rg1" "$t_lit"), regex $(ratio "$t_re_rg1" "$t_re"), dense regex $(ratio "$t_de_rg1" "$t_de"), find $(ratio "$t_find_fd1" "$t_find")"
+row "mf-toolread search" "$t_tr" "$t_tr_rg1"
+row "rg -uu -F -j1" "$t_tr_rg1" ""
+row "rg -uu -F" "$t_tr_rg" ""
+if [[ -n $tb0 ]]; then
+  echo "MF_BIN_BEFORE -> MF_BIN (speed-up): grep literal ${t_lit0} -> ${t_lit} s ($(ratio "$t_lit0" "$t_lit")), dense regex ${t_de0} -> ${t_de} s ($(ratio "$t_de0" "$t_de")), mf-toolread ${t_tr0} -> ${t_tr} s ($(ratio "$t_tr0" "$t_tr"))"
+fi
+echo "against one peer thread: literal $(ratio "$t_lit_rg1" "$t_lit"), regex $(ratio "$t_re_rg1" "$t_re"), dense regex $(ratio "$t_de_rg1" "$t_de"), find $(ratio "$t_find_fd1" "$t_find"), mf-toolread $(ratio "$t_tr_rg1" "$t_tr")"

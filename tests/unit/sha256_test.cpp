@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "mf/hash/sha256.hpp"
@@ -31,6 +32,43 @@ TEST(Sha256, HexRoundTripAndRejects) {
   EXPECT_FALSE(from_hex("abc", back));
   EXPECT_FALSE(from_hex(std::string(64, 'G'), back));
   EXPECT_FALSE(from_hex(std::string(64, 'A'), back));  // digests are lowercase
+}
+
+TEST(Sha256, FromHexTakesExactlyTheLowercaseDigitsAtEveryPosition) {
+  const Digest abc = sha256("abc");
+  const std::string hex = to_hex(abc);
+  for (std::size_t at = 0; at < 64; ++at) {
+    for (int b = 0; b < 256; ++b) {
+      std::string s = hex;
+      s[at] = static_cast<char>(b);
+      const bool digit = (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f');
+      Digest d{};
+      ASSERT_EQ(from_hex(s, d), digit) << "byte " << b << " at " << at;
+      ASSERT_EQ(is_hex_digest(s), digit) << "byte " << b << " at " << at;
+      if (!digit) continue;
+      // The digit's value lands in its nibble, and nothing else changes.
+      const unsigned value =
+          b <= '9' ? static_cast<unsigned>(b - '0') : static_cast<unsigned>(b - 'a' + 10);
+      Digest want = abc;
+      const unsigned shift = at % 2 == 0 ? 4 : 0;
+      want[at / 2] = static_cast<std::uint8_t>((want[at / 2] & ~(0xFu << shift)) | value << shift);
+      ASSERT_EQ(d, want) << "byte " << b << " at " << at;
+    }
+  }
+  Digest d{};
+  for (const int n : {0, 1, 62, 63, 65, 66, 128}) {
+    EXPECT_FALSE(from_hex(std::string(static_cast<std::size_t>(n), 'a'), d)) << n << " characters";
+  }
+  EXPECT_FALSE(from_hex(hex + "0", d));
+  EXPECT_FALSE(is_hex_digest(hex + "0"));
+  EXPECT_FALSE(is_hex_digest(hex.substr(1)));
+  EXPECT_FALSE(from_hex(std::string(64, '\0'), d));
+  EXPECT_FALSE(from_hex(std::string(64, '\xFF'), d));
+  EXPECT_FALSE(from_hex(std::string(64, static_cast<char>('0' | 0x80)), d));
+  ASSERT_TRUE(from_hex(std::string(64, 'f'), d));
+  Digest ones{};
+  ones.fill(0xFF);
+  EXPECT_EQ(d, ones);
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include <algorithm>
+#include <array>
+#include <cstdint>
 #include <stdexcept>
 
 namespace mf::hash {
@@ -97,25 +98,39 @@ std::string sha256_hex(std::string_view bytes) {
   return to_hex(sha256(bytes));
 }
 
+namespace {
+
+// The value of each lowercase hex digit, 0xFF for every other byte: one load per character where
+// the comparisons cost a branch each (the verifier parses a digest on every trace line).
+constexpr std::array<std::uint8_t, 256> kNibble = [] {
+  std::array<std::uint8_t, 256> t{};
+  t.fill(0xFF);
+  for (int c = '0'; c <= '9'; ++c)
+    t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c)
+    t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - 'a' + 10);
+  return t;
+}();
+
+}  // namespace
+
 bool is_hex_digest(std::string_view hex) {
-  return hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+  if (hex.size() != 64) return false;
+  unsigned bad = 0;
+  for (const char c : hex) bad |= kNibble[static_cast<unsigned char>(c)];
+  return (bad & 0xF0) == 0;
 }
 
 bool from_hex(std::string_view hex, Digest& out) {
   if (hex.size() != 64) return false;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
+  const auto* p = reinterpret_cast<const unsigned char*>(hex.data());
+  unsigned bad = 0;  // any 0xFF lookup sets the high bit; checked once, after the loop
   for (std::size_t i = 0; i < 32; ++i) {
-    const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
+    const unsigned hi = kNibble[p[2 * i]], lo = kNibble[p[2 * i + 1]];
+    bad |= hi | lo;
     out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
   }
-  return true;
+  return (bad & 0xF0) == 0;
 }
 
 }  // namespace mf::hash

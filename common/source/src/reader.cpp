@@ -324,8 +324,12 @@ class Searcher {
     std::size_t counted_to = 0;  // newlines before this offset are counted in `line`
     std::size_t pos = 0;
     for (;;) {
-      const auto hit = text.find(req_.query, pos);
-      if (hit == std::string_view::npos) return;
+      // glibc's memmem skips by a shift table; string_view::find stops at every occurrence of
+      // the query's first byte and compares from there.
+      const void* found = ::memmem(text.data() + pos, text.size() - pos, req_.query.data(),
+                                   req_.query.size());
+      if (found == nullptr) return;
+      const auto hit = static_cast<std::size_t>(static_cast<const char*>(found) - text.data());
       line += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
                          text.begin() + static_cast<std::ptrdiff_t>(hit), '\n');
       counted_to = hit;

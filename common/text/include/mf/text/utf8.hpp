@@ -15,8 +15,14 @@ constexpr bool is_continuation(unsigned char byte) {
   return (byte & 0xC0) == 0x80;
 }
 
-// Offset of the first byte that breaks well-formedness, or npos when `s` is valid UTF-8.
+// Offset of the first byte that breaks well-formedness, or npos when `s` is valid UTF-8. ASCII runs
+// are checked 16 bytes at a time (8 without SSE2), multi-byte sequences one at a time.
 std::size_t utf8_error_offset(std::string_view s);
+
+// From s[i], past every well-formed multi-byte sequence: the offset of the first byte that is ASCII
+// or does not start a well-formed sequence (s.size() at the end). A byte >= 0x80 at the result is
+// where `s` stops being UTF-8.
+std::size_t utf8_skip_sequences(std::string_view s, std::size_t i);
 
 inline bool valid_utf8(std::string_view s) {
   return utf8_error_offset(s) == std::string_view::npos;
@@ -36,6 +42,10 @@ std::size_t utf8_count(std::string_view s);
 
 // Length of the well-formed sequence starting at s[i], or 0 when none starts there.
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+
+// Writes the UTF-8 encoding of the code point `c` (at most U+10FFFF, not a surrogate) to
+// out[0, 4); returns its length.
+std::size_t encode_utf8(char32_t c, char* out);
 
 // Appends the UTF-8 encoding of the code point `c` (at most U+10FFFF, not a surrogate).
 void append_utf8(char32_t c, std::string& out);
