@@ -8,6 +8,10 @@ command -v strace >/dev/null || {
   echo "SKIP: strace is not installed (scripts/install-deps.sh installs it)"
   exit 77
 }
+strace -o /dev/null true 2>/dev/null || {
+  echo "SKIP: strace cannot trace here (ptrace is not permitted)"
+  exit 77
+}
 src=${MF_SOURCE_DIR:-.}
 
 # --- the read tool on a 615-byte file -------------------------------------------------------------
