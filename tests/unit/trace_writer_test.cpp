@@ -476,7 +476,7 @@ TEST_F(TraceWriterSyncs, BatchDurabilitySyncsOnceTheIntervalHasPassed) {
   emit_run(**w, 3);
   EXPECT_EQ(mf::io::sync_count() - before, 5u);
   ASSERT_TRUE((*w)->close().ok());
-  EXPECT_EQ(mf::io::sync_count() - before, 6u);
+  EXPECT_EQ(mf::io::sync_count() - before, 5u);  // the last event's sync left nothing to sync
 }
 
 TEST_F(TraceWriterSyncs, BatchDurabilitySyncsEachMebibyteWritten) {

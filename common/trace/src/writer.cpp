@@ -245,7 +245,10 @@ Status Writer::close() {
   closed_ = true;
   Status done =
       failed_ ? Status(diag::error(codes::kWriteFailed, "an earlier write failed")) : flush();
-  if (done && options_.durability == Durability::Batch) done = sync();
+  // Under Batch, what an interval sync already covered is not synced again.
+  const bool unsynced =
+      unsynced_ > 0 || (options_.deferred != nullptr && options_.deferred->pending());
+  if (done && options_.durability == Durability::Batch && unsynced) done = sync();
   if (owned_ && ::close(fd_) != 0 && done) {
     done = diag::error(codes::kWriteFailed, "cannot close the trace: " + errno_text());
   }

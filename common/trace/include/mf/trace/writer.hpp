@@ -70,7 +70,7 @@ class Writer {
   // The run's first cause (cause.hpp) over the events written so far, once the terminal event
   // decided it.
   const std::optional<Cause>& first_cause() const { return cause_.cause(); }
-  Status close();  // flush, sync under Batch, close the file; idempotent
+  Status close();  // flush, sync what is unsynced under Batch, close the file; idempotent
 
  private:
   Writer(WriterOptions options, int fd, bool owned, bool sync, std::string* sink);
