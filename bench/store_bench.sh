@@ -5,7 +5,8 @@
 #        mf-store hash           vs  sha256sum
 #        mf-store put (durable)  vs  dd conv=fsync      (a fresh store each run)
 #        mf-store get            vs  cat
-#   2. mf_bench's Store* benchmarks (bench/store_bench.cpp, enabled by MF_BENCH_STORE=1): put and get
+#   2. peak RSS of gc, export and import on an 8 MiB and a MF_BENCH_SCAN_MB JSON object
+#   3. mf_bench's Store* benchmarks (bench/store_bench.cpp, enabled by MF_BENCH_STORE=1): put and get
 #      throughput for 1 KiB and 1 MiB values, one synced commit per put vs many puts per
 #      transaction, gets by 1/2/4 reader processes at once, and a bulk put of 100k small objects
 #      vs the same objects as files in a git-like loose-object layout, with and without fsync.
@@ -18,6 +19,7 @@
 #   MF_BENCH_DIR      output dir (default target/bench)
 #   MF_BENCH_MB       corpus size in MB (default 100)
 #   MF_BENCH_RUNS     timed runs per whole-process command, the best is kept (default 3)
+#   MF_BENCH_SCAN_MB  the large JSON object of the peak-RSS rows, in MiB (default 1024)
 #   MF_BENCH_STORE_DIR  where the temporary stores go (default target/bench/store-tmp: same disk)
 #   MF_JOBS           build parallelism (default 2)
 set -euo pipefail
@@ -100,6 +102,40 @@ t_cat=$(best_of cat "$corpus")
 rm -rf "$work/put" "$work/copy"
 
 
+# --- peak RSS against object size: the reference scan (gc, export) and import ---------------------
+# A JSON object of MF_BENCH_SCAN_MB MiB (default 1024) that mentions another object, against the same
+# shape at 8 MiB: what gc, export and import hold as the object grows (/usr/bin/time -f %M).
+scan_doc() { # scan_doc MIB LEAF > FILE
+  python3 - "$1" "$2" <<'PY'
+import sys
+mib, leaf = int(sys.argv[1]), sys.argv[2].encode()
+line = b"lorem ipsum dolor sit amet, " * 4 + b"\\n\\u00e9 "
+out = sys.stdout.buffer
+out.write(b'{"leaf":"' + leaf + b'","text":"')
+out.write(line * ((mib << 20) // len(line)))
+out.write(b'"}')
+PY
+}
+peak_kib() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }
+scan_rows=()
+if [[ -x /usr/bin/time ]] && command -v python3 >/dev/null; then
+  for smb in 8 "${MF_BENCH_SCAN_MB:-1024}"; do
+    log "peak RSS of gc, export and import on a ${smb} MiB JSON object"
+    s=$work/scan
+    rm -rf "$s" "$s.import"
+    leaf=$(echo "leaf" | "$mf_store" --store "$s" put)
+    scan_doc "$smb" "$leaf" >"$work/scan.json"
+    root=$("$mf_store" --store "$s" put "$work/scan.json")
+    "$mf_store" --store "$s" ref set big "$root"
+    rm "$work/scan.json"
+    "$mf_store" --store "$s" export --ref big >"$work/scan.export"
+    grep -q "\"digest\":\"$leaf\"" "$work/scan.export" || die "export left out the mentioned leaf"
+    scan_rows+=("$smb $(peak_kib "$mf_store" --store "$s" gc) $(peak_kib "$mf_store" --store "$s" \
+      export --ref big) $(peak_kib "$mf_store" --store "$s.import" import "$work/scan.export")")
+    rm -rf "$s" "$s.import" "$work/scan.export"
+  done
+fi
+
 # --- mf_bench Store* --------------------------------------------------------------------------
 log "running mf_bench Store* (temporary stores under $work)"
 MF_BENCH_STORE=1 MF_BENCH_STORE_DIR="$work" "$bin/mf_bench" --benchmark_filter='^Store' \
@@ -151,6 +187,16 @@ bulk_table() {
   row "dd conv=fsync" "$t_dd" "" 30
   row "mf-store get (re-hashed)" "$t_get" "$t_cat" 30
   row "cat" "$t_cat" "" 30
+  if ((${#scan_rows[@]})); then
+    echo
+    echo "Peak RSS (MiB) against a JSON object's size (it mentions one other object)"
+    printf "%-12s %10s %10s %10s\n" object gc export import
+    for r in "${scan_rows[@]}"; do
+      read -r smb g e i <<<"$r"
+      awk -v m="$smb" -v g="$g" -v e="$e" -v i="$i" \
+        'BEGIN { printf "%-12s %10.1f %10.1f %10.1f\n", m " MiB", g / 1024, e / 1024, i / 1024 }'
+    done
+  fi
   echo
   echo "Put and get in one process (mf_bench; MB/s = MiB/s of values)"
   printf "%-38s %14s %12s\n" benchmark "objects/s" "MiB/s"

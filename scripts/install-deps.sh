@@ -22,6 +22,7 @@ packages=(
   python3-securesystemslib python3-cryptography python3-nacl  # tests/cli/audit_sign.sh interop
   nodejs                              # with npm, fetches the YAML test suite (tests/conformance)
   ripgrep fd-find                     # peers of grep and find in bench/
+  strace                              # tests/cli/syscalls.sh counts opens, reads and syncs
   chromium                            # tests/cli/eval_report.sh opens the HTML report headless
   man-db groff-base                   # tests/cli/help.sh and install.sh render the man pages
   zsh fish                            # tests/cli/completion.sh runs the zsh and fish completions

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -580,6 +581,93 @@ TEST_F(StoreTest, GcKeepsTheClosureOfTheRefs) {
   ASSERT_TRUE(*store->remove_ref("run/1/plan"));
   EXPECT_EQ(*store->gc(), 3u);  // root, leaf, deep
   EXPECT_TRUE(store->verify()->corrupt.empty());
+}
+
+// A mention is followed only inside what the strict reader accepts (json::parse, the store's limits
+// but size): the reference scan, which reads a document in one pass without building it, must
+// agree with the reader on every document, here one per rule, each mentioning its own leaf.
+TEST_F(StoreTest, ReferenceScanAgreesWithTheStrictReader) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  const std::string deep_ok = std::string(63, '[') + "\"@\"" + std::string(63, ']');
+  const std::string deep_bad = std::string(64, '[') + "\"@\"" + std::string(64, ']');
+  const std::vector<std::string> shapes = {R"({"a":"@"})",
+                                           R"(["@"])",
+                                           R"("@")",
+                                           R"( {"@" : 1} )",
+                                           "\t[\"@\"]\r",
+                                           R"({"a":"@","a":1})",
+                                           R"({"a":"@","b":{"c":1,"c":2}})",
+                                           R"({"a":"@","b":{"c":1},"c":2})",
+                                           deep_ok,
+                                           deep_bad,
+                                           R"(["@",1e308,-0.5E-3,0,-0,12.25e+2])",
+                                           R"(["@",1e400])",
+                                           R"(["@",1e-400])",
+                                           R"(["@",01])",
+                                           R"(["@",-])",
+                                           R"(["@",1.])",
+                                           R"(["@",.5])",
+                                           R"(["@",+1])",
+                                           "[\"@\"," + std::string(128, '1') + "]",
+                                           "[\"@\"," + std::string(129, '1') + "]",
+                                           R"(["@",true,false,null])",
+                                           R"(["@",tru])",
+                                           R"(["@",nul])",
+                                           R"(["@","\ud83d\ude00"])",
+                                           R"(["@","\udc00"])",
+                                           R"(["@","\ud83d"])",
+                                           R"(["@","\ud83dx"])",
+                                           R"(["@","\ud83d\u0041"])",
+                                           R"(["@","\u00e9\/\b\f\n\r\t\"\\"])",
+                                           R"(["@","\x"])",
+                                           R"(["@","\u12g4"])",
+                                           "[\"@\",\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"]",
+                                           "[\"@\",\"\xC0\x80\"]",
+                                           "[\"@\",\"\xED\xA0\x80\"]",
+                                           "[\"@\",\"\xF5\x80\x80\x80\"]",
+                                           "[\"@\",\"\xE2\x82\"]",
+                                           "[\"@\",\"a\x01\"]",
+                                           std::string("[\"@\",\"a\0\"]", 9),
+                                           std::string("[\"@\"]\0", 6),
+                                           R"(["@"] x)",
+                                           R"(["@"],)",
+                                           R"(["@",])",
+                                           R"({"a":"@",})",
+                                           R"({"a" "@"})",
+                                           R"({1:"@"})",
+                                           R"(["@" 1])",
+                                           "[\"@\"",
+                                           "",
+                                           R"(["@",{},[],""])",
+                                           R"(["@",[1,[2,{"k":[]}]]])",
+                                           "[\"@\",\"\x7F\"]",
+                                           R"(["@","\u0000"])"};
+  std::vector<Digest> expected;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const Digest leaf = *store->put("leaf " + std::to_string(i));
+    std::string doc = shapes[i];
+    const auto at = doc.find('@');
+    if (at != std::string::npos) doc.replace(at, 1, mf::hash::to_hex(leaf));
+    // A mention spelled with escapes is a mention too (the document's third shape only).
+    if (i == 2) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(doc[1]));
+      doc = "\"" + std::string(escape) + doc.substr(2);
+    }
+    mf::json::ReadLimits limits;
+    limits.max_bytes = limits.max_string_bytes = doc.size() + 1;
+    const bool valid = mf::json::parse(doc, limits).ok();
+    const Digest root = *store->put(doc);
+    ASSERT_TRUE(store->set_ref("doc/" + std::to_string(i), root).ok());
+    expected.push_back(root);
+    if (valid && at != std::string::npos) expected.push_back(leaf);
+  }
+  std::sort(expected.begin(), expected.end());
+  expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+  auto reach = store->reachable();
+  ASSERT_TRUE(reach.ok());
+  EXPECT_EQ(*reach, expected);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/hash/sha256.hpp"
+#include "mf/io/file.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/trace/verify.hpp"
 
@@ -392,3 +394,103 @@ TEST_F(TraceWriterFile, UnopenablePathIsAnOutputError) {
 }
 
 }  // namespace
+
+// Syncs are counted, not timed: under Event every event is synced before emit() returns; under
+// Batch a run's events and the outputs it published are synced together, once at close (and
+// whenever sync_interval or 1 MiB is reached in between).
+class TraceWriterSyncs : public TraceWriterFile {
+ protected:
+  // Emits run_started, `turns` model_requested events and the terminal event.
+  static void emit_run(Writer& w, int turns) {
+    ASSERT_TRUE(w.emit("run_started", started()).ok());
+    for (int call = 1; call <= turns; ++call) {
+      ASSERT_TRUE(w.emit("model_requested", object({{"call", call}, {"kind", "initial"}})).ok());
+    }
+    ASSERT_TRUE(w.emit("run_completed", object({{"terminal", "completed"},
+                                                {"output", Object{}},
+                                                {"model_calls", 1},
+                                                {"repairs", 0}}))
+                    .ok());
+  }
+};
+
+TEST_F(TraceWriterSyncs, EventDurabilitySyncsEveryEvent) {
+  const std::uint64_t before = mf::io::sync_count();
+  auto w = Writer::open((dir_ / "e.jsonl").string(), fixed());
+  ASSERT_TRUE(w.ok());
+  emit_run(**w, 10);
+  ASSERT_TRUE((*w)->close().ok());
+  // The directory once at open, then each of the 12 events.
+  EXPECT_EQ(mf::io::sync_count() - before, 13u);
+}
+
+TEST_F(TraceWriterSyncs, BatchDurabilitySyncsOnceWithTheRunsPublications) {
+  mf::io::SyncSet published;
+  WriterOptions options = fixed();
+  options.durability = Durability::Batch;
+  options.sync_interval = std::chrono::hours(1);
+  options.deferred = &published;
+  const std::uint64_t before = mf::io::sync_count();
+  auto w = Writer::open((dir_ / "b.jsonl").string(), options);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->emit("run_started", started()).ok());
+  for (const char* name : {"draft", "report"}) {
+    ASSERT_TRUE(mf::io::publish_atomic((dir_ / name).string(), std::string("bytes of ") + name,
+                                       mf::io::Clobber::Replace, &published)
+                    .ok());
+  }
+  ASSERT_TRUE((*w)->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
+  EXPECT_EQ(mf::io::sync_count() - before, 0u);  // nothing synced before the end of the run
+  ASSERT_TRUE((*w)->emit("run_completed", object({{"terminal", "completed"},
+                                                  {"output", Object{}},
+                                                  {"model_calls", 1},
+                                                  {"repairs", 0}}))
+                  .ok());
+  ASSERT_TRUE((*w)->close().ok());
+  // One syncfs: the trace and both files are on one filesystem.
+  EXPECT_EQ(mf::io::sync_count() - before, 1u);
+  EXPECT_FALSE(published.pending());
+  EXPECT_EQ(slurp(dir_ / "report"), "bytes of report");
+  EXPECT_TRUE(mf::trace::verify_file((dir_ / "b.jsonl").string()).ok());
+}
+
+TEST_F(TraceWriterSyncs, BatchDurabilityWithoutPublicationsSyncsTheTraceOnce) {
+  WriterOptions options = fixed();
+  options.durability = Durability::Batch;
+  options.sync_interval = std::chrono::hours(1);
+  const std::uint64_t before = mf::io::sync_count();
+  auto w = Writer::open((dir_ / "b.jsonl").string(), options);
+  ASSERT_TRUE(w.ok());
+  emit_run(**w, 10);
+  ASSERT_TRUE((*w)->close().ok());
+  EXPECT_EQ(mf::io::sync_count() - before, 1u);
+}
+
+TEST_F(TraceWriterSyncs, BatchDurabilitySyncsOnceTheIntervalHasPassed) {
+  WriterOptions options = fixed();
+  options.durability = Durability::Batch;
+  options.sync_interval = std::chrono::milliseconds(0);  // every event finds it passed
+  const std::uint64_t before = mf::io::sync_count();
+  auto w = Writer::open((dir_ / "b.jsonl").string(), options);
+  ASSERT_TRUE(w.ok());
+  emit_run(**w, 3);
+  EXPECT_EQ(mf::io::sync_count() - before, 5u);
+  ASSERT_TRUE((*w)->close().ok());
+  EXPECT_EQ(mf::io::sync_count() - before, 5u);  // the last event's sync left nothing to sync
+}
+
+TEST_F(TraceWriterSyncs, BatchDurabilitySyncsEachMebibyteWritten) {
+  WriterOptions options = fixed();
+  options.durability = Durability::Batch;
+  options.sync_interval = std::chrono::hours(1);
+  const std::uint64_t before = mf::io::sync_count();
+  auto w = Writer::open((dir_ / "b.jsonl").string(), options);
+  ASSERT_TRUE(w.ok());
+  emit_run(**w, 20000);  // about 2.5 MiB of lines
+  const auto size = fs::file_size(dir_ / "b.jsonl");
+  ASSERT_GT(size, 2u << 20);
+  const std::uint64_t syncs = mf::io::sync_count() - before;
+  EXPECT_LE(syncs, size >> 20);  // each after a little more than 1 MiB
+  EXPECT_GE(syncs, (size >> 20) - 1);
+  ASSERT_TRUE((*w)->close().ok());
+}

@@ -40,6 +40,18 @@ namespace {
 
 namespace codes = diag::codes;
 
+std::atomic<std::uint64_t> g_syncs{0};
+
+template <class Call>
+int counted_sync(Call call) {
+  g_syncs.fetch_add(1, std::memory_order_relaxed);
+  int rc;
+  do {
+    rc = call();
+  } while (rc != 0 && errno == EINTR);
+  return rc;
+}
+
 std::string errno_text(int err) {
   return std::strerror(err);
 }
@@ -176,6 +188,58 @@ diag::Diagnostic write_failed(const std::string& path, const std::string& what, 
 }
 
 }  // namespace
+
+int sync_file(int fd) {
+  return counted_sync([fd] { return ::fsync(fd); });
+}
+
+int sync_data(int fd) {
+  return counted_sync([fd] { return ::fdatasync(fd); });
+}
+
+int sync_filesystem(int fd) {
+  return counted_sync([fd] { return ::syncfs(fd); });
+}
+
+std::uint64_t sync_count() {
+  return g_syncs.load(std::memory_order_relaxed);
+}
+
+Status SyncSet::note(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    return diag::error(codes::kWriteFailed, "cannot stat an output to sync: " + errno_text(errno));
+  }
+  const auto dev = static_cast<std::uint64_t>(st.st_dev);
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_ = true;
+  for (const auto& [known, unused] : filesystems_) {
+    if (known == dev) return {};
+  }
+  Fd kept(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!kept.valid()) {
+    return diag::error(codes::kWriteFailed, "cannot keep an output to sync: " + errno_text(errno));
+  }
+  filesystems_.emplace_back(dev, std::move(kept));
+  return {};
+}
+
+bool SyncSet::pending() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pending_;
+}
+
+Status SyncSet::sync() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pending_) return {};
+  for (const auto& [dev, fd] : filesystems_) {
+    if (sync_filesystem(fd.get()) != 0) {
+      return diag::error(codes::kWriteFailed, "cannot sync the outputs: " + errno_text(errno));
+    }
+  }
+  pending_ = false;
+  return {};
+}
 
 std::int64_t read_some(int fd, char* buf, std::size_t size) {
   for (;;) {
@@ -403,10 +467,15 @@ Status create_temp(TempFile& temp) {
   return {};
 }
 
-// Runs the writer on the temp file, then makes its bytes durable and closes it.
-Status fill_temp(TempFile& temp, const Writer& write) {
+// Runs the writer on the temp file, then makes its bytes durable (or leaves that to `deferred`) and
+// closes it.
+Status fill_temp(TempFile& temp, const Writer& write, SyncSet* deferred) {
   if (Status s = write(temp.out.get()); !s) return s;
-  if (::fsync(temp.out.get()) != 0) return write_failed(temp.target.path, "fsync", errno);
+  if (deferred != nullptr) {
+    if (Status s = deferred->note(temp.out.get()); !s) return s;
+  } else if (sync_file(temp.out.get()) != 0) {
+    return write_failed(temp.target.path, "fsync", errno);
+  }
   if (temp.out.close() != 0) return write_failed(temp.target.path, "close", errno);
   return {};
 }
@@ -469,7 +538,7 @@ Status place_refusing(TempFile& temp, std::optional<std::string_view> bytes, boo
 // The rename is durable only once the directory entry is on disk. EINVAL means the filesystem
 // cannot sync directories at all, which is not something the caller can fix.
 Status sync_directory(const Target& t) {
-  if (::fsync(t.dir.get()) != 0 && errno != EINVAL) {
+  if (sync_file(t.dir.get()) != 0 && errno != EINVAL) {
     return write_failed(t.path, "fsync of the output directory", errno);
   }
   return {};
@@ -477,7 +546,7 @@ Status sync_directory(const Target& t) {
 
 // `bytes`, when the caller has them, lets Refuse answer an identical existing file without writing.
 Status publish(Result<Target> target, const Writer& write, Clobber clobber,
-               std::optional<std::string_view> bytes) {
+               std::optional<std::string_view> bytes, SyncSet* deferred) {
   if (!target) return target.take_diagnostics();
   const Target& t = *target;
   const std::string& path = t.path;
@@ -491,7 +560,7 @@ Status publish(Result<Target> target, const Writer& write, Clobber clobber,
   }
   TempFile temp{t, {}, Fd()};
   if (Status s = create_temp(temp); !s) return s;
-  if (Status s = fill_temp(temp, write); !s) return temp.discard(std::move(s));
+  if (Status s = fill_temp(temp, write, deferred); !s) return temp.discard(std::move(s));
   bool placed = true;
   if (clobber == Clobber::Replace) {
     if (Status s = place_replacing(temp); !s) return temp.discard(std::move(s));
@@ -499,27 +568,30 @@ Status publish(Result<Target> target, const Writer& write, Clobber clobber,
     placed = false;
     if (Status s = place_refusing(temp, bytes, placed); !s || !placed) return s;
   }
-  return sync_directory(t);
+  // The directory is on the filesystem the temp file was noted on: its sync covers the rename.
+  return deferred != nullptr ? Status() : sync_directory(t);
 }
 
 }  // namespace
 
-Status publish_atomic(const std::string& path, const Writer& write, Clobber clobber) {
-  return publish(open_target(path), write, clobber, std::nullopt);
+Status publish_atomic(const std::string& path, const Writer& write, Clobber clobber,
+                      SyncSet* deferred) {
+  return publish(open_target(path), write, clobber, std::nullopt, deferred);
 }
 
 Status publish_atomic_at(int dirfd, const std::string& name, const std::string& display,
-                         const Writer& write, Clobber clobber) {
+                         const Writer& write, Clobber clobber, SyncSet* deferred) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
     return diag::error(codes::kBadOutputPath, "output path '" + display + "' does not name a file");
   }
   Fd dir(::fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
   if (!dir.valid()) return write_failed(display, "dup of the output directory", errno);
   return publish(Target{display, PathParts{".", name}, std::move(dir)}, write, clobber,
-                 std::nullopt);
+                 std::nullopt, deferred);
 }
 
-Status publish_atomic(const std::string& path, std::string_view bytes, Clobber clobber) {
+Status publish_atomic(const std::string& path, std::string_view bytes, Clobber clobber,
+                      SyncSet* deferred) {
   const Writer write = [&](int fd) -> Status {
     if (Status s = write_all(fd, bytes); !s) {
       return diag::error(codes::kWriteFailed,
@@ -527,7 +599,7 @@ Status publish_atomic(const std::string& path, std::string_view bytes, Clobber c
     }
     return {};
   };
-  return publish(open_target(path), write, clobber, bytes);
+  return publish(open_target(path), write, clobber, bytes, deferred);
 }
 
 Status write_output(const std::string& path, std::string_view bytes) {

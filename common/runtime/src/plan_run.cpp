@@ -152,8 +152,13 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   options.trace_content = request.trace_content;
   options.durability = request.durability == trace::Durability::Event ? "event" : "batch";
   options.cancel = request.cancel;
+  // Batched durability: the files the run's tools publish are synced with the trace, not each on
+  // its own (trace::WriterOptions::deferred).
+  std::unique_ptr<io::SyncSet> deferred;
+  if (request.durability == trace::Durability::Batch) deferred = std::make_unique<io::SyncSet>();
   tools::CallContext context;
   context.workspace = std::move(*workspace);
+  context.deferred_sync = deferred.get();
   context.cancel = request.cancel;
   context.sandbox = request.sandbox;
   if (request.deadline_ms > 0) {
@@ -194,6 +199,7 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   wo.fixed_clock = request.fixed_clock;
   wo.durability = request.durability;
   wo.mac_key = request.mac_key;
+  wo.deferred = deferred.get();
   if (run_id != nullptr) *run_id = wo.run_id;
   auto writer = request.trace_sink != nullptr ? trace::Writer::open_memory(request.trace_sink, wo)
                                               : trace::Writer::open(request.trace_path, wo);

@@ -7,6 +7,9 @@
 #include <sys/random.h>
 
 #include <array>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "mf/diag/codes.hpp"
 #include "mf/io/file.hpp"
@@ -62,9 +65,18 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   if (store && !store::valid_ref_name(store::refs::run_trace(wo.run_id))) {
     return diag::error(diag::codes::kUsage, "run id \"" + wo.run_id + "\" cannot name a store ref");
   }
+  // Under batched durability the responses are kept with the trace in one transaction at the end,
+  // so the store is not synced once per model call.
+  const bool batched = request.durability == trace::Durability::Batch;
+  std::vector<std::pair<std::string, std::string>> responses;  // ref, content
   if (store && request.trace_content == TraceContent::Store) {
     options.keep_content = [&](std::int64_t call, std::string_view content) -> Status {
-      auto kept = store->put_named(store::refs::run_response(wo.run_id, call), content);
+      std::string ref = store::refs::run_response(wo.run_id, call);
+      if (batched) {
+        responses.emplace_back(std::move(ref), content);
+        return {};
+      }
+      auto kept = store->put_named(ref, content);
       return kept ? Status() : Status(kept.take_diagnostics());
     };
   }
@@ -75,9 +87,15 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   if (!writer) return writer.take_diagnostics();
 
   Result<RunOutcome> outcome = run_task(*task, *model->model, **writer, options);
-  if (!outcome || !store) return outcome;
-  // The trace is complete and closed: keep it, and the verified result, under the run's refs.
+  if (!store || (!outcome && responses.empty())) return outcome;
+  // The trace is complete and closed: keep it, and the verified result, under the run's refs, with
+  // the responses a batched run held back.
   Status kept = store->batch([&]() -> Status {
+    for (const auto& [ref, content] : responses) {
+      auto put = store->put_named(ref, content);
+      if (!put) return put.take_diagnostics();
+    }
+    if (!outcome) return {};
     Result<hash::Digest> trace_digest = store->put_file(request.trace_path);
     if (!trace_digest) return trace_digest.take_diagnostics();
     if (Status s = store->set_ref(store::refs::run_trace(wo.run_id), *trace_digest); !s) return s;

@@ -1,11 +1,16 @@
 // Reachability: the digests an object mentions, the closure of the refs under "mentions", and the
 // garbage collection that keeps exactly that closure.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "environment.hpp"
 #include "mf/json/reader.hpp"
-#include "mf/json/value.hpp"
 
 namespace mf::store {
 
@@ -38,47 +43,306 @@ bool might_mention_digest(std::string_view bytes) {
   return false;
 }
 
-template <class F>
-void walk_strings(const json::Value& root, F&& on_string) {
-  std::vector<const json::Value*> stack{&root};  // iterative: user data may be deep
-  while (!stack.empty()) {
-    const json::Value* v = stack.back();
-    stack.pop_back();
-    switch (v->kind()) {
-      case json::Kind::String:
-        on_string(v->as_string());
-        break;
-      case json::Kind::Array:
-        for (const auto& e : v->as_array()) stack.push_back(&e);
-        break;
-      case json::Kind::Object:
-        for (const auto& m : v->as_object()) {
-          on_string(m.key);
-          stack.push_back(&m.value);
-        }
-        break;
-      default:
-        break;
+// The strict reader's verdict on a document (json::parse under the store's limits: every limit
+// but size and string length), reached in one pass that holds no value: only the open containers
+// (at most max_depth), the member names of the open objects (to refuse a duplicate) and the
+// strings of 64 bytes met, which become mentions only if the whole text is one document. A large
+// text's pages are released as the pass leaves them, so memory stays flat however large the value.
+// It accepts exactly what parse() accepts (tests/unit/store_test.cpp holds the two together).
+class MentionScanner {
+ public:
+  // True when `text` is one strict JSON document; its 64-byte strings are then in candidates().
+  bool scan(std::string_view text) {
+    text_ = text;
+    at_ = 0;
+    released_ = 0;
+    depth_ = 0;
+    candidates_.clear();
+    skip_space();
+    if (!value()) return false;
+    skip_space();
+    return at_ == text_.size();
+  }
+  const std::vector<std::string>& candidates() const { return candidates_; }
+
+ private:
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+  bool more() const { return at_ < text_.size(); }
+  char peek() const { return more() ? text_[at_] : '\0'; }
+
+  void skip_space() {
+    while (more()) {
+      const char c = text_[at_];
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+      ++at_;
     }
   }
-}
+
+  // Gives back the pages of a large text the pass has left.
+  void release_behind() {
+    if (text_.size() <= detail::kChunk || at_ - released_ < detail::kChunk) return;
+    detail::release(text_.data() + released_, at_ - released_);
+    released_ = at_;
+  }
+
+  bool value() {
+    switch (peek()) {
+      case '{':
+        return container(true);
+      case '[':
+        return container(false);
+      case '"':
+        return string(nullptr);
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        return number();
+    }
+  }
+
+  bool literal(std::string_view word) {
+    if (text_.substr(at_, word.size()) != word) return false;
+    at_ += word.size();
+    return true;
+  }
+
+  // As the reader: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, at most max_number_length
+  // characters, a finite double.
+  bool number() {
+    const std::size_t start = at_;
+    if (peek() == '-') ++at_;
+    if (peek() == '0') {
+      ++at_;
+    } else if (is_digit(peek())) {
+      while (is_digit(peek())) ++at_;
+    } else {
+      return false;
+    }
+    if (peek() == '.') {
+      ++at_;
+      if (!is_digit(peek())) return false;
+      while (is_digit(peek())) ++at_;
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      ++at_;
+      if (peek() == '+' || peek() == '-') ++at_;
+      if (!is_digit(peek())) return false;
+      while (is_digit(peek())) ++at_;
+    }
+    const std::string_view lexeme = text_.substr(start, at_ - start);
+    if (lexeme.size() > limits_.max_number_length) return false;
+    double d = 0;
+    const auto [end, ec] = std::from_chars(lexeme.data(), lexeme.data() + lexeme.size(), d);
+    return ec == std::errc() && end == lexeme.data() + lexeme.size() && std::isfinite(d);
+  }
+
+  bool container(bool object) {
+    if (depth_ >= limits_.max_depth) return false;
+    ++depth_;
+    ++at_;
+    std::unordered_set<std::string> keys;
+    std::size_t entries = 0;
+    skip_space();
+    if (peek() == (object ? '}' : ']')) {
+      ++at_;
+      --depth_;
+      return true;
+    }
+    for (;;) {
+      if (entries++ >= limits_.max_entries) return false;
+      if (object) {
+        std::string key;
+        if (peek() != '"' || !string(&key) || !keys.insert(std::move(key)).second) return false;
+        skip_space();
+        if (peek() != ':') return false;
+        ++at_;
+        skip_space();
+      }
+      if (!value()) return false;
+      release_behind();
+      skip_space();
+      const char c = peek();
+      ++at_;
+      if (c == (object ? '}' : ']')) break;
+      if (c != ',') return false;
+      skip_space();
+    }
+    --depth_;
+    return true;
+  }
+
+  static void append_utf8(std::string& out, std::uint32_t cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  bool hex4(std::uint32_t& cp) {
+    if (at_ + 4 > text_.size()) return false;
+    cp = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = text_[at_++];
+      const int v = is_digit(c)              ? c - '0'
+                    : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                    : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                             : -1;
+      if (v < 0) return false;
+      cp = cp << 4 | static_cast<std::uint32_t>(v);
+    }
+    return true;
+  }
+
+  // The continuation bytes a UTF-8 sequence led by `lead` needs, and the range of the first.
+  static int sequence(unsigned char lead, unsigned char& lo, unsigned char& hi) {
+    lo = 0x80;
+    hi = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) return 1;
+    if (lead == 0xE0) lo = 0xA0;
+    if (lead == 0xED) hi = 0x9F;
+    if (lead >= 0xE0 && lead <= 0xEF) return 2;
+    if (lead == 0xF0) lo = 0x90;
+    if (lead == 0xF4) hi = 0x8F;
+    if (lead >= 0xF0 && lead <= 0xF4) return 3;
+    return -1;
+  }
+
+  // A string at at_: valid UTF-8, no control character, valid escapes, no lone surrogate. Its
+  // decoded bytes go to *key when given; a string of 64 decoded bytes becomes a candidate.
+  bool string(std::string* key) {
+    ++at_;
+    std::string head;  // the first 65 decoded bytes, for a candidate
+    std::string* out = key != nullptr ? key : &head;
+    std::size_t decoded = 0;
+    auto keep = [&](std::string_view bytes) {
+      decoded += bytes.size();
+      if (key != nullptr || head.size() <= 64)
+        out->append(bytes.substr(0, key ? bytes.size() : 65));
+    };
+    for (;;) {
+      if (!more()) return false;
+      const auto c = static_cast<unsigned char>(text_[at_]);
+      if (c == '"') {
+        ++at_;
+        break;
+      }
+      if (c < 0x20) return false;
+      if (c == '\\') {
+        ++at_;
+        if (!more()) return false;
+        const char e = text_[at_++];
+        std::string one;
+        switch (e) {
+          case '"':
+            one = "\"";
+            break;
+          case '\\':
+            one = "\\";
+            break;
+          case '/':
+            one = "/";
+            break;
+          case 'b':
+            one = "\b";
+            break;
+          case 'f':
+            one = "\f";
+            break;
+          case 'n':
+            one = "\n";
+            break;
+          case 'r':
+            one = "\r";
+            break;
+          case 't':
+            one = "\t";
+            break;
+          case 'u': {
+            std::uint32_t cp = 0;
+            if (!hex4(cp)) return false;
+            if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // a lone low surrogate
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+              std::uint32_t low = 0;
+              if (text_.substr(at_, 2) != "\\u") return false;
+              at_ += 2;
+              if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            }
+            append_utf8(one, cp);
+            break;
+          }
+          default:
+            return false;
+        }
+        keep(one);
+        continue;
+      }
+      if (c < 0x80) {
+        // A run of plain ASCII at once, at most a chunk, so a long one is released as it goes.
+        std::size_t end = at_ + 1;
+        const std::size_t stop = std::min(text_.size(), at_ + detail::kChunk);
+        while (end < stop) {
+          const auto d = static_cast<unsigned char>(text_[end]);
+          if (d < 0x20 || d >= 0x80 || d == '"' || d == '\\') break;
+          ++end;
+        }
+        keep(text_.substr(at_, end - at_));
+        at_ = end;
+        release_behind();
+        continue;
+      }
+      unsigned char lo = 0, hi = 0;
+      const int n = sequence(c, lo, hi);
+      if (n < 0 || at_ + static_cast<std::size_t>(n) >= text_.size()) return false;
+      for (int i = 1; i <= n; ++i) {
+        const auto d = static_cast<unsigned char>(text_[at_ + static_cast<std::size_t>(i)]);
+        if (d < (i == 1 ? lo : 0x80) || d > (i == 1 ? hi : 0xBF)) return false;
+      }
+      keep(text_.substr(at_, static_cast<std::size_t>(n) + 1));
+      at_ += static_cast<std::size_t>(n) + 1;
+    }
+    if (decoded == 64) candidates_.push_back(out->substr(0, 64));
+    return true;
+  }
+
+  json::ReadLimits limits_;
+  std::string_view text_;
+  std::size_t at_ = 0;
+  std::size_t released_ = 0;
+  std::size_t depth_ = 0;
+  std::vector<std::string> candidates_;
+};
 
 // Calls on_digest for every 64-lowercase-hex string in `bytes` read as one strict JSON document,
 // or else in each of its lines that is one.
 template <class F>
 void scan_mentions(std::string_view bytes, F&& on_digest) {
   if (!might_mention_digest(bytes)) return;
-  json::ReadLimits limits;
-  limits.max_bytes = std::max(limits.max_bytes, bytes.size());
-  limits.max_string_bytes = std::max(limits.max_string_bytes, bytes.size());
-  const auto visit = [&](const json::Value& v) {
-    walk_strings(v, [&](const std::string& s) {
+  MentionScanner scanner;
+  const auto visit = [&] {
+    for (const std::string& s : scanner.candidates()) {
       hash::Digest d;
-      if (s.size() == 64 && hash::from_hex(s, d)) on_digest(d);
-    });
+      if (hash::from_hex(s, d)) on_digest(d);
+    }
   };
-  if (auto whole = json::parse(bytes, limits)) {
-    visit(whole.value());
+  if (scanner.scan(bytes)) {
+    visit();
     return;
   }
   const std::size_t first_nl = bytes.find('\n');
@@ -88,7 +352,7 @@ void scan_mentions(std::string_view bytes, F&& on_digest) {
     const std::string_view line = bytes.substr(0, nl);
     bytes.remove_prefix(nl == std::string_view::npos ? bytes.size() : nl + 1);
     if (!might_mention_digest(line)) continue;
-    if (auto v = json::parse(line, limits)) visit(v.value());
+    if (scanner.scan(line)) visit();
   }
 }
 

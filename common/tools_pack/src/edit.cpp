@@ -449,7 +449,7 @@ ToolResult run_edit(const json::Value& args, const CallContext& ctx) {
   auto outcome = apply_edits(*text, request->edits, path);
   if (!outcome) return refused(outcome.diagnostics());
   if (ctx.cancelled()) return aborted;
-  if (auto error = store_content(ws, fd->get(), outcome->content)) {
+  if (auto error = store_content(ws, fd->get(), outcome->content, ctx.deferred_sync)) {
     return ToolResult::error(*error);
   }
   if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));

@@ -31,7 +31,7 @@ std::optional<std::string> rewrite_in_place(int fd, std::string_view content) {
 // mode (and owner and group, where the caller may set them), which is then renamed over that
 // name. The inode the other links name is never opened for writing, so they keep the old bytes.
 std::optional<std::string> replace_by_rename(const Workspace& ws, int fd, const struct stat& st,
-                                             std::string_view content) {
+                                             std::string_view content, io::SyncSet* deferred) {
   const std::optional<std::string> absolute = descriptor_path(fd);
   const std::string prefix = ws.root() == "/" ? "/" : ws.root() + "/";
   if (!absolute || absolute->rfind(prefix, 0) != 0) {
@@ -52,7 +52,8 @@ std::optional<std::string> replace_by_rename(const Workspace& ws, int fd, const 
     }
     return io::write_all(out, content);
   };
-  if (Status s = io::publish_atomic_at(dir.get(), name, *absolute, fill, io::Clobber::Replace);
+  if (Status s =
+          io::publish_atomic_at(dir.get(), name, *absolute, fill, io::Clobber::Replace, deferred);
       !s) {
     return s.diagnostics().front().message;
   }
@@ -69,11 +70,12 @@ std::optional<std::string> descriptor_path(int fd) {
   return std::string(target, static_cast<std::size_t>(n));
 }
 
-std::optional<std::string> store_content(const Workspace& ws, int fd, std::string_view content) {
+std::optional<std::string> store_content(const Workspace& ws, int fd, std::string_view content,
+                                         io::SyncSet* deferred) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return node_error(errno, "fstat");
   if (st.st_nlink <= 1) return rewrite_in_place(fd, content);
-  return replace_by_rename(ws, fd, st, content);
+  return replace_by_rename(ws, fd, st, content, deferred);
 }
 
 }  // namespace mf::tools

@@ -51,8 +51,10 @@ std::optional<std::string> descriptor_path(int fd);
 // Puts `content` in the regular file open for writing as `fd`: in place when it has one link (its
 // inode, owner and mode stay); when it has others, a new file with its mode and owner is renamed
 // over the name it was opened as, so no other name of it changes. Defined in file_content.cpp.
-// nullopt, or the error text.
-std::optional<std::string> store_content(const Workspace& ws, int fd, std::string_view content);
+// That rename's syncs are left to `deferred` when it is set (CallContext::deferred_sync). nullopt,
+// or the error text.
+std::optional<std::string> store_content(const Workspace& ws, int fd, std::string_view content,
+                                         io::SyncSet* deferred);
 
 // A path that ends in "/" (or "/.") names a directory, as POSIX reads it: write refuses it with
 // EISDIR, read and edit with ENOTDIR when it names a file.

@@ -189,7 +189,8 @@ std::optional<ToolResult> write_artifact_file(const Invocation& call, const std:
                                               const std::string& content) {
   auto [path, refused] = artifact_path(call, id);
   if (refused) return std::move(*refused);
-  if (Status s = io::publish_atomic(path, content, io::Clobber::Replace); !s) {
+  if (Status s = io::publish_atomic(path, content, io::Clobber::Replace, call.ctx.deferred_sync);
+      !s) {
     return ToolResult::error("Could not write artifact " + id + ": " +
                              s.diagnostics().front().message);
   }

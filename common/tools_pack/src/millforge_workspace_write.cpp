@@ -138,7 +138,7 @@ std::optional<std::string> plan_file(const Workspace& ws, const FilePatch& fp, P
 
 // Writes one planned file: a new file (never over one that appeared meanwhile), a replacement
 // renamed over the old name with its mode, or the name removed. The error text otherwise.
-std::optional<std::string> commit_file(const Workspace& ws, PlannedFile& p) {
+std::optional<std::string> commit_file(const Workspace& ws, PlannedFile& p, io::SyncSet* deferred) {
   const std::string absolute = ws.absolute(p.relative);
   if (!p.dir.valid()) {
     const int made = ws.make_directories(p.parent);
@@ -169,7 +169,8 @@ std::optional<std::string> commit_file(const Workspace& ws, PlannedFile& p) {
     return io::write_all(out, p.content);
   };
   const auto clobber = p.change == Change::Create ? io::Clobber::Refuse : io::Clobber::Replace;
-  if (Status s = io::publish_atomic_at(p.dir.get(), p.name, absolute, fill, clobber); !s) {
+  if (Status s = io::publish_atomic_at(p.dir.get(), p.name, absolute, fill, clobber, deferred);
+      !s) {
     return s.diagnostics().front().message;
   }
   return std::nullopt;
@@ -218,7 +219,7 @@ ToolResult run_workspace_apply_patch(const Invocation& call) {
   std::vector<std::string> done;
   std::string listing;
   for (auto& p : planned) {
-    if (auto error = commit_file(ws, p)) {
+    if (auto error = commit_file(ws, p, ctx.deferred_sync)) {
       std::string message = "Could not write " + p.relative + ": " + *error;
       if (!done.empty()) message += " (already written: " + join(done) + ")";
       return failure(message, done.empty());
@@ -291,7 +292,7 @@ ToolResult run_workspace_write_file(const Invocation& call) {
   }
   p.content = content;
   if (ctx.cancelled()) return failure(std::string(kAborted));
-  if (auto error = commit_file(ws, p)) {
+  if (auto error = commit_file(ws, p, ctx.deferred_sync)) {
     return failure("Could not write " + p.relative + ": " + *error);
   }
   std::string summary = (exists ? "Replaced " : "Created ") + p.relative + " (" +

@@ -51,6 +51,9 @@ std::size_t cut_sequence(std::string_view s) {
 // offset rather than kept in a list: a file of newlines would need 16 bytes per byte.
 class Source {
  public:
+  // The most bytes read from the file at a time.
+  static constexpr std::size_t kChunk = 256u << 10;
+
   explicit Source(std::string_view text) : text_(text), size_(text.size()) {}
   Source(int fd, std::size_t size) : fd_(fd), size_(size), buf_(kChunk) {}
 
@@ -116,8 +119,6 @@ class Source {
   }
 
  private:
-  static constexpr std::size_t kChunk = 256u << 10;
-
   // Calls f(chunk, offset of the chunk) over [from, to) in order until f returns false.
   template <class F>
   void each_chunk(std::size_t from, std::size_t to, F&& f) const {
@@ -214,24 +215,34 @@ std::string nfd(std::string_view s) {
   return result;
 }
 
-// Pi's resolveReadPath: when the path is missing, the spellings macOS gives screenshot names.
-std::string read_path_variant(const Workspace& ws, const std::string& relative) {
-  auto exists = [&](const std::string& candidate) {
-    Fd fd(ws.open_at(candidate, O_PATH));
-    return fd.get() >= 0;
-  };
-  if (exists(relative)) return relative;
-  const std::string am_pm = am_pm_variant(relative);
-  if (am_pm != relative && exists(am_pm)) return am_pm;
+// Opens `relative` for reading: O_NONBLOCK and O_NOCTTY, so that a FIFO or a terminal can neither
+// block the open nor become the controlling terminal (fstat then refuses anything but a regular
+// file before a byte is read). The descriptor or -errno.
+int open_for_read(const Workspace& ws, const std::string& relative) {
+  return ws.open_at(relative, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+}
+
+// Pi's resolveReadPath: when the path is missing, the spellings macOS gives screenshot names. The
+// path as given is opened first, so a file that exists is opened once; `relative` becomes the
+// spelling that was opened.
+Fd open_read_path(const Workspace& ws, std::string& relative) {
+  Fd fd(open_for_read(ws, relative));
+  if (fd.get() != -ENOENT) return fd;
   const std::string decomposed = nfd(relative);
-  if (decomposed != relative && exists(decomposed)) return decomposed;
   std::string curly = relative;
   replace_all(curly, "'", "\u2019");
-  if (curly != relative && exists(curly)) return curly;
   std::string decomposed_curly = decomposed;
   replace_all(decomposed_curly, "'", "\u2019");
-  if (decomposed_curly != relative && exists(decomposed_curly)) return decomposed_curly;
-  return relative;
+  for (const std::string& candidate :
+       {am_pm_variant(relative), decomposed, curly, decomposed_curly}) {
+    if (candidate == relative) continue;
+    Fd variant(open_for_read(ws, candidate));
+    if (variant.get() >= 0) {
+      relative = candidate;
+      return variant;
+    }
+  }
+  return fd;
 }
 
 ToolResult read_text(const Source& text, const std::string& path, std::optional<double> offset,
@@ -307,58 +318,55 @@ ToolResult run_read(const json::Value& args, const CallContext& ctx) {
   if (!resolved) return ToolResult::error(resolved.diagnostics().front().message);
   const Workspace& ws = *ctx.workspace;
   const std::string absolute = ws.absolute(*resolved);
-  const std::string relative = read_path_variant(ws, *resolved);
-
-  // Learn the type through O_PATH first: opening a FIFO or a device for reading could block.
-  Fd probe(ws.open_at(relative, O_PATH));
-  if (probe.get() < 0) {
-    if (probe.get() == -EXDEV) return ToolResult::error(escape_message(*path));
+  std::string relative = *resolved;
+  Fd fd = open_read_path(ws, relative);
+  if (fd.get() < 0) {
+    if (fd.get() == -EXDEV) return ToolResult::error(escape_message(*path));
     // A file that does not exist: the model named the wrong one (a resolution error).
-    if (probe.get() == -ENOENT)
-      return ToolResult::not_found(node_error(ENOENT, "access", absolute));
-    return ToolResult::error(node_error(-probe.get(), "access", absolute));
+    if (fd.get() == -ENOENT) return ToolResult::not_found(node_error(ENOENT, "access", absolute));
+    return ToolResult::error(node_error(-fd.get(), "access", absolute));
   }
   struct stat st {};
-  if (::fstat(probe.get(), &st) != 0) return ToolResult::error(node_error(errno, "stat", absolute));
+  if (::fstat(fd.get(), &st) != 0) return ToolResult::error(node_error(errno, "stat", absolute));
   if (S_ISDIR(st.st_mode)) return ToolResult::error(node_error(EISDIR, "read"));
   if (names_directory(*path)) return ToolResult::error(node_error(ENOTDIR, "access", absolute));
   if (!S_ISREG(st.st_mode)) return ToolResult::error("Not a regular file: " + *path);
   if (static_cast<std::uint64_t>(st.st_size) > kMaxToolFileBytes) {
     return ToolResult::error(too_large_message("read", *path, std::to_string(st.st_size)));
   }
-  Fd fd(ws.open_at(relative, O_RDONLY | O_NONBLOCK | O_NOCTTY));
-  if (fd.get() < 0) {
-    if (fd.get() == -EXDEV) return ToolResult::error(escape_message(*path));
-    return ToolResult::error(node_error(-fd.get(), "access", absolute));
+  const auto size = static_cast<std::size_t>(st.st_size);
+  const auto offset = number_arg(args, "offset");
+  const auto limit = number_arg(args, "limit");
+  // A file of up to one chunk is read with one pread(2) into a buffer of its size; a larger one is
+  // read a chunk at a time, so only the image sniff's bytes, the selection's head and a chunk are
+  // held, and whole only when it is not UTF-8 and must be decoded as Pi decodes it.
+  std::string small;
+  if (size <= Source::kChunk) {
+    small.resize(size);
+    if (io::pread_all(fd.get(), small.data(), size, 0) != static_cast<std::int64_t>(size)) {
+      return ToolResult::error(node_error(EIO, "read"));
+    }
   }
-  struct stat again {};
-  if (::fstat(fd.get(), &again) != 0 || !S_ISREG(again.st_mode)) {
-    return ToolResult::error("Not a regular file: " + *path);
-  }
-  if (static_cast<std::uint64_t>(again.st_size) > kMaxToolFileBytes) {
-    return ToolResult::error(too_large_message("read", *path, std::to_string(again.st_size)));
-  }
-  const auto size = static_cast<std::size_t>(again.st_size);
-  // Only the image sniff's bytes, the selection's head and a chunk are held: the file is read
-  // whole only when it is not UTF-8 and must be decoded as Pi decodes it.
-  const Source file(fd.get(), size);
+  const Source file = size <= Source::kChunk ? Source(small) : Source(fd.get(), size);
   if (looks_like_supported_image(file.read(0, std::min<std::size_t>(size, 4100)))) {
     return ToolResult::error("Image files are not supported by this tool: " + *path);
   }
   if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
-  if (file.is_utf8()) {
-    return read_text(file, *path, number_arg(args, "offset"), number_arg(args, "limit"));
-  }
+  if (file.is_utf8()) return read_text(file, *path, offset, limit);
   std::string bytes;
-  bytes.reserve(size + 1);
-  if (const int err = io::read_all(fd.get(), bytes, kMaxToolFileBytes); err != 0) {
-    return ToolResult::error(node_error(-err, "read"));
-  }
-  if (bytes.size() > kMaxToolFileBytes) {
-    return ToolResult::error(too_large_message("read", *path, "more than"));
+  if (size <= Source::kChunk) {
+    bytes = std::move(small);
+  } else {
+    bytes.reserve(size + 1);
+    if (const int err = io::read_all(fd.get(), bytes, kMaxToolFileBytes); err != 0) {
+      return ToolResult::error(node_error(-err, "read"));
+    }
+    if (bytes.size() > kMaxToolFileBytes) {
+      return ToolResult::error(too_large_message("read", *path, "more than"));
+    }
   }
   const std::string text = text::decode_utf8_lossy(bytes);
-  return read_text(Source(text), *path, number_arg(args, "offset"), number_arg(args, "limit"));
+  return read_text(Source(text), *path, offset, limit);
 }
 
 }  // namespace mf::tools

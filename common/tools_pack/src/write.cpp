@@ -64,7 +64,8 @@ ToolResult run_write(const json::Value& args, const CallContext& ctx) {
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return failed("Not a regular file: " + *path);
   }
-  if (auto error = store_content(ws, fd.get(), *content)) return ToolResult::error(*error);
+  if (auto error = store_content(ws, fd.get(), *content, ctx.deferred_sync))
+    return ToolResult::error(*error);
   if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));
   return {false,
           "Successfully wrote " + std::to_string(utf16_length(*content)) + " bytes to " + *path,

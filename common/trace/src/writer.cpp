@@ -21,8 +21,10 @@ namespace {
 
 namespace codes = diag::codes;
 
-// Under Durability::Batch the buffer is written once it holds this much.
+// Under Durability::Batch the buffer is written once it holds this much, and synced once this much
+// more was written since the last sync (or sync_interval passed).
 constexpr std::size_t kBatchBytes = 64u << 10;
+constexpr std::uint64_t kBatchSyncBytes = 1u << 20;
 
 diag::Diagnostic misuse(std::string message) {
   return diag::error(codes::kInternal, "trace writer: " + std::move(message));
@@ -45,7 +47,7 @@ Status sync_parent_directory(const std::string& path) {
                                                      : path.substr(0, slash);
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return {};  // nothing to sync through; the file itself is still synced per event
-  int rc = ::fsync(fd);
+  int rc = io::sync_file(fd);
   ::close(fd);
   if (rc != 0 && errno != EINVAL) {
     return diag::error(codes::kWriteFailed, "cannot sync directory '" + dir + "': " + errno_text());
@@ -69,7 +71,8 @@ Writer::Writer(WriterOptions options, int fd, bool owned, bool sync, std::string
       owned_(owned),
       sync_(sync),
       sink_(sink),
-      start_(std::chrono::steady_clock::now()) {}
+      synced_at_(std::chrono::steady_clock::now()),
+      start_(synced_at_) {}
 
 Writer::~Writer() {
   if (closed_) return;
@@ -191,8 +194,14 @@ Status Writer::emit(std::string_view event, json::Value payload,
     if (auto synced = sync(); !synced) return synced;
   } else {
     buffer_.append(text);
-    if (buffer_.size() >= kBatchBytes || terminal) {
+    unsynced_ += text.size();
+    const bool due = unsynced_ >= kBatchSyncBytes ||
+                     std::chrono::steady_clock::now() - synced_at_ >= options_.sync_interval;
+    if (buffer_.size() >= kBatchBytes || terminal || due) {
       if (auto flushed = flush(); !flushed) return flushed;
+    }
+    if (due) {
+      if (auto synced = sync(); !synced) return synced;
     }
   }
   ++seq_;
@@ -210,8 +219,21 @@ Status Writer::flush() {
 }
 
 Status Writer::sync() {
+  if (options_.durability == Durability::Batch) {
+    unsynced_ = 0;
+    synced_at_ = std::chrono::steady_clock::now();
+    // Outputs published since the last sync: one syncfs covers them and the trace together when
+    // they share its filesystem (the trace's is noted first, so a separate one is synced too).
+    io::SyncSet* deferred = options_.deferred;
+    if (deferred != nullptr && deferred->pending()) {
+      Status noted = sync_ ? deferred->note(fd_) : Status();
+      if (noted) noted = deferred->sync();
+      if (!noted) failed_ = true;
+      return noted;
+    }
+  }
   if (!sync_) return {};
-  if (::fdatasync(fd_) != 0) {
+  if (io::sync_data(fd_) != 0) {
     failed_ = true;
     return diag::error(codes::kWriteFailed, "cannot sync the trace: " + errno_text());
   }
@@ -223,7 +245,10 @@ Status Writer::close() {
   closed_ = true;
   Status done =
       failed_ ? Status(diag::error(codes::kWriteFailed, "an earlier write failed")) : flush();
-  if (done && options_.durability == Durability::Batch) done = sync();
+  // Under Batch, what an interval sync already covered is not synced again.
+  const bool unsynced =
+      unsynced_ > 0 || (options_.deferred != nullptr && options_.deferred->pending());
+  if (done && options_.durability == Durability::Batch && unsynced) done = sync();
   if (owned_ && ::close(fd_) != 0 && done) {
     done = diag::error(codes::kWriteFailed, "cannot close the trace: " + errno_text());
   }

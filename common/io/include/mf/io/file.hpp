@@ -5,8 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "mf/diag/diagnostic.hpp"
 
@@ -72,6 +75,34 @@ int read_capped(int fd, std::string& out, std::size_t max_bytes, std::uint64_t s
 // file (MF-S013) and anything that is not a regular file (MF-S014).
 Result<std::string> read_input(const std::string& path, std::size_t max_bytes = 64u << 20);
 
+// fsync(2), fdatasync(2) and syncfs(2), retried on EINTR and counted: every sync the product asks
+// for goes through these, so a test can assert how many a piece of work makes. 0, or -1 with errno.
+int sync_file(int fd);
+int sync_data(int fd);
+int sync_filesystem(int fd);
+// The syncs made through the three above in this process so far.
+std::uint64_t sync_count();
+
+// Publications whose syncs are deferred to one point (a run with batched durability): a file
+// published with a SyncSet is renamed into place without an fsync of its own or of its directory;
+// the set notes the filesystem it is on, and sync() makes everything noted since the last sync()
+// durable with one syncfs(2) per filesystem. Until then a crash may lose such a file or leave it
+// empty; readers on a running system still see nothing or the whole file. Thread-safe.
+class SyncSet {
+ public:
+  // Notes the filesystem `fd` is on (a descriptor of it is kept for sync()).
+  Status note(int fd);
+  // Whether anything was noted since the last sync().
+  bool pending() const;
+  // One syncfs per filesystem noted, when anything was noted since the last call.
+  Status sync();
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::uint64_t, Fd>> filesystems_;  // st_dev, a descriptor on it
+  bool pending_ = false;
+};
+
 enum class Clobber : std::uint8_t {
   Refuse,   // an existing file with different bytes is an error (MF-O004); identical bytes are fine
   Replace,  // atomically replace whatever is there
@@ -84,16 +115,18 @@ using Writer = std::function<Status(int fd)>;
 // `write` fills a temporary file in the target's directory, which is synced, renamed into place
 // (Refuse: never over an existing file) and the directory synced. When `write` fails its
 // diagnostics are returned as they are and nothing is left behind. Refuse reads the temp file back
-// to compare only when a file appeared at the target name meanwhile.
+// to compare only when a file appeared at the target name meanwhile. With `deferred`, the fsyncs
+// are left to deferred->sync() (SyncSet above).
 Status publish_atomic(const std::string& path, const Writer& write,
-                      Clobber clobber = Clobber::Refuse);
+                      Clobber clobber = Clobber::Refuse, SyncSet* deferred = nullptr);
 // The same for the entry `name` of the open directory `dirfd` (for callers that reach directories
 // by descriptor, such as a confined workspace); `display` names the file in diagnostics.
 Status publish_atomic_at(int dirfd, const std::string& name, const std::string& display,
-                         const Writer& write, Clobber clobber = Clobber::Refuse);
+                         const Writer& write, Clobber clobber = Clobber::Refuse,
+                         SyncSet* deferred = nullptr);
 // The same for bytes in hand; Refuse answers an identical existing file without writing.
 Status publish_atomic(const std::string& path, std::string_view bytes,
-                      Clobber clobber = Clobber::Refuse);
+                      Clobber clobber = Clobber::Refuse, SyncSet* deferred = nullptr);
 
 // Writes to stdout for "-", otherwise publish_atomic(..., Clobber::Replace).
 Status write_output(const std::string& path, std::string_view bytes);

@@ -13,6 +13,10 @@
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
 
+namespace mf::io {
+class SyncSet;
+}
+
 namespace mf::tools {
 
 // What one call gives back to the model, in Pi's shape: one text block, optional details, and
@@ -86,6 +90,9 @@ struct CallContext {
   // bash's full-output log keeps the last this many bytes (and says so when it had to cut).
   std::size_t bash_log_max_bytes = kDefaultBashLogMaxBytes;
   bool sandbox = false;  // bash under bubblewrap (no network, read-only outside root)
+  // Set under batched durability: files the tools publish are synced with the run's trace
+  // (trace::WriterOptions::deferred) instead of each on its own.
+  io::SyncSet* deferred_sync = nullptr;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };

@@ -15,11 +15,18 @@
 #include "mf/trace/cause.hpp"
 #include "mf/trace/events.hpp"
 
+namespace mf::io {
+class SyncSet;
+}
+
 namespace mf::trace {
 
 enum class Durability : std::uint8_t {
   Event,  // write + fdatasync per event, before emit() returns (the default)
-  Batch,  // buffered; written when 64 KiB accumulate and at the terminal event; fsync at close()
+  // Buffered: written when 64 KiB accumulate and at the terminal event; synced at close() and, in
+  // between, at the first event once sync_interval has passed or 1 MiB was written since the last
+  // sync. The run's deferred publications (WriterOptions::deferred) are synced with the trace.
+  Batch,
 };
 
 struct WriterOptions {
@@ -29,6 +36,11 @@ struct WriterOptions {
   // Non-empty: the terminal event carries hmac_sha256, the HMAC-SHA256 under this key of the
   // terminal line without it (docs/formats/trace.md, "Authenticity").
   std::string mac_key{};
+  // Batch: the longest a written event waits for a sync while events keep coming.
+  std::chrono::milliseconds sync_interval{250};
+  // Batch: the outputs the run published without syncing them (io::SyncSet), synced whenever the
+  // trace is: each sync is then one syncfs per filesystem instead of the trace's fdatasync.
+  io::SyncSet* deferred = nullptr;
 };
 
 class Writer {
@@ -58,7 +70,7 @@ class Writer {
   // The run's first cause (cause.hpp) over the events written so far, once the terminal event
   // decided it.
   const std::optional<Cause>& first_cause() const { return cause_.cause(); }
-  Status close();  // flush, fsync under Batch, close the file; idempotent
+  Status close();  // flush, sync what is unsynced under Batch, close the file; idempotent
 
  private:
   Writer(WriterOptions options, int fd, bool owned, bool sync, std::string* sink);
@@ -70,7 +82,9 @@ class Writer {
   bool owned_ = false;  // fd_ is ours to close
   bool sync_ = false;   // fd_ supports fdatasync (a regular file)
   std::string* sink_ = nullptr;
-  std::string buffer_;  // pending bytes under Durability::Batch
+  std::string buffer_;          // pending bytes under Durability::Batch
+  std::uint64_t unsynced_ = 0;  // Batch: bytes written or buffered since the last sync
+  std::chrono::steady_clock::time_point synced_at_;  // Batch: the last sync (or the open)
   std::int64_t seq_ = 0;
   std::string prev_;         // hex SHA-256 of the last line written, without its newline
   json::Tape tape_;          // the last line read back for its payload check

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# System calls counted with strace (counts, never times): the read tool opens a file once and reads
+# a small one with one pread(2) of its size, and a whole `mf-run --plan` under --durability batch
+# syncs once, where event durability syncs every event and each artifact.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
+command -v strace >/dev/null || {
+  echo "SKIP: strace is not installed (scripts/install-deps.sh installs it)"
+  exit 77
+}
+strace -o /dev/null true 2>/dev/null || {
+  echo "SKIP: strace cannot trace here (ptrace is not permitted)"
+  exit 77
+}
+src=${MF_SOURCE_DIR:-.}
+
+# --- the read tool on a 615-byte file -------------------------------------------------------------
+mkdir -p "$tmp/ws"
+head -c 615 "$src/fixtures/repository/src/lib.rs" >"$tmp/ws/a.txt"
+strace -f -y -e trace=open,openat,openat2,read,pread64,readv,preadv,preadv2 -o "$tmp/read.st" \
+  "$MF_BIN/mf-run" tool read --workspace "$tmp/ws" --args '{"path":"a.txt"}' >"$tmp/read.json"
+[[ $(jq -r '.content[0].text' "$tmp/read.json") == "$(cat "$tmp/ws/a.txt")" ]] ||
+  fail "read did not return the file"
+opens=$(grep -cE '^[0-9]+ +open(at2?)?\(.*= [0-9]+</[^>]*/ws/a\.txt>$' "$tmp/read.st" || true)
+reads=$(grep -E '^[0-9]+ +p?readv?2?(64)?\([0-9]+</[^>]*/ws/a\.txt>' "$tmp/read.st" || true)
+[[ $opens -eq 1 ]] || { grep a.txt "$tmp/read.st" >&2; fail "read opened a.txt $opens times, not once"; }
+[[ $(grep -c . <<<"$reads") -eq 1 ]] || { echo "$reads" >&2; fail "read read a.txt more than once"; }
+grep -qE ', 615, 0\) = 615$' <<<"$reads" || fail "the one read is not of the file's 615 bytes: $reads"
+
+# --- a golden plan run: syncs per durability ------------------------------------------------------
+h=$src/fixtures/harness
+"$MF_BIN/mf-compile" "$h/golden.yaml" --catalog "$h/catalog.json" --profiles "$h/profiles.json" \
+  -o - >"$tmp/plan.json"
+mkdir -p "$tmp/gws/src" "$tmp/art"
+cp "$src/fixtures/repository/src/lib.rs" "$tmp/gws/src/"
+syncs() { # syncs DURABILITY: the sync calls of one golden run on disk
+  strace -f -c -e trace=fsync,fdatasync,syncfs,sync,msync,sync_file_range -o "$tmp/sync.st" \
+    "$MF_BIN/mf-run" --plan "$tmp/plan.json" --model "scripted:$h/runs/golden-ok.json" \
+    --workspace "$tmp/gws" --artifacts "$tmp/art" --fixed-clock --run-id syscalls \
+    --trace "$tmp/t.jsonl" --durability "$1" >"$tmp/run.json"
+  [[ $(jq -r .terminal "$tmp/run.json") == completed ]] || fail "the $1 run did not complete"
+  run 0 "$MF_BIN/mf-replay" "$tmp/t.jsonl"
+  awk '$NF ~ /^(fsync|fdatasync|syncfs|sync|msync|sync_file_range)$/ { n += $4 } END { print n + 0 }' \
+    "$tmp/sync.st"
+}
+n=$(syncs batch)
+[[ $n -eq 1 ]] || { cat "$tmp/sync.st" >&2; fail "a batch run made $n syncs, not 1"; }
+# Event: the trace's directory, each of the 14 events, and each artifact's file and directory.
+n=$(syncs event)
+[[ $n -eq 19 ]] || { cat "$tmp/sync.st" >&2; fail "an event run made $n syncs, not 19"; }
+echo "ok"
