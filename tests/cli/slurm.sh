@@ -13,6 +13,7 @@
 # Needs munged, slurmctld, slurmd and the Slurm client (scripts/install-deps.sh installs them).
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/slow_shell.bash"
 
 for p in munged slurmctld slurmd sbatch scontrol squeue; do
   command -v "$p" >/dev/null ||
@@ -21,25 +22,17 @@ for p in munged slurmctld slurmd sbatch scontrol squeue; do
 done
 export PATH=$PATH:/usr/sbin
 bin=$(cd "$MF_BIN" && pwd)
-fx=$MF_SOURCE_DIR/fixtures
 
-# --- The campaign: twelve cases, two repeats, each attempt a real 0.3 s shell call ------------
+# --- The campaign: twelve cases, two repeats, each attempt a real 0.3 s shell call that also ----
+# appends a line to attempts.log in the workspace.
 c=$tmp/campaign
-mkdir -p "$c/ws"
-sed 's/builtin\.pi_compat\.read@1/builtin.pi_compat.bash@1/; s/read_submit/slow_shell/g' \
-  "$fx/harness/read-submit.yaml" >"$tmp/slow.yaml"
-run 0 "$bin/mf-compile" "$tmp/slow.yaml" -o "$tmp/slow.plan.json"
-cat >"$tmp/run.json" <<'EOF'
-{"steps": [{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 0.3; echo ran >>attempts.log"}}]},
-           {"tool_calls": [{"name": "submit", "arguments": {"terminal_result": "COMPLETE", "summary": "ok"}}]}]}
-EOF
-jq -n --arg ws "$c/ws" '{suite_id: "slurm", cases: [range(0; 12) |
-  {id: ("slow-\(. + 10)"), plan: "slow.plan.json", model: "scripted:run.json", workspace: $ws,
-   expect: {terminal: "completed", tools: ["bash", "submit"]}}]}' >"$tmp/suite.json"
+slow_shell_suite "$c" 12 0.3 10 '{"terminal": "completed", "tools": ["bash", "submit"]}'
+sed -i 's/echo done/echo ran >>attempts.log/' "$c/run.json"
+jq '.suite_id = "slurm"' "$c/suite.json" >"$tmp/suite.json" && mv "$tmp/suite.json" "$c/suite.json"
 attempts=24
 
 # The reference: one unsharded run, before the cluster starts.
-run 0 "$bin/mf-eval" run --suite "$tmp/suite.json" --repeat 2 --fixed-clock -j 2 --quiet \
+run 0 "$bin/mf-eval" run --suite "$c/suite.json" --repeat 2 --fixed-clock -j 2 --quiet \
   --output "$tmp/whole.json"
 [[ $(wc -l <"$c/ws/attempts.log") -eq $attempts ]] || fail "the unsharded run made $(wc -l <"$c/ws/attempts.log") calls"
 : >"$c/ws/attempts.log"
@@ -137,8 +130,6 @@ done
 
 # --- The documented submission, in a copy of examples/campaign --------------------------------
 cp "$MF_SOURCE_DIR/examples/campaign/"{Makefile,shard.sbatch,merge.sbatch} "$c/"
-cp "$tmp/slow.plan.json" "$tmp/run.json" "$c/"
-jq '.cases[].plan = "slow.plan.json"' "$tmp/suite.json" >"$c/suite.json"
 block=$(awk '/doc-test: skip: .*tests\/cli\/slurm\.sh/ {m = 1; next}
              m == 1 && /^```sh$/ {m = 2; next}
              m == 2 && /^```$/ {exit}
