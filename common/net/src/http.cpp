@@ -25,12 +25,14 @@ using Clock = std::chrono::steady_clock;
 // and loading and relocating them at every start cost the programs that never touch the network
 // (mf-replay, mf-compile, most runs) several times what the rest of their start-up does. The
 // headers still give every type; each call goes through this table.
-#define MF_CURL_FUNCTIONS(X)                                                                       \
-  X(global_init)                                                                                   \
-  X(share_init) X(share_setopt) X(easy_init) X(easy_cleanup) X(easy_reset) X(easy_setopt)          \
-      X(easy_getinfo) X(easy_strerror) X(multi_init) X(multi_cleanup) X(multi_add_handle)          \
-          X(multi_remove_handle) X(multi_perform) X(multi_poll) X(multi_info_read) X(slist_append) \
-              X(slist_free_all) X(url) X(url_set) X(url_get) X(url_cleanup) X(free) X(getdate)
+// clang-format off
+#define MF_CURL_FUNCTIONS(X)                                                                     \
+  X(global_init) X(share_init) X(share_setopt) X(easy_init) X(easy_cleanup) X(easy_reset)         \
+  X(easy_setopt) X(easy_getinfo) X(easy_strerror) X(multi_init) X(multi_cleanup)                 \
+  X(multi_add_handle) X(multi_remove_handle) X(multi_perform) X(multi_poll) X(multi_info_read)   \
+  X(slist_append) X(slist_free_all) X(url) X(url_set) X(url_get) X(url_cleanup) X(free)          \
+  X(getdate)
+// clang-format on
 
 struct Curl {
 #define MF_CURL_MEMBER(name) decltype(&::curl_##name) name = nullptr;
@@ -38,7 +40,7 @@ struct Curl {
 #undef MF_CURL_MEMBER
 };
 
-// The library's soname, and what to install when it is missing.
+// The soname of libcurl 7.16 and later (the ABI this file is compiled against).
 constexpr const char* kLibcurl = "libcurl.so.4";
 
 Result<Curl> open_curl(const char* soname) {
