@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Process start-up: every Millforge program's `--version` against `/bin/true`, the cost of spawning
-# any process here, all measured in the same run. Each round runs every command
+# Process start-up: every Millforge program's `--version` against `/bin/true` (no arguments: the
+# cost of spawning any process here), all measured in the same run. Each round runs every command
 # MF_BENCH_STARTUP_RUNS times in a row (a batch, timed as a whole), the commands taking turns so
 # that a busy moment of the machine falls on all of them alike; a command's ratio is its batch time
 # over /bin/true's in the same round, and the table shows the median over the rounds. Then, per
@@ -46,7 +46,7 @@ for p in "${programs[@]}"; do
     paths+=("$baseline/$p")
   fi
 done
-for path in "${paths[@]}"; do
+for path in "${paths[@]:1}"; do
   [[ -x $path ]] || die "$path not found (set MF_BIN, or unset it to build)"
   "$path" --version >/dev/null || die "$path --version failed"
 done
@@ -66,7 +66,7 @@ samples=$out_dir/startup-samples.txt
 n=${#paths[@]}
 log "timing $rounds rounds of $runs runs of $n commands"
 for ((r = 0; r < rounds; r++)); do
-  echo "$r 0 $(batch_us /bin/true --version)" >>"$samples"
+  echo "$r 0 $(batch_us /bin/true)" >>"$samples"
   for ((k = 0; k < n - 1; k++)); do
     i=$((1 + (k + r) % (n - 1)))
     echo "$r $i $(batch_us "${paths[$i]}" --version)" >>"$samples"
@@ -76,11 +76,13 @@ done
 # median: the middle line of sorted numbers on stdin.
 median() { awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# loader_stats PROGRAM: "symbol relative cycles" from LD_DEBUG=statistics (one run): the symbol
-# and relative relocations the dynamic loader processed before main, and its CPU cycles then.
+# loader_stats COMMAND...: "symbol relative cycles" from LD_DEBUG=statistics: the symbol and
+# relative relocations the dynamic loader processed before main, and the fewest CPU cycles it
+# spent then over 5 runs (one run is at the mercy of the other processes).
 loader_stats() {
-  LD_DEBUG=statistics "$1" --version 2>&1 >/dev/null | awk '
-    /total startup time in dynamic loader/ { t = $(NF - 1) }
+  local k
+  for ((k = 0; k < 5; k++)); do LD_DEBUG=statistics "$@" 2>&1 >/dev/null; done | awk '
+    /total startup time in dynamic loader/ { if (t == "" || $(NF - 1) < t) t = $(NF - 1) }
     $2 == "number" && $4 == "relocations:" && rel == "" { rel = $NF }
     $2 == "number" && $4 == "relative" { rr = $NF }
     END { printf "%d %d %d\n", rel, rr, t }'
@@ -99,7 +101,11 @@ loader_stats() {
     path=${paths[$i]}
     libs=$(ldd "$path" | grep -c '=>' || true)
     curl=$(ldd "$path" | grep -q 'libcurl' && echo yes || echo no)
-    read -r relocs relative loader < <(loader_stats "$path")
+    if ((i == 0)); then
+      read -r relocs relative loader < <(loader_stats "$path")
+    else
+      read -r relocs relative loader < <(loader_stats "$path" --version)
+    fi
     # Per round: microseconds per run and the ratio to /bin/true; the medians of both.
     per_round=$(awk -v i="$i" -v runs="$runs" '
       $2 == 0 { base[$1] = $3 }
