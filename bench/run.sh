@@ -13,6 +13,7 @@
 #   MF_BENCH_MB       corpus size in MB (default 100)
 #   MF_BENCH_RUNS     timed runs per command, the best is kept (default 3)
 #   MF_BENCH_MICRO    0 skips mf_bench (default 1)
+#   MF_BENCH_STARTUP  0 skips the start-up table (startup_bench.sh; default 1)
 #   MF_JOBS           build parallelism (default 2)
 set -euo pipefail
 
@@ -115,5 +116,10 @@ if [[ ${MF_BENCH_MICRO:-1} != 0 && -x $bin/mf_bench ]]; then
     "$bin/mf_bench" --benchmark_min_time=0.3 --benchmark_color=false \
       --benchmark_out="$out_dir/micro.json" --benchmark_out_format=json 2>&1
   } | tee -a "$results"
+fi
+# --- process start-up ----------------------------------------------------------------------------
+if [[ ${MF_BENCH_STARTUP:-1} != 0 ]]; then
+  log "running startup_bench.sh"
+  { echo; "$root/bench/startup_bench.sh"; } | tee -a "$results"
 fi
 log "results written to $results"

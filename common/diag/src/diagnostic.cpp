@@ -30,10 +30,11 @@ char32_t decode(std::string_view s, std::size_t at, std::size_t len) {
 
 // The input a command reads is what its diagnostics are about, except those of the command line
 // (MF-U001, and MF-S018 for mf-compile's request options), of its outputs (MF-O) and of the program
-// itself (MF-I): those name no file, so the command's input is not put before them.
+// itself and its installation (MF-I, MF-H): those name no file, so the command's input is not put
+// before them.
 bool about_the_input(std::string_view code) {
   return code.rfind("MF-U", 0) != 0 && code.rfind("MF-O", 0) != 0 && code.rfind("MF-I", 0) != 0 &&
-         code != "MF-S018";
+         code.rfind("MF-H", 0) != 0 && code != "MF-S018";
 }
 
 }  // namespace

@@ -279,6 +279,7 @@ bool Transport::redact(std::string& text) const {
 
 Result<std::unique_ptr<Transport>> open_transport(const ServerSpec& spec, const Limits& limits) {
   if (!spec.url.empty()) {
+    if (Status loaded = http::load(); !loaded) return loaded.take_diagnostics();
     std::string token;
     if (!spec.bearer_env.empty()) {
       const char* value = std::getenv(spec.bearer_env.c_str());

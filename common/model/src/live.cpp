@@ -375,6 +375,10 @@ Result<std::unique_ptr<Model>> open_live(wire::Api api, const std::string& path,
       return d;
     }
   }
+  // Replies read from the cache need no network; every other mode may send.
+  if (options.cache != CacheMode::Read) {
+    if (Status loaded = http::load(); !loaded) return loaded.take_diagnostics();
+  }
   return std::unique_ptr<Model>(std::make_unique<LiveModel>(std::move(*profile), options));
 }
 

@@ -1,19 +1,84 @@
-// HTTP over libcurl (http.hpp), the only file that includes it: one process-wide share handle, the
-// timeouts and cancellation in the progress callback, and the body streamed into the caller's sink.
+// HTTP over libcurl (http.hpp), the only file that includes it: libcurl loaded on first use, one
+// process-wide share handle, the timeouts and cancellation in the progress callback, and the body
+// streamed into the caller's sink.
 #include "mf/net/http.hpp"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
 
+#include "library.hpp"
+#include "mf/diag/codes.hpp"
+
 namespace mf::net::http {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Every libcurl function this file calls. libcurl is opened with dlopen on the first request, not
+// named in the programs' DT_NEEDED: its dependency tree is most of a program's shared libraries,
+// and loading and relocating them at every start cost the programs that never touch the network
+// (mf-replay, mf-compile, most runs) several times what the rest of their start-up does. The
+// headers still give every type; each call goes through this table.
+// clang-format off
+#define MF_CURL_FUNCTIONS(X)                                                                     \
+  X(global_init) X(share_init) X(share_setopt) X(easy_init) X(easy_cleanup) X(easy_reset)         \
+  X(easy_setopt) X(easy_getinfo) X(easy_strerror) X(multi_init) X(multi_cleanup)                 \
+  X(multi_add_handle) X(multi_remove_handle) X(multi_perform) X(multi_poll) X(multi_info_read)   \
+  X(slist_append) X(slist_free_all) X(url) X(url_set) X(url_get) X(url_cleanup) X(free)          \
+  X(getdate)
+// clang-format on
+
+struct Curl {
+#define MF_CURL_MEMBER(name) decltype(&::curl_##name) name = nullptr;
+  MF_CURL_FUNCTIONS(MF_CURL_MEMBER)
+#undef MF_CURL_MEMBER
+};
+
+// The soname of libcurl 7.16 and later (the ABI this file is compiled against).
+constexpr const char* kLibcurl = "libcurl.so.4";
+
+Result<Curl> open_curl(const char* soname) {
+  auto failed = [soname](const std::string& why) {
+    return diag::error(diag::codes::kHttpLibrary,
+                       std::string(soname) + " cannot be loaded (" + why +
+                           "): HTTP (live models, MCP servers over HTTP) needs libcurl 7.85 or "
+                           "later, the Debian and Ubuntu package libcurl4");
+  };
+  void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return failed(why != nullptr ? why : "dlopen failed");
+  }
+  Curl curl;
+  const char* missing = nullptr;
+#define MF_CURL_RESOLVE(name)                                                           \
+  curl.name = reinterpret_cast<decltype(&::curl_##name)>(dlsym(handle, "curl_" #name)); \
+  if (curl.name == nullptr && missing == nullptr) missing = "curl_" #name;
+  MF_CURL_FUNCTIONS(MF_CURL_RESOLVE)
+#undef MF_CURL_RESOLVE
+  if (missing != nullptr) {
+    dlclose(handle);
+    return failed(std::string("it has no ") + missing);
+  }
+  return curl;  // the handle stays open for the life of the process
+}
+
+// The process's table, opened once; the diagnostic when it could not be.
+const Result<Curl>& loaded() {
+  static const Result<Curl> curl = open_curl(kLibcurl);
+  return curl;
+}
+
+// The table, once load() succeeded: every caller below runs after that check in send().
+const Curl& lib() {
+  return *loaded();
+}
 
 // The process's one share handle: the connection cache, DNS answers and TLS sessions of every
 // call, from every thread, behind one mutex per data kind.
@@ -27,14 +92,14 @@ class Shared {
 
  private:
   Shared() {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    share_ = curl_share_init();
-    curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &Shared::lock);
-    curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Shared::unlock);
-    curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
-    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
-    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    lib().global_init(CURL_GLOBAL_DEFAULT);
+    share_ = lib().share_init();
+    lib().share_setopt(share_, CURLSHOPT_LOCKFUNC, &Shared::lock);
+    lib().share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &Shared::unlock);
+    lib().share_setopt(share_, CURLSHOPT_USERDATA, this);
+    lib().share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    lib().share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    lib().share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
   }
   // Never destroyed: easy handles of other threads may still name it at exit.
   ~Shared() = default;
@@ -63,12 +128,12 @@ struct Handles {
   std::string ca_file;      // the CA file they were set with
   Handles() {
     (void)Shared::get();  // curl_global_init before the first handle
-    easy = curl_easy_init();
-    multi = curl_multi_init();
+    easy = lib().easy_init();
+    multi = lib().multi_init();
   }
   ~Handles() {
-    if (easy != nullptr) curl_easy_cleanup(easy);
-    if (multi != nullptr) curl_multi_cleanup(multi);
+    if (easy != nullptr) lib().easy_cleanup(easy);
+    if (multi != nullptr) lib().multi_cleanup(multi);
   }
   Handles(const Handles&) = delete;
   Handles& operator=(const Handles&) = delete;
@@ -102,7 +167,7 @@ std::optional<std::int64_t> parse_retry_after(std::string_view value) {
     return std::stoll(std::string(value)) * 1000;
   }
   const std::string date(value);
-  const time_t when = curl_getdate(date.c_str(), nullptr);
+  const time_t when = lib().getdate(date.c_str(), nullptr);
   if (when < 0) return std::nullopt;
   const time_t now = time(nullptr);
   return when > now ? static_cast<std::int64_t>(when - now) * 1000 : 0;
@@ -148,7 +213,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   }
   if (t->response->status == 0) {
     long status = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    lib().easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     t->response->status = status;
   }
   const bool streamed = t->request->sink && t->response->status >= 200 && t->response->status < 300;
@@ -186,20 +251,20 @@ Outcome classify(CURLcode code) {
 // two runs' traces differ.
 std::string connect_failure(CURL* easy, const std::string& url) {
   std::string peer;
-  if (CURLU* u = curl_url()) {
+  if (CURLU* u = lib().url()) {
     char* host = nullptr;
     char* port = nullptr;
-    if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+    if (lib().url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK &&
+        lib().url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        lib().url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
       peer = std::string(host) + ":" + port;
     }
-    curl_free(host);
-    curl_free(port);
-    curl_url_cleanup(u);
+    lib().free(host);
+    lib().free(port);
+    lib().url_cleanup(u);
   }
   long os_errno = 0;
-  curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_errno);
+  lib().easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_errno);
   if (peer.empty()) return "connection failed";
   if (os_errno == ECONNREFUSED) return "connection refused by " + peer;
   return "cannot connect to " + peer +
@@ -262,21 +327,21 @@ Response perform(Handles& handles, const Request& request) {
   // What every call sets alike is set once per thread (setting options is a measurable part of
   // a loopback call); a different CA file starts the handle afresh.
   if (!handles.configured || handles.ca_file != request.ca_file) {
-    curl_easy_reset(easy);
-    curl_easy_setopt(easy, CURLOPT_SHARE, Shared::get().handle());
-    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_POST, 1L);  // a DELETE is a POST under another name
-    curl_easy_setopt(easy, CURLOPT_USERAGENT, "millforge");
-    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_body);
-    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &on_progress);
-    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
-    curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-    if (!request.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, request.ca_file.c_str());
+    lib().easy_reset(easy);
+    lib().easy_setopt(easy, CURLOPT_SHARE, Shared::get().handle());
+    lib().easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    lib().easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    lib().easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    lib().easy_setopt(easy, CURLOPT_POST, 1L);  // a DELETE is a POST under another name
+    lib().easy_setopt(easy, CURLOPT_USERAGENT, "millforge");
+    lib().easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
+    lib().easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_body);
+    lib().easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &on_progress);
+    lib().easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    lib().easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+    lib().easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+    lib().easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (!request.ca_file.empty()) lib().easy_setopt(easy, CURLOPT_CAINFO, request.ca_file.c_str());
     handles.configured = true;
     handles.ca_file = request.ca_file;
   }
@@ -288,30 +353,31 @@ Response perform(Handles& handles, const Request& request) {
 
   char error[CURL_ERROR_SIZE] = {0};
   curl_slist* headers = nullptr;
-  for (const auto& h : request.headers) headers = curl_slist_append(headers, h.c_str());
+  for (const auto& h : request.headers) headers = lib().slist_append(headers, h.c_str());
   if (!request.content_type.empty()) {
-    headers = curl_slist_append(headers, ("Content-Type: " + request.content_type).c_str());
+    headers = lib().slist_append(headers, ("Content-Type: " + request.content_type).c_str());
   }
-  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  headers = lib().slist_append(headers, "Expect:");  // no 100-continue round trip
 
-  curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
-                   request.method == Method::Delete ? "DELETE" : nullptr);
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_ms));
+  lib().easy_setopt(easy, CURLOPT_URL, request.url.c_str());
+  lib().easy_setopt(easy, CURLOPT_CUSTOMREQUEST,
+                    request.method == Method::Delete ? "DELETE" : nullptr);
+  lib().easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  lib().easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
+  lib().easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                    static_cast<curl_off_t>(request.body.size()));
+  lib().easy_setopt(easy, CURLOPT_ERRORBUFFER, error);
+  lib().easy_setopt(easy, CURLOPT_HEADERDATA, &t);
+  lib().easy_setopt(easy, CURLOPT_WRITEDATA, &t);
+  lib().easy_setopt(easy, CURLOPT_XFERINFODATA, &t);
+  lib().easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_ms));
 
   CURLM* multi = handles.multi;
-  curl_multi_add_handle(multi, easy);
+  lib().multi_add_handle(multi, easy);
   std::optional<Outcome> aborted;
   int running = 1;
   while (running > 0) {
-    if (curl_multi_perform(multi, &running) != CURLM_OK) {
+    if (lib().multi_perform(multi, &running) != CURLM_OK) {
       aborted = Outcome::Failed;
       break;
     }
@@ -334,27 +400,27 @@ Response perform(Handles& handles, const Request& request) {
       aborted = Outcome::IdleTimeout;
     }
     if (aborted) break;
-    curl_multi_poll(multi, nullptr, 0, 20, nullptr);
+    lib().multi_poll(multi, nullptr, 0, 20, nullptr);
   }
   CURLcode code = CURLE_OK;
   if (!aborted) {
     int queued = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+    while (CURLMsg* msg = lib().multi_info_read(multi, &queued)) {
       if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy) code = msg->data.result;
     }
   }
   long status = 0;
-  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  lib().easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
   if (status != 0) response.status = status;
-  curl_multi_remove_handle(multi, easy);
+  lib().multi_remove_handle(multi, easy);
   // Nothing of this call may outlive it in the handle: the header list, the buffers, the body.
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
-  curl_easy_setopt(easy, CURLOPT_HEADERDATA, nullptr);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, nullptr);
-  curl_easy_setopt(easy, CURLOPT_XFERINFODATA, nullptr);
-  curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, nullptr);
-  curl_slist_free_all(headers);
+  lib().easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);
+  lib().easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
+  lib().easy_setopt(easy, CURLOPT_HEADERDATA, nullptr);
+  lib().easy_setopt(easy, CURLOPT_WRITEDATA, nullptr);
+  lib().easy_setopt(easy, CURLOPT_XFERINFODATA, nullptr);
+  lib().easy_setopt(easy, CURLOPT_CUSTOMREQUEST, nullptr);
+  lib().slist_free_all(headers);
 
   if (aborted) {
     response.outcome = *aborted;
@@ -370,14 +436,36 @@ Response perform(Handles& handles, const Request& request) {
   if (response.outcome == Outcome::ConnectFailed) {
     response.detail = connect_failure(easy, request.url);
   } else if (response.outcome != Outcome::Complete) {
-    response.detail = error[0] != '\0' ? error : curl_easy_strerror(code);
+    response.detail = error[0] != '\0' ? error : lib().easy_strerror(code);
   }
   return response;
 }
 
 }  // namespace
 
+Status load() {
+  const Result<Curl>& curl = loaded();
+  if (curl) return {};
+  return curl.diagnostics();
+}
+
+namespace detail {
+
+Status probe_library(const char* soname) {
+  Result<Curl> curl = open_curl(soname);
+  if (curl) return {};
+  return curl.take_diagnostics();
+}
+
+}  // namespace detail
+
 Response send(const Request& request) {
+  if (const Result<Curl>& curl = loaded(); !curl) {
+    Response response;
+    const diag::Diagnostic& d = curl.diagnostics().front();
+    response.detail = d.code + ": " + d.message;
+    return response;
+  }
   thread_local Handles handles;
   if (handles.busy) {
     Handles nested;  // sent from a sink: the thread's handles carry the request under way

@@ -5,7 +5,8 @@
 // process through one libcurl share handle, so `mf-eval run -j N` reuses connections instead of
 // handshaking per call. A sink may itself send a request (an MCP client answering a server's
 // request in the middle of an event stream): that one runs on a handle of its own. libcurl is
-// included by http.cpp only. Nothing here retries: the caller decides.
+// included by http.cpp only, and loaded (dlopen) on the first load() or send(): a program that
+// never sends a request never loads it. Nothing here retries: the caller decides.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "mf/diag/diagnostic.hpp"
 
 namespace mf::net::http {
 
@@ -76,6 +79,11 @@ struct Response {
   // The first header of that name (lower case), or nullptr.
   const std::string* header(std::string_view name) const;
 };
+
+// Loads libcurl (libcurl.so.4) once per process: the MF-H001 diagnostic when it is missing or
+// lacks a function this module calls. Callers that will send check it before their work starts,
+// for a precise refusal; send() without it fails with Outcome::Failed and that diagnostic's text.
+Status load();
 
 Response send(const Request& request);
 
