@@ -11,6 +11,7 @@
 
 #include "environment.hpp"
 #include "mf/json/reader.hpp"
+#include "mf/text/utf8.hpp"
 
 namespace mf::store {
 
@@ -176,24 +177,6 @@ class MentionScanner {
     return true;
   }
 
-  static void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   bool hex4(std::uint32_t& cp) {
     if (at_ + 4 > text_.size()) return false;
     cp = 0;
@@ -284,7 +267,7 @@ class MentionScanner {
               if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
               cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
             }
-            append_utf8(one, cp);
+            text::append_utf8(static_cast<char32_t>(cp), one);
             break;
           }
           default:

@@ -41,24 +41,6 @@ std::string hex(std::uint32_t cp, int digits) {
   return out;
 }
 
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // The end of the line holding `i` (the offset of its '\n', or the text's size).
 std::size_t line_end(std::string_view s, std::size_t i) {
   const std::size_t nl = s.find('\n', i);
@@ -419,16 +401,16 @@ Decoded decode_quoted(std::string_view s, std::size_t pos, int min_indent) {
           out += '\\';
           break;
         case 'N':
-          append_utf8(out, 0x85);
+          text::append_utf8(U'\u0085', out);
           break;
         case '_':
-          append_utf8(out, 0xA0);
+          text::append_utf8(U'\u00A0', out);
           break;
         case 'L':
-          append_utf8(out, 0x2028);
+          text::append_utf8(U'\u2028', out);
           break;
         case 'P':
-          append_utf8(out, 0x2029);
+          text::append_utf8(U'\u2029', out);
           break;
         case 'x':
           digits = 2;
@@ -466,7 +448,7 @@ Decoded decode_quoted(std::string_view s, std::size_t pos, int min_indent) {
                       "escape \\" + std::string(1, e) + hex(cp, digits) +
                           " does not encode a Unicode scalar value");
         }
-        append_utf8(out, cp);
+        text::append_utf8(static_cast<char32_t>(cp), out);
       }
       keep = out.size();
       continue;
