@@ -326,8 +326,8 @@ class Searcher {
     for (;;) {
       // glibc's memmem skips by a shift table; string_view::find stops at every occurrence of
       // the query's first byte and compares from there.
-      const void* found = ::memmem(text.data() + pos, text.size() - pos, req_.query.data(),
-                                   req_.query.size());
+      const void* found =
+          ::memmem(text.data() + pos, text.size() - pos, req_.query.data(), req_.query.size());
       if (found == nullptr) return;
       const auto hit = static_cast<std::size_t>(static_cast<const char*>(found) - text.data());
       line += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
