@@ -54,6 +54,12 @@ Value started() {
                  {"trace_content", "digest"}});
 }
 
+// The run_completed payload of a completed one-call task run.
+Value completed() {
+  return object(
+      {{"terminal", "completed"}, {"output", Object{}}, {"model_calls", 1}, {"repairs", 0}});
+}
+
 std::string first_code(const mf::Status& s) {
   return s.ok() ? "" : s.diagnostics().front().code;
 }
@@ -63,11 +69,7 @@ void emit_small_run(Writer& w) {
   ASSERT_TRUE(w.emit("run_started", started()).ok());
   ASSERT_TRUE(w.emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
   ASSERT_TRUE(w.emit("model_responded", object({{"call", 1}, {"content_bytes", 2}})).ok());
-  ASSERT_TRUE(w.emit("run_completed", object({{"terminal", "completed"},
-                                              {"output", Object{}},
-                                              {"model_calls", 1},
-                                              {"repairs", 0}}))
-                  .ok());
+  ASSERT_TRUE(w.emit("run_completed", completed()).ok());
 }
 
 TEST(TraceWriter, WritesExactCanonicalLinesWithContiguousSeq) {
@@ -324,11 +326,7 @@ TEST_F(TraceWriterFile, EventDurabilityWritesEachLineBeforeEmitReturns) {
   EXPECT_EQ(slurp(path), expected.substr(0, expected.find('\n') + 1));
   ASSERT_TRUE((*w)->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
   ASSERT_TRUE((*w)->emit("model_responded", object({{"call", 1}, {"content_bytes", 2}})).ok());
-  ASSERT_TRUE((*w)->emit("run_completed", object({{"terminal", "completed"},
-                                                  {"output", Object{}},
-                                                  {"model_calls", 1},
-                                                  {"repairs", 0}}))
-                  .ok());
+  ASSERT_TRUE((*w)->emit("run_completed", completed()).ok());
   ASSERT_TRUE((*w)->close().ok());
   ASSERT_TRUE((*w)->close().ok());  // idempotent
   EXPECT_EQ(slurp(path), expected);
@@ -346,11 +344,7 @@ TEST_F(TraceWriterFile, BatchDurabilityLosesNothingByClose) {
   EXPECT_EQ(slurp(path), "");  // buffered
   ASSERT_TRUE((*w)->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
   ASSERT_TRUE((*w)->emit("model_responded", object({{"call", 1}, {"content_bytes", 2}})).ok());
-  ASSERT_TRUE((*w)->emit("run_completed", object({{"terminal", "completed"},
-                                                  {"output", Object{}},
-                                                  {"model_calls", 1},
-                                                  {"repairs", 0}}))
-                  .ok());
+  ASSERT_TRUE((*w)->emit("run_completed", completed()).ok());
   EXPECT_EQ(slurp(path), expected);  // the terminal event flushes
   ASSERT_TRUE((*w)->close().ok());
   EXPECT_EQ(slurp(path), expected);
@@ -406,11 +400,7 @@ class TraceWriterSyncs : public TraceWriterFile {
     for (int call = 1; call <= turns; ++call) {
       ASSERT_TRUE(w.emit("model_requested", object({{"call", call}, {"kind", "initial"}})).ok());
     }
-    ASSERT_TRUE(w.emit("run_completed", object({{"terminal", "completed"},
-                                                {"output", Object{}},
-                                                {"model_calls", 1},
-                                                {"repairs", 0}}))
-                    .ok());
+    ASSERT_TRUE(w.emit("run_completed", completed()).ok());
   }
 };
 
@@ -441,11 +431,7 @@ TEST_F(TraceWriterSyncs, BatchDurabilitySyncsOnceWithTheRunsPublications) {
   }
   ASSERT_TRUE((*w)->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
   EXPECT_EQ(mf::io::sync_count() - before, 0u);  // nothing synced before the end of the run
-  ASSERT_TRUE((*w)->emit("run_completed", object({{"terminal", "completed"},
-                                                  {"output", Object{}},
-                                                  {"model_calls", 1},
-                                                  {"repairs", 0}}))
-                  .ok());
+  ASSERT_TRUE((*w)->emit("run_completed", completed()).ok());
   ASSERT_TRUE((*w)->close().ok());
   // One syncfs: the trace and both files are on one filesystem.
   EXPECT_EQ(mf::io::sync_count() - before, 1u);
