@@ -19,6 +19,7 @@ packages=(
   time                                # /usr/bin/time: peak RSS in tests/cli and bench/
   bsdutils                            # script(1): tests/cli/progress.sh runs tools on a terminal
   python3                             # tests/layers (the include check), bench generators
+  python3-yaml                        # tests/cli/k8s_job.sh reads the Job manifest in the docs
   python3-securesystemslib python3-cryptography python3-nacl  # tests/cli/audit_sign.sh interop
   nodejs                              # with npm, fetches the YAML test suite (tests/conformance)
   ripgrep fd-find                     # peers of grep and find in bench/
