@@ -145,7 +145,10 @@ void add_request_options(const Value* options, json::Array& attributes) {
         attributes.push_back(attribute("gen_ai.request." + m.key, m.value));
     } else if (m.key == "stop" || m.key == "stop_sequences") {
       const Value stops = m.value.is_string() ? Value(json::Array{m.value}) : m.value;
-      attributes.push_back(attribute("gen_ai.request.stop_sequences", stops));
+      if (stops.is_array() && std::all_of(stops.as_array().begin(), stops.as_array().end(),
+                                          [](const Value& x) { return x.is_string(); })) {
+        attributes.push_back(attribute("gen_ai.request.stop_sequences", stops));
+      }
     }
   }
 }
@@ -153,8 +156,9 @@ void add_request_options(const Value* options, json::Array& attributes) {
 // error.type of a failed model call: the HTTP status when the provider answered with one
 // ("HTTP 429: ..."), else model_failed.
 std::string model_error_type(const std::string& error) {
+  const std::size_t digits_end = error.find_first_not_of("0123456789", 5);
   if (error.size() >= 8 && error.compare(0, 5, "HTTP ") == 0 &&
-      error.find_first_not_of("0123456789", 5) == 8) {
+      (digits_end == 8 || digits_end == std::string::npos)) {
     return error.substr(5, 3);
   }
   return "model_failed";
