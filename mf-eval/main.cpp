@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> run_cmd{"run"};
   const std::vector<std::string> compare_cmd{"compare"};
   const std::vector<std::string> report_cmd{"report"};
+  const std::vector<std::string> clocked{"run", "report"};
   const std::vector<std::string> run_or_merge{"run", "merge", "report"};
   const std::vector<std::string> run_or_report{"run", "report", "verify"};
   const std::vector<std::string> run_or_verify{"run", "verify"};
@@ -173,8 +174,10 @@ int main(int argc, char** argv) {
           d.number({"max-regressions", "compare: gate on the number of regressed cases (default 0)",
                     "N", compare_cmd, any, 0}),
       .fixed_clock =
-          d.flag({"fixed-clock", "run: deterministic traces, no latency_ms (also MF_FIXED_CLOCK=1)",
-                  "", run_cmd}),
+          d.flag({"fixed-clock",
+                  "run: deterministic traces, no latency_ms; report: JUnit without timestamp and "
+                  "hostname (also MF_FIXED_CLOCK=1)",
+                  "", clocked}),
       .resume = d.flag({"resume", "run: reuse the attempts the journal holds", "", run_cmd}),
   };
 

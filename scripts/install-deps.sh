@@ -25,6 +25,7 @@ packages=(
   ripgrep fd-find                     # peers of grep and find in bench/
   strace                              # tests/cli/syscalls.sh counts opens, reads and syncs
   chromium                            # tests/cli/eval_report.sh opens the HTML report headless
+  libxml2-utils                       # xmllint: tests/cli/eval_junit.sh validates the JUnit XML
   man-db groff-base                   # tests/cli/help.sh and install.sh render the man pages
   zsh fish                            # tests/cli/completion.sh runs the zsh and fish completions
 )

@@ -258,6 +258,40 @@ TEST(TraceWriter, RefusesEventsTheVerifierWouldReject) {
   EXPECT_EQ(w->events_written(), 2);
 }
 
+// The model's members are optional and checked: run_started's id, digest, endpoint and options,
+// model_responded's response model and id.
+TEST(TraceWriter, ChecksTheModelsMembers) {
+  const auto with = [](Value v, const char* key, Value value) {
+    v.set(key, std::move(value));
+    return v;
+  };
+  for (const auto& [key, bad] : std::vector<std::pair<const char*, Value>>{
+           {"model_id", ""}, {"model_sha256", "abc"}, {"endpoint", 1}, {"model_options", "x"}}) {
+    std::string sink;
+    auto w = memory_writer(&sink);
+    EXPECT_EQ(first_code(w->emit("run_started", with(started(), key, bad))), codes::kInternal)
+        << key;
+  }
+  std::string sink;
+  auto w = memory_writer(&sink);
+  Value s = with(with(started(), "model_id", "gpt-4o"), "model_sha256", std::string(64, 'a'));
+  s = with(with(s, "endpoint", "https://api.openai.com/v1/chat/completions"), "model_options",
+           object({{"temperature", 0}}));
+  ASSERT_TRUE(w->emit("run_started", s).ok());
+  ASSERT_TRUE(w->emit("model_requested", object({{"call", 1}, {"kind", "initial"}})).ok());
+  const Value responded = object({{"call", 1}, {"content_bytes", 0}});
+  EXPECT_EQ(first_code(w->emit("model_responded", with(responded, "response_id", ""))),
+            codes::kInternal);
+  EXPECT_EQ(first_code(w->emit("model_responded", with(responded, "response_model", 4))),
+            codes::kInternal);
+  ASSERT_TRUE(
+      w->emit("model_responded", with(with(responded, "response_model", "gpt-4o-2024-08-06"),
+                                      "response_id", "chatcmpl-1"))
+          .ok());
+  ASSERT_TRUE(w->emit("run_completed", completed()).ok());
+  EXPECT_EQ(mf::trace::verify(sink)->status, mf::trace::Outcome::Ok);
+}
+
 // An event that cannot be one line has its own code, so the run loop can record a failure in its
 // place; nothing of it is written and the run goes on to its terminal event.
 TEST(TraceWriter, RefusesAnEventTooLargeForALineWithItsOwnCode) {

@@ -1137,5 +1137,40 @@ TEST(WireBadToolName, AnthropicStream) {
   expect_refused(decode(s, stream(R"({"type":"tool_use"})")), "no name");
 }
 
+// --- the response's own model and id ---------------------------------------------------------
+
+TEST(WireResponseIdentity, BodiesAndStreamsOfBothApis) {
+  Reply r = parse_body(settings(Api::OpenAI), R"({"id": "chatcmpl-9", "model": "gpt-4o-2024-08-06",
+    "choices": [{"index": 0, "message": {"content": "Hi."}, "finish_reason": "stop"}]})");
+  EXPECT_EQ(r.response_model, "gpt-4o-2024-08-06");
+  EXPECT_EQ(r.response_id, "chatcmpl-9");
+  r = parse_body(settings(Api::Anthropic), R"({"id": "msg_1", "model": "claude-x",
+    "type": "message", "content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn"})");
+  EXPECT_EQ(r.response_model, "claude-x");
+  EXPECT_EQ(r.response_id, "msg_1");
+  // Streams: every chunk repeats them (OpenAI), message_start carries them (Anthropic); any split.
+  const std::string openai =
+      delta(R"({"content":"A"})") + delta("{}", "\"stop\"") + "data: [DONE]\n\n";
+  for (std::size_t i = 0; i <= openai.size(); ++i) {
+    const Reply split =
+        decode(settings(Api::OpenAI, true, true),
+               {std::string_view(openai).substr(0, i), std::string_view(openai).substr(i)});
+    ASSERT_EQ(split.response_model, "m");
+    ASSERT_EQ(split.response_id, "chatcmpl-1");
+  }
+  r = decode(settings(Api::Anthropic, true, true), kAnthropicStream);
+  EXPECT_EQ(r.response_model, "claude");
+  EXPECT_EQ(r.response_id, "msg_1");
+  // None given, none recorded; one that is not a string is not taken; a long one is cut.
+  r = parse_body(settings(Api::OpenAI),
+                 R"({"model": 7, "choices": [{"message": {"content": ""}}]})");
+  EXPECT_EQ(r.response_model, "");
+  EXPECT_EQ(r.response_id, "");
+  r = parse_body(settings(Api::OpenAI), R"({"id": ")" + std::string(1000, 'x') +
+                                            R"(", "choices": [{"message": {"content": ""}}]})");
+  EXPECT_LE(r.response_id.size(), 256u);
+  EXPECT_EQ(r.response_id.substr(0, 10), std::string(10, 'x'));
+}
+
 }  // namespace
 }  // namespace mf::model::wire

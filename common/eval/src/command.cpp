@@ -11,6 +11,7 @@
 
 #include "mf/diag/secrets.hpp"
 #include "mf/eval/campaign_args.hpp"
+#include "mf/eval/junit.hpp"
 #include "mf/eval/render.hpp"
 #include "mf/eval/report.hpp"
 #include "mf/eval/runner.hpp"
@@ -28,6 +29,14 @@ namespace mf::eval {
 namespace {
 
 using diag::CommandOutcome;
+
+// A report rendered as `format` (md, junit, html): JUnit says when and where unless the clock
+// is fixed.
+std::string rendered(const json::Value& report, const std::string& format,
+                     const std::string& traces_dir, bool fixed_clock) {
+  if (format == "junit") return render_junit(report, {traces_dir, fixed_clock});
+  return render(report, *parse_format(format), traces_dir);
+}
 
 // The options that need no file, checked in order, into `options`.
 CommandOutcome read_run_options(const RunArgs& args, RunOptions& options) {
@@ -171,8 +180,8 @@ CommandOutcome run_command(const RunArgs& args) {
     return CommandOutcome::stopped_by(written.take_diagnostics());
   }
   if (args.format != "json") {
-    Status shown =
-        io::write_output("-", render(done->document, *parse_format(args.format), args.traces_dir));
+    Status shown = io::write_output(
+        "-", rendered(done->document, args.format, args.traces_dir, args.fixed_clock));
     if (!shown) return CommandOutcome::stopped_by(shown.take_diagnostics());
   }
   if (store != nullptr) {
@@ -237,10 +246,9 @@ CommandOutcome report_command(const ReportArgs& args) {
   Result<Report> parsed = parse_report(*bytes);
   if (!parsed) return CommandOutcome::stopped_by(parsed.take_diagnostics(), args.report);
   if (!args.format.empty()) {
-    const std::string text =
-        args.format == "json"
-            ? json::canonical_file(parsed->document)
-            : render(parsed->document, *parse_format(args.format), args.traces_dir);
+    const std::string text = args.format == "json" ? json::canonical_file(parsed->document)
+                                                   : rendered(parsed->document, args.format,
+                                                              args.traces_dir, args.fixed_clock);
     if (Status written = io::write_output(args.output, text); !written) {
       return CommandOutcome::stopped_by(written.take_diagnostics());
     }
@@ -407,6 +415,7 @@ CommandOutcome command(const CommandArgs& c) {
                            .format = c.format.value_or(""),
                            .output = c.output.value_or("-"),
                            .traces_dir = c.traces.value_or(""),
+                           .fixed_clock = c.fixed_clock,
                            .min_pass_rate = c.min_pass_rate});
   }
   if (args[0] == "verify") return verify(c);

@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <vector>
 
+#include "mf/eval/junit.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/pointer.hpp"
+#include "xml.hpp"
 
 namespace mf::eval {
 
@@ -155,74 +157,9 @@ std::string markdown(const Value& report) {
   return md;
 }
 
-// --- JUnit XML -----------------------------------------------------------------------------------
+// --- JUnit XML: junit.cpp ------------------------------------------------------------------------
 
-// Escaped for an XML attribute or text; characters XML 1.0 cannot hold become U+FFFD.
-std::string xml(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out += "\xEF\xBF\xBD";
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out;
-}
-
-std::string junit(const Value& report) {
-  const std::string suite = report.find("suite_id")->as_string();
-  const auto views = cases_of(report);
-  const auto failures =
-      std::count_if(views.begin(), views.end(), [](const CaseView& c) { return !c.passed; });
-  const std::string counts = " tests=\"" + std::to_string(views.size()) + "\" failures=\"" +
-                             std::to_string(failures) + "\" errors=\"0\"";
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mf-eval\"" +
-                    counts + ">\n  <testsuite name=\"" + xml(suite) + "\"" + counts + ">\n";
-  for (const CaseView& c : views) {
-    double total = 0;
-    for (const Run& r : c.runs) {
-      if (const Value* l = r.entry->find("latency_ms")) total += l->as_number();
-    }
-    out += "    <testcase classname=\"" + xml(suite) + "\" name=\"" + xml(c.id) + "\" time=\"" +
-           number(total / 1000) + "\"";
-    if (c.passed) {
-      out += "/>\n";
-      continue;
-    }
-    std::string message, body;
-    for (const Run& r : c.runs) {
-      if (r.passed) continue;
-      const std::string why = (r.repeat ? "attempt " + std::to_string(*r.repeat) + ": " : "") +
-                              first_failure(r) + " (terminal " +
-                              text_of(*r.entry->find("terminal")) + ")";
-      if (message.empty()) message = why;
-      body += why + "\n" + json::canonical(*r.entry->find("failures")) + "\n";
-    }
-    out += ">\n      <failure message=\"" + xml(message) + "\" type=\"expectation\">" + xml(body) +
-           "</failure>\n    </testcase>\n";
-  }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
-}
+using detail::xml;
 
 // --- HTML
 // ------------------------------------------------------------------------------------------
@@ -410,7 +347,7 @@ std::string render(const json::Value& report, Format format, const std::string& 
     case Format::Markdown:
       return markdown(report);
     case Format::JUnit:
-      return junit(report);
+      return render_junit(report, {.traces_dir = traces_dir, .fixed_clock = true});
     case Format::Html:
       return html(report, traces_dir);
   }

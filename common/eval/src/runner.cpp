@@ -74,6 +74,7 @@ class UsageMeter final : public model::Model {
     return reply;
   }
   std::string name() const override { return inner_.name(); }
+  json::Value identity() const override { return inner_.identity(); }
   Status keep(const model::Reply& reply) override { return inner_.keep(reply); }
 
  private:

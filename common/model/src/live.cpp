@@ -76,6 +76,8 @@ json::Value reply_json(const Reply& r) {
   v.set("usage", r.usage);
   v.set("reasoning", r.reasoning);
   v.set("stop_reason", r.stop_reason);
+  if (!r.response_model.empty()) v.set("response_model", r.response_model);
+  if (!r.response_id.empty()) v.set("response_id", r.response_id);
   return v;
 }
 
@@ -113,6 +115,13 @@ std::optional<Reply> reply_from_json(const json::Value& v) {
                             malformed != nullptr ? malformed->as_string() : std::string()});
   }
   r.usage = *usage;
+  // Recorded since the reply's model and id are kept; an older recording has neither.
+  if (v.find("response_model") != nullptr && !text("response_model", r.response_model)) {
+    return std::nullopt;
+  }
+  if (v.find("response_id") != nullptr && !text("response_id", r.response_id)) {
+    return std::nullopt;
+  }
   return r;
 }
 
@@ -123,6 +132,14 @@ class LiveModel final : public Model {
 
   std::string name() const override {
     return profile_.wire.api == wire::Api::OpenAI ? "openai" : "anthropic";
+  }
+
+  json::Value identity() const override {
+    json::Value v = json::Object{{"model_id", profile_.wire.model},
+                                 {"model_sha256", profile_.sha256},
+                                 {"endpoint", profile_.endpoint()}};
+    if (!profile_.wire.options.as_object().empty()) v.set("model_options", profile_.wire.options);
+    return v;
   }
 
   Reply infer(const Request& request, const std::atomic<bool>& cancel) override {

@@ -1,7 +1,10 @@
 // open_model: the one place a model spec ("scripted:FILE", "sim:FILE?...", "openai:PROFILE",
 // "anthropic:PROFILE") becomes a Model.
+#include <filesystem>
+
 #include "live.hpp"
 #include "mf/diag/codes.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/model/live.hpp"
 #include "mf/model/model.hpp"
@@ -24,6 +27,12 @@ std::optional<std::pair<wire::Api, std::string>> live_profile(const std::string&
 }
 
 }  // namespace
+
+json::Value file_identity(std::string_view path, std::string_view bytes, std::string_view suffix) {
+  return json::Object{
+      {"model_id", std::filesystem::path(path).filename().string() + std::string(suffix)},
+      {"model_sha256", hash::sha256_hex(bytes)}};
+}
 
 bool is_live_spec(std::string_view spec) {
   return live_profile(std::string(spec)).has_value();
@@ -51,6 +60,7 @@ Result<std::unique_ptr<Model>> open_model(const std::string& spec, const OpenOpt
       for (auto& d : ds) d.source = *path;  // about the responses file, not the task
       return ds;
     }
+    (*model)->set_identity(file_identity(*path, *bytes, ""));
     return std::unique_ptr<Model>(std::move(*model));
   }
   if (auto rest = after("sim:")) return open_sim(*rest, options.repeat);

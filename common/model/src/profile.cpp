@@ -9,6 +9,7 @@
 
 #include "mf/diag/codes.hpp"
 #include "mf/diag/secrets.hpp"
+#include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
@@ -388,6 +389,7 @@ Result<Profile> parse_profile(std::string_view bytes, wire::Api api) {
   if (!doc) return doc.take_diagnostics();
   Profile p;
   p.wire.api = api;
+  p.sha256 = hash::sha256_hex(bytes);
   json::FieldReader top(*doc, "");
   Reader rd(top);
   if (auto v = top.string("schema_version"); v && *v != "1.0") {

@@ -34,7 +34,8 @@ struct Timeouts {
 };
 
 struct Profile {
-  std::string path;  // where it was read from (for messages)
+  std::string path;    // where it was read from (for messages)
+  std::string sha256;  // of the profile's bytes: run_started records it (model_sha256)
   wire::Settings wire;
   std::string base_url;  // without a trailing '/'
   enum class Auth : std::uint8_t { None, Bearer, Header } auth = Auth::None;

@@ -428,7 +428,11 @@ Result<std::unique_ptr<Model>> open_sim(const std::string& spec, std::int64_t sa
     for (auto& d : ds) d.source = path;  // about the trajectory, not the task or the command line
     return ds;
   }
-  return std::unique_ptr<Model>(std::make_unique<SimModel>(std::move(*steps), std::move(options)));
+  auto model = std::make_unique<SimModel>(std::move(*steps), std::move(options));
+  model->set_identity(file_identity(
+      path, *bytes,
+      q == std::string::npos ? std::string_view() : std::string_view(spec).substr(q)));
+  return std::unique_ptr<Model>(std::move(model));
 }
 
 }  // namespace mf::model

@@ -82,6 +82,15 @@ std::string name_problem(const json::Value* name) {
   return {};
 }
 
+void take_response_identity(const json::Value* object, std::string& model, std::string& id) {
+  if (object == nullptr || !object->is_object()) return;
+  for (auto [key, into] :
+       {std::pair<std::string_view, std::string*>{"model", &model}, {"id", &id}}) {
+    const json::Value* v = object->find(key);
+    if (into->empty() && v != nullptr && v->is_string()) *into = quote(v->as_string(), 256);
+  }
+}
+
 Reply failure(std::string error) {
   Reply r;
   r.error = std::move(error);

@@ -102,6 +102,11 @@ std::string provider_error(const json::Value& error);
 // without a usable name is refused at decode, streamed or not.
 std::string name_problem(const json::Value* name);
 
+// The response's `model` and `id` members of `object` (an OpenAI completion or chunk, an
+// Anthropic message) into `model` and `id`, each quoted (at most 256 bytes), where they are still
+// empty: a stream repeats them in every chunk, and the first one names the response.
+void take_response_identity(const json::Value* object, std::string& model, std::string& id);
+
 // A failure reply.
 Reply failure(std::string error);
 // A stream that cannot be read on (MF-S011); its message becomes the reply's error.

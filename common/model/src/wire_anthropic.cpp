@@ -203,6 +203,7 @@ Reply parse_anthropic(std::string_view body) {
   if (const std::string* s = string_member(&*doc, "stop_reason")) r.stop_reason = *s;
   const json::Value* u = object_member(&*doc, "usage");
   r.usage = usage(input_tokens(u), count(u, "output_tokens"));
+  take_response_identity(&*doc, r.response_model, r.response_id);
   return r;
 }
 
@@ -251,6 +252,7 @@ class AnthropicStream final : public StreamAssembler {
     } else if (type == "content_block_start") {
       block_start(doc);
     } else if (type == "message_start") {
+      take_response_identity(object_member(&doc, "message"), model_, id_);
       const json::Value* u = object_member(object_member(&doc, "message"), "usage");
       input_ = input_tokens(u);
       output_ = count(u, "output_tokens");
@@ -280,6 +282,8 @@ class AnthropicStream final : public StreamAssembler {
     r.reasoning = std::move(reasoning_);
     r.stop_reason = std::move(stop_reason_);
     r.usage = usage(input_, output_);
+    r.response_model = std::move(model_);
+    r.response_id = std::move(id_);
     r.tool_calls.reserve(calls_.size());
     for (Call& c : calls_) {
       // Streamed input arrives as JSON text in pieces; a call that sent none has the input of its
@@ -372,6 +376,8 @@ class AnthropicStream final : public StreamAssembler {
   std::string content_;
   std::string reasoning_;
   std::string stop_reason_;
+  std::string model_;  // the response's model and id, from message_start
+  std::string id_;
   std::optional<std::int64_t> input_;
   std::optional<std::int64_t> output_;
   std::vector<Call> calls_;

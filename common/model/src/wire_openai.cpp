@@ -203,6 +203,7 @@ Reply parse_openai(std::string_view body) {
     r.stop_reason = "refusal";
   }
   r.usage = openai_usage(doc->find("usage"));
+  take_response_identity(&*doc, r.response_model, r.response_id);
   return r;
 }
 
@@ -256,6 +257,8 @@ class OpenAiStream final : public StreamAssembler {
     r.reasoning = std::move(reasoning_);
     r.stop_reason = std::move(stop_reason_);
     r.usage = std::move(usage_);
+    r.response_model = std::move(model_);
+    r.response_id = std::move(id_);
     r.tool_calls.reserve(calls_.size());
     for (Call& c : calls_) {
       // The name comes whole in one delta; a call none of whose deltas named it is refused.
@@ -281,6 +284,7 @@ class OpenAiStream final : public StreamAssembler {
   // What an event adds to the reply. Applying the same event twice appends its text twice and
   // changes nothing else (ids, names, finish_reason and usage are set, not added).
   void apply(const json::Value& doc) {
+    take_response_identity(&doc, model_, id_);
     if (const json::Value* choice = first_choice(doc)) take_choice(*choice);
     if (const json::Value* u = doc.find("usage"); u != nullptr && u->is_object()) {
       usage_ = openai_usage(u);
@@ -391,6 +395,8 @@ class OpenAiStream final : public StreamAssembler {
   std::string reasoning_;
   std::string refusal_;
   std::string stop_reason_;
+  std::string model_;  // the response's model and id, from its first chunk
+  std::string id_;
   json::Value usage_;
   std::vector<Call> calls_;
   EnvelopeCache cache_;

@@ -204,6 +204,8 @@ Result<std::deque<model::Reply>> recorded_replies(const Recording& rec, std::int
     if (const Value* usage = e.find("usage")) r.usage = *usage;
     if (const Value* reasoning = e.find("reasoning")) r.reasoning = reasoning->as_string();
     if (const Value* stop = e.find("stop_reason")) r.stop_reason = stop->as_string();
+    if (const Value* v = e.find("response_model")) r.response_model = v->as_string();
+    if (const Value* v = e.find("response_id")) r.response_id = v->as_string();
     restore_transport(e, r);
     out.push_back(std::move(r));
   }
@@ -238,7 +240,17 @@ Result<PlanRunRequest> rerun(const ReplayRequest& from, const Recording& rec,
   r.plan_path = from.plan_path;
   r.plan = std::move(*plan);  // loaded once: a plan on stdin cannot be read twice
   std::string name = next ? next->name() : started.find("model")->as_string();
+  // The model run_started names: the recorded one's (strict replay), or the next model's (a fork).
+  json::Value identity = json::Object{};
+  if (next) {
+    identity = next->identity();
+  } else {
+    for (const char* key : {"model_id", "model_sha256", "endpoint", "model_options"}) {
+      if (const Value* v = started.find(key)) identity.set(key, *v);
+    }
+  }
   r.model = std::make_unique<RecordedModel>(std::move(replies), std::move(next), std::move(name));
+  r.model->set_identity(std::move(identity));
   r.workspace = from.workspace;
   r.artifact_dir = from.artifact_dir;
   r.check_artifacts = false;

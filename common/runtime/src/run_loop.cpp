@@ -35,6 +35,8 @@ class Loop {
   Result<RunOutcome> run() {
     json::Value started = turns_.started();
     started.set("model", model_.name());
+    json::Value identity = model_.identity();
+    for (json::Member& m : identity.as_object()) started.set(m.key, std::move(m.value));
     started.set("durability", options_.durability);
     started.set("trace_content", content_mode(options_.trace_content));
     if (Status s = trace_.emit("run_started", std::move(started)); !s) return s.take_diagnostics();
@@ -237,6 +239,8 @@ class Loop {
       if (mode == TraceContent::Inline) responded.set("reasoning", reply.reasoning);
     }
     if (!reply.stop_reason.empty()) responded.set("stop_reason", reply.stop_reason);
+    if (!reply.response_model.empty()) responded.set("response_model", reply.response_model);
+    if (!reply.response_id.empty()) responded.set("response_id", reply.response_id);
     transport(reply, responded);
     return trace_.emit("model_responded", std::move(responded),
                        [&] { return kept = model_.keep(reply); });

@@ -44,6 +44,12 @@ Value attribute(std::string_view key, const Value& v) {
   return json::Object{{"key", std::string(key)}, {"value", std::move(any)}};
 }
 
+// An attribute the conventions type as a double, written as one even when the value is whole.
+Value double_attribute(std::string_view key, const Value& v) {
+  return json::Object{{"key", std::string(key)},
+                      {"value", json::Object{{"doubleValue", Value(v.as_number())}}}};
+}
+
 struct Span {
   std::string span_id, parent, name;
   std::int64_t kind = kInternal;
@@ -89,6 +95,75 @@ std::string text(const Value& v, std::string_view key) {
   return m != nullptr && m->is_string() ? m->as_string() : std::string();
 }
 
+// gen_ai.provider.name: the conventions' value for the live APIs; a scripted or simulated model
+// is Millforge's own ("millforge.scripted", "millforge.sim").
+std::string provider_name(const std::string& model) {
+  return model == "openai" || model == "anthropic" ? model : "millforge." + model;
+}
+
+// server.address and server.port of an endpoint URL (scheme://host[:port]/path; an IPv6 host in
+// brackets), the port defaulting to the scheme's.
+void add_server(const std::string& url, json::Array& attributes) {
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return;
+  const std::size_t from = scheme + 3;
+  const std::string authority = url.substr(from, url.find('/', from) - from);
+  std::string host = authority;
+  std::string port;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string::npos) return;
+    host = authority.substr(1, close - 1);
+    if (authority.size() > close + 1 && authority[close + 1] == ':')
+      port = authority.substr(close + 2);
+  } else if (const std::size_t colon = authority.rfind(':'); colon != std::string::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.empty()) return;
+  std::int64_t number = url.compare(0, scheme, "https") == 0 ? 443 : 80;
+  if (!port.empty()) {
+    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return;
+    number = std::stoll(port);
+  }
+  attributes.push_back(attribute("server.address", Value(host)));
+  attributes.push_back(attribute("server.port", Value(number)));
+}
+
+// The request options a live profile sets (run_started's model_options) as the conventions name
+// them; an option they do not name (min_p, reasoning_effort) is left out.
+void add_request_options(const Value* options, json::Array& attributes) {
+  if (options == nullptr || !options->is_object()) return;
+  for (const json::Member& m : options->as_object()) {
+    if (m.key == "temperature" || m.key == "top_p" || m.key == "top_k" ||
+        m.key == "presence_penalty" || m.key == "frequency_penalty") {
+      if (m.value.is_number()) {
+        attributes.push_back(double_attribute("gen_ai.request." + m.key, m.value));
+      }
+    } else if (m.key == "max_tokens" || m.key == "seed") {
+      if (m.value.as_exact_int())
+        attributes.push_back(attribute("gen_ai.request." + m.key, m.value));
+    } else if (m.key == "stop" || m.key == "stop_sequences") {
+      const Value stops = m.value.is_string() ? Value(json::Array{m.value}) : m.value;
+      if (stops.is_array() && std::all_of(stops.as_array().begin(), stops.as_array().end(),
+                                          [](const Value& x) { return x.is_string(); })) {
+        attributes.push_back(attribute("gen_ai.request.stop_sequences", stops));
+      }
+    }
+  }
+}
+
+// error.type of a failed model call: the HTTP status when the provider answered with one
+// ("HTTP 429: ..."), else model_failed.
+std::string model_error_type(const std::string& error) {
+  const std::size_t digits_end = error.find_first_not_of("0123456789", 5);
+  if (error.size() >= 8 && error.compare(0, 5, "HTTP ") == 0 &&
+      (digits_end == 8 || digits_end == std::string::npos)) {
+    return error.substr(5, 3);
+  }
+  return "model_failed";
+}
+
 }  // namespace
 
 Result<json::Value> to_otlp(std::string_view trace, std::int64_t start_unix_ms) {
@@ -112,15 +187,22 @@ Result<json::Value> to_otlp(std::string_view trace, std::int64_t start_unix_ms) 
   const std::string agent =
       !text(started, "harness_id").empty() ? text(started, "harness_id") : text(started, "task_id");
   run.name = "invoke_agent " + agent;
+  // The model as the run named it: a trace recorded before run_started carried model_id has
+  // only the backend's kind.
+  const std::string provider = provider_name(text(started, "model"));
+  const std::string model =
+      !text(started, "model_id").empty() ? text(started, "model_id") : text(started, "model");
   run.attributes = {attribute("gen_ai.operation.name", Value("invoke_agent")),
+                    attribute("gen_ai.provider.name", Value(provider)),
                     attribute("gen_ai.agent.name", Value(agent)),
+                    attribute("gen_ai.request.model", Value(model)),
+                    attribute("gen_ai.conversation.id", Value(run_id)),
                     attribute("millforge.run_id", Value(run_id)),
                     attribute("millforge.mode", *member(started, "mode"))};
   std::vector<Span> children;
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   std::size_t open_call = kNone;                  // the model call span awaiting its reply
   std::map<std::string, std::size_t> open_tools;  // call id -> span index
-  const std::string model = text(started, "model");
   for (const Value& e : events) {
     const std::string event = text(e, "event");
     run.end_ms = t(e);
@@ -132,9 +214,13 @@ Result<json::Value> to_otlp(std::string_view trace, std::int64_t start_unix_ms) 
       s.name = "chat " + model;
       s.start_ms = s.end_ms = t(e);
       s.attributes = {attribute("gen_ai.operation.name", Value("chat")),
-                      attribute("gen_ai.provider.name", Value(model)),
-                      attribute("millforge.call", *member(e, "call")),
-                      attribute("millforge.request.kind", *member(e, "kind"))};
+                      attribute("gen_ai.provider.name", Value(provider)),
+                      attribute("gen_ai.request.model", Value(model)),
+                      attribute("gen_ai.conversation.id", Value(run_id))};
+      add_server(text(started, "endpoint"), s.attributes);
+      add_request_options(member(started, "model_options"), s.attributes);
+      s.attributes.push_back(attribute("millforge.call", *member(e, "call")));
+      s.attributes.push_back(attribute("millforge.request.kind", *member(e, "kind")));
       if (const Value* tools = member(e, "tools")) {
         s.attributes.push_back(attribute("millforge.request.tools", *tools));
       }
@@ -153,10 +239,16 @@ Result<json::Value> to_otlp(std::string_view trace, std::int64_t start_unix_ms) 
       if (const Value* stop = member(e, "stop_reason")) {
         s.attributes.push_back(attribute("gen_ai.response.finish_reasons", json::Array{*stop}));
       }
+      if (const Value* v = member(e, "response_model")) {
+        s.attributes.push_back(attribute("gen_ai.response.model", *v));
+      }
+      if (const Value* v = member(e, "response_id")) {
+        s.attributes.push_back(attribute("gen_ai.response.id", *v));
+      }
       if (event == "model_failed") {
         s.status = kStatusError;
         s.message = text(e, "error");
-        s.attributes.push_back(attribute("error.type", Value("model_failed")));
+        s.attributes.push_back(attribute("error.type", Value(model_error_type(s.message))));
       }
       open_call = kNone;
     } else if (event == "tool_called") {
@@ -206,6 +298,7 @@ Result<json::Value> to_otlp(std::string_view trace, std::int64_t start_unix_ms) 
     } else if (event == "run_completed" || event == "run_failed") {
       run.attributes.push_back(attribute("millforge.terminal", *member(e, "terminal")));
       if (event == "run_failed") {
+        run.attributes.push_back(attribute("error.type", *member(e, "terminal")));
         run.status = kStatusError;
         run.message =
             text(e, "terminal") + (text(e, "error").empty() ? "" : ": " + text(e, "error"));

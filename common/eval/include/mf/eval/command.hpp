@@ -67,7 +67,8 @@ struct ReportArgs {
   std::string report{};  // the report file, or "-"
   std::string format{};  // json, md, junit or html; empty: nothing rendered
   std::string output = "-";
-  std::string traces_dir{};  // where the HTML page links the traces
+  std::string traces_dir{};  // where the HTML page links the traces, and JUnit attaches them
+  bool fixed_clock = false;  // JUnit: no timestamp or hostname
   // The gate: failed, with the remark "gate failed: pass rate P/N is below --min-pass-rate R",
   // when fewer than R of the report's cases passed (every attempt, with repeats) or it has none;
   // else the remark "gate passed: ...". A number above 0 and at most 1.

@@ -80,6 +80,10 @@ struct Reply {
   std::string source{};       // "network" or "cache": where this reply came from
   std::int64_t attempts = 0;  // transport attempts spent on this call (retries + 1)
   std::string request_sha256{};  // the digest of the request the cache keys on
+  // The response's own `model` and `id` as the provider returned them (OpenAI chat completions
+  // and Anthropic messages, streamed or not); empty when it gave none.
+  std::string response_model{};
+  std::string response_id{};
   // A failure that is a rejected request rather than a provider failure (a cache miss in read
   // mode): its diagnostic code, which decides the exit class.
   std::string error_code{};
@@ -91,7 +95,7 @@ struct Reply {
 template <class F>
 void for_each_string(Reply& r, F&& f) {
   for (std::string* s : {&r.content, &r.error, &r.reasoning, &r.stop_reason, &r.source,
-                         &r.request_sha256, &r.error_code}) {
+                         &r.request_sha256, &r.error_code, &r.response_model, &r.response_id}) {
     f(*s);
   }
   for (ToolCallRequest& c : r.tool_calls) {
@@ -123,7 +127,21 @@ class Model {
   // kept; the loop records that failure instead of the reply.
   virtual Status keep(const Reply& /*reply*/) { return {}; }
   virtual std::string name() const = 0;  // recorded in run_started, e.g. "scripted"
+  // The rest of what run_started records of the model (docs/formats/trace.md): `model_id`,
+  // `model_sha256` (of the live profile, the script or the sim's trajectory), and for a live
+  // profile its `endpoint` and the request `model_options` it sets. An object; its members are
+  // merged into run_started.
+  virtual json::Value identity() const { return identity_; }
+  void set_identity(json::Value identity) { identity_ = std::move(identity); }
+
+ private:
+  json::Value identity_ = json::Object{};
 };
+
+// The identity of a model read from a file (a script, a sim trajectory): its id is the file's
+// name without its directory, followed by `suffix` (a sim's parameters), and its digest the
+// SHA-256 of `bytes`.
+json::Value file_identity(std::string_view path, std::string_view bytes, std::string_view suffix);
 
 // Waits `delay_ms` (a scripted step's delay) unless `cancel` is set or the request's deadline
 // passes first; then `error` says why and the result is false.

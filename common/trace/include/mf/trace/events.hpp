@@ -43,7 +43,7 @@ bool is_terminal_state(std::string_view state);
 
 // Every member name the format knows (the envelope, the MAC and each event's payload members) has
 // a number, so that one line's members are found in one pass and read by index afterwards.
-inline constexpr std::size_t kMemberCount = 76;
+inline constexpr std::size_t kMemberCount = 82;
 inline constexpr std::size_t kNoMember = kMemberCount;
 std::size_t member_id(std::string_view name);  // kNoMember for a name no event has
 
