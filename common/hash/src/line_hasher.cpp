@@ -6,6 +6,7 @@
 // where they are whole, the rest assembled in the lane's buffer, then the padding.
 #include "mf/hash/line_hasher.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -105,9 +105,9 @@ std::string sha256_hex(std::string_view bytes) {
 namespace {
 
 #if defined(__SSE2__)
-// 16 hex characters: their values in `values` and whether all of them are lowercase hex digits.
-// Bytes >= 0x80 are negative as signed bytes, below '0'.
-bool hex16(const unsigned char* p, __m128i& values) {
+// 16 hex characters: their values in `values`, and a bit set for each that is a lowercase hex
+// digit (bytes >= 0x80 are negative as signed bytes, below '0').
+int hex16(const unsigned char* p, __m128i& values) {
   const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
                                       _mm_cmpgt_epi8(_mm_set1_epi8('9' + 1), x));
@@ -115,7 +115,7 @@ bool hex16(const unsigned char* p, __m128i& values) {
                                       _mm_cmpgt_epi8(_mm_set1_epi8('f' + 1), x));
   values = _mm_sub_epi8(_mm_sub_epi8(x, _mm_set1_epi8('0')),
                         _mm_and_si128(lower, _mm_set1_epi8('a' - '0' - 10)));
-  return _mm_movemask_epi8(_mm_or_si128(digit, lower)) == 0xFFFF;
+  return _mm_movemask_epi8(_mm_or_si128(digit, lower));
 }
 
 // The byte each pair of digit values (high nibble first) stands for, in the low half of each
@@ -147,7 +147,7 @@ bool is_hex_digest(std::string_view hex) {
 #if defined(__SSE2__)
   const auto* p = reinterpret_cast<const unsigned char*>(hex.data());
   __m128i v;
-  return hex16(p, v) & hex16(p + 16, v) & hex16(p + 32, v) & hex16(p + 48, v);
+  return (hex16(p, v) & hex16(p + 16, v) & hex16(p + 32, v) & hex16(p + 48, v)) == 0xFFFF;
 #else
   unsigned bad = 0;
   for (const char c : hex) bad |= kNibble[static_cast<unsigned char>(c)];
@@ -160,12 +160,13 @@ bool from_hex(std::string_view hex, Digest& out) {
   const auto* p = reinterpret_cast<const unsigned char*>(hex.data());
 #if defined(__SSE2__)
   __m128i v[4];
-  const bool ok = hex16(p, v[0]) & hex16(p + 16, v[1]) & hex16(p + 32, v[2]) & hex16(p + 48, v[3]);
+  const int digits =
+      hex16(p, v[0]) & hex16(p + 16, v[1]) & hex16(p + 32, v[2]) & hex16(p + 48, v[3]);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out.data()),
                    _mm_packus_epi16(nibble_pairs(v[0]), nibble_pairs(v[1])));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out.data() + 16),
                    _mm_packus_epi16(nibble_pairs(v[2]), nibble_pairs(v[3])));
-  return ok;
+  return digits == 0xFFFF;
 #else
   unsigned bad = 0;  // any 0xFF lookup sets the high bit; checked once, after the loop
   for (std::size_t i = 0; i < 32; ++i) {
