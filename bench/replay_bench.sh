@@ -96,5 +96,10 @@ awk -v bytes="$bytes" -v r="$t_replay" -v b="$t_before" -v j="$t_jq" -v p="$t_py
   printf "%-34s %8.3f %9.1f %13.2fx\n", "sha256sum (one SHA-256 pass)", s, m / s, s / r
   printf "%-34s %8.3f %9.1f %13.2fx\n", "wc -l (reading the bytes)", w, m / w, w / r
   printf "CPU seconds (all threads, best of runs): mf-replay %s, MF_BIN_BEFORE build %s, python3 %s, openssl %s\n", cr, (cb == "" ? "-" : cb), cp, co
+  if (cr > 0 && co > 0) {
+    printf "CPU ratios: python3 / mf-replay %.2fx, mf-replay / openssl %.2fx", cp / cr, cr / co
+    if (cb > 0) printf "; MF_BIN_BEFORE build: %.2fx, %.2fx", cp / cb, cb / co
+    printf "\n"
+  }
   printf "mf-replay peak RSS: %s MB trace %.1f MiB, %s MB trace %.1f MiB\n", smb, rs / 1024, mb, rb / 1024
 }' | tee "$out_dir/replay_results.txt"

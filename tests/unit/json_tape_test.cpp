@@ -142,6 +142,31 @@ TEST(Tape, LeavesAnExponentPast308ToTheStrictReader) {
   EXPECT_FALSE(oracle::has_exponent_past_308("[true,false]"));
 }
 
+// An escaped string is decoded with its plain runs copied 16 bytes at a time and the last bytes
+// one at a time: every escape after plain runs of 0..40 bytes, so each lands at every offset of a
+// block and near the end of the document, in values and in keys, closed, unclosed, or cut by a
+// raw control character.
+TEST(Tape, AgreesWithTheStrictReaderOnEscapesAtEveryOffset) {
+  const std::vector<std::string> escapes = {
+      "\\\"",    "\\\\", "\\n",     "\\t",     "\\b",      "\\f",
+      "\\r",     "\\/",  "\\u001f", "\\u00e9", "\\u00E9",  "\\ud83d\\ude00",
+      "\\ud83d", "\\x",  "\\u12",   "\\",      "\xc3\xa9", "\x1f"};
+  for (const std::string& escape : escapes) {
+    for (std::size_t before = 0; before <= 40; ++before) {
+      for (const std::size_t after : {std::size_t{0}, std::size_t{1}, std::size_t{15},
+                                      std::size_t{16}, std::size_t{17}, std::size_t{33}}) {
+        const std::string body =
+            std::string(before, 'a') + escape + std::string(after, 'b') + escape + "c";
+        for (const std::string& text :
+             {"[\"" + body + "\"]", "\"" + body + "\"", "\"" + body, "{\"" + body + "\":1}",
+              "{\"k\":\"" + body + "\",\"l\":\"" + escape + "\"}", "[\"" + body + "\x01\"]"}) {
+          ASSERT_EQ(tape_disagreement(text, {}), "") << "input: " << text;
+        }
+      }
+    }
+  }
+}
+
 std::vector<std::string> seeds() {
   std::vector<std::string> out = edges();
   const auto dir = std::filesystem::path(MF_SOURCE_DIR) / "tests/fuzz/corpus/tape_differential";

@@ -870,3 +870,56 @@ TEST(TraceVerify, ALongTraceIsHashedAndCheckedAcrossSlices) {
     EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(tampered));
   }
 }
+
+// Inline content full of escapes (every short escape, \u00xx controls, raw non-ASCII) over many
+// slices, each line a different length so the line digests end at every offset of a block: ok
+// with the digest of every byte; one content byte changed and the trace chained again, the
+// content check finds it at its line.
+TEST(TraceVerify, EscapeHeavyInlineContentAcrossSlices) {
+  const std::vector<std::string> words = {"panic",    "quote\"d", "back\\slash", "line\nbreak",
+                                          "tab\tx",   "ctl\x1f",  "caf\xc3\xa9", "\xf0\x9f\x98\x80",
+                                          "cr\r\f\b", "plain",    "unwrap()"};
+  std::string unlinked = kStart;
+  std::int64_t seq = 1;
+  const int calls = 600;
+  for (int call = 1; call <= calls; ++call) {
+    unlinked += ev(seq++, "model_requested",
+                   R"({"call":)" + std::to_string(call) + R"(,"kind":")" +
+                       (call == 1 ? "initial" : "turn") + R"("})");
+    std::string content;
+    for (int w = 0; w < 20 + call % 97; ++w) {
+      content += words[static_cast<std::size_t>(call * 7 + w * 3) % words.size()];
+      content += ' ';
+    }
+    mf::json::Value payload = mf::json::Object{};
+    payload.set("call", call);
+    payload.set("content", content);
+    payload.set("content_bytes", static_cast<std::int64_t>(content.size()));
+    payload.set("content_sha256", mf::hash::sha256_hex(content));
+    unlinked += ev(seq++, "model_responded", mf::json::canonical(payload));
+  }
+  unlinked += ev(seq, "run_completed",
+                 R"({"terminal":"completed","output":{},"model_calls":)" + std::to_string(calls) +
+                     R"(,"repairs":0})");
+  const std::string t = chain(unlinked);
+  ASSERT_GT(t.size(), 4u * (128u << 10));
+  const Summary whole = check_raw(t);
+  EXPECT_EQ(whole.status, Outcome::Ok) << (whole.first_error ? whole.first_error->message : "");
+  EXPECT_EQ(whole.events, seq + 1);
+  EXPECT_EQ(whole.model_calls, calls);
+  EXPECT_EQ(whole.trace_sha256, mf::hash::sha256_hex(t));
+  const auto json = mf::json::canonical(mf::trace::to_json(whole));
+  for (std::size_t chunk : {std::size_t{1000}, std::size_t{131073}, t.size()}) {
+    mf::trace::Verifier v;
+    for (std::size_t i = 0; i < t.size(); i += chunk) v.feed(std::string_view(t).substr(i, chunk));
+    EXPECT_EQ(mf::json::canonical(mf::trace::to_json(v.finish())), json) << chunk;
+  }
+  // Line 801 is call 400's response: "panic" becomes "pan!c" in its content.
+  std::string changed = unlinked;
+  std::size_t at = 0;
+  for (int line = 1; line < 801; ++line) at = changed.find('\n', at) + 1;
+  ASSERT_NE(changed.find("\"event\":\"model_responded\"", at), std::string::npos);
+  at = changed.find("panic", at);
+  changed[at + 3] = '!';
+  expect_error(changed, codes::kTraceInconsistent, 801);
+}

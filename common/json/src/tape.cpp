@@ -5,6 +5,7 @@
 #include "mf/json/tape.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -78,6 +79,43 @@ const char* skip_plain(const char* p, const char* end) {
   return p;
 }
 
+// The byte a two-character escape stands for, by its second character; 0 for the others ('/'
+// and 'u' are read apart, anything else is not an escape).
+constexpr auto kUnescape = [] {
+  std::array<char, 256> t{};
+  t['"'] = '"';
+  t['\\'] = '\\';
+  t['b'] = '\b';
+  t['f'] = '\f';
+  t['n'] = '\n';
+  t['r'] = '\r';
+  t['t'] = '\t';
+  return t;
+}();
+
+// skip_plain() that also copies the bytes it skips to `to`, which has room for 16 bytes past them
+// (whole blocks are stored before they are looked at).
+const char* copy_plain(const char* p, const char* end, char* to) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i control = _mm_set1_epi8(0x1F);
+  while (end - p >= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to), x);
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                     _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
+    const int mask = _mm_movemask_epi8(special);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+    to += 16;
+  }
+#endif
+  const char* stop = skip_plain(p, end);
+  std::memcpy(to, p, static_cast<std::size_t>(stop - p));
+  return stop;
+}
+
 }  // namespace
 
 bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) {
@@ -94,8 +132,9 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
   const char* const end = begin + doc.size();
   const char* p = begin;
   const auto offset = [&](const char* q) { return static_cast<std::uint32_t>(q - begin); };
-  // Escaped strings are decoded into decoded_, sized once per document to hold all of it: a
-  // decoded string is never longer than its source, so the writes need no capacity checks.
+  // Escaped strings are decoded into decoded_, sized once per document to hold all of it and 16
+  // bytes more (copy_plain's last store): a decoded string is never longer than its source, so
+  // the writes need no capacity checks.
   // `used` is how much of it this document's strings fill.
   std::size_t used = 0;
   char* out = nullptr;
@@ -105,60 +144,45 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     }
   };
 
-  // A string at p (the opening quote) into a new node; false to decline.
+  // A string at p (the opening quote) into a new node; false to decline. A string without escapes
+  // is viewed in the source; one with escapes is decoded into `out`, its plain runs copied 16
+  // bytes at a time as they are scanned.
   const auto string = [&]() {
-    Node n;
+    // Each node is built in place: built on the stack and copied in, its narrow stores were
+    // read back at once as wide loads, a store-forwarding stall per value.
+    Node& n = nodes_.emplace_back();
     n.kind = Kind::String;
     n.src_begin = offset(p);
     ++p;
-    const char* run = p;  // start of the source bytes not yet copied to `out`
     n.offset = offset(p);
-    for (;;) {
-      p = skip_plain(p, end);
-      if (p == end) return false;
-      const auto c = static_cast<unsigned char>(*p);
-      if (c == '"') break;
-      if (c != '\\') return false;  // a raw control character
-      if (!n.escaped) {
-        n.escaped = true;
-        n.offset = static_cast<std::uint32_t>(used);
-        if (out == nullptr) {  // the document's first escape
-          if (decoded_.size() < doc.size()) decoded_.resize(doc.size());
-          out = decoded_.data();
-        }
+    p = skip_plain(p, end);
+    if (p == end) return false;
+    if (*p == '"') {
+      n.size = offset(p) - n.offset;
+    } else {
+      if (*p != '\\') return false;  // a raw control character
+      if (out == nullptr) {          // the document's first escape
+        if (decoded_.size() < doc.size() + 16) decoded_.resize(doc.size() + 16);
+        out = decoded_.data();
       }
-      std::memcpy(out + used, run, static_cast<std::size_t>(p - run));
-      used += static_cast<std::size_t>(p - run);
-      if (end - p < 2) return false;
-      const char e = p[1];
-      p += 2;
-      char plain = 0;
-      switch (e) {
-        case '"':
-        case '\\':
-          plain = e;
-          break;
-        case '/':
+      n.escaped = true;
+      const char* const plain_begin = begin + n.offset;
+      n.offset = static_cast<std::uint32_t>(used);
+      std::memcpy(out + used, plain_begin, static_cast<std::size_t>(p - plain_begin));
+      used += static_cast<std::size_t>(p - plain_begin);
+      for (;;) {  // p is at a backslash
+        if (end - p < 2) return false;
+        const char e = p[1];
+        if (const char plain = kUnescape[static_cast<unsigned char>(e)]; plain != 0) {
+          out[used++] = plain;
+          p += 2;
+        } else if (e == '/') {
           if (canonical) return false;
           n.canonical_escapes = false;
-          plain = '/';
-          break;
-        case 'b':
-          plain = '\b';
-          break;
-        case 'f':
-          plain = '\f';
-          break;
-        case 'n':
-          plain = '\n';
-          break;
-        case 'r':
-          plain = '\r';
-          break;
-        case 't':
-          plain = '\t';
-          break;
-        case 'u': {
+          out[used++] = '/';
+          p += 2;
+        } else if (e == 'u') {
+          p += 2;
           const auto quad = [&](const char* q) {
             if (end - q < 4) return -1;
             int v = 0;
@@ -188,32 +212,27 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           }
           used += text::encode_utf8(static_cast<char32_t>(cp), out + used);
-          run = p;
-          continue;
-        }
-        default:
+        } else {
           return false;
+        }
+        const char* const run = p;
+        p = copy_plain(p, end, out + used);
+        used += static_cast<std::size_t>(p - run);
+        if (p == end) return false;
+        if (*p == '"') break;
+        if (*p != '\\') return false;  // a raw control character
       }
-      out[used++] = plain;
-      run = p;
-    }
-    if (n.escaped) {
-      std::memcpy(out + used, run, static_cast<std::size_t>(p - run));
-      used += static_cast<std::size_t>(p - run);
       n.size = static_cast<std::uint32_t>(used - n.offset);
-    } else {
-      n.size = offset(p) - n.offset;
     }
     ++p;  // the closing quote
     n.src_end = offset(p);
     if (n.size > limits.max_string_bytes) return false;
-    n.end = static_cast<std::uint32_t>(nodes_.size() + 1);
-    nodes_.push_back(n);
+    n.end = static_cast<std::uint32_t>(nodes_.size());
     return true;
   };
 
   const auto number = [&]() {
-    Node n;
+    Node& n = nodes_.emplace_back();
     n.kind = Kind::Number;
     n.src_begin = offset(p);
     const char* q = p;
@@ -274,8 +293,7 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     }
     p = q;
     n.src_end = offset(p);
-    n.end = static_cast<std::uint32_t>(nodes_.size() + 1);
-    nodes_.push_back(n);
+    n.end = static_cast<std::uint32_t>(nodes_.size());
     return true;
   };
 
@@ -284,14 +302,13 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
         std::memcmp(p, word.data(), word.size()) != 0) {
       return false;
     }
-    Node n;
+    Node& n = nodes_.emplace_back();
     n.kind = kind;
     n.number = value;
     n.src_begin = offset(p);
     p += word.size();
     n.src_end = offset(p);
-    n.end = static_cast<std::uint32_t>(nodes_.size() + 1);
-    nodes_.push_back(n);
+    n.end = static_cast<std::uint32_t>(nodes_.size());
     return true;
   };
 
@@ -317,12 +334,11 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
 
   const auto open = [&](Kind kind) {
     if (open_.size() >= limits.max_depth) return false;
-    Node n;
+    Node& n = nodes_.emplace_back();
     n.kind = kind;
     n.src_begin = offset(p);
     ++p;
-    open_.push_back({static_cast<std::uint32_t>(nodes_.size()), 0});
-    nodes_.push_back(n);
+    open_.push_back({static_cast<std::uint32_t>(nodes_.size() - 1), 0});
     skip_ws();
     return true;
   };

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mf/diag/codes.hpp"
+#include "mf/hash/line_hasher.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
@@ -72,8 +73,9 @@ const Keys& keys() {
   return k;
 }
 
-// The value as an exact non-negative integer, or nothing.
-std::optional<std::int64_t> natural(const json::View& v) {
+// The value as an exact non-negative integer, or nothing. Inlined: called out of line, the
+// optional went through memory and every call stalled on reading it back.
+[[gnu::always_inline]] inline std::optional<std::int64_t> natural(const json::View& v) {
   auto n = v.as_exact_int();
   if (!n || *n < 0) return std::nullopt;
   return n;
@@ -158,20 +160,10 @@ class Verifier::Hasher {
   // The slice's line digests go to `out`, which stays the caller's to read after wait().
   void hash(std::string_view slice, std::vector<hash::Digest>& out) {
     out.clear();
-    whole_.update(slice);
-    while (!slice.empty()) {
-      const auto newline = slice.find('\n');
-      if (newline == std::string_view::npos) {
-        line_.update(slice);
-        return;
-      }
-      line_.update(slice.substr(0, newline));
-      out.push_back(line_.finish_and_restart());
-      slice.remove_prefix(newline + 1);
-    }
+    digests_.update(slice, out);
   }
   // Only the trace's digest, for bytes whose lines are no longer checked.
-  void hash_whole(std::string_view bytes) { whole_.update(bytes); }
+  void hash_whole(std::string_view bytes) { digests_.update_stream(bytes); }
 
   // hash(), on the second thread; wait() before the next start(), before reading `out`, and
   // before the slice's bytes go away.
@@ -189,7 +181,7 @@ class Verifier::Hasher {
     std::unique_lock lock(mutex_);
     cv_.wait(lock, [this] { return !busy_; });
   }
-  hash::Digest finish() { return whole_.finish(); }
+  hash::Digest finish() { return digests_.finish(); }
 
  private:
   void work() {
@@ -205,8 +197,7 @@ class Verifier::Hasher {
     }
   }
 
-  hash::Sha256 whole_;
-  hash::Sha256 line_;  // the line in progress
+  hash::LineHasher digests_;  // of the whole trace and of each line
   std::mutex mutex_;
   std::condition_variable cv_;
   std::string_view job_;

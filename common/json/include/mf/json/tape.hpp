@@ -138,7 +138,9 @@ inline std::string_view View::as_string() const {
   return is_string() ? tape_->text(tape_->nodes_[node_]) : std::string_view();
 }
 
-inline std::optional<std::int64_t> View::as_exact_int() const {
+// Always inlined: returned from a call, the optional is stored and at once reread wider (a
+// store-forwarding stall on every member the verifier reads as a count).
+[[gnu::always_inline]] inline std::optional<std::int64_t> View::as_exact_int() const {
   if (!is_number()) return std::nullopt;
   const Tape::Node& n = tape_->nodes_[node_];
   if (n.simple_integer) return static_cast<std::int64_t>(n.number);  // 15 digits at most
