@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # System calls counted with strace (counts, never times): the read tool opens a file once and reads
-# a small one with one pread(2) of its size, and a whole `mf-run --plan` under --durability batch
-# syncs once, where event durability syncs every event and each artifact.
+# a small one with one pread(2) of its size, `mf-store put` reads its input once, and a whole
+# `mf-run --plan` under --durability batch syncs once, where event durability syncs every event
+# and each artifact.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 command -v strace >/dev/null || {
@@ -26,6 +27,35 @@ reads=$(grep -E '^[0-9]+ +p?readv?2?(64)?\([0-9]+</[^>]*/ws/a\.txt>' "$tmp/read.
 [[ $opens -eq 1 ]] || { grep a.txt "$tmp/read.st" >&2; fail "read opened a.txt $opens times, not once"; }
 [[ $(grep -c . <<<"$reads") -eq 1 ]] || { echo "$reads" >&2; fail "read read a.txt more than once"; }
 grep -qE ', 615, 0\) = 615$' <<<"$reads" || fail "the one read is not of the file's 615 bytes: $reads"
+
+# --- mf-store put: the input is read once, and its spool is read back once -------------------------
+# 3 MiB and a few bytes: over the 1 MiB kept in memory, so the bytes go through the spool file.
+head -c $(((3 << 20) + 5)) /dev/urandom >"$tmp/put.bin"
+size=$(stat -c %s "$tmp/put.bin")
+# read_bytes TRACE PATTERN: the bytes returned by read calls on a descriptor that strace shows as
+# PATTERN (after its number: <path>, and "(deleted)" for an unlinked file).
+read_bytes() {
+  grep -E "^[0-9]+ +p?readv?2?(64)?\([0-9]+$2" "$1" |
+    awk '{ n += $NF } END { print n + 0 }'
+}
+for how in file stdin; do
+  rm -rf "$tmp/put-store"
+  if [[ $how == file ]]; then
+    strace -f -y -e trace=read,pread64,readv,preadv,preadv2 -o "$tmp/put.st" \
+      "$MF_BIN/mf-store" --store "$tmp/put-store" put "$tmp/put.bin" >"$tmp/put.out"
+  else
+    strace -f -y -e trace=read,pread64,readv,preadv,preadv2 -o "$tmp/put.st" \
+      "$MF_BIN/mf-store" --store "$tmp/put-store" put - <"$tmp/put.bin" >"$tmp/put.out"
+  fi
+  [[ $(cat "$tmp/put.out") == "$(sha256sum "$tmp/put.bin" | cut -d' ' -f1)" ]] ||
+    fail "put ($how) printed $(cat "$tmp/put.out")"
+  n=$(read_bytes "$tmp/put.st" '<[^>]*/put\.bin>')
+  [[ $n -eq $size ]] || fail "put ($how) read $n bytes of its $size-byte input, not $size"
+  # The spool (an unlinked file in the store's directory) is written once and read back once.
+  n=$(read_bytes "$tmp/put.st" '<[^>]*/put-store/[^>]*>\(deleted\)')
+  [[ $n -eq $size ]] || fail "put ($how) read $n bytes back from its spool, not $size"
+  run 0 "$MF_BIN/mf-store" --store "$tmp/put-store" verify
+done
 
 # --- a golden plan run: syncs per durability ------------------------------------------------------
 h=$src/fixtures/harness
