@@ -2,9 +2,11 @@
 # System calls counted with strace (counts, never times): the read tool opens a file once and reads
 # a small one with one pread(2) of its size, `mf-store put` reads its input once, and a whole
 # `mf-run --plan` under --durability batch syncs once, where event durability syncs every event
-# and each artifact.
+# and each artifact; the live reply cache (over the loopback wire server) commits once per model
+# call under event durability and once at the run's end under batch.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/wire.bash"
 command -v strace >/dev/null || {
   echo "SKIP: strace is not installed (scripts/install-deps.sh installs it)"
   exit 77
@@ -78,4 +80,41 @@ n=$(syncs batch)
 # Event: the trace's directory, each of the 14 events, and each artifact's file and directory.
 n=$(syncs event)
 [[ $n -eq 19 ]] || { cat "$tmp/sync.st" >&2; fail "an event run made $n syncs, not 19"; }
+# --- the live reply cache: its store commits per durability -----------------------------------------
+# A store commit is two msyncs (LMDB's data, then its meta page); a new store's first commit
+# creates its databases. Event keeps each reply durable before the run records it: one commit per
+# model call. Batch holds them and commits once at the end, and in between at most once per 250 ms
+# of the run (the trace's interval), so the count allowed grows with the run's elapsed time.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY MF_STORE
+wire_start
+"$MF_BIN/mf-compile" "$src/fixtures/harness/read-submit.yaml" -o - >"$tmp/rs.plan.json"
+wire_profile harness-read-submit "$src/fixtures/profiles/local.json" "$tmp/rs.profile.json"
+cache_commits() { # cache_commits DURABILITY: the store commits of one recorded run, and its ms
+  rm -rf "$tmp/cache-store"
+  wire_reset
+  local start end
+  start=$(date +%s%N)
+  strace -f -c -e trace=msync -o "$tmp/cache.st" "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" \
+    --model "openai:$tmp/rs.profile.json" --workspace "$src/fixtures/repository" \
+    --cache write --store "$tmp/cache-store" --fixed-clock --run-id cache \
+    --trace "$tmp/cache.jsonl" --durability "$1" >"$tmp/cache.json"
+  end=$(date +%s%N)
+  [[ $(jq -r .terminal "$tmp/cache.json") == completed ]] || fail "the $1 cache run did not complete"
+  calls=$(jq -s '[.[] | select(.event == "model_responded")] | length' "$tmp/cache.jsonl")
+  [[ $calls -eq 2 ]] || fail "the $1 cache run made $calls model calls, not 2"
+  # Both replies were recorded, whatever the durability.
+  [[ $("$MF_BIN/mf-store" --store "$tmp/cache-store" ls --refs | grep -c '"cache/model/') -eq 2 ]] ||
+    fail "the $1 cache run did not record its 2 replies"
+  awk -v ms=$(((end - start) / 1000000)) '$NF == "msync" { n += $4 } END { print n / 2, ms }' \
+    "$tmp/cache.st"
+}
+read -r n elapsed_ms < <(cache_commits event)
+[[ $n -eq 3 ]] || { cat "$tmp/cache.st" >&2; fail "an event cache run made $n store commits, not 3"; }
+read -r n elapsed_ms < <(cache_commits batch)
+allowed=$((2 + elapsed_ms / 250))
+((n >= 2 && n <= allowed)) || {
+  cat "$tmp/cache.st" >&2
+  fail "a batch cache run made $n store commits in $elapsed_ms ms, not 2 (at most $allowed)"
+}
+wire_stop
 echo "ok"

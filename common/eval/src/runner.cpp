@@ -75,6 +75,7 @@ class UsageMeter final : public model::Model {
   }
   std::string name() const override { return inner_.name(); }
   Status keep(const model::Reply& reply) override { return inner_.keep(reply); }
+  Status flush() override { return inner_.flush(); }
 
  private:
   std::unique_ptr<model::Model> owned_;

@@ -122,6 +122,9 @@ class Model {
   // cache never holds a reply that a run could not record. A failure means the reply was not
   // kept; the loop records that failure instead of the reply.
   virtual Status keep(const Reply& /*reply*/) { return {}; }
+  // Called by the run loop once, at the run's end, just before the trace is closed: a backend that
+  // kept replies without making them durable (batched durability) makes them durable now.
+  virtual Status flush() { return {}; }
   virtual std::string name() const = 0;  // recorded in run_started, e.g. "scripted"
 };
 
