@@ -5,6 +5,8 @@
 #        mf-store hash           vs  sha256sum
 #        mf-store put (durable)  vs  dd conv=fsync      (a fresh store each run)
 #        mf-store get            vs  cat
+#      and put of a MF_BENCH_PUT_MB file into a fresh store vs dd conv=fsync, on the scratch disk and
+#      on tmpfs (/dev/shm), wall clock and CPU time
 #   2. peak RSS of gc, export and import on an 8 MiB and a MF_BENCH_SCAN_MB JSON object
 #   3. mf_bench's Store* benchmarks (bench/store_bench.cpp, enabled by MF_BENCH_STORE=1): put and get
 #      throughput for 1 KiB and 1 MiB values, one synced commit per put vs many puts per
@@ -20,6 +22,7 @@
 #   MF_BENCH_MB       corpus size in MB (default 100)
 #   MF_BENCH_RUNS     timed runs per whole-process command, the best is kept (default 3)
 #   MF_BENCH_SCAN_MB  the large JSON object of the peak-RSS rows, in MiB (default 1024)
+#   MF_BENCH_PUT_MB   the file of the put-against-dd rows, in MiB (default 1024; 0 skips them)
 #   MF_BENCH_STORE_DIR  where the temporary stores go (default target/bench/store-tmp: same disk)
 #   MF_JOBS           build parallelism (default 2)
 set -euo pipefail
@@ -100,6 +103,34 @@ t_dd=$(best_of dd_fsync)
 t_get=$(best_of "$mf_store" --store "$work/check" get "$put_digest")
 t_cat=$(best_of cat "$corpus")
 rm -rf "$work/put" "$work/copy"
+
+# --- put of a large file against dd, on the scratch disk and on tmpfs --------------------------------
+# Each run starts from a fresh store (and dd from no copy), the file in the page cache; the CPU rows
+# (perf's task-clock, user + system) include removing the previous run's output, for both sides.
+put_mb=${MF_BENCH_PUT_MB:-1024}
+big_rows=()
+if ((put_mb > 0)); then
+  shm=
+  if [[ -d /dev/shm && -w /dev/shm ]] &&
+    (($(df -Pm /dev/shm | awk 'NR == 2 { print $4 }') > 3 * put_mb)); then
+    shm=$(mktemp -d /dev/shm/mf-store-bench.XXXXXX)
+    trap 'rm -rf "$work" "$shm"' EXIT
+  fi
+  for d in "$work" $shm; do
+    fs=disk
+    [[ $d == "$shm" ]] && fs=tmpfs
+    log "put of a $put_mb MiB file against dd on $fs (best of $runs)"
+    head -c $((put_mb << 20)) /dev/urandom >"$d/big"
+    put_big=(bash -c 'rm -rf "$1/big-store" && exec "$2" --store "$1/big-store" put "$1/big"' _ "$d"
+      "$mf_store")
+    dd_big=(bash -c 'rm -f "$1/big-copy" && exec dd if="$1/big" of="$1/big-copy" bs=1M conv=fsync \
+      status=none' _ "$d")
+    [[ $("${put_big[@]}") == "$(sha256sum "$d/big" | cut -d' ' -f1)" ]] || die "put of the big file"
+    big_rows+=("$fs $(best_of "${put_big[@]}") $(best_of "${dd_big[@]}") $(cpu_of "${put_big[@]}") \
+$(cpu_of "${dd_big[@]}")")
+    rm -rf "$d/big" "$d/big-store" "$d/big-copy"
+  done
+fi
 
 
 # --- peak RSS against object size: the reference scan (gc, export) and import ---------------------
@@ -187,6 +218,17 @@ bulk_table() {
   row "dd conv=fsync" "$t_dd" "" 30
   row "mf-store get (re-hashed)" "$t_get" "$t_cat" 30
   row "cat" "$t_cat" "" 30
+  if ((${#big_rows[@]})); then
+    echo
+    echo "put of a ${put_mb} MiB file into a fresh store against dd conv=fsync (best of $runs)"
+    printf "%-8s %11s %11s %7s %11s %11s %7s\n" "" "put wall" "dd wall" ratio "put CPU" "dd CPU" ratio
+    for r in "${big_rows[@]}"; do
+      read -r fs pw dw pc dc <<<"$r"
+      awk -v f="$fs" -v pw="$pw" -v dw="$dw" -v pc="$pc" -v dc="$dc" 'BEGIN {
+        printf "%-8s %11.3f %11.3f %6.2fx %11s %11s %7s\n", f, pw, dw, pw / dw, pc, dc,
+          (dc > 0 && pc != "-") ? sprintf("%6.2fx", pc / dc) : "-" }'
+    done
+  fi
   if ((${#scan_rows[@]})); then
     echo
     echo "Peak RSS (MiB) against a JSON object's size (it mentions one other object)"

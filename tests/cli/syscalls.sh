@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # System calls counted with strace (counts, never times): the read tool opens a file once and reads
-# a small one with one pread(2) of its size, and a whole `mf-run --plan` under --durability batch
-# syncs once, where event durability syncs every event and each artifact.
+# a small one with one pread(2) of its size, `mf-store put` reads its input once, and a whole
+# `mf-run --plan` under --durability batch syncs once, where event durability syncs every event
+# and each artifact; the live reply cache (over the loopback wire server) commits once per model
+# call under event durability and once at the run's end under batch.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/wire.bash"
 command -v strace >/dev/null || {
   echo "SKIP: strace is not installed (scripts/install-deps.sh installs it)"
   exit 77
@@ -27,6 +30,35 @@ reads=$(grep -E '^[0-9]+ +p?readv?2?(64)?\([0-9]+</[^>]*/ws/a\.txt>' "$tmp/read.
 [[ $(grep -c . <<<"$reads") -eq 1 ]] || { echo "$reads" >&2; fail "read read a.txt more than once"; }
 grep -qE ', 615, 0\) = 615$' <<<"$reads" || fail "the one read is not of the file's 615 bytes: $reads"
 
+# --- mf-store put: the input is read once, and its spool is read back once -------------------------
+# 3 MiB and a few bytes: over the 1 MiB kept in memory, so the bytes go through the spool file.
+head -c $(((3 << 20) + 5)) /dev/urandom >"$tmp/put.bin"
+size=$(stat -c %s "$tmp/put.bin")
+# read_bytes TRACE PATTERN: the bytes returned by read calls on a descriptor that strace shows as
+# PATTERN (after its number: <path>, and "(deleted)" for an unlinked file).
+read_bytes() {
+  grep -E "^[0-9]+ +p?readv?2?(64)?\([0-9]+$2" "$1" |
+    awk '{ n += $NF } END { print n + 0 }'
+}
+for how in file stdin; do
+  rm -rf "$tmp/put-store"
+  if [[ $how == file ]]; then
+    strace -f -y -e trace=read,pread64,readv,preadv,preadv2 -o "$tmp/put.st" \
+      "$MF_BIN/mf-store" --store "$tmp/put-store" put "$tmp/put.bin" >"$tmp/put.out"
+  else
+    strace -f -y -e trace=read,pread64,readv,preadv,preadv2 -o "$tmp/put.st" \
+      "$MF_BIN/mf-store" --store "$tmp/put-store" put - <"$tmp/put.bin" >"$tmp/put.out"
+  fi
+  [[ $(cat "$tmp/put.out") == "$(sha256sum "$tmp/put.bin" | cut -d' ' -f1)" ]] ||
+    fail "put ($how) printed $(cat "$tmp/put.out")"
+  n=$(read_bytes "$tmp/put.st" '<[^>]*/put\.bin>')
+  [[ $n -eq $size ]] || fail "put ($how) read $n bytes of its $size-byte input, not $size"
+  # The spool (an unlinked file in the store's directory) is written once and read back once.
+  n=$(read_bytes "$tmp/put.st" '<[^>]*/put-store/[^>]*>\(deleted\)')
+  [[ $n -eq $size ]] || fail "put ($how) read $n bytes back from its spool, not $size"
+  run 0 "$MF_BIN/mf-store" --store "$tmp/put-store" verify
+done
+
 # --- a golden plan run: syncs per durability ------------------------------------------------------
 h=$src/fixtures/harness
 "$MF_BIN/mf-compile" "$h/golden.yaml" --catalog "$h/catalog.json" --profiles "$h/profiles.json" \
@@ -48,4 +80,41 @@ n=$(syncs batch)
 # Event: the trace's directory, each of the 14 events, and each artifact's file and directory.
 n=$(syncs event)
 [[ $n -eq 19 ]] || { cat "$tmp/sync.st" >&2; fail "an event run made $n syncs, not 19"; }
+# --- the live reply cache: its store commits per durability -----------------------------------------
+# A store commit is two msyncs (LMDB's data, then its meta page); a new store's first commit
+# creates its databases. Event keeps each reply durable before the run records it: one commit per
+# model call. Batch holds them and commits once at the end, and in between at most once per 250 ms
+# of the run (the trace's interval), so the count allowed grows with the run's elapsed time.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY MF_STORE
+wire_start
+"$MF_BIN/mf-compile" "$src/fixtures/harness/read-submit.yaml" -o - >"$tmp/rs.plan.json"
+wire_profile harness-read-submit "$src/fixtures/profiles/local.json" "$tmp/rs.profile.json"
+cache_commits() { # cache_commits DURABILITY: the store commits of one recorded run, and its ms
+  rm -rf "$tmp/cache-store"
+  wire_reset
+  local start end
+  start=$(date +%s%N)
+  strace -f -c -e trace=msync -o "$tmp/cache.st" "$MF_BIN/mf-run" --plan "$tmp/rs.plan.json" \
+    --model "openai:$tmp/rs.profile.json" --workspace "$src/fixtures/repository" \
+    --cache write --store "$tmp/cache-store" --fixed-clock --run-id cache \
+    --trace "$tmp/cache.jsonl" --durability "$1" >"$tmp/cache.json"
+  end=$(date +%s%N)
+  [[ $(jq -r .terminal "$tmp/cache.json") == completed ]] || fail "the $1 cache run did not complete"
+  calls=$(jq -s '[.[] | select(.event == "model_responded")] | length' "$tmp/cache.jsonl")
+  [[ $calls -eq 2 ]] || fail "the $1 cache run made $calls model calls, not 2"
+  # Both replies were recorded, whatever the durability.
+  [[ $("$MF_BIN/mf-store" --store "$tmp/cache-store" ls --refs | grep -c '"cache/model/') -eq 2 ]] ||
+    fail "the $1 cache run did not record its 2 replies"
+  awk -v ms=$(((end - start) / 1000000)) '$NF == "msync" { n += $4 } END { print n / 2, ms }' \
+    "$tmp/cache.st"
+}
+read -r n elapsed_ms < <(cache_commits event)
+[[ $n -eq 3 ]] || { cat "$tmp/cache.st" >&2; fail "an event cache run made $n store commits, not 3"; }
+read -r n elapsed_ms < <(cache_commits batch)
+allowed=$((2 + elapsed_ms / 250))
+((n >= 2 && n <= allowed)) || {
+  cat "$tmp/cache.st" >&2
+  fail "a batch cache run made $n store commits in $elapsed_ms ms, not 2 (at most $allowed)"
+}
+wire_stop
 echo "ok"

@@ -25,8 +25,8 @@
 #include "mf/json/reader.hpp"
 
 namespace mf::store::detail {
-// Defined in objects.cpp: called by put_file between its hashing and its storing pass.
-extern std::function<void(const std::string&)> put_file_between_passes;
+// Defined in objects.cpp: called by put_file once it has read its input.
+extern std::function<void(const std::string&)> put_file_after_read;
 }  // namespace mf::store::detail
 
 namespace {
@@ -79,7 +79,7 @@ class StoreTest : public ::testing::Test {
     dir_ = (root_ / "store").string();
   }
   void TearDown() override {
-    mf::store::detail::put_file_between_passes = nullptr;
+    mf::store::detail::put_file_after_read = nullptr;
     std::error_code ec;
     fs::remove_all(root_, ec);
   }
@@ -207,35 +207,37 @@ TEST_F(StoreTest, PutFileOfAPipeIsBuffered) {
   EXPECT_EQ(*store->get(*d), bytes);
 }
 
-TEST_F(StoreTest, PutFileRefusesAFileThatChangedBetweenPasses) {
+TEST_F(StoreTest, PutFileRefusesAFileThatChangedWhileRead) {
   auto store = open();
   ASSERT_TRUE(store);
   const fs::path file = root_ / "log.txt";
-  const std::string original = pseudo_random(100000, 5);
-
-  // Same size, different bytes.
-  write_file(file, original);
-  mf::store::detail::put_file_between_passes = [&](const std::string& path) {
-    std::string changed = original;
-    changed[500] = static_cast<char>(changed[500] ^ 1);
-    write_file(path, changed);
-  };
-  EXPECT_EQ(code_of(store->put_file(file.string())), codes::kStoreInputChanged);
-  // Grown.
-  write_file(file, original);
-  mf::store::detail::put_file_between_passes = [&](const std::string& path) {
-    write_file(path, original + "more");
-  };
-  EXPECT_EQ(code_of(store->put_file(file.string())), codes::kStoreInputChanged);
-  // Shrunk.
-  write_file(file, original);
-  mf::store::detail::put_file_between_passes = [&](const std::string& path) {
-    write_file(path, original.substr(0, 10));
-  };
-  EXPECT_EQ(code_of(store->put_file(file.string())), codes::kStoreInputChanged);
-  mf::store::detail::put_file_between_passes = nullptr;
-  EXPECT_EQ(store->stats()->objects, 0u);  // nothing was stored
-  EXPECT_FALSE(*store->has(mf::hash::sha256(original)));
+  // Held in memory, and spooled (over 1 MiB).
+  for (const std::size_t size : {std::size_t{100000}, (std::size_t{1} << 20) + 100000}) {
+    const std::string original = pseudo_random(size, 5);
+    // Same size, different bytes.
+    write_file(file, original);
+    mf::store::detail::put_file_after_read = [&](const std::string& path) {
+      std::string changed = original;
+      changed[500] = static_cast<char>(changed[500] ^ 1);
+      write_file(path, changed);
+    };
+    EXPECT_EQ(code_of(store->put_file(file.string())), codes::kStoreInputChanged) << size;
+    // Grown.
+    write_file(file, original);
+    mf::store::detail::put_file_after_read = [&](const std::string& path) {
+      write_file(path, original + "more");
+    };
+    EXPECT_EQ(code_of(store->put_file(file.string())), codes::kStoreInputChanged) << size;
+    // Shrunk.
+    write_file(file, original);
+    mf::store::detail::put_file_after_read = [&](const std::string& path) {
+      write_file(path, original.substr(0, 10));
+    };
+    EXPECT_EQ(code_of(store->put_file(file.string())), codes::kStoreInputChanged) << size;
+    mf::store::detail::put_file_after_read = nullptr;
+    EXPECT_EQ(store->stats()->objects, 0u);  // nothing was stored
+    EXPECT_FALSE(*store->has(mf::hash::sha256(original)));
+  }
 }
 
 TEST_F(StoreTest, BatchIsOneTransaction) {

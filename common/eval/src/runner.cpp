@@ -76,6 +76,7 @@ class UsageMeter final : public model::Model {
   std::string name() const override { return inner_.name(); }
   json::Value identity() const override { return inner_.identity(); }
   Status keep(const model::Reply& reply) override { return inner_.keep(reply); }
+  Status flush() override { return inner_.flush(); }
 
  private:
   std::unique_ptr<model::Model> owned_;

@@ -194,6 +194,8 @@ class LiveModel final : public Model {
     return options_.replies->put(kept.request_sha256, options_.repeat, kept);
   }
 
+  Status flush() override { return options_.replies ? options_.replies->flush() : Status(); }
+
  private:
   Reply failed(const std::string& digest, std::string error) const {
     Reply r;
@@ -417,13 +419,20 @@ Result<StoreSession> open_store_session(const std::string& store_dir, CacheMode 
 Result<std::optional<Reply>> ReplyCache::get(const std::string& request_sha256,
                                              std::int64_t repeat) {
   std::lock_guard<std::mutex> guard(*lock_);
-  auto ref = store_->get_ref(store::refs::model_cache(request_sha256, repeat));
+  const std::string name = store::refs::model_cache(request_sha256, repeat);
+  const auto parsed = [](std::string_view bytes) {
+    auto value = json::parse(bytes);
+    return value ? reply_from_json(*value) : std::nullopt;
+  };
+  for (auto held = held_.rbegin(); held != held_.rend(); ++held) {
+    if (held->first == name) return parsed(held->second);
+  }
+  auto ref = store_->get_ref(name);
   if (!ref) return ref.take_diagnostics();
   if (!*ref) return std::optional<Reply>();
   auto bytes = store_->get(**ref);
   if (!bytes) return bytes.take_diagnostics();
-  auto value = json::parse(*bytes);
-  std::optional<Reply> reply = value ? reply_from_json(*value) : std::nullopt;
+  std::optional<Reply> reply = parsed(*bytes);
   if (!reply) {
     return diag::error(diag::codes::kStoreCorrupt,
                        "cached reply " + hash::to_hex(**ref) + " is not a recorded reply");
@@ -433,9 +442,43 @@ Result<std::optional<Reply>> ReplyCache::get(const std::string& request_sha256,
 
 Status ReplyCache::put(const std::string& request_sha256, std::int64_t repeat, const Reply& reply) {
   std::lock_guard<std::mutex> guard(*lock_);
-  auto kept = store_->put_named(store::refs::model_cache(request_sha256, repeat),
-                                json::canonical(reply_json(reply)));
-  return kept ? Status() : Status(kept.take_diagnostics());
+  std::string name = store::refs::model_cache(request_sha256, repeat);
+  std::string bytes = json::canonical(reply_json(reply));
+  if (!interval_) {
+    auto kept = store_->put_named(name, bytes);
+    return kept ? Status() : Status(kept.take_diagnostics());
+  }
+  held_bytes_ += bytes.size();
+  held_.emplace_back(std::move(name), std::move(bytes));
+  constexpr std::size_t kHeldBytes = std::size_t{1} << 20;
+  if (held_bytes_ < kHeldBytes && std::chrono::steady_clock::now() - committed_at_ < *interval_) {
+    return {};
+  }
+  return flush_locked();
+}
+
+Status ReplyCache::flush() {
+  std::lock_guard<std::mutex> guard(*lock_);
+  return flush_locked();
+}
+
+Status ReplyCache::flush_locked() {
+  if (held_.empty()) return {};
+  Status done = store_->batch([&]() -> Status {
+    for (const auto& [name, bytes] : held_) {
+      if (auto kept = store_->put_named(name, bytes); !kept) return kept.take_diagnostics();
+    }
+    return {};
+  });
+  if (!done) return done;
+  held_.clear();
+  held_bytes_ = 0;
+  committed_at_ = std::chrono::steady_clock::now();
+  return {};
+}
+
+ReplyCache::~ReplyCache() {
+  if (!held_.empty()) (void)flush();
 }
 
 }  // namespace mf::model

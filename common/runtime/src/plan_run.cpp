@@ -127,7 +127,7 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   std::unique_ptr<model::Model> model = std::move(request.model);
   if (!model) {
     auto opened = detail::open_run_model(request.model_spec, request.cache, request.repeat,
-                                         request.store_dir, false);
+                                         request.store_dir, false, request.durability);
     if (!opened) return opened.take_diagnostics();
     model = std::move(opened->model);
   }

@@ -46,6 +46,7 @@ class RecordedModel final : public model::Model {
   std::string name() const override { return name_; }
   // A reply of the next model (a fork's live calls) is kept by it; a recorded one never is.
   Status keep(const model::Reply& reply) override { return next_ ? next_->keep(reply) : Status(); }
+  Status flush() override { return next_ ? next_->flush() : Status(); }
 
  private:
   std::deque<model::Reply> replies_;

@@ -263,6 +263,7 @@ class Loop {
     const char* event = outcome_.completed() ? "run_completed" : "run_failed";
     if (Status s = trace_.emit(event, std::move(end)); !s) return s.take_diagnostics();
     outcome_.cause = trace_.first_cause();
+    if (Status s = model_.flush(); !s) return s.take_diagnostics();
     if (Status s = trace_.close(); !s) return s.take_diagnostics();
     return outcome_;
   }

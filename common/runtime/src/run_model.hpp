@@ -8,6 +8,7 @@
 
 #include "mf/model/live.hpp"
 #include "mf/model/model.hpp"
+#include "mf/trace/writer.hpp"
 
 namespace mf::runtime::detail {
 
@@ -17,8 +18,10 @@ struct RunModel {
 };
 
 // `store_dir`: --store (or MF_STORE), empty when neither was given; `keep`: the run itself also
-// writes to the store (task mode's --store).
+// writes to the store (task mode's --store). Under batched durability the reply cache follows the
+// trace's policy (ReplyCache::batch): synced at the run's end and at the trace's interval.
 Result<RunModel> open_run_model(const std::string& spec, model::CacheMode cache,
-                                std::int64_t repeat, const std::string& store_dir, bool keep);
+                                std::int64_t repeat, const std::string& store_dir, bool keep,
+                                trace::Durability durability);
 
 }  // namespace mf::runtime::detail

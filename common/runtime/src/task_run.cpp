@@ -53,8 +53,9 @@ Result<RunOutcome> run_task_request(const TaskRunRequest& request) {
   if (keep && request.trace_path == "-") {
     return diag::error(diag::codes::kUsage, "--store needs the trace in a file, not on stdout");
   }
-  Result<detail::RunModel> model = detail::open_run_model(request.model_spec, request.cache,
-                                                          request.repeat, request.store_dir, keep);
+  Result<detail::RunModel> model =
+      detail::open_run_model(request.model_spec, request.cache, request.repeat, request.store_dir,
+                             keep, request.durability);
   if (!model) return model.take_diagnostics();
   store::Store* store = keep ? model->session.store.get() : nullptr;
   options.trace_content = request.trace_content;

@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -154,6 +156,47 @@ Status Store::Impl::ensure_room(std::uint64_t extra) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   return set_map_size(
       std::max<std::uint64_t>(std::uint64_t(info.me_mapsize) * 2, (need + kMiB - 1) / kMiB * kMiB));
+}
+
+Status Store::Impl::fill(char* dst, int fd, std::uint64_t size) {
+  const auto failed = [&](int err) {
+    return diag::error(codes::kStoreLmdb,
+                       "cannot copy an object into " + dir + "/data.mdb: " + std::strerror(err));
+  };
+  // The value's offset in data.mdb, from where this process maps the file (the fault watch reads
+  // it from /proc/self/maps at every open and growth).
+  const auto [lo, hi] = detail::watched_map(watch_slot);
+  const auto at = reinterpret_cast<std::uintptr_t>(dst);
+  int data = -1;
+  if (lo == 0 || at < lo || at + size > hi || mdb_env_get_fd(env, &data) != 0) {
+    for (std::uint64_t done = 0; done < size; done += detail::kChunk) {
+      const auto want =
+          static_cast<std::size_t>(std::min<std::uint64_t>(detail::kChunk, size - done));
+      const std::int64_t n = io::pread_all(fd, dst + done, want, done);
+      if (n < 0) return failed(static_cast<int>(-n));
+      if (static_cast<std::size_t>(n) != want) return failed(EIO);
+      if (size > detail::kChunk) detail::release(dst + done, want);
+    }
+    return {};
+  }
+  // Chunks small enough to stay in the CPU's cache between the read and the write.
+  constexpr std::size_t kCopyChunk = std::size_t{256} << 10;
+  const std::unique_ptr<char[]> buf(new char[kCopyChunk]);
+  const auto out = static_cast<std::uint64_t>(at - lo);
+  for (std::uint64_t done = 0; done < size; done += kCopyChunk) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kCopyChunk, size - done));
+    const std::int64_t n = io::pread_all(fd, buf.get(), want, done);
+    if (n < 0) return failed(static_cast<int>(-n));
+    if (static_cast<std::size_t>(n) != want) return failed(EIO);
+    for (std::size_t put = 0; put < want;) {
+      const ssize_t w =
+          ::pwrite(data, buf.get() + put, want - put, static_cast<off_t>(out + done + put));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return failed(w < 0 ? errno : EIO);
+      put += static_cast<std::size_t>(w);
+    }
+  }
+  return {};
 }
 
 Result<bool> Store::Impl::put_in(MDB_txn* txn, const hash::Digest& digest, std::string_view bytes) {

@@ -154,6 +154,12 @@ struct Store::Impl {
     }
   }
 
+  // Copies `size` bytes of `fd` (from offset 0) to `dst`, a value reserved in the map, by writing
+  // them to data.mdb at the value's offset rather than through the mapping: no page fault and no
+  // zero-filled page per 4 KiB, and nothing of the value held by this process. Where the offset
+  // cannot be known (the map is not watched), reads into the map, releasing each chunk once
+  // written.
+  Status fill(char* dst, int fd, std::uint64_t size);
   // Stores bytes under digest in txn unless present; true when newly added.
   Result<bool> put_in(MDB_txn* txn, const hash::Digest& digest, std::string_view bytes);
   // put() once the digest is known to be right.

@@ -201,7 +201,7 @@ class StreamedObject {
   }
 
   // The end of the line: the last quads, then the tail against what was decoded. Returns the
-  // digest, and leaves the bytes in spool() for put_fd.
+  // digest, and leaves the bytes in spool() for put_spooled.
   Result<hash::Digest> finish() {
     if (!in_tail_) return bad_line(line_, "not strict JSON: the data_b64 string does not end");
     if (auto s = decode(pending_, true); !s) return s.take_diagnostics();
@@ -232,6 +232,7 @@ class StreamedObject {
   }
 
   int spool() const { return spool_.get(); }
+  std::uint64_t size() const { return size_; }
   std::int64_t line() const { return line_; }
 
  private:
@@ -409,8 +410,7 @@ Result<std::uint64_t> Store::import_stream(
     if (!digest) return digest.take_diagnostics();
     auto present = has(*digest);
     if (!present) return present.take_diagnostics();
-    auto put = put_fd(obj.spool(), "export stream line " + std::to_string(obj.line()));
-    if (!put) return put.take_diagnostics();
+    if (Status put = put_spooled(obj.spool(), obj.size(), *digest); !put) return put;
     added += *present ? 0 : 1;
     return {};
   };

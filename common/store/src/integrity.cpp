@@ -231,6 +231,12 @@ int watch_map(int slot, const std::string& path) {
   return slot;
 }
 
+std::pair<std::uintptr_t, std::uintptr_t> watched_map(int slot) {
+  if (slot < 0) return {0, 0};
+  return {g_ranges[slot].lo.load(std::memory_order_acquire),
+          g_ranges[slot].hi.load(std::memory_order_acquire)};
+}
+
 void unwatch_map(int slot) {
   if (slot < 0) return;
   g_ranges[slot].lo.store(0, std::memory_order_release);

@@ -7,7 +7,9 @@
 //     previous handling.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "mf/diag/diagnostic.hpp"
 
@@ -23,5 +25,8 @@ Status check_data_file(const std::string& path);
 // mapping cannot be found (the map is then unwatched). unwatch_map(-1) does nothing.
 int watch_map(int slot, const std::string& path);
 void unwatch_map(int slot);
+// The address at which the mapping watched in `slot` starts (data.mdb's offset 0) and where it
+// ends, or {0, 0} when the slot watches nothing.
+std::pair<std::uintptr_t, std::uintptr_t> watched_map(int slot);
 
 }  // namespace mf::store::detail

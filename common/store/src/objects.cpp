@@ -1,5 +1,5 @@
-// Objects and refs: put (bytes, verified bytes, a file streamed into reserved space), get, list,
-// verify, and the refs that name objects.
+// Objects and refs: put (bytes, verified bytes, a file read once and copied into reserved space),
+// get, list, verify, and the refs that name objects.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,9 +16,10 @@
 namespace mf::store {
 
 namespace detail {
-// Test seam: when set, put_file calls it between its hashing pass and its storing pass.
-extern std::function<void(const std::string&)> put_file_between_passes;
-std::function<void(const std::string&)> put_file_between_passes;
+// Test seam: when set, put_file calls it once it has read its input, before checking that a
+// regular file did not change while it was read.
+extern std::function<void(const std::string&)> put_file_after_read;
+std::function<void(const std::string&)> put_file_after_read;
 }  // namespace detail
 
 using detail::bad_ref;
@@ -37,14 +38,6 @@ constexpr std::uint64_t kProgressEvery = 1000;  // verify() progress callback pe
 
 diag::Diagnostic read_failed(const std::string& name, int err) {
   return diag::error(codes::kMissing, "cannot read " + name + ": " + std::strerror(err));
-}
-
-// Reads up to `size` bytes at `offset`; returns how many were read (fewer only at end of file).
-Result<std::size_t> pread_full(int fd, char* dst, std::size_t size, off_t offset,
-                               const std::string& name) {
-  const std::int64_t n = io::pread_all(fd, dst, size, static_cast<std::uint64_t>(offset));
-  if (n < 0) return read_failed(name, static_cast<int>(-n));
-  return static_cast<std::size_t>(n);
 }
 
 }  // namespace
@@ -85,103 +78,116 @@ Status Store::put_verified(const hash::Digest& digest, std::string_view bytes) {
 
 namespace {
 
-// Copies a stream (stdin, a pipe, a device) into an unlinked temporary file in the store's
-// directory, so that it can be read twice like a regular file without being held in memory.
-Result<Fd> spool(int in, const std::string& name, const std::string& dir) {
-  auto file = detail::spool_file(dir);
-  if (!file) return file.take_diagnostics();
-  Fd tmp = std::move(file.value());
+// What reading an input once left: its digest and size, and its bytes, in memory when they fit
+// one chunk, else in an unlinked spool file in the store's directory.
+struct Taken {
+  hash::Digest digest{};
+  std::uint64_t size = 0;
+  std::string bytes;  // the whole input when no spool was needed
+  Fd spool;
+};
+
+// Reads `in` once, to its end, hashing what it reads; past one chunk the bytes go on to a spool
+// file as they arrive, so memory holds at most two chunks whatever the input's size.
+Result<Taken> take(int in, const std::string& name, const std::string& dir) {
+  Taken t;
+  hash::Sha256 h;
   std::unique_ptr<char[]> buf(new char[kChunk]);
   for (;;) {
-    const std::int64_t n = io::read_some(in, buf.get(), kChunk);
-    if (n < 0) return read_failed(name, static_cast<int>(-n));
-    if (n == 0) break;
-    if (Status w = io::write_all(tmp.get(), {buf.get(), static_cast<std::size_t>(n)}); !w) {
-      return w.take_diagnostics();
+    const std::int64_t got = io::read_some(in, buf.get(), kChunk);
+    if (got < 0) return read_failed(name, static_cast<int>(-got));
+    if (got == 0) break;
+    const std::string_view piece(buf.get(), static_cast<std::size_t>(got));
+    h.update(piece);
+    t.size += piece.size();
+    if (!t.spool.valid()) {
+      if (t.bytes.size() + piece.size() <= kChunk) {
+        t.bytes.append(piece);
+        continue;
+      }
+      auto file = detail::spool_file(dir);
+      if (!file) return file.take_diagnostics();
+      t.spool = std::move(file.value());
+      if (Status w = io::write_all(t.spool.get(), t.bytes); !w) return w.take_diagnostics();
+      std::string().swap(t.bytes);
     }
+    if (Status w = io::write_all(t.spool.get(), piece); !w) return w.take_diagnostics();
   }
-  return tmp;
+  t.digest = h.finish();
+  return t;
+}
+
+// Whether a regular file was replaced, resized or written to between two fstat()s. Timestamps
+// taken by a later write differ from ones already read (the kernel's fine-grained timestamps).
+bool same_file(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
+         a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
 }
 
 }  // namespace
 
+// Every input is read once: hashed as it is read, held in memory up to one chunk and spooled past
+// that, then stored under its digest from what was read (never by reading the input again). A
+// regular file that changed while it was read is refused (MF-K006): what was read may mix its old
+// and new bytes.
 Result<hash::Digest> Store::put_file(const std::string& path) {
   Impl& s = *impl_;
   if (s.mode == Mode::ReadOnly) return s.read_only();
-  if (path == "-") {
-    auto spooled = spool(STDIN_FILENO, "<stdin>", s.dir);
-    if (!spooled) return spooled.take_diagnostics();
-    return put_fd(spooled->get(), "<stdin>");
-  }
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    return diag::error(codes::kMissing, "cannot open " + path + ": " + std::strerror(errno));
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || S_ISDIR(st.st_mode)) {
-    return diag::error(codes::kNotRegularFile, path + " is not a regular file");
-  }
-  if (!S_ISREG(st.st_mode)) {  // a pipe or device: one read only
-    auto spooled = spool(fd.get(), path, s.dir);
-    if (!spooled) return spooled.take_diagnostics();
-    return put_fd(spooled->get(), path);
-  }
-  return put_fd(fd.get(), path);
-}
-
-// A regular file (or a spool) in two passes, neither holding it: hash it streaming, then read it
-// chunk by chunk straight into the space LMDB reserves for the value in the map, releasing each
-// chunk once it is written and checking that what was stored is what was hashed.
-Result<hash::Digest> Store::put_fd(int fd, const std::string& name) {
-  Impl& s = *impl_;
-  hash::Sha256 first;
-  std::uint64_t size = 0;
-  {
-    std::unique_ptr<char[]> buf(new char[kChunk]);
-    for (;;) {
-      auto n = pread_full(fd, buf.get(), kChunk, static_cast<off_t>(size), name);
-      if (!n) return n.take_diagnostics();
-      if (*n == 0) break;
-      first.update(buf.get(), *n);
-      size += *n;
+  const bool is_stdin = path == "-";
+  const std::string name = is_stdin ? "<stdin>" : path;
+  Fd opened;
+  struct stat before {};
+  if (!is_stdin) {
+    opened = Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (opened.get() < 0) {
+      return diag::error(codes::kMissing, "cannot open " + path + ": " + std::strerror(errno));
+    }
+    if (::fstat(opened.get(), &before) != 0 || S_ISDIR(before.st_mode)) {
+      return diag::error(codes::kNotRegularFile, path + " is not a regular file");
     }
   }
-  const hash::Digest digest = first.finish();
-  if (detail::put_file_between_passes) detail::put_file_between_passes(name);
-  if (s.batch_txn == nullptr) {
+  const int in = is_stdin ? STDIN_FILENO : opened.get();
+  auto taken = take(in, name, s.dir);
+  if (!taken) return taken.take_diagnostics();
+  if (detail::put_file_after_read) detail::put_file_after_read(name);
+  if (S_ISREG(before.st_mode)) {
+    struct stat after {};
+    if (::fstat(in, &after) != 0 || !same_file(before, after)) {
+      return diag::error(codes::kStoreInputChanged,
+                         name + " changed while it was being stored; nothing was stored");
+    }
+  }
+  if (!taken->spool.valid()) {
+    if (auto stored = s.store_bytes(taken->digest, taken->bytes); !stored) {
+      return stored.take_diagnostics();
+    }
+  } else if (auto stored = put_spooled(taken->spool.get(), taken->size, taken->digest); !stored) {
+    return stored.take_diagnostics();
+  }
+  return taken->digest;
+}
+
+// The spool's bytes were hashed as they were written to it, and nothing else can reach an
+// unlinked file, so they are copied into the space LMDB reserves for the value without hashing
+// them again (Impl::fill).
+Status Store::put_spooled(int spool, std::uint64_t size, const hash::Digest& digest) {
+  Impl& s = *impl_;
+  if (s.mode == Mode::ReadOnly) return s.read_only();
+  if (s.batch_txn == nullptr) {  // present already: no write transaction, no writer lock
     auto present = has(digest);
     if (!present) return present.take_diagnostics();
-    if (*present) return digest;
-    if (auto room = s.ensure_room(size); !room) return room.take_diagnostics();
+    if (*present) return {};
+    if (auto room = s.ensure_room(size); !room) return room;
   }
-  const auto changed = [&] {
-    return diag::error(codes::kStoreInputChanged,
-                       name + " changed while it was being stored; nothing was stored");
-  };
-  auto stored = s.write([&](MDB_txn* txn) -> Status {
+  return s.write([&](MDB_txn* txn) -> Status {
     MDB_val key = val_of(digest);
     MDB_val val{static_cast<std::size_t>(size), nullptr};
     const int rc = mdb_put(txn, s.objects, &key, &val, MDB_RESERVE | MDB_NOOVERWRITE);
     if (rc == MDB_KEYEXIST) return {};
     if (rc != 0) return s.fail(rc, "cannot store object " + hash::to_hex(digest));
-    char* dst = static_cast<char*>(val.mv_data);
-    hash::Sha256 second;
-    for (std::uint64_t at = 0; at < size; at += kChunk) {
-      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, size - at));
-      auto n = pread_full(fd, dst + at, want, static_cast<off_t>(at), name);
-      if (!n) return n.take_diagnostics();
-      if (*n != want) return changed();
-      second.update(dst + at, want);
-      if (size > kChunk) detail::release(dst + at, want);
-    }
-    char extra = 0;
-    auto more = pread_full(fd, &extra, 1, static_cast<off_t>(size), name);
-    if (!more) return more.take_diagnostics();
-    if (*more != 0 || second.finish() != digest) return changed();
-    return {};
+    return s.fill(static_cast<char*>(val.mv_data), spool, size);
   });
-  if (!stored) return stored.take_diagnostics();
-  return digest;
 }
 
 Result<std::string> Store::get(const hash::Digest& digest) {

@@ -4,11 +4,14 @@
 // process; it takes the lock its store is used under.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mf/diag/diagnostic.hpp"
 #include "mf/json/value.hpp"
@@ -33,12 +36,30 @@ class ReplyCache {
 
   // The recorded reply of (request, repeat), or nothing when it was never recorded.
   Result<std::optional<Reply>> get(const std::string& request_sha256, std::int64_t repeat);
-  // Records a reply (replacing an earlier recording of the same key).
+  // Records a reply (replacing an earlier recording of the same key): committed and synced before
+  // it returns, unless batch() was called.
   Status put(const std::string& request_sha256, std::int64_t repeat, const Reply& reply);
 
+  // Batched durability (--durability batch), the trace writer's policy: put() only holds a reply
+  // (get() sees it), and the replies held are committed in one synced transaction by the first
+  // put() once `interval` has passed or 1 MiB is held since the last commit, and by flush().
+  void batch(std::chrono::milliseconds interval) { interval_ = interval; }
+  // Commits the replies held (one synced transaction); nothing to do when none are.
+  Status flush();
+  // Commits what is held; a failure here is lost, so the run calls flush() itself.
+  ~ReplyCache();
+  ReplyCache(const ReplyCache&) = delete;
+  ReplyCache& operator=(const ReplyCache&) = delete;
+
  private:
+  Status flush_locked();
+
   std::shared_ptr<store::Store> store_;
   std::shared_ptr<std::mutex> lock_;
+  std::optional<std::chrono::milliseconds> interval_;      // set by batch()
+  std::vector<std::pair<std::string, std::string>> held_;  // ref name, reply bytes
+  std::size_t held_bytes_ = 0;
+  std::chrono::steady_clock::time_point committed_at_ = std::chrono::steady_clock::now();
 };
 
 // The store a process's runs share: one handle and one lock for the reply cache and for what the

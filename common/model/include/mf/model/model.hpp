@@ -126,6 +126,9 @@ class Model {
   // cache never holds a reply that a run could not record. A failure means the reply was not
   // kept; the loop records that failure instead of the reply.
   virtual Status keep(const Reply& /*reply*/) { return {}; }
+  // Called by the run loop once, at the run's end, just before the trace is closed: a backend that
+  // kept replies without making them durable (batched durability) makes them durable now.
+  virtual Status flush() { return {}; }
   virtual std::string name() const = 0;  // recorded in run_started, e.g. "scripted"
   // The rest of what run_started records of the model (docs/formats/trace.md): `model_id`,
   // `model_sha256` (of the live profile, the script or the sim's trajectory), and for a live

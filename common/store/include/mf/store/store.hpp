@@ -71,11 +71,10 @@ class Store {
   // Stores bytes under a digest the caller claims; refuses (MF-K002) when the bytes do not hash to
   // it.
   Status put_verified(const hash::Digest& digest, std::string_view bytes);
-  // Streams a file into the store: hashed while read, then read again chunk by chunk straight into
-  // LMDB's reserved space in the map, so memory does not grow with the file; if the second read
-  // differs from the first (the file changed meanwhile) nothing is stored (MF-K006). stdin "-" and
-  // other non-regular files (pipes) cannot be read twice: they are spooled to an unlinked file in
-  // the store's directory first.
+  // Stores a file (or stdin for "-") read once: hashed as it is read, spooled past 1 MiB to an
+  // unlinked file in the store's directory, and copied from there into LMDB's reserved space in
+  // the map, so memory does not grow with the file. A regular file that changed while it was read
+  // (size, inode or timestamps) is refused and nothing is stored (MF-K006).
   Result<hash::Digest> put_file(const std::string& path);
 
   // Many puts (and set_ref/remove_ref) in one transaction, one sync at the end: fn runs inside;
@@ -137,7 +136,8 @@ class Store {
  private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
-  Result<hash::Digest> put_fd(int fd, const std::string& name);  // put_file's two passes
+  // Stores `size` bytes of an unlinked spool file, which hash to `digest` (put_file, import).
+  Status put_spooled(int spool, std::uint64_t size, const hash::Digest& digest);
   std::unique_ptr<Impl> impl_;
 };
 
