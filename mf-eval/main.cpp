@@ -15,7 +15,9 @@ int main(int argc, char** argv) {
           "mf-eval run --suite FILE --output FILE|- [-j N] [--repeat K] [--shard I/N] "
           "[--tags TAG,...] [--case-timeout-ms MS] [--model LABEL=SPEC]... [--format F] "
           "[--guardrails PRESET]... [--case ID,...] [--resume] [--journal FILE] "
-          "[--mac-key-env NAME] [--fixed-clock] [--traces DIR] [--store DIR] [--cache MODE]\n"
+          "[--mac-key-env NAME] [--fixed-clock] [--traces DIR] [--trace-content MODE] [--store "
+          "DIR] "
+          "[--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
           "       mf-eval report REPORT.json [--format json|md|junit|html] [--output FILE|-] "
           "[--traces DIR] [--min-pass-rate R]\n       mf-eval compare --baseline FILE --candidate "
@@ -135,6 +137,12 @@ int main(int argc, char** argv) {
                         "report, run: json, md (Markdown), junit (JUnit XML) or html (one page, "
                         "inline SVG), on stdout; compare: json (default) or md",
                         "FORMAT", formatted, formats}),
+      .trace_content = d.text({"trace-content",
+                               "run: the replies in the traces: digest (default: size + "
+                               "SHA-256), inline, or store (kept in --store)",
+                               "MODE",
+                               run_cmd,
+                               {"digest", "inline", "store"}}),
       .models = d.texts({"model",
                          "run: cross every case with this model, LABEL=SPEC (repeatable; the "
                          "report names its entries <case>.LABEL)",

@@ -57,6 +57,17 @@ CommandOutcome read_run_options(const RunArgs& args, RunOptions& options) {
   options.fixed_clock = args.fixed_clock;
   options.mac_key = args.mac_key;
   options.traces_dir = args.traces_dir;
+  if (args.trace_content == "inline") {
+    options.trace_content = runtime::TraceContent::Inline;
+  } else if (args.trace_content == "store") {
+    if (args.store_dir.empty()) {
+      return CommandOutcome::usage_error("--trace-content store needs --store DIR (or MF_STORE)");
+    }
+    options.trace_content = runtime::TraceContent::Store;
+  } else if (args.trace_content != "digest") {
+    return CommandOutcome::usage_error("--trace-content is digest, inline or store, not '" +
+                                       args.trace_content + "'");
+  }
   options.run_id_prefix = args.run_id_prefix;
   options.cancel = args.cancel;
   if (args.show_progress) {
@@ -142,6 +153,13 @@ CommandOutcome run_command(const RunArgs& args) {
       auto bytes = store->get(digest);
       if (!bytes) return std::nullopt;
       return std::string(std::move(*bytes));
+    };
+    // --trace-content store: each reply under run/<run id>/response/<call>, as mf-run keeps them.
+    options.keep_content = [&](const std::string& run_id, std::int64_t call,
+                               std::string_view content) -> Status {
+      std::lock_guard<std::mutex> guard(*session->lock);
+      auto kept = store->put_named(store::refs::run_response(run_id, call), content);
+      return kept ? Status() : Status(kept.take_diagnostics());
     };
     options.keep_trace = [&](const std::string& id, std::optional<std::int64_t> repeat,
                              std::string_view trace) -> Status {
@@ -346,6 +364,7 @@ CommandOutcome run(const CommandArgs& c) {
   a.store_dir = c.store_dir;
   a.cache = *model::parse_cache_mode(c.cache.value_or("off"));
   a.traces_dir = c.traces.value_or("");
+  a.trace_content = c.trace_content.value_or("digest");
   a.run_id_prefix = c.run_id_prefix.value_or(a.run_id_prefix);
   a.fixed_clock = c.fixed_clock;
   if (std::string why = read_key(c, a.mac_key); !why.empty()) {

@@ -36,6 +36,7 @@ struct RunArgs {
   std::string store_dir;  // --store or MF_STORE; empty: none
   model::CacheMode cache = model::CacheMode::Off;
   std::string traces_dir;
+  std::string trace_content = "digest";  // digest, inline, or store (needs store_dir)
   std::string run_id_prefix = "eval-";
   bool fixed_clock = false;
   std::string mac_key;  // --mac-key-env's key: signs the traces and the journal's lines
@@ -99,6 +100,7 @@ diag::CommandOutcome compare_command(const CompareArgs& args);
 struct CommandArgs {
   std::vector<std::string> operands;  // COMMAND, then its operands
   std::optional<std::string> suite, output, traces, run_id_prefix, cache, shard, journal, format;
+  std::optional<std::string> trace_content;
   std::optional<std::string> store;        // --store itself (verify reads the traces there)
   std::string store_dir;                   // run, merge: --store, else $MF_STORE
   std::optional<std::string> mac_key_env;  // the variable holding the trace key
