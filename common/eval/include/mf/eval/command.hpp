@@ -68,7 +68,10 @@ struct ReportArgs {
   std::string report{};  // the report file, or "-"
   std::string format{};  // json, md, junit or html; empty: nothing rendered
   std::string output = "-";
-  std::string traces_dir{};  // where the HTML page links the traces
+  // The HTML page reads each attempt's trace under traces_dir (and links it, relative to the
+  // page) or in the store at store_dir, for its transcript.
+  std::string traces_dir{};
+  std::string store_dir{};
   // The gate: failed, with the remark "gate failed: pass rate P/N is below --min-pass-rate R",
   // when fewer than R of the report's cases passed (every attempt, with repeats) or it has none;
   // else the remark "gate passed: ...". A number above 0 and at most 1.
@@ -81,8 +84,9 @@ diag::CommandOutcome report_command(const ReportArgs& args);
 // A gate's ratio or level: a number above 0 and at most 1e9, the whole text; nothing otherwise.
 std::optional<double> parse_gate(const std::string& text);
 
-// `mf-eval compare`: the comparison on stdout as canonical JSON or Markdown ("md"); failed, with
-// one remark per reason, when a gate fails.
+// `mf-eval compare`: the comparison on stdout as canonical JSON, Markdown ("md") or one HTML page
+// ("html"), the last two with each gate's decision; failed, with one remark per reason, when a
+// gate fails.
 struct CompareArgs {
   std::string baseline;
   std::string candidate;
