@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib/common.bash"
 eval_bin="$MF_BIN/mf-eval"
 fx=$MF_SOURCE_DIR/fixtures
 shots=$MF_SOURCE_DIR/target/ci-artifacts
-mkdir -p "$tmp/s" "$tmp/traces" "$tmp/pages" "$shots"
+mkdir -p "$tmp/s" "$tmp/trace dir" "$tmp/pages" "$shots"
 cp "$fx/harness/ablation/golden.plan.json" "$fx/harness/runs/golden-ok.json" "$tmp/s/"
 # The recovering model's second reply carries markup meant to end the page's script element.
 hostile='</script><img src=x onerror=alert(1)> draft first.'
@@ -29,7 +29,7 @@ campaign() {
   "$eval_bin" run --suite "$tmp/s/suite.json" --fixed-clock --repeat 2 --guardrails full \
     --guardrails bare "$@"
 }
-run 1 campaign --output "$tmp/r.json" --traces "$tmp/traces" --trace-content inline \
+run 1 campaign --output "$tmp/r.json" --traces "$tmp/trace dir" --trace-content inline \
   --model "ok=scripted:$tmp/s/golden-ok.json" --model "recover=scripted:$tmp/s/golden-recover.json"
 r=$tmp/r.json
 
@@ -61,9 +61,9 @@ browser() {
   return "$rc"
 }
 # The page lives apart from the traces: its links lead there relative to itself.
-run 0 "$eval_bin" report "$r" --format html --traces "$tmp/traces" --output "$tmp/pages/report.html"
+run 0 "$eval_bin" report "$r" --format html --traces "$tmp/trace dir" --output "$tmp/pages/report.html"
 page=$tmp/pages/report.html
-grep -q 'href="../traces/strict.recover.full.0.jsonl"' "$page" || fail "trace link not relative"
+grep -q 'href="../trace%20dir/strict.recover.full.0.jsonl"' "$page" || fail "trace link not relative"
 # The address names one attempt: its transcript is drawn at load.
 browser --dump-dom "file://$page#transcript-strict.recover.full.0" >"$tmp/dom.html"
 browser --screenshot="$shots/report_browser.png" --window-size=1200,2000 "file://$page" >/dev/null
@@ -151,9 +151,9 @@ dom "$tmp/dom.html" >"$tmp/facts"
 has "div.who: Model (reply from the store)"
 has "pre.content: I will finish now."
 [[ $(grep -c '^section.turn: ' "$tmp/facts") -eq 6 ]] || fail "store: turns"
-run 1 campaign --output "$tmp/d.json" --traces "$tmp/traces" --model "ok=scripted:$tmp/s/golden-ok.json" \
+run 1 campaign --output "$tmp/d.json" --traces "$tmp/trace dir" --model "ok=scripted:$tmp/s/golden-ok.json" \
   --model "recover=scripted:$tmp/s/golden-recover.json"
-run 0 "$eval_bin" report "$tmp/d.json" --format html --traces "$tmp/traces" --output "$tmp/pages/d.html"
+run 0 "$eval_bin" report "$tmp/d.json" --format html --traces "$tmp/trace dir" --output "$tmp/pages/d.html"
 browser --dump-dom "file://$tmp/pages/d.html#transcript-report.ok.full.0" >"$tmp/dom.html"
 dom "$tmp/dom.html" >"$tmp/facts"
 grep -q '^p.note: The replies are recorded as digests only (--trace-content digest)' "$tmp/facts" ||

@@ -239,10 +239,10 @@ TEST(EvalCompareCommand, ChecksFormatThenGatesAfterReadingTheReports) {
   CompareArgs c;
   c.baseline = "/nonexistent.json";
   c.candidate = (dir / "r.json").string();
-  c.format = "html";
+  c.format = "junit";
   EXPECT_EQ(compare_command(c).source, "/nonexistent.json");
   c.baseline = c.candidate;
-  EXPECT_EQ(compare_command(c).usage, "compare --format is json or md");
+  EXPECT_EQ(compare_command(c).usage, "compare --format is json, md or html");
   c.format = "md";
   c.max_cost_ratio = "0";
   EXPECT_EQ(compare_command(c).usage, "--max-cost-ratio takes a positive number, not '0'");

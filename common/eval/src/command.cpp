@@ -99,7 +99,9 @@ std::string relative_to_output(const std::string& dir, const std::string& output
 
 // The page's inputs: links to the traces relative to the page, and each attempt's transcript from
 // its trace, read under `traces_dir` or from `store` by the trace_sha256 its entry records. A trace
-// file that does not have that digest is not shown as the attempt's.
+// file that does not have that digest is not shown as the attempt's. The failed attempts are read
+// first, and none once the transcripts hold the page's budget (kPageTranscriptBytes), so memory
+// stays bounded however large the campaign.
 PageInputs page_inputs(const json::Value& report, const std::string& traces_dir,
                        store::Store* store, const std::string& output) {
   PageInputs page;
@@ -112,6 +114,7 @@ PageInputs page_inputs(const json::Value& report, const std::string& traces_dir,
     if (!bytes) return std::nullopt;
     return std::string(std::move(*bytes));
   };
+  std::size_t spent = 0;
   const auto add = [&](const std::string& name, const json::Value& entry) {
     const json::Value* sha = entry.find("trace_sha256");
     if (sha == nullptr || !sha->is_string()) return;
@@ -125,16 +128,32 @@ PageInputs page_inputs(const json::Value& report, const std::string& traces_dir,
       }
     }
     if (!trace) trace = by_digest(sha->as_string());
-    if (trace) page.transcripts[name] = transcript(*trace, by_digest);
+    if (!trace) return;
+    json::Value t = transcript(*trace, by_digest);
+    spent += json::canonical(t).size();
+    page.transcripts[name] = std::move(t);
   };
+  // Every attempt by its name in the report, each case without repeats its own attempt.
+  std::vector<std::pair<std::string, const json::Value*>> runs;
   for (const json::Value& c : report.find("cases")->as_array()) {
     const std::string& id = c.find("id")->as_string();
     if (const json::Value* attempts = c.find("attempts")) {
       for (const json::Value& a : attempts->as_array()) {
-        add(id + "." + std::to_string(a.find("repeat")->as_exact_int().value_or(0)), a);
+        runs.emplace_back(id + "." + std::to_string(a.find("repeat")->as_exact_int().value_or(0)),
+                          &a);
       }
     } else {
-      add(id, c);
+      runs.emplace_back(id, &c);
+    }
+  }
+  for (const bool failed : {true, false}) {
+    for (const auto& [name, entry] : runs) {
+      if ((entry->find("status")->as_string() != "passed") != failed) continue;
+      if (spent >= kPageTranscriptBytes) {
+        page.left_out.insert(name);
+      } else {
+        add(name, *entry);
+      }
     }
   }
   return page;

@@ -3,6 +3,7 @@
 #include "mf/eval/render.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -411,6 +412,23 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+// A relative path as a URL path: bytes other than unreserved characters and '/' percent-encoded,
+// so a directory named with a space, '#' or '?' still links to its files.
+std::string url_path(std::string_view path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) != 0 || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 // An SVG number with at most one decimal.
 std::string px(double v) {
   char buf[32];
@@ -699,7 +717,8 @@ constexpr std::string_view kScript = R"JS((function () {
     if (d.tagName === 'DETAILS' && d.open && d.dataset.t !== undefined) show(d);
   }, true);
   function follow() {
-    var h = decodeURIComponent(location.hash.slice(1));
+    var h;
+    try { h = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
     if (h.indexOf('transcript-') !== 0) return;
     var all = document.querySelectorAll('details[data-t]');
     for (var i = 0; i < all.length; i++) {
@@ -721,7 +740,8 @@ constexpr std::string_view kStyle =
     "top}td.num{text-align:right}.failed{color:#c33}td.passed{background:#e6f4ea}td.failed{"
     "background:#fce8e6}figure{margin:1em 0}figcaption{font-weight:bold}code{font-size:12px}"
     ".axis{font-style:italic}.note{color:#555;font-style:italic}.transcript{border-left:3px solid "
-    "#ccc;padding-left:8px;width:60em;max-width:80vw;overflow-wrap:anywhere}.turn h4,.terminal h4{margin:0.6em 0 0.2em}pre{white-space:pre-wrap;"
+    "#ccc;padding-left:8px;width:60em;max-width:80vw;overflow-wrap:anywhere}.turn h4,.terminal "
+    "h4{margin:0.6em 0 0.2em}pre{white-space:pre-wrap;"
     "margin:2px 0;background:#f6f6f6;padding:3px}.guardrail{color:#a50}.correction{color:#36c}"
     ".result.failed,.error{color:#c33}.tools{color:#555}";
 
@@ -882,12 +902,12 @@ std::string html(const Value& report, const PageInputs& in) {
       const std::string digest = r.entry->find("trace_sha256")->as_string();
       std::string trace = "<code>" + digest.substr(0, 12) + "</code>";
       if (!in.traces_href.empty()) {
-        trace = "<a href=\"" + html_escape(in.traces_href + "/" + name + ".jsonl") + "\">" + trace +
-                "</a>";
+        trace = "<a href=\"" + html_escape(url_path(in.traces_href + "/" + name + ".jsonl")) +
+                "\">" + trace + "</a>";
       }
       std::string why;
       if (!embedded.contains(name)) {
-        why = in.transcripts.contains(name)
+        why = in.transcripts.contains(name) || in.left_out.contains(name)
                   ? "This transcript is left out: the page holds at most " +
                         std::to_string(kPageTranscriptBytes >> 20) +
                         " MiB of transcripts. Open the trace."

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,8 @@ struct PageInputs {
   // Each attempt's transcript (transcript()) by its name in the report: <id>, or <id>.<n> with
   // repeats. An attempt without one says so in the page.
   std::map<std::string, json::Value> transcripts;
+  // The attempts whose transcripts were not read: the page's budget was spent.
+  std::set<std::string> left_out;
 };
 
 std::string render(const json::Value& report, Format format, const PageInputs& page = {});
