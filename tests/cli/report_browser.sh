@@ -32,6 +32,12 @@ campaign() {
 run 1 campaign --output "$tmp/r.json" --traces "$tmp/trace dir" --trace-content inline \
   --model "ok=scripted:$tmp/s/golden-ok.json" --model "recover=scripted:$tmp/s/golden-recover.json"
 r=$tmp/r.json
+# The replies' recording is part of the campaign: its journal does not resume under another mode.
+cp "$r" "$tmp/r.before"
+run 2 campaign --output "$tmp/r.json" --resume --model "ok=scripted:$tmp/s/golden-ok.json" \
+  --model "recover=scripted:$tmp/s/golden-recover.json"
+grep -q MF-V003 "$tmp/err" || fail "a journal resumed under another --trace-content"
+cmp -s "$r" "$tmp/r.before" || fail "a refused resume rewrote the report"
 
 # --- Markdown: the variant table and the cases across variants --------------------------------
 run 0 "$eval_bin" report "$r" --format md
