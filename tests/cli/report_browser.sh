@@ -38,6 +38,14 @@ run 2 campaign --output "$tmp/r.json" --resume --model "ok=scripted:$tmp/s/golde
   --model "recover=scripted:$tmp/s/golden-recover.json"
 grep -q MF-V003 "$tmp/err" || fail "a journal resumed under another --trace-content"
 cmp -s "$r" "$tmp/r.before" || fail "a refused resume rewrote the report"
+# Its shards record it, and merge into the report one run writes.
+for i in 1 2; do
+  run 1 campaign --output "$tmp/shard$i.json" --shard "$i/2" --trace-content inline \
+    --model "ok=scripted:$tmp/s/golden-ok.json" --model "recover=scripted:$tmp/s/golden-recover.json"
+done
+jq -e '.shard.settings.trace_content == "inline"' "$tmp/shard1.json" >/dev/null || fail "shard settings"
+run 1 "$eval_bin" merge --output "$tmp/merged.json" "$tmp/shard1.json" "$tmp/shard2.json"
+cmp -s "$r" "$tmp/merged.json" || fail "the merged shards differ from one run"
 
 # --- Markdown: the variant table and the cases across variants --------------------------------
 run 0 "$eval_bin" report "$r" --format md

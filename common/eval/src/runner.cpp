@@ -466,9 +466,10 @@ json::Value campaign_settings(const Suite& suite, const RunOptions& options) {
   };
   // The replies' recording changes every trace's digest; the default is left out, so the
   // campaigns run before it could be chosen keep their identity.
-  if (options.trace_content == runtime::TraceContent::Inline)
-    settings.set("trace_content", "inline");
-  if (options.trace_content == runtime::TraceContent::Store) settings.set("trace_content", "store");
+  if (options.trace_content != runtime::TraceContent::Digest) {
+    settings.set("trace_content",
+                 options.trace_content == runtime::TraceContent::Inline ? "inline" : "store");
+  }
   return settings;
 }
 
