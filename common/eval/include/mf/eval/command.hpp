@@ -46,10 +46,10 @@ struct RunArgs {
 };
 
 // Checks the options first, in this order: a rendering needs a report file, --repeat, the matrix
-// (read_matrix), --shard, --resume needs a journal. Then loads the suite, runs the campaign with
-// its journal (journal_place), keeps each attempt's trace and the report in the store when there
-// is one, writes the report, then the rendering on stdout. Failed when a case failed; its one
-// remark, with or without --quiet, is the summary_line.
+// (read_matrix), --shard, --trace-content (store needs a store), --resume needs a journal. Then
+// loads the suite, runs the campaign with its journal (journal_place), keeps each attempt's trace
+// and the report in the store when there is one, writes the report, then the rendering on stdout.
+// Failed when a case failed; its one remark, with or without --quiet, is the summary_line.
 diag::CommandOutcome run_command(const RunArgs& args);
 
 // The line `mf-eval run` and `merge` end with on stderr: the counts of cases, passed and failed,
