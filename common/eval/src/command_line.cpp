@@ -31,6 +31,7 @@ int command_line(cli::Context& ctx, const CommandLine& o) {
       .shard = ctx.if_given(o.shard),
       .journal = ctx.if_given(o.journal),
       .format = ctx.if_given(o.format),
+      .trace_content = ctx.if_given(o.trace_content),
       .store = ctx.if_given(o.store),
       .store_dir = ctx.store_dir(o.store),
       .mac_key_env = ctx.if_given(o.mac_key_env),

@@ -309,8 +309,9 @@ Result<Report> parse_report(std::string_view bytes, SummaryCheck summary_check) 
       st.string("run_id_prefix");
       st.boolean("fixed_clock");
       st.boolean("signed");
+      st.string("trace_content", false);
       st.reject_unknown({"inputs_sha256", "case", "tags", "repeat", "case_timeout_ms", "matrix",
-                         "run_id_prefix", "fixed_clock", "signed"});
+                         "run_id_prefix", "fixed_clock", "signed", "trace_content"});
       for (auto& d : st.take()) sh.add(std::move(d));
     }
     sh.reject_unknown({"index", "count", "settings"});

@@ -142,9 +142,22 @@ struct Attempt {
   std::string file;    // <id>.jsonl (<id>.<repeat>.jsonl with repeats)
 };
 
+// The trace-content mode of one attempt's run options, with its replies kept through the
+// campaign's keeper (serialised by `keep_mutex`) under the attempt's run id.
+void content_options(const Attempt& a, const RunOptions& options, std::mutex& keep_mutex,
+                     runtime::TraceContent& mode,
+                     std::function<Status(std::int64_t, std::string_view)>& keep) {
+  mode = options.trace_content;
+  if (mode != runtime::TraceContent::Store || !options.keep_content) return;
+  keep = [&options, &keep_mutex, run_id = a.run_id](std::int64_t call, std::string_view content) {
+    std::lock_guard<std::mutex> lock(keep_mutex);
+    return options.keep_content(run_id, call, content);
+  };
+}
+
 Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
                                           const RunOptions& options, std::string& trace,
-                                          Usage& usage) {
+                                          Usage& usage, std::mutex& keep_mutex) {
   Result<std::unique_ptr<model::Model>> model = open_case_model(c, options, a.repeat, a.variant);
   if (!model) return model.take_diagnostics();
   UsageMeter meter(**model, usage);
@@ -156,6 +169,7 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
   if (!writer) return writer.take_diagnostics();
   runtime::RunOptions ro;
   ro.cancel = options.cancel;
+  content_options(a, options, keep_mutex, ro.trace_content, ro.keep_content);
   if (options.case_timeout_ms > 0) {
     ro.deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(options.case_timeout_ms);
@@ -167,7 +181,7 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
 // the meter can sit between it and the loop.
 Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
                                           const RunOptions& options, std::string& trace,
-                                          Usage& usage) {
+                                          Usage& usage, std::mutex& keep_mutex) {
   auto model = open_case_model(c, options, a.repeat, a.variant);
   if (!model) return model.take_diagnostics();
   ScratchDir artifacts;
@@ -182,6 +196,7 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
   request.run_id = a.run_id;
   request.fixed_clock = options.fixed_clock;
   request.mac_key = options.mac_key;
+  content_options(a, options, keep_mutex, request.trace_content, request.keep_content);
   request.workspace = c.workspace_path;
   request.artifact_dir = artifacts.path();
   if (!c.request.is_null()) request.request = json::canonical(c.request);
@@ -200,9 +215,9 @@ CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
   std::string trace;
   Usage usage;
   const auto start = std::chrono::steady_clock::now();
-  Result<runtime::RunOutcome> outcome = c.kind == CaseKind::Plan
-                                            ? run_plan_case(c, a, options, trace, usage)
-                                            : run_task_case(c, a, options, trace, usage);
+  Result<runtime::RunOutcome> outcome =
+      c.kind == CaseKind::Plan ? run_plan_case(c, a, options, trace, usage, keep_mutex)
+                               : run_task_case(c, a, options, trace, usage, keep_mutex);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   if (!outcome) {
     for (const auto& d : outcome.diagnostics()) run.problems.push_back(in_case(c, d));
@@ -440,7 +455,7 @@ json::Value campaign_settings(const Suite& suite, const RunOptions& options) {
   }
   json::Array matrix;
   for (const auto& v : options.variants) matrix.push_back(variant_json(v));
-  return json::Object{
+  json::Value settings = json::Object{
       {"inputs_sha256", json::canonical_digest(json::Value(std::move(inputs)))},
       {"case", set_of(options.only)},
       {"tags", set_of(options.tags)},
@@ -451,6 +466,13 @@ json::Value campaign_settings(const Suite& suite, const RunOptions& options) {
       {"fixed_clock", options.fixed_clock},
       {"signed", !options.mac_key.empty()},
   };
+  // The replies' recording changes every trace's digest; the default is left out, so the
+  // campaigns run before it could be chosen keep their identity.
+  if (options.trace_content != runtime::TraceContent::Digest) {
+    settings.set("trace_content",
+                 options.trace_content == runtime::TraceContent::Inline ? "inline" : "store");
+  }
+  return settings;
 }
 
 std::string campaign_id(const Suite& suite, const RunOptions& options) {

@@ -150,6 +150,7 @@ Result<RunOutcome> run_plan_request(PlanRunRequest& request, std::string* run_id
   po.capabilities = std::move(granted);
   RunOptions options;
   options.trace_content = request.trace_content;
+  options.keep_content = request.keep_content;
   options.durability = request.durability == trace::Durability::Event ? "event" : "batch";
   options.cancel = request.cancel;
   // Batched durability: the files the run's tools publish are synced with the trace, not each on

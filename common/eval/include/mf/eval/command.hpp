@@ -36,6 +36,7 @@ struct RunArgs {
   std::string store_dir;  // --store or MF_STORE; empty: none
   model::CacheMode cache = model::CacheMode::Off;
   std::string traces_dir;
+  std::string trace_content = "digest";  // digest, inline, or store (needs store_dir)
   std::string run_id_prefix = "eval-";
   bool fixed_clock = false;
   std::string mac_key;  // --mac-key-env's key: signs the traces and the journal's lines
@@ -45,10 +46,10 @@ struct RunArgs {
 };
 
 // Checks the options first, in this order: a rendering needs a report file, --repeat, the matrix
-// (read_matrix), --shard, --resume needs a journal. Then loads the suite, runs the campaign with
-// its journal (journal_place), keeps each attempt's trace and the report in the store when there
-// is one, writes the report, then the rendering on stdout. Failed when a case failed; its one
-// remark, with or without --quiet, is the summary_line.
+// (read_matrix), --shard, --trace-content (store needs a store), --resume needs a journal. Then
+// loads the suite, runs the campaign with its journal (journal_place), keeps each attempt's trace
+// and the report in the store when there is one, writes the report, then the rendering on stdout.
+// Failed when a case failed; its one remark, with or without --quiet, is the summary_line.
 diag::CommandOutcome run_command(const RunArgs& args);
 
 // The line `mf-eval run` and `merge` end with on stderr: the counts of cases, passed and failed,
@@ -67,7 +68,11 @@ struct ReportArgs {
   std::string report{};  // the report file, or "-"
   std::string format{};  // json, md, junit or html; empty: nothing rendered
   std::string output = "-";
-  std::string traces_dir{};  // where the HTML page links the traces, and JUnit attaches them
+  // The HTML page reads each attempt's trace under traces_dir (and links it, relative to the
+  // page) or in the store at store_dir, for its transcript; JUnit attaches the traces under
+  // traces_dir.
+  std::string traces_dir{};
+  std::string store_dir{};
   bool fixed_clock = false;  // JUnit: no timestamp or hostname
   // The gate: failed, with the remark "gate failed: pass rate P/N is below --min-pass-rate R",
   // when fewer than R of the report's cases passed (every attempt, with repeats) or it has none;
@@ -81,8 +86,9 @@ diag::CommandOutcome report_command(const ReportArgs& args);
 // A gate's ratio or level: a number above 0 and at most 1e9, the whole text; nothing otherwise.
 std::optional<double> parse_gate(const std::string& text);
 
-// `mf-eval compare`: the comparison on stdout as canonical JSON or Markdown ("md"); failed, with
-// one remark per reason, when a gate fails.
+// `mf-eval compare`: the comparison on stdout as canonical JSON, Markdown ("md") or one HTML page
+// ("html"), the last two with each gate's decision; failed, with one remark per reason, when a
+// gate fails.
 struct CompareArgs {
   std::string baseline;
   std::string candidate;
@@ -100,6 +106,7 @@ diag::CommandOutcome compare_command(const CompareArgs& args);
 struct CommandArgs {
   std::vector<std::string> operands;  // COMMAND, then its operands
   std::optional<std::string> suite, output, traces, run_id_prefix, cache, shard, journal, format;
+  std::optional<std::string> trace_content;
   std::optional<std::string> store;        // --store itself (verify reads the traces there)
   std::string store_dir;                   // run, merge: --store, else $MF_STORE
   std::optional<std::string> mac_key_env;  // the variable holding the trace key

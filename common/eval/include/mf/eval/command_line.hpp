@@ -10,6 +10,7 @@ namespace mf::eval {
 // The handles of mf-eval's options.
 struct CommandLine {
   cli::Text suite, output, traces, run_id_prefix, store, cache, shard, journal, mac_key_env, format;
+  cli::Text trace_content;
   cli::Texts models, presets, cases, tags;
   cli::Text baseline, candidate, alpha, max_latency_ratio, max_cost_ratio, max_false_closure;
   cli::Text min_pass_rate;

@@ -47,6 +47,12 @@ struct RunOptions {
   bool fixed_clock = false;          // traces carry t_ms 0 and the report omits latency_ms
   std::string run_id_prefix = "eval-";
   std::string traces_dir;  // when set, each case's trace is published as DIR/<id>.jsonl
+  // How the traces record the model's replies (docs/formats/trace.md): digest, inline, or store
+  // with each reply handed to keep_content (from worker threads, one call at a time) under the
+  // attempt's run id and call number.
+  runtime::TraceContent trace_content = runtime::TraceContent::Digest;
+  std::function<Status(const std::string& run_id, std::int64_t call, std::string_view content)>
+      keep_content;
   // Called once per finished attempt, serialised: attempts done so far (those the journal held
   // included), all of them, and how many of those done passed; plus once at the start.
   std::function<void(std::size_t done, std::size_t total, std::size_t passed)> progress;

@@ -69,6 +69,8 @@ struct PlanRunRequest {
   bool fixed_clock = false;
   trace::Durability durability = trace::Durability::Event;
   TraceContent trace_content = TraceContent::Digest;
+  // With TraceContent::Store: keeps each raw response (RunOptions::keep_content).
+  std::function<Status(std::int64_t call, std::string_view content)> keep_content;
   std::string workspace = ".";
   std::string artifact_dir;
   std::string request;  // FILE, or inline JSON when it starts with '{'; empty = no request
