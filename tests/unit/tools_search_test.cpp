@@ -560,6 +560,12 @@ TEST_F(ToolsSearch, GrepGivesTheSameResultAtEveryThreadCount) {
     write(dir + "/latin1.txt", "needle caf\xe9\n");       // shown with U+FFFD
     write(dir + "/ignored/x.txt", "needle ignored\n");    // ignored by .gitignore
   }
+  // One file with more than 50KB of matching lines, one whose name holds a newline.
+  std::string many;
+  for (int l = 0; l < 2000; ++l)
+    many += "line " + std::to_string(l) + " of many " + std::string(40, 'm') + "\n";
+  write("p0/m4/many.txt", many);
+  write("p1/m1/new\nline.txt", "line needle\n");
   ASSERT_EQ(::mkfifo(abs("p0/m0/fifo").c_str(), 0600), 0);  // never opened for reading
   write("p1/closed.txt", "needle closed\n");
   ::chmod(abs("p1/closed.txt").c_str(), 0);  // skipped unless run as root

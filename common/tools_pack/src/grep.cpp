@@ -533,7 +533,9 @@ ToolResult run_grep(const json::Value& args, const CallContext& ctx) {
   fs::OrderedPool<Job, Job> pool(
       threads,
       [&](Job& job, std::size_t worker) {
-        job.result = searchers[worker].file(job.fd.get(), job.display, job.explicit_file, cap);
+        // On the calling thread alone the cap left is known; a worker's is not.
+        const std::uint64_t room = threads == 1 ? cap - merged.count : cap;
+        job.result = searchers[worker].file(job.fd.get(), job.display, job.explicit_file, room);
         return std::move(job);
       },
       take);
