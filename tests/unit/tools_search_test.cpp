@@ -612,6 +612,27 @@ TEST_F(ToolsSearch, GrepGivesTheSameResultAtEveryThreadCount) {
   EXPECT_EQ(json::canonical(big_many.details), json::canonical(big_one.details));
 }
 
+// The walk runs ahead of the results on several threads; a bound it meets past the file that
+// reached the limit is not reported, since a walk stopped there would not have met it.
+TEST_F(ToolsSearch, GrepWalkBoundsPastTheLimitAreNotReported) {
+  write("a.txt", "needle 1\nneedle 2\n");
+  std::string deep = "z";
+  for (std::size_t i = 0; i < walk::kMaxDepth + 2; ++i) deep += "/d";
+  mkdir(deep);
+  write(deep + "/x.txt", "needle deep\n");
+  for (const std::size_t threads : {1u, 2u, 8u}) {
+    ctx_.search_threads = threads;
+    EXPECT_EQ(grep(R"({"pattern":"needle","limit":2})").text,
+              "a.txt:1: needle 1\na.txt:2: needle 2\n\n"
+              "[2 matches limit reached. Use limit=4 for more, or refine pattern]")
+        << threads;
+    // Without the limit the walk gets there, and says so.
+    EXPECT_NE(grep(R"({"pattern":"needle"})").text.find("Directories nested deeper than 256"),
+              std::string::npos)
+        << threads;
+  }
+}
+
 TEST_F(ToolsSearch, GrepFractionalLimitIsQuotedAsGiven) {
   write("f.txt", "hit\nhit\nhit\nhit\n");
   const ToolResult r = grep(R"({"pattern":"hit","limit":2.5})");
