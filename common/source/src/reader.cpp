@@ -352,6 +352,7 @@ class Walker {
 // Reads and scans one file, on a worker thread; `buffer` is the worker's own.
 void read_file(Step& step, const SearchRequest& req, std::string& buffer) {
   auto content = read_capped(step.fd.get(), kMaxFileBytes, step.size, std::move(buffer), step.path);
+  step.fd = Fd();  // closed here, off the walking thread
   if (!content) {
     step.read_error = content.take_diagnostics();
     return;  // the buffer is gone with the failed read; the next read starts a new one

@@ -536,6 +536,8 @@ ToolResult run_grep(const json::Value& args, const CallContext& ctx) {
         // On the calling thread alone the cap left is known; a worker's is not.
         const std::uint64_t room = threads == 1 ? cap - merged.count : cap;
         job.result = searchers[worker].file(job.fd.get(), job.display, job.explicit_file, room);
+        // Closed here, off the walking thread, unless its matches may have to be searched again.
+        if (job.result.count == 0) job.fd = Fd();
         return std::move(job);
       },
       take);
