@@ -504,13 +504,16 @@ ToolResult run_grep(const json::Value& args, const CallContext& ctx) {
   // again under the cap that is left when it crosses it).
   std::vector<FileSearch> searchers;
   searchers.reserve(threads + 1);
-  // Each with a regex of its own: threads sharing one RE2 contend for its DFA cache's lock.
-  std::vector<Matcher> matchers(threads + 1, *matcher);
-  for (std::size_t i = 1; i < matchers.size(); ++i) {
+  // A regex per thread: threads sharing one RE2 contend for its DFA cache's lock. The calling
+  // thread's (the last) serves both of its searchers.
+  std::vector<Matcher> matchers(threads, *matcher);
+  for (std::size_t i = 1; i < threads; ++i) {
     matchers[i] = *Matcher::compile(*pattern, bool_arg(args, "literal"),
                                     bool_arg(args, "ignoreCase"), &error);
   }
-  for (const Matcher& m : matchers) searchers.emplace_back(m, context, ctx);
+  for (std::size_t i = 0; i <= threads; ++i) {
+    searchers.emplace_back(matchers[std::min(i, threads - 1)], context, ctx);
+  }
   Merge merged;
   // Results are taken in walk order, exactly as a search on one thread would take them. A worker
   // searches a file for up to the whole cap; the one file whose matches cross what is left of it
