@@ -8,12 +8,14 @@
 #   find, glob     tool_bench find {"pattern":GLOB}                vs  fdfind --glob GLOB
 # with Pi's flags on the peers (--json --line-number --color=never --hidden for rg; --glob
 # --color=never --hidden for fd) and limits on ours high enough that both sides do the whole walk.
-# rg and fd use every core; `rg -j1` is shown too, since tool_bench runs on one thread. Before
-# timing, the number of matching lines and found paths is checked against the peers (paths under
-# .git excluded: the tools never enter it). Benchmarks are not tests: only the checks fail it.
-# Also `mf-toolread search` (literal, one thread, no ignore rules, every bound raised) against
-# `rg -uu -j1 --fixed-strings`, which likewise reads every file; with MF_BIN_BEFORE an earlier
-# build's tool_bench and mf-toolread are timed in the same run.
+# rg and fd use every core, as grep and mf-toolread search do by default; each grep is also timed
+# on one thread (`tool_bench -j 1`) against `rg -j1`. Before timing, the number of matching lines
+# and found paths is checked against the peers (paths under .git excluded: the tools never enter
+# it), and grep's and mf-toolread's output on one thread against their output on every core (the
+# same bytes). Benchmarks are not tests: only the checks fail it.
+# Also `mf-toolread search` (literal, no ignore rules, every bound raised) at -j 1 and by default
+# against `rg -uu --fixed-strings` at -j1 and by default, which likewise reads every file; with
+# MF_BIN_BEFORE an earlier build's tool_bench and mf-toolread are timed in the same run.
 #
 # Usage: bench/search_bench.sh
 # Environment:
@@ -153,24 +155,46 @@ check "dense regex lines" "$(ours_lines grep "{\"pattern\":\"$(json_re "$dense")
 check "find paths" "$(ours_lines find "{\"pattern\":\"$glob\",\"limit\":0}")" \
   "$(fdfind --glob --hidden --color=never -E .git -- "$glob" "$tree" | wc -l)"
 toolread() { "${2:-$tr}" search --root "$tree" --query "$1" --max-files 1000000000 \
-  --max-bytes 1000000000000 --max-matches 1000000000; }
+  --max-bytes 1000000000000 --max-matches 1000000000 "${@:3}"; }
 check "mf-toolread lines" "$(toolread "$literal" | jq '.matches | length')" \
   "$(rg -uu --no-messages -c --fixed-strings -- "$literal" "$tree" | awk -F: '{ s += $NF } END { print s + 0 }')"
+# One thread and every core give the same bytes (the dense regex at a limit that cuts a file).
+for args in "{\"pattern\":\"$(json_re "$dense")\",\"limit\":100001}" \
+  "{\"pattern\":\"$literal\",\"literal\":true,\"limit\":1e9,\"context\":1}"; do
+  cmp -s <("$tb" "$tree" grep "$args" --print -j 1) <("$tb" "$tree" grep "$args" --print) ||
+    die "grep $args: one thread and every core differ"
+done
+cmp -s <(toolread "$literal" "$tr" -j 1) <(toolread "$literal") ||
+  die "mf-toolread: one thread and every core differ"
+log "grep and mf-toolread: the same output on one thread and on $(nproc) cores"
+if [[ -n $tb0 ]]; then
+  for args in "{\"pattern\":\"$(json_re "$dense")\",\"limit\":100001}" \
+    "{\"pattern\":\"$(json_re "$regex")\",\"limit\":1e9,\"context\":2}"; do
+    cmp -s <("$tb0" "$tree" grep "$args" --print) <("$tb" "$tree" grep "$args" --print) ||
+      die "grep $args: MF_BIN_BEFORE and MF_BIN differ"
+  done
+  cmp -s <(toolread "$literal" "$tr0") <(toolread "$literal") || die "mf-toolread: MF_BIN_BEFORE and MF_BIN differ"
+  log "grep and mf-toolread: the same output as MF_BIN_BEFORE"
+fi
 
 # --- timings ----------------------------------------------------------------------------------------
 t_lit=$(best_of "$tb" "$tree" grep "{\"pattern\":\"$literal\",\"literal\":true,\"limit\":1e9}")
+t_lit1=$(best_of "$tb" "$tree" grep "{\"pattern\":\"$literal\",\"literal\":true,\"limit\":1e9}" -j 1)
 t_lit_rg=$(best_of rg --json --line-number --color=never --hidden --fixed-strings -- "$literal" "$tree")
 t_lit_rg1=$(best_of rg -j1 --json --line-number --color=never --hidden --fixed-strings -- "$literal" "$tree")
 t_re=$(best_of "$tb" "$tree" grep "{\"pattern\":\"$(json_re "$regex")\",\"limit\":1e9}")
+t_re1=$(best_of "$tb" "$tree" grep "{\"pattern\":\"$(json_re "$regex")\",\"limit\":1e9}" -j 1)
 t_re_rg=$(best_of rg --json --line-number --color=never --hidden -- "$regex" "$tree")
 t_re_rg1=$(best_of rg -j1 --json --line-number --color=never --hidden -- "$regex" "$tree")
 t_de=$(best_of "$tb" "$tree" grep "{\"pattern\":\"$(json_re "$dense")\",\"limit\":1e9}")
+t_de1=$(best_of "$tb" "$tree" grep "{\"pattern\":\"$(json_re "$dense")\",\"limit\":1e9}" -j 1)
 t_de_rg=$(best_of rg --json --line-number --color=never --hidden -- "$dense" "$tree")
 t_de_rg1=$(best_of rg -j1 --json --line-number --color=never --hidden -- "$dense" "$tree")
 t_find=$(best_of "$tb" "$tree" find "{\"pattern\":\"$glob\",\"limit\":0}")
 t_find_fd=$(best_of fdfind --glob --color=never --hidden -- "$glob" "$tree")
 t_find_fd1=$(best_of fdfind -j1 --glob --color=never --hidden -- "$glob" "$tree")
 t_tr=$(best_of toolread "$literal")
+t_tr1=$(best_of toolread "$literal" "$tr" -j 1)
 t_tr_rg1=$(best_of rg -uu -j1 --fixed-strings -- "$literal" "$tree")
 t_tr_rg=$(best_of rg -uu --fixed-strings -- "$literal" "$tree")
 if [[ -n $tb0 ]]; then
@@ -186,20 +210,25 @@ echo "search_bench: $files files, $bytes bytes, $(nproc) cores, best of $runs (r
 printf '%-26s %9s %10s %14s\n' command seconds MB/s "ratio vs peer"
 row "grep literal (ours)" "$t_lit" "$t_lit_rg"
 row "rg -F" "$t_lit_rg" ""
+row "grep literal -j1 (ours)" "$t_lit1" "$t_lit_rg1"
 row "rg -F -j1" "$t_lit_rg1" ""
 row "grep regex (ours)" "$t_re" "$t_re_rg"
 row "rg" "$t_re_rg" ""
+row "grep regex -j1 (ours)" "$t_re1" "$t_re_rg1"
 row "rg -j1" "$t_re_rg1" ""
 row "grep dense regex (ours)" "$t_de" "$t_de_rg"
 row "rg" "$t_de_rg" ""
+row "grep dense -j1 (ours)" "$t_de1" "$t_de_rg1"
 row "rg -j1" "$t_de_rg1" ""
 row "find glob (ours)" "$t_find" "$t_find_fd"
 row "fdfind" "$t_find_fd" ""
 row "fdfind -j1" "$t_find_fd1" ""
-row "mf-toolread search" "$t_tr" "$t_tr_rg1"
-row "rg -uu -F -j1" "$t_tr_rg1" ""
+row "mf-toolread search" "$t_tr" "$t_tr_rg"
 row "rg -uu -F" "$t_tr_rg" ""
+row "mf-toolread search -j1" "$t_tr1" "$t_tr_rg1"
+row "rg -uu -F -j1" "$t_tr_rg1" ""
 if [[ -n $tb0 ]]; then
-  echo "MF_BIN_BEFORE -> MF_BIN (speed-up): grep literal ${t_lit0} -> ${t_lit} s ($(ratio "$t_lit0" "$t_lit")), dense regex ${t_de0} -> ${t_de} s ($(ratio "$t_de0" "$t_de")), mf-toolread ${t_tr0} -> ${t_tr} s ($(ratio "$t_tr0" "$t_tr"))"
+  echo "MF_BIN_BEFORE -> MF_BIN -j 1 -> MF_BIN (speed-up): grep literal ${t_lit0} -> ${t_lit1} -> ${t_lit} s ($(ratio "$t_lit0" "$t_lit1"), $(ratio "$t_lit0" "$t_lit")), dense regex ${t_de0} -> ${t_de1} -> ${t_de} s ($(ratio "$t_de0" "$t_de1"), $(ratio "$t_de0" "$t_de")), mf-toolread ${t_tr0} -> ${t_tr1} -> ${t_tr} s ($(ratio "$t_tr0" "$t_tr1"), $(ratio "$t_tr0" "$t_tr"))"
 fi
-echo "against one peer thread: literal $(ratio "$t_lit_rg1" "$t_lit"), regex $(ratio "$t_re_rg1" "$t_re"), dense regex $(ratio "$t_de_rg1" "$t_de"), find $(ratio "$t_find_fd1" "$t_find"), mf-toolread $(ratio "$t_tr_rg1" "$t_tr")"
+echo "one thread each (ours -j 1 / peer -j1): literal $(ratio "$t_lit_rg1" "$t_lit1"), regex $(ratio "$t_re_rg1" "$t_re1"), dense regex $(ratio "$t_de_rg1" "$t_de1"), mf-toolread $(ratio "$t_tr_rg1" "$t_tr1")"
+echo "every core each: literal $(ratio "$t_lit_rg" "$t_lit"), regex $(ratio "$t_re_rg" "$t_re"), dense regex $(ratio "$t_de_rg" "$t_de"), find $(ratio "$t_find_fd" "$t_find"), mf-toolread $(ratio "$t_tr_rg" "$t_tr")"

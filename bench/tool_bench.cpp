@@ -1,12 +1,14 @@
 // tool_bench: one call of the tool pack's grep or find from the command line, for
 // bench/search_bench.sh to time (the tools have no CLI of their own yet).
 //
-//   tool_bench WORKSPACE grep|find 'JSON_ARGS' [--print]
+//   tool_bench WORKSPACE grep|find 'JSON_ARGS' [--print] [-j N]
 //
 // Prints "bytes=<result text bytes> lines=<output lines> error=<0|1>" (lines counts every line
 // the tool produced, past the 50KB cut too), or with --print the result text itself. Exit status:
-// 0 for a result (error results included), 2 for bad usage.
+// 0 for a result (error results included), 2 for bad usage. -j N: grep's search threads
+// (CallContext::search_threads; default 0, the online CPUs).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -14,8 +16,22 @@
 #include "mf/tools/pack.hpp"
 
 int main(int argc, char** argv) {
-  if (argc < 4 || argc > 5 || (argc == 5 && std::strcmp(argv[4], "--print") != 0)) {
-    std::fprintf(stderr, "usage: tool_bench WORKSPACE grep|find 'JSON_ARGS' [--print]\n");
+  bool print = false;
+  long threads = 0;
+  bool usage = argc < 4;
+  for (int i = 4; i < argc && !usage; ++i) {
+    if (std::strcmp(argv[i], "--print") == 0) {
+      print = true;
+    } else if (std::strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      threads = std::strtol(argv[++i], &end, 10);
+      usage = *end != 0 || threads < 1;
+    } else {
+      usage = true;
+    }
+  }
+  if (usage) {
+    std::fprintf(stderr, "usage: tool_bench WORKSPACE grep|find 'JSON_ARGS' [--print] [-j N]\n");
     return 2;
   }
   auto ws = mf::tools::Workspace::open(argv[1]);
@@ -35,9 +51,10 @@ int main(int argc, char** argv) {
   }
   mf::tools::CallContext ctx;
   ctx.workspace = *ws;
+  ctx.search_threads = static_cast<std::size_t>(threads);
   const mf::tools::ToolResult r =
       tool == "grep" ? mf::tools::run_grep(*args, ctx) : mf::tools::run_find(*args, ctx);
-  if (argc == 5) {
+  if (print) {
     std::fwrite(r.text.data(), 1, r.text.size(), stdout);
     std::fputc('\n', stdout);
     return 0;

@@ -98,6 +98,28 @@ run 0 "$toolread" search --root "$root" --query needle --max-bytes 11
 run 0 "$toolread" search --root "$root" --path a --query needle
 [[ $(jq -c '[.root_relative, (.matches | length)]' "$tmp/out") == '["a",1]' ]] || fail "--path"
 
+# Many files in many directories: the same bytes on one thread and on several, at every bound.
+for d in $(seq 1 30); do
+  mkdir -p "$root/many/d$d/e"
+  for f in $(seq 1 12); do printf 'x\nneedle %s %s\nneedle again\n' "$d" "$f" >"$root/many/d$d/f$f.txt"; done
+  printf 'needle\0binary\n' >"$root/many/d$d/bin.dat"
+  printf 'needle caf\xe9\n' >"$root/many/d$d/latin1.txt"
+  printf 'needle deep\n' >"$root/many/d$d/e/deep.txt"
+done
+for bounds in "--max-matches 100000" "--max-matches 37" "--max-files 101" "--max-bytes 5000"; do
+  # shellcheck disable=SC2086 # the bounds are two words
+  "$toolread" search --root "$root" --path many --query needle $bounds --jobs 1 >"$tmp/one" ||
+    fail "search --jobs 1 $bounds"
+  for jobs in 2 5; do
+    # shellcheck disable=SC2086
+    "$toolread" search --root "$root" --path many --query needle $bounds -j "$jobs" >"$tmp/many" ||
+      fail "search -j $jobs $bounds"
+    cmp -s "$tmp/one" "$tmp/many" || fail "search -j $jobs $bounds differs from --jobs 1"
+  done
+done
+[[ $(jq '.matches | length' "$tmp/one") -gt 0 ]] || fail "the many-file search found nothing"
+run 2 "$toolread" search --root "$root" --query needle --jobs 0
+
 refuse 2 MF-T002 "$toolread" search --root "$root" --path outdir --query needle
 refuse 2 MF-T004 "$toolread" search --root "$root" --path f.txt --query needle
 refuse 2 MF-T011 "$toolread" search --root "$root" --query ''

@@ -598,4 +598,86 @@ TEST_F(SourceSearch, RefusesBadQueriesAndLimits) {
   EXPECT_EQ(mf::source::search(req).diagnostics()[0].code, codes::kBadSearch);
 }
 
+// A tree with many files and directories, read on one thread and on several: the same JSON at
+// every bound, since results are taken in walk order whatever thread read them.
+TEST_F(SourceSearch, SameResultAtEveryThreadCount) {
+  for (int d = 0; d < 12; ++d) {
+    const fs::path dir = root_ / ("d" + std::to_string(d % 10)) / ("e" + std::to_string(d));
+    fs::create_directories(dir / "deeper");
+    for (int f = 0; f < 25; ++f) {
+      std::string text;
+      for (int l = 0; l < (d * 7 + f) % 9; ++l) text += "line " + std::to_string(l) + " hit\n";
+      text += "tail\n";
+      write(dir / ("f" + std::to_string(f) + ".txt"), text);
+    }
+    write(dir / "deeper" / "x.txt", "hit deep\n");
+    write(dir / "bin.dat", std::string("hit\0", 4));                        // binary: skipped
+    write(dir / "latin1.txt", "hit caf\xe9\n");                             // not UTF-8: skipped
+    write(dir / "z.txt", std::string(mf::source::kMaxFileBytes + 1, 'h'));  // too large
+  }
+  link("d0", "d-link");
+  struct Bounds {
+    std::uint64_t matches, files, bytes, depth, entries;
+  };
+  const Bounds cases[] = {
+      {1, 10000, 64u << 20, 64, 1000000},       {7, 10000, 64u << 20, 64, 1000000},
+      {500, 10000, 64u << 20, 64, 1000000},     {100000, 13, 64u << 20, 64, 1000000},
+      {100000, 10000, 3000, 64, 1000000},       {100000, 10000, 2u << 20, 64, 1000000},
+      {100000, 10000, 64u << 20, 2, 1000000},   {100000, 10000, 64u << 20, 64, 90},
+      {100000, 100000, 1ull << 40, 64, 1000000}};
+  for (const Bounds& b : cases) {
+    auto req = request("hit");
+    req.max_matches = b.matches;
+    req.max_files = b.files;
+    req.max_bytes = b.bytes;
+    req.max_depth = b.depth;
+    req.max_entries = b.entries;
+    req.jobs = 1;
+    auto one = mf::source::search(req);
+    ASSERT_TRUE(one.ok());
+    const std::string expected = mf::json::canonical(mf::source::to_json(*one));
+    for (const std::size_t jobs : {2u, 3u, 8u}) {
+      req.jobs = jobs;
+      auto many = mf::source::search(req);
+      ASSERT_TRUE(many.ok());
+      EXPECT_EQ(mf::json::canonical(mf::source::to_json(*many)), expected)
+          << "jobs " << jobs << ", max_matches " << b.matches << ", max_files " << b.files
+          << ", max_bytes " << b.bytes << ", max_depth " << b.depth << ", max_entries "
+          << b.entries;
+    }
+  }
+  // The whole search finds every text file's hits and no binary, non-UTF-8 or linked one.
+  auto req = request("hit");
+  req.max_matches = 100000;
+  req.jobs = 4;
+  auto all = mf::source::search(req);
+  ASSERT_TRUE(all.ok());
+  std::size_t expected_hits = 0;
+  for (int d = 0; d < 12; ++d) {
+    for (int f = 0; f < 25; ++f) expected_hits += static_cast<std::size_t>((d * 7 + f) % 9);
+  }
+  EXPECT_EQ(all->matches.size(), expected_hits + 12);
+  EXPECT_FALSE(all->truncated);
+}
+
+// Files the search skips (a FIFO, a file it may not open) are skipped at every thread count.
+TEST_F(SourceSearch, SkippedFilesAtEveryThreadCount) {
+  for (int f = 0; f < 40; ++f) write(root_ / "sub" / ("a" + std::to_string(f)), "hit\n");
+  ASSERT_EQ(::mkfifo((root_ / "sub" / "a5-fifo").c_str(), 0600), 0);
+  // Unreadable to anyone but root (which reads it anyway, and finds no hit in it).
+  write(root_ / "sub" / "a6-closed", "closed\n");
+  ::chmod((root_ / "sub" / "a6-closed").c_str(), 0);
+  const std::uint64_t scanned = ::geteuid() == 0 ? 42 : 41;  // the 40, real.txt (and a6-closed)
+  for (const std::size_t jobs : {1u, 2u, 8u}) {
+    auto req = request("hit");
+    req.path = "sub";
+    req.max_matches = 1000;
+    req.jobs = jobs;
+    auto r = mf::source::search(req);
+    ASSERT_TRUE(r.ok()) << jobs;
+    EXPECT_EQ(r->matches.size(), 40u);
+    EXPECT_EQ(r->files_scanned, scanned);
+  }
+}
+
 }  // namespace

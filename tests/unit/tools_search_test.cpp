@@ -14,9 +14,10 @@
 
 #include <gtest/gtest.h>
 
-#include "walk.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/tools/pack.hpp"
+#include "walk.hpp"
 
 namespace mf::tools {
 namespace {
@@ -528,6 +529,108 @@ TEST_F(ToolsSearch, GrepByteLimitWithAllNotices) {
   ASSERT_EQ(members.size(), 2u);
   EXPECT_EQ(members[0].key, "truncation");
   EXPECT_EQ(members[1].key, "linesTruncated");
+}
+
+// The number of threads of this process, from /proc.
+std::size_t thread_count() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// grep on one thread and on several, over many files and directories with binary, invalid UTF-8
+// and special files among them: the same result, text and details, at every limit (the first N
+// matches are the same N), with and without context, past the byte limit too; and no thread
+// outlives a call.
+TEST_F(ToolsSearch, GrepGivesTheSameResultAtEveryThreadCount) {
+  write(".gitignore", "ignored/\n");
+  mkdir(".git");
+  for (int d = 0; d < 15; ++d) {
+    const std::string dir = "p" + std::to_string(d % 4) + "/m" + std::to_string(d);
+    for (int f = 0; f < 20; ++f) {
+      std::string text;
+      for (int l = 0; l < (d * 5 + f) % 7; ++l) {
+        text +=
+            "line " + std::to_string(l) + " needle " + std::string((d + l) % 3 * 30, 'q') + "\n";
+      }
+      text += "tail\n";
+      write(dir + "/f" + std::to_string(f) + ".txt", text);
+    }
+    write(dir + "/bin.dat", std::string("needle\0", 7));  // binary: skipped
+    write(dir + "/latin1.txt", "needle caf\xe9\n");       // shown with U+FFFD
+    write(dir + "/ignored/x.txt", "needle ignored\n");    // ignored by .gitignore
+  }
+  // One file with more than 50KB of matching lines, one whose name holds a newline.
+  std::string many;
+  for (int l = 0; l < 2000; ++l)
+    many += "line " + std::to_string(l) + " of many " + std::string(40, 'm') + "\n";
+  write("p0/m4/many.txt", many);
+  write("p1/m1/new\nline.txt", "line needle\n");
+  ASSERT_EQ(::mkfifo(abs("p0/m0/fifo").c_str(), 0600), 0);  // never opened for reading
+  write("p1/closed.txt", "needle closed\n");
+  ::chmod(abs("p1/closed.txt").c_str(), 0);  // skipped unless run as root
+  ASSERT_EQ(::symlink("../p2", abs("p1/link").c_str()), 0);
+
+  const std::size_t threads_before = thread_count();
+  const char* cases[] = {
+      R"({"pattern":"needle"})",
+      R"({"pattern":"needle","limit":1})",
+      R"({"pattern":"needle","limit":7})",
+      R"({"pattern":"needle","limit":250})",
+      R"({"pattern":"needle","limit":1e9})",
+      R"({"pattern":"needle","limit":13,"context":1})",
+      R"({"pattern":"ne+dle q","limit":1e9,"context":2})",
+      R"({"pattern":"caf","limit":5})",
+      R"({"pattern":"needle","glob":"*.txt","limit":40})",
+      R"({"pattern":"needle","path":"p2","limit":30})",
+  };
+  for (const char* args : cases) {
+    ctx_.search_threads = 1;
+    const ToolResult one = grep(args);
+    ASSERT_FALSE(one.is_error) << args << ": " << one.text;
+    for (const std::size_t threads : {2u, 3u, 8u}) {
+      ctx_.search_threads = threads;
+      const ToolResult many = grep(args);
+      EXPECT_EQ(many.text, one.text) << args << " on " << threads << " threads";
+      EXPECT_EQ(json::canonical(many.details), json::canonical(one.details)) << args;
+      EXPECT_EQ(thread_count(), threads_before) << args;
+    }
+  }
+  // The case the limit matters for: the first 7 matches in path order, whatever finished first.
+  ctx_.search_threads = 8;
+  const auto lines = split_lines(grep(R"({"pattern":"needle","limit":7})").text);
+  ASSERT_EQ(lines.size(), 9u);
+  EXPECT_EQ(lines[0], "p0/m0/f1.txt:1: line 0 needle ");
+  EXPECT_EQ(lines[8], "[7 matches limit reached. Use limit=14 for more, or refine pattern]");
+  // Over 50KB of output: the byte limit cuts the same lines, and the totals count them all.
+  ctx_.search_threads = 1;
+  const ToolResult big_one = grep(R"({"pattern":"line","limit":1e9})");
+  ASSERT_NE(big_one.details.find("truncation"), nullptr);
+  ctx_.search_threads = 3;
+  const ToolResult big_many = grep(R"({"pattern":"line","limit":1e9})");
+  EXPECT_EQ(big_many.text, big_one.text);
+  EXPECT_EQ(json::canonical(big_many.details), json::canonical(big_one.details));
+}
+
+// The walk runs ahead of the results on several threads; a bound it meets past the file that
+// reached the limit is not reported, since a walk stopped there would not have met it.
+TEST_F(ToolsSearch, GrepWalkBoundsPastTheLimitAreNotReported) {
+  write("a.txt", "needle 1\nneedle 2\n");
+  std::string deep = "z";
+  for (std::size_t i = 0; i < walk::kMaxDepth + 2; ++i) deep += "/d";
+  mkdir(deep);
+  write(deep + "/x.txt", "needle deep\n");
+  for (const std::size_t threads : {1u, 2u, 8u}) {
+    ctx_.search_threads = threads;
+    EXPECT_EQ(grep(R"({"pattern":"needle","limit":2})").text,
+              "a.txt:1: needle 1\na.txt:2: needle 2\n\n"
+              "[2 matches limit reached. Use limit=4 for more, or refine pattern]")
+        << threads;
+    // Without the limit the walk gets there, and says so.
+    EXPECT_NE(grep(R"({"pattern":"needle"})").text.find("Directories nested deeper than 256"),
+              std::string::npos)
+        << threads;
+  }
 }
 
 TEST_F(ToolsSearch, GrepFractionalLimitIsQuotedAsGiven) {

@@ -17,11 +17,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <utility>
 
 #include "mf/diag/codes.hpp"
 #include "mf/fs/beneath.hpp"
+#include "mf/fs/ordered_pool.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/text/utf8.hpp"
 
@@ -205,33 +208,68 @@ struct Entry {
   std::string key;  // name, plus '/' for a directory: sorting by it sorts full paths by bytes
 };
 
-class Searcher {
- public:
-  Searcher(const SearchRequest& request, SearchResult& out) : req_(request), out_(out) {}
+// One step of a search, in walk order: a file to read (read and scanned by a worker), a bound the
+// walk met, or an error that ends the search.
+struct Step {
+  enum class Kind : std::uint8_t { File, Bound, Error };
+  Kind kind = Kind::File;
+  Fd fd;                   // File: open for reading
+  std::string path;        // File: relative to the root
+  std::uint64_t size = 0;  // File: what fstat saw
+  bool stop = false;  // Bound: the walk ends here (the entry bound) or goes on (the depth bound)
+  diag::Diagnostics error;  // Error
 
-  // Searches the directory `dirfd` (paths under it are `prefix` + name) at `depth` below the start.
-  Status directory(int dirfd, const std::string& prefix, std::uint64_t depth) {
-    auto listed = list(dirfd, prefix);
-    if (!listed) return listed.take_diagnostics();
-    for (const auto& e : *listed) {
-      if (stop_) break;
+  // What the worker found in a File.
+  std::uint64_t read = 0;  // bytes read: at most kMaxFileBytes + 1
+  diag::Diagnostics read_error;
+  bool binary = false;               // a NUL byte or ill-formed UTF-8
+  std::vector<SearchMatch> matches;  // up to max_matches + 1 (the last only says there are more)
+
+  static Step bound(bool stop) {
+    Step step;
+    step.kind = Kind::Bound;
+    step.stop = stop;
+    return step;
+  }
+  static Step failure(diag::Diagnostic error) {
+    Step step;
+    step.kind = Kind::Error;
+    step.error.push_back(std::move(error));
+    return step;
+  }
+};
+
+// The walk, on the calling thread: every directory and file is opened here, beneath the start
+// directory, and handed over as a Step.
+class Walker {
+ public:
+  using Submit = std::function<bool(Step)>;  // false: the search has stopped
+  Walker(const SearchRequest& request, const Submit& submit) : req_(request), submit_(submit) {}
+
+  // Walks the directory `dirfd` (paths under it are `prefix` + name) at `depth` below the start.
+  // False once the walk must end.
+  bool directory(int dirfd, const std::string& prefix, std::uint64_t depth) {
+    std::vector<Entry> entries;
+    if (!list(dirfd, prefix, entries)) return false;
+    for (const auto& e : entries) {
       const std::string path = prefix + e.name;
       if (e.directory) {
         if (depth + 1 > req_.max_depth) {
-          out_.truncated = true;  // a bound, not a policy: the result is incomplete
+          // A bound, not a policy: the result is incomplete.
+          if (!submit(Step::bound(false))) return false;
           continue;
         }
         Fd child(fs::openat_retry(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
         if (child.get() < 0) {
           if (skippable(errno)) continue;
-          return io_error("cannot open directory " + quoted(path), errno);
+          return fail(io_error("cannot open directory " + quoted(path), errno));
         }
-        if (auto done = directory(child.get(), path + "/", depth + 1); !done) return done;
-      } else {
-        if (auto done = file(dirfd, e.name, path); !done) return done;
+        if (!directory(child.get(), path + "/", depth + 1)) return false;
+      } else if (!file(dirfd, e.name, path)) {
+        return false;
       }
     }
-    return {};
+    return true;
   }
 
  private:
@@ -241,29 +279,35 @@ class Searcher {
            err == ENXIO;
   }
 
-  Result<std::vector<Entry>> list(int dirfd, const std::string& prefix) {
+  bool submit(Step step) { return submit_(std::move(step)); }
+
+  bool fail(diag::Diagnostic error) {
+    submit(Step::failure(std::move(error)));
+    return false;
+  }
+
+  bool list(int dirfd, const std::string& prefix, std::vector<Entry>& entries) {
     int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0) return io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), errno);
+    if (dup < 0)
+      return fail(io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), errno));
     std::unique_ptr<DIR, CloseDir> dir(::fdopendir(dup));
     if (!dir) {
       const int err = errno;
       ::close(dup);
-      return io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), err);
+      return fail(io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), err));
     }
-    std::vector<Entry> entries;
     for (;;) {
       errno = 0;
       const dirent* d = ::readdir(dir.get());
       if (d == nullptr) {
-        if (errno != 0) return io_error("cannot list " + quoted(prefix), errno);
+        if (errno != 0) return fail(io_error("cannot list " + quoted(prefix), errno));
         break;
       }
       std::string_view name = d->d_name;
       if (name == "." || name == "..") continue;
       if (++entries_seen_ > req_.max_entries) {
-        out_.truncated = true;
-        stop_ = true;
-        break;
+        submit(Step::bound(true));
+        return false;
       }
       unsigned char type = d->d_type;
       if (type == DT_UNKNOWN) {
@@ -280,85 +324,129 @@ class Searcher {
     }
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.key < b.key; });
-    return entries;
+    return true;
   }
 
-  Status file(int dirfd, const std::string& name, const std::string& path) {
+  bool file(int dirfd, const std::string& name, const std::string& path) {
     Fd fd(fs::openat_retry(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
     if (fd.get() < 0) {
-      if (skippable(errno)) return {};
-      return io_error("cannot open " + quoted(path), errno);
+      if (skippable(errno)) return true;
+      return fail(io_error("cannot open " + quoted(path), errno));
     }
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return io_error("cannot stat " + quoted(path), errno);
+    if (::fstat(fd.get(), &st) != 0) return fail(io_error("cannot stat " + quoted(path), errno));
     const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (!S_ISREG(st.st_mode) || size > kMaxFileBytes) return {};
-    if (out_.files_scanned >= req_.max_files || bytes_read_ + size > req_.max_bytes) {
+    if (!S_ISREG(st.st_mode) || size > kMaxFileBytes) return true;
+    Step step;
+    step.fd = std::move(fd);
+    step.path = path;
+    step.size = size;
+    return submit(std::move(step));
+  }
+
+  const SearchRequest& req_;
+  const Submit& submit_;
+  std::uint64_t entries_seen_ = 0;
+};
+
+// Reads and scans one file, on a worker thread; `buffer` is the worker's own.
+void read_file(Step& step, const SearchRequest& req, std::string& buffer) {
+  auto content = read_capped(step.fd.get(), kMaxFileBytes, step.size, std::move(buffer), step.path);
+  step.fd = Fd();  // closed here, off the walking thread
+  if (!content) {
+    step.read_error = content.take_diagnostics();
+    return;  // the buffer is gone with the failed read; the next read starts a new one
+  }
+  buffer = std::move(*content);
+  step.read = buffer.size();
+  if (buffer.size() > kMaxFileBytes) return;
+  const std::string_view text = buffer;
+  if (text.find('\0') != std::string_view::npos || !text::valid_utf8(text)) {
+    step.binary = true;
+    return;
+  }
+  std::int64_t line = 1;
+  std::size_t counted_to = 0;  // newlines before this offset are counted in `line`
+  std::size_t pos = 0;
+  while (step.matches.size() <= req.max_matches) {
+    // glibc's memmem skips by a shift table; string_view::find stops at every occurrence of
+    // the query's first byte and compares from there.
+    const void* found =
+        ::memmem(text.data() + pos, text.size() - pos, req.query.data(), req.query.size());
+    if (found == nullptr) return;
+    const auto hit = static_cast<std::size_t>(static_cast<const char*>(found) - text.data());
+    line += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                       text.begin() + static_cast<std::ptrdiff_t>(hit), '\n');
+    counted_to = hit;
+    const auto before = text.rfind('\n', hit);
+    const std::size_t begin = before == std::string_view::npos ? 0 : before + 1;
+    auto end = text.find('\n', hit);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view shown = text.substr(begin, end - begin);
+    if (shown.size() > req.max_line_bytes) {
+      shown = text::utf8_prefix(shown, static_cast<std::size_t>(req.max_line_bytes));
+    }
+    step.matches.push_back({step.path, line, std::string(shown)});
+    if (end == text.size()) return;
+    pos = end + 1;
+  }
+}
+
+// Takes the steps in walk order and applies the bounds exactly as one thread reading them in
+// that order would: a worker read the file whole (up to kMaxFileBytes + 1 bytes) and found up
+// to max_matches + 1 lines, which is enough to know what a read under the byte budget left here
+// would have given.
+class Collector {
+ public:
+  Collector(const SearchRequest& request, SearchResult& out) : req_(request), out_(out) {}
+
+  bool take(Step& step) {
+    switch (step.kind) {
+      case Step::Kind::Error:
+        status_ = std::move(step.error);
+        return false;
+      case Step::Kind::Bound:
+        out_.truncated = true;
+        return !step.stop;
+      case Step::Kind::File:
+        break;
+    }
+    if (out_.files_scanned >= req_.max_files || bytes_read_ + step.size > req_.max_bytes) {
       out_.truncated = true;
-      stop_ = true;
-      return {};
+      return false;
     }
     // A file growing after fstat is read no further than either bound allows.
     const std::uint64_t budget = req_.max_bytes - bytes_read_;
     const std::uint64_t cap = std::min(kMaxFileBytes, budget);
-    auto content = read_capped(fd.get(), cap, size, std::move(buffer_), path);
-    if (!content) return content.take_diagnostics();
-    buffer_ = std::move(*content);
-    bytes_read_ += buffer_.size();
+    if (!step.read_error.empty()) {
+      status_ = std::move(step.read_error);
+      return false;
+    }
+    const std::uint64_t read = std::min(step.read, cap + 1);
+    bytes_read_ += read;
     ++out_.files_scanned;
-    if (buffer_.size() > cap) {
-      if (cap == budget) {
-        out_.truncated = true;
-        stop_ = true;
-      }
-      return {};
+    if (read > cap) {
+      if (cap != budget) return true;  // over 1 MiB: skipped
+      out_.truncated = true;
+      return false;
     }
-    const std::string_view text = buffer_;
-    if (text.find('\0') != std::string_view::npos || !text::valid_utf8(text)) return {};  // binary
-    scan(text, path);
-    return {};
+    if (step.binary) return true;
+    const std::size_t room = req_.max_matches - out_.matches.size();
+    const std::size_t taken = std::min(room, step.matches.size());
+    std::move(step.matches.begin(), step.matches.begin() + static_cast<std::ptrdiff_t>(taken),
+              std::back_inserter(out_.matches));
+    if (step.matches.size() <= room) return true;
+    out_.truncated = true;
+    return false;
   }
 
-  void scan(std::string_view text, const std::string& path) {
-    std::int64_t line = 1;
-    std::size_t counted_to = 0;  // newlines before this offset are counted in `line`
-    std::size_t pos = 0;
-    for (;;) {
-      // glibc's memmem skips by a shift table; string_view::find stops at every occurrence of
-      // the query's first byte and compares from there.
-      const void* found =
-          ::memmem(text.data() + pos, text.size() - pos, req_.query.data(), req_.query.size());
-      if (found == nullptr) return;
-      const auto hit = static_cast<std::size_t>(static_cast<const char*>(found) - text.data());
-      line += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
-                         text.begin() + static_cast<std::ptrdiff_t>(hit), '\n');
-      counted_to = hit;
-      if (out_.matches.size() >= req_.max_matches) {
-        out_.truncated = true;
-        stop_ = true;
-        return;
-      }
-      const auto before = text.rfind('\n', hit);
-      const std::size_t begin = before == std::string_view::npos ? 0 : before + 1;
-      auto end = text.find('\n', hit);
-      if (end == std::string_view::npos) end = text.size();
-      out_.matches.push_back({path, line, cut_line(text.substr(begin, end - begin))});
-      if (end == text.size()) return;
-      pos = end + 1;
-    }
-  }
+  Status take_status() { return std::move(status_); }
 
-  std::string cut_line(std::string_view s) const {
-    if (s.size() <= req_.max_line_bytes) return std::string(s);
-    return std::string(text::utf8_prefix(s, static_cast<std::size_t>(req_.max_line_bytes)));
-  }
-
+ private:
   const SearchRequest& req_;
   SearchResult& out_;
   std::uint64_t bytes_read_ = 0;
-  std::uint64_t entries_seen_ = 0;
-  bool stop_ = false;
-  std::string buffer_;
+  Status status_;
 };
 
 Status check_search(const SearchRequest& r) {
@@ -489,10 +577,21 @@ Result<SearchResult> search(const SearchRequest& request) {
   SearchResult result;
   result.root_relative = relative.empty() ? std::string(".") : relative;
   result.query = request.query;
-  Searcher searcher(request, result);
-  auto done =
-      searcher.directory(start->get(), relative.empty() ? std::string() : relative + "/", 0);
-  if (!done) return done.take_diagnostics();
+  Collector collector(request, result);
+  const std::size_t threads = fs::search_threads(request.jobs);
+  std::vector<std::string> buffers(threads);
+  fs::OrderedPool<Step, Step> pool(
+      threads,
+      [&](Step& step, std::size_t worker) {
+        if (step.kind == Step::Kind::File) read_file(step, request, buffers[worker]);
+        return std::move(step);
+      },
+      [&](Step& step) { return collector.take(step); });
+  const Walker::Submit submit = [&](Step step) { return pool.submit(std::move(step)); };
+  Walker walker(request, submit);
+  walker.directory(start->get(), relative.empty() ? std::string() : relative + "/", 0);
+  pool.finish();
+  if (auto status = collector.take_status(); !status) return status.take_diagnostics();
   return result;
 }
 

@@ -18,6 +18,7 @@
 
 #include "args.hpp"
 #include "file_tools.hpp"
+#include "mf/fs/ordered_pool.hpp"
 #include "mf/io/file.hpp"
 #include "mf/text/utf8.hpp"
 #include "mf/tools/pack.hpp"
@@ -204,15 +205,27 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
              : a + b;
 }
 
-class Grep {
- public:
-  Grep(const Matcher& matcher, std::uint64_t cap, std::uint64_t context, const CallContext& ctx)
-      : matcher_(matcher), cap_(cap), context_(context), ctx_(ctx) {}
+// What searching one file gave: its output lines, matches and flags.
+struct FileResult {
+  search::OutputPart out;
+  std::uint64_t count = 0;  // matches reported, at most the cap the file was searched with
+  bool lines_truncated = false;
+  bool aborted = false;
+};
 
-  // Searches the regular file open as `fd`, shown as `display` (converted only if it matches).
-  // `explicit_file`: the model named this file, so NUL bytes do not make it binary (rg searches
-  // named files whole). False when the search must stop (limit reached or aborted).
-  bool file(int fd, std::string_view display, bool explicit_file) {
+// Searches files one at a time, reusing its buffer; one per thread.
+class FileSearch {
+ public:
+  FileSearch(const Matcher& matcher, std::uint64_t context, const CallContext& ctx)
+      : matcher_(matcher), context_(context), ctx_(ctx) {}
+
+  // Searches the regular file open as `fd` (from its current offset), shown as `display`
+  // (converted only if it matches), for at most `cap` matches. `explicit_file`: the model named
+  // this file, so NUL bytes do not make it binary (rg searches named files whole).
+  FileResult file(int fd, std::string_view display, bool explicit_file, std::uint64_t cap) {
+    result_ = FileResult{};
+    cap_ = cap;
+    limit_reached_ = false;
     display_raw_ = display;
     display_.clear();
     deferred_.clear();
@@ -220,21 +233,15 @@ class Grep {
     stop_file_ = false;
     search(fd, explicit_file);
     if (!deferred_.empty()) emit_deferred(fd);
-    return !limit_reached && !aborted;
+    return std::move(result_);
   }
-
-  bool aborting() {
-    if (stop_requested(ctx_)) aborted = true;
-    return aborted;
-  }
-
-  Output out;
-  std::uint64_t count = 0;
-  bool limit_reached = false;
-  bool lines_truncated = false;
-  bool aborted = false;
 
  private:
+  bool aborting() {
+    if (stop_requested(ctx_)) result_.aborted = true;
+    return result_.aborted;
+  }
+
   struct Deferred {
     std::uint64_t line;
     std::optional<std::string> text;  // set: the formatted rg line; unset: a block from the file
@@ -308,7 +315,7 @@ class Grep {
         stop = static_cast<std::size_t>(static_cast<const char*>(last) - buffer_.get()) + 1;
       }
       scan(buffer_.get(), begin, stop, lines_before, nul_checked);
-      if (eof || stop_file_ || limit_reached || aborting()) return;
+      if (eof || stop_file_ || limit_reached_ || aborting()) return;
       // Slide the partial last line to the front and read on.
       char* buf = buffer_.get();
       lines_before += static_cast<std::uint64_t>(std::count(buf, buf + stop, '\n'));
@@ -349,16 +356,15 @@ class Grep {
       line_no += static_cast<std::uint64_t>(std::count(counted, ls, '\n'));
       counted = ls;
       report(line_no, std::string_view(ls, static_cast<std::size_t>(le - ls)));
-      if (limit_reached) return;
+      if (limit_reached_) return;
       pos = le + 1;
     }
   }
 
   void report(std::uint64_t line_no, std::string_view line) {
-    ++count;
-    if (count >= cap_) limit_reached = true;
+    if (++result_.count >= cap_) limit_reached_ = true;
     if (!defer_ && text::valid_utf8(line)) {
-      out.add(rg_line(line_no, line));
+      result_.out.add(rg_line(line_no, line));
       return;
     }
     // From here on this file's lines wait for the blocks, to keep their order.
@@ -386,7 +392,7 @@ class Grep {
       }
       text.push_back(c);
     }
-    if (truncate_line(text)) lines_truncated = true;
+    if (truncate_line(text)) result_.lines_truncated = true;
     return display() + ":" + std::to_string(line_no) + ": " + text;
   }
 
@@ -406,11 +412,11 @@ class Grep {
     const std::string& p = display();
     for (const auto& d : deferred_) {
       if (d.text) {
-        out.add(*d.text);
+        result_.out.add(*d.text);
         continue;
       }
       if (!lines.ok) {
-        out.add(p + ":" + std::to_string(d.line) + ": (unable to read file)");
+        result_.out.add(p + ":" + std::to_string(d.line) + ": (unable to read file)");
         continue;
       }
       const std::uint64_t first = d.line > context_ ? d.line - context_ : 1;
@@ -419,17 +425,19 @@ class Grep {
       for (std::uint64_t n = first; n <= last; ++n) {
         const std::string* kept = lines.line(n);
         std::string text = kept != nullptr ? *kept : std::string();
-        if (truncate_line(text)) lines_truncated = true;
-        out.add(p + (n == d.line ? ":" : "-") + std::to_string(n) + (n == d.line ? ": " : "- ") +
-                text);
+        if (truncate_line(text)) result_.lines_truncated = true;
+        result_.out.add(p + (n == d.line ? ":" : "-") + std::to_string(n) +
+                        (n == d.line ? ": " : "- ") + text);
       }
     }
   }
 
   const Matcher& matcher_;
-  const std::uint64_t cap_;
   const std::uint64_t context_;
   const CallContext& ctx_;
+  FileResult result_;
+  std::uint64_t cap_ = 0;
+  bool limit_reached_ = false;
   std::unique_ptr<char[]> buffer_;
   std::size_t capacity_ = 0;
   std::string_view display_raw_;
@@ -437,6 +445,25 @@ class Grep {
   std::vector<Deferred> deferred_;
   bool defer_ = false;
   bool stop_file_ = false;
+};
+
+// One file of a search: opened by the walk, searched by a worker, taken back in walk order.
+struct Job {
+  Fd fd;
+  std::string display;
+  bool explicit_file = false;
+  std::size_t visit = 0;  // the walk's visit that met the file (1-based)
+  FileResult result;
+};
+
+// The whole search's results, taken file by file in walk order.
+struct Merge {
+  search::Output out;
+  std::uint64_t count = 0;
+  bool limit_reached = false;
+  bool lines_truncated = false;
+  bool aborted = false;
+  std::size_t stop_visit = 0;  // the visit whose file reached the limit
 };
 
 std::uint64_t saturating_count(double d) {
@@ -471,37 +498,97 @@ ToolResult run_grep(const json::Value& args, const CallContext& ctx) {
     if (!globs.add_line(*glob, &error)) return ToolResult::error(error);
   }
 
-  Grep grep(*matcher, saturating_count(limit), context, ctx);
+  const std::uint64_t cap = saturating_count(limit);
+  const std::size_t threads = target->directory ? fs::search_threads(ctx.search_threads) : 1;
+  // One searcher per worker, and one for the calling thread (a named file, or a file searched
+  // again under the cap that is left when it crosses it).
+  std::vector<FileSearch> searchers;
+  searchers.reserve(threads + 1);
+  // A regex per thread: threads sharing one RE2 contend for its DFA cache's lock. The calling
+  // thread's (the last) serves both of its searchers.
+  std::vector<Matcher> matchers(threads, *matcher);
+  for (std::size_t i = 1; i < threads; ++i) {
+    matchers[i] = *Matcher::compile(*pattern, bool_arg(args, "literal"),
+                                    bool_arg(args, "ignoreCase"), &error);
+  }
+  for (std::size_t i = 0; i <= threads; ++i) {
+    searchers.emplace_back(matchers[std::min(i, threads - 1)], context, ctx);
+  }
+  Merge merged;
+  // Results are taken in walk order, exactly as a search on one thread would take them. A worker
+  // searches a file for up to the whole cap; the one file whose matches cross what is left of it
+  // is searched again here for the first of them, so the limit keeps the same first N.
+  const auto take = [&](Job& r) {
+    if (r.result.aborted) {
+      merged.aborted = true;
+      return false;
+    }
+    if (r.result.count > cap - merged.count) {
+      if (::lseek(r.fd.get(), 0, SEEK_SET) != 0) return false;
+      r.result = searchers.back().file(r.fd.get(), r.display, r.explicit_file, cap - merged.count);
+      if (r.result.aborted) {
+        merged.aborted = true;
+        return false;
+      }
+    }
+    merged.out.append(r.result.out);
+    merged.count += r.result.count;
+    merged.lines_truncated = merged.lines_truncated || r.result.lines_truncated;
+    if (merged.count < cap) return true;
+    merged.limit_reached = true;
+    merged.stop_visit = r.visit;
+    return false;
+  };
+  fs::OrderedPool<Job, Job> pool(
+      threads,
+      [&](Job& job, std::size_t worker) {
+        // On the calling thread alone the cap left is known; a worker's is not.
+        const std::uint64_t room = threads == 1 ? cap - merged.count : cap;
+        job.result = searchers[worker].file(job.fd.get(), job.display, job.explicit_file, room);
+        // Closed here, off the walking thread, unless its matches may have to be searched again.
+        if (job.result.count == 0) job.fd = Fd();
+        return std::move(job);
+      },
+      take);
   walk::Outcome outcome;
   if (target->directory) {
     walk::Options options;
     options.require_git = true;  // Pi passes rg no --no-require-git
     options.overrides = &globs;
     options.custom_ignore = ".rgignore";
+    std::size_t visits = 0;
     outcome = walk::walk(
         *ctx.workspace, target->relative, target->fd->get(), options, [&](const walk::Entry& e) {
+          ++visits;
           if (e.type != walk::Type::File) return walk::Action::Continue;
-          if (grep.aborting()) return walk::Action::Stop;
-          const Fd fd(::openat(e.parent_fd, e.name.data(),
-                               O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+          if (stop_requested(ctx)) {
+            merged.aborted = true;
+            return walk::Action::Stop;
+          }
+          Fd fd(::openat(e.parent_fd, e.name.data(),
+                         O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
           if (fd.get() < 0) return walk::Action::Continue;
-          return grep.file(fd.get(), e.path, false) ? walk::Action::Continue : walk::Action::Stop;
+          Job job{std::move(fd), std::string(e.path), false, visits, {}};
+          return pool.submit(std::move(job)) ? walk::Action::Continue : walk::Action::Stop;
         });
+    pool.finish();
+    if (merged.stop_visit != 0) outcome.stop_at(merged.stop_visit);
   } else if (target->regular) {
     // A named file is searched whatever the globs and .gitignore say, and shown by its name.
     const auto slash = target->relative.rfind('/');
     const std::string name =
         slash == std::string::npos ? target->relative : target->relative.substr(slash + 1);
-    grep.file(target->fd->get(), name, true);
+    pool.submit(Job{std::move(*target->fd), name, true, 1, {}});
+    pool.finish();
   }
-  if (grep.aborted || ctx.cancelled()) return ToolResult::error(std::string(kAborted));
+  if (merged.aborted || ctx.cancelled()) return ToolResult::error(std::string(kAborted));
 
-  if (grep.count == 0) return search::nothing_found("No matches found", outcome);
-  const Truncation truncation = grep.out.finish();
+  if (merged.count == 0) return search::nothing_found("No matches found", outcome);
+  const Truncation truncation = merged.out.finish();
   search::Notices notices;
-  if (grep.limit_reached) notices.limit_reached(limit, "matches", "matchLimitReached");
+  if (merged.limit_reached) notices.limit_reached(limit, "matches", "matchLimitReached");
   notices.truncated(truncation);
-  if (grep.lines_truncated) {
+  if (merged.lines_truncated) {
     notices.lines.push_back("Some lines truncated to " + std::to_string(kGrepMaxLineLength) +
                             " chars. Use read tool to see full lines");
     notices.details.set("linesTruncated", true);

@@ -56,6 +56,35 @@ void Output::add(std::string_view line) {
   }
 }
 
+void Output::append(const OutputPart& part) {
+  std::size_t begin = 0;
+  for (const std::size_t end : part.ends_) {
+    add(std::string_view(part.kept_).substr(begin, end - begin));
+    begin = end;
+  }
+  if (part.tail_lines_ == 0) return;
+  // Only a part past kMaxBytes has a tail, so this output is full by now: its lines are counted,
+  // as add() counts them.
+  const std::size_t separators = lines_ > 0 ? part.tail_lines_ : part.tail_lines_ - 1;
+  lines_ += part.tail_lines_;
+  bytes_ += separators + part.tail_bytes_;
+  newlines_ += separators + part.tail_newlines_;
+  ends_with_newline_ = part.tail_last_empty_ ? lines_ > 1 : part.tail_ends_with_newline_;
+}
+
+void OutputPart::add(std::string_view line) {
+  if (kept_.size() <= kMaxBytes) {
+    kept_.append(line);
+    ends_.push_back(kept_.size());
+    return;
+  }
+  ++tail_lines_;
+  tail_bytes_ += line.size();
+  tail_newlines_ += static_cast<std::size_t>(std::count(line.begin(), line.end(), '\n'));
+  tail_last_empty_ = line.empty();
+  tail_ends_with_newline_ = !line.empty() && line.back() == '\n';
+}
+
 Truncation Output::finish() const {
   Truncation t = truncate_head(text_, kMaxSafeInteger, kMaxBytes);
   if (full_) {  // the totals are those of everything, as if it had all been kept

@@ -20,11 +20,34 @@ bool bool_arg(const json::Value& args, std::string_view key);
 // Cancelled, or past the call's deadline.
 bool stop_requested(const CallContext& ctx);
 
+class Output;
+
+// The lines of one part of the output (one file's, searched on a worker thread), to be appended
+// to the whole in order: the lines are kept while they could still be shown (kMaxBytes of them;
+// the whole is full past that, whatever came before), then only counted.
+class OutputPart {
+ public:
+  void add(std::string_view line);
+  bool empty() const { return ends_.empty() && tail_lines_ == 0; }
+
+ private:
+  friend class Output;
+  std::string kept_;               // the kept lines, back to back
+  std::vector<std::size_t> ends_;  // where each kept line ends in kept_
+  std::size_t tail_lines_ = 0;     // counted only: how many, their bytes and newlines
+  std::size_t tail_bytes_ = 0;
+  std::size_t tail_newlines_ = 0;
+  bool tail_last_empty_ = false;
+  bool tail_ends_with_newline_ = false;
+};
+
 // The whole output in Pi's shape (lines joined by "\n", then truncate_head with no line limit),
 // without holding more than the bytes that can be shown: past the limit, lines are only counted.
 class Output {
  public:
   void add(std::string_view line);
+  // The part's lines, as if each had been added here.
+  void append(const OutputPart& part);
   Truncation finish() const;
 
  private:

@@ -111,6 +111,17 @@ struct Outcome {
   bool entry_limit = false;  // stopped at max_entries
   bool depth_limit = false;  // some directory below max_depth was not entered
   bool stopped = false;      // the visitor returned Stop
+  // How many entries had been visited when each bound was first met. A search that hands files to
+  // other threads walks ahead of its results; it keeps a bound only if met before the visit of the
+  // file its results stopped at, as a walk stopped there would have.
+  std::size_t entry_limit_visits = 0;
+  std::size_t depth_limit_visits = 0;
+
+  // The bounds a walk stopped by the visit numbered `visit` (1-based) would have met.
+  void stop_at(std::size_t visit) {
+    entry_limit = entry_limit && entry_limit_visits < visit;
+    depth_limit = depth_limit && depth_limit_visits < visit;
+  }
 };
 
 // Visits everything below `start` (a normalized root-relative directory, "" = the root), which the

@@ -146,6 +146,7 @@ class Walker {
       if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
       if (++entries_ > options_.max_entries) {
         outcome_.entry_limit = true;
+        outcome_.entry_limit_visits = visits_;
         break;
       }
       items.push_back({name, type_of(fd, name, d->d_type)});
@@ -241,6 +242,7 @@ class Walker {
       const std::string_view rel = std::string_view(path_).substr(start_len_);
       const bool is_dir = item.type == Type::Dir;
       if (ignored(active, rel, is_dir)) continue;
+      ++visits_;
       const Action action = visit_(Entry{rel, item.name, item.type, fd});
       if (action == Action::Stop) {
         outcome_.stopped = true;
@@ -248,6 +250,7 @@ class Walker {
       }
       if (!is_dir || action == Action::Prune) continue;
       if (depth >= options_.max_depth) {
+        if (!outcome_.depth_limit) outcome_.depth_limit_visits = visits_;
         outcome_.depth_limit = true;
         continue;
       }
@@ -267,6 +270,7 @@ class Walker {
   std::string path_;  // root-relative path of the entry at hand
   std::size_t start_len_ = 0;
   std::size_t entries_ = 0;
+  std::size_t visits_ = 0;
   Outcome outcome_;
 };
 

@@ -49,6 +49,9 @@ struct SearchRequest {
   std::uint64_t max_entries = 1000000;  // directory entries examined (not on the CLI)
   std::uint64_t max_depth = 64;         // directory nesting below the search start
   std::uint64_t max_line_bytes = 512;   // a reported line is cut at this many bytes
+  // Threads reading files: 0 = the online CPUs (at most 8), 1 = the calling thread only. The
+  // result is the same at every count.
+  std::size_t jobs = 0;
   fs::Resolver resolver = fs::Resolver::Auto;
 };
 

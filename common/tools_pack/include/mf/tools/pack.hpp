@@ -93,6 +93,9 @@ struct CallContext {
   // Set under batched durability: files the tools publish are synced with the run's trace
   // (trace::WriterOptions::deferred) instead of each on its own.
   io::SyncSet* deferred_sync = nullptr;
+  // Threads searching files for grep: 0 = the online CPUs (at most 8), 1 = the calling thread only.
+  // The result is the same at every count.
+  std::size_t search_threads = 0;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(); }
 };
