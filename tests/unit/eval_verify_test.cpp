@@ -3,6 +3,7 @@
 // in memory (the store's way: by digest).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -45,7 +46,7 @@ Campaign forge_campaign(std::int64_t repeat) {
   };
   Result<SuiteRun> run = run_suite(c.suite, o);
   EXPECT_TRUE(run.ok());
-  c.document = std::move(run->document);
+  c.document = run->document();
   return c;
 }
 
@@ -68,7 +69,9 @@ std::pair<json::Value, std::string> entry_of(const Campaign& c, const std::strin
   for (const json::Value& e : c.document.find("cases")->as_array()) {
     if (e.find("id")->as_string() != id) continue;
     json::Value held = e;
-    held.as_object().erase(held.as_object().begin());  // "id" sorts first
+    auto& members = held.as_object();
+    members.erase(std::find_if(members.begin(), members.end(),
+                               [](const json::Member& m) { return m.key == "id"; }));
     return {held, c.traces.at(e.find("trace_sha256")->as_string())};
   }
   ADD_FAILURE() << "no case " << id;
@@ -77,7 +80,7 @@ std::pair<json::Value, std::string> entry_of(const Campaign& c, const std::strin
 
 TEST(EvalEntry, WithoutItsCaseOnlyWhatTheTraceGivesIsChecked) {
   const Campaign c = forge_campaign(1);
-  const Case& repair = c.suite.cases[1];
+  const Case repair = *c.suite.load_case(1);
   ASSERT_EQ(repair.id, "one-targeted-repair");
   auto [held, trace] = entry_of(c, repair.id);
   EXPECT_FALSE(disagreement(&repair, trace, held, ""));

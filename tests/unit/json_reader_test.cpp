@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
@@ -14,6 +15,51 @@ diag::Diagnostic reject(std::string_view text, const ReadLimits& limits = {}) {
   if (r.ok()) return {};
   EXPECT_EQ(r.diagnostics().size(), 1u);
   return r.diagnostics().front();
+}
+
+// The streamed array's elements arrive one at a time with their exact bytes and are not kept;
+// everything else, and every error, is parse_object()'s.
+TEST(JsonReader, StreamsTheElementsOfOneTopLevelArray) {
+  const std::string text =
+      "{\"a\":[{\"x\":[1]}],\"cases\": [ {\"id\":\"p\",\"n\":[2,{}]} ,7,\n[ ] ],\"z\":1}";
+  std::vector<std::string> seen;
+  auto doc = parse_object_streaming(
+      text, {}, "cases", [&](Value&& v, std::size_t i, std::size_t begin, std::size_t end) {
+        seen.push_back(std::to_string(i) + " " + canonical(v) + " " +
+                       std::string(text.substr(begin, end - begin)));
+      });
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(canonical(*doc), R"({"a":[{"x":[1]}],"cases":[],"z":1})");
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], R"(0 {"id":"p","n":[2,{}]} {"id":"p","n":[2,{}]})");
+  EXPECT_EQ(seen[1].substr(0, 4), "1 7 ");
+  EXPECT_EQ(seen[2], "2 [] [ ]");
+  // The callback may parse (a suite's case loads its task): the outer parse is not disturbed.
+  std::vector<std::string> inner;
+  auto outer =
+      parse_object_streaming("{\"cases\":[\n{\"a\":\"x\"},\n{\"b\":[1,2]}\n]}", {}, "cases",
+                             [&](Value&& v, std::size_t, std::size_t, std::size_t) {
+                               inner.push_back(canonical(*parse("{\"in\":" + canonical(v) + "}")));
+                             });
+  ASSERT_TRUE(outer.ok()) << outer.diagnostics()[0].message;
+  EXPECT_EQ(inner, (std::vector<std::string>{R"({"in":{"a":"x"}})", R"({"in":{"b":[1,2]}})"}));
+  // A nested "cases" is not the top level's.
+  std::size_t calls = 0;
+  auto nested =
+      parse_object_streaming(R"({"b":{"cases":[1,2]}})", {}, "cases",
+                             [&](Value&&, std::size_t, std::size_t, std::size_t) { ++calls; });
+  ASSERT_TRUE(nested.ok());
+  EXPECT_EQ(calls, 0u);
+  // The same diagnostic as parse_object(), pointer, line and column.
+  const std::string bad = "{\"cases\":[{\"id\":1},\n{\"id\":2,\"id\":3}]}";
+  auto streamed = parse_object_streaming(bad, {}, "cases",
+                                         [](Value&&, std::size_t, std::size_t, std::size_t) {});
+  auto whole = parse_object(bad);
+  ASSERT_FALSE(streamed.ok());
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(streamed.diagnostics(), whole.diagnostics());
+  EXPECT_EQ(streamed.diagnostics()[0].pointer, "/cases/1/id");
+  EXPECT_EQ(streamed.diagnostics()[0].line, 2);
 }
 
 TEST(JsonReader, BuildsValuesInInputOrder) {

@@ -41,7 +41,7 @@ struct Campaign {
     o.traces_dir = (dir / "tr").string();
     auto run = mf::eval::run_suite(*suite, o);
     EXPECT_TRUE(run.ok());
-    report = mf::json::canonical_file(run->document);
+    report = run->bytes();
   }
   std::string trace(const std::string& name) const { return (dir / "tr" / name).string(); }
 };

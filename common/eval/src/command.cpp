@@ -181,16 +181,16 @@ std::int64_t member(const json::Value& summary, const char* key) {
 
 }  // namespace
 
-std::string summary_line(const json::Value& report, const std::string& output) {
-  const json::Value& summary = *report.find("summary");
+std::string summary_line(const json::Value& summary, const std::vector<ReportCase>& cases,
+                         const std::string& output) {
   std::string line = std::to_string(member(summary, "cases")) + " cases, " +
                      std::to_string(member(summary, "passed")) + " passed, " +
                      std::to_string(member(summary, "failed")) + " failed";
   std::size_t failing = 0;
-  for (const json::Value& c : report.find("cases")->as_array()) {
-    if (c.find("status")->as_string() == "passed") continue;
+  for (const ReportCase& c : cases) {
+    if (c.passed) continue;
     if (++failing <= kNamedFailures) {
-      line += (failing == 1 ? ": " : ", ") + diag::printable(c.find("id")->as_string());
+      line += (failing == 1 ? ": " : ", ") + diag::printable(c.id);
     }
   }
   if (failing > kNamedFailures) {
@@ -202,6 +202,14 @@ std::string summary_line(const json::Value& report, const std::string& output) {
             std::to_string(member(summary, "attempts_passed")) + " passed";
   }
   return line + " — report " + (output == "-" ? "on stdout" : diag::printable(output));
+}
+
+std::string summary_line(const json::Value& report, const std::string& output) {
+  std::vector<ReportCase> cases;
+  for (const json::Value& c : report.find("cases")->as_array()) {
+    cases.push_back({c.find("id")->as_string(), c.find("status")->as_string() == "passed"});
+  }
+  return summary_line(*report.find("summary"), cases, output);
 }
 
 CommandOutcome run_command(const RunArgs& args) {
@@ -274,13 +282,21 @@ CommandOutcome run_command(const RunArgs& args) {
                                        : ""));
     return outcome;
   }
-  const std::string report_bytes = json::canonical_file(done->document);
-  if (Status written = io::write_output(args.output, report_bytes); !written) {
-    return CommandOutcome::stopped_by(written.take_diagnostics());
-  }
+  // Written from its entries in pieces; a file atomically, so a reader never sees part of it.
+  Status written =
+      args.output == "-"
+          ? done->write([](std::string_view piece) { return io::write_output("-", piece); })
+          : io::publish_atomic(
+                args.output,
+                [&](int fd) {
+                  return done->write(
+                      [fd](std::string_view piece) { return io::write_all(fd, piece); });
+                },
+                io::Clobber::Replace);
+  if (!written) return CommandOutcome::stopped_by(written.take_diagnostics());
   if (args.format != "json") {
-    Status shown = io::write_output(
-        "-", rendered(done->document, args.format, args.traces_dir, args.fixed_clock, store, "-"));
+    Status shown = io::write_output("-", rendered(done->document(), args.format, args.traces_dir,
+                                                  args.fixed_clock, store, "-"));
     if (!shown) return CommandOutcome::stopped_by(shown.take_diagnostics());
   }
   if (store != nullptr) {
@@ -289,12 +305,12 @@ CommandOutcome run_command(const RunArgs& args) {
                                 ? store::refs::campaign_shard_report(suite->id, options.shard_index,
                                                                      options.shard_count)
                                 : store::refs::campaign_report(suite->id);
-    auto kept = store->put_named(ref, report_bytes);
+    auto kept = store->put_named(ref, done->bytes());
     if (!kept) return CommandOutcome::stopped_by(kept.take_diagnostics());
   }
   CommandOutcome outcome;
   outcome.failed = done->failed() > 0;
-  outcome.remarks.push_back(summary_line(done->document, args.output));
+  outcome.remarks.push_back(summary_line(done->summary, done->report.cases, args.output));
   return outcome;
 }
 

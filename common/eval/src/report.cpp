@@ -412,17 +412,16 @@ json::Value rate(std::int64_t passed, std::int64_t n) {
 
 }  // namespace
 
-namespace {
-
-json::Value summary_of(const json::Array& cases) {
-  const auto n = static_cast<std::int64_t>(cases.size());
-  std::int64_t passed = 0, attempts = 0, attempts_passed = 0, any_passed = 0, repeat = 1;
+// The statistics of one group of cases, observed one case at a time in id order.
+struct SummaryBuilder::Stats {
+  std::int64_t n = 0, passed = 0, attempts = 0, attempts_passed = 0, any_passed = 0, repeat = 1;
   json::Array flaky;
   std::vector<double> latency;
   std::map<std::string, std::vector<double>> usage;  // input_tokens, output_tokens, cost_usd
   std::map<std::string, std::int64_t> outcomes;      // plan attempts by Millforge's scoring
   std::int64_t scored = 0;
-  const auto observe = [&](const json::Value& run) {
+
+  void observe(const json::Value& run) {
     if (const json::Value* o = run.find("outcome"); o != nullptr && o->is_string()) {
       ++outcomes[o->as_string()];
       ++scored;
@@ -435,8 +434,10 @@ json::Value summary_of(const json::Array& cases) {
         if (m.value.is_number()) usage[m.key].push_back(m.value.as_number());
       }
     }
-  };
-  for (const json::Value& c : cases) {
+  }
+
+  void add(const json::Value& c) {
+    ++n;
     const json::Value* status = c.find("status");
     const bool ok = status != nullptr && status->is_string() && status->as_string() == "passed";
     passed += ok ? 1 : 0;
@@ -446,7 +447,7 @@ json::Value summary_of(const json::Array& cases) {
       attempts_passed += ok ? 1 : 0;
       any_passed += ok ? 1 : 0;
       observe(c);
-      continue;
+      return;
     }
     std::int64_t p = 0;
     for (const json::Value& a : runs->as_array()) {
@@ -461,53 +462,70 @@ json::Value summary_of(const json::Array& cases) {
     any_passed += p > 0 ? 1 : 0;
     if (p > 0 && p < k) flaky.push_back(*c.find("id"));
   }
-  json::Value summary;
-  summary.set("cases", n);
-  summary.set("passed", passed);
-  summary.set("failed", n - passed);
-  summary.set("pass_rate", rate(passed, n));
-  summary.set("wilson95", interval(passed, n));
-  if (repeat > 1) {
-    summary.set("repeat", repeat);
-    summary.set("attempts", attempts);
-    summary.set("attempts_passed", attempts_passed);
-    summary.set("attempt_pass_rate", rate(attempts_passed, attempts));
-    summary.set("attempt_wilson95", interval(attempts_passed, attempts));
-    summary.set("pass_at_k", rate(any_passed, n));
-    summary.set("pass_hat_k", rate(passed, n));
-    summary.set("flaky", std::move(flaky));
+
+  json::Value summary() const {
+    json::Value summary;
+    summary.set("cases", n);
+    summary.set("passed", passed);
+    summary.set("failed", n - passed);
+    summary.set("pass_rate", rate(passed, n));
+    summary.set("wilson95", interval(passed, n));
+    if (repeat > 1) {
+      summary.set("repeat", repeat);
+      summary.set("attempts", attempts);
+      summary.set("attempts_passed", attempts_passed);
+      summary.set("attempt_pass_rate", rate(attempts_passed, attempts));
+      summary.set("attempt_wilson95", interval(attempts_passed, attempts));
+      summary.set("pass_at_k", rate(any_passed, n));
+      summary.set("pass_hat_k", rate(passed, n));
+      summary.set("flaky", flaky);
+    }
+    if (scored > 0) {
+      json::Value by = json::Object{};
+      for (const auto& [name, count] : outcomes) by.set(name, count);
+      summary.set("outcomes", std::move(by));
+      const auto closures = outcomes.find("false_closure");
+      summary.set("false_closure_rate",
+                  rate(closures == outcomes.end() ? 0 : closures->second, scored));
+    }
+    if (!latency.empty()) summary.set("latency_ms", distribution(latency, false));
+    if (!usage.empty()) {
+      json::Value u = json::Object{};
+      for (const auto& [key, values] : usage) u.set(key, distribution(values, true));
+      summary.set("usage", std::move(u));
+    }
+    return summary;
   }
-  if (scored > 0) {
+};
+
+SummaryBuilder::SummaryBuilder() : all_(std::make_unique<Stats>()) {}
+SummaryBuilder::~SummaryBuilder() = default;
+
+void SummaryBuilder::add(const json::Value& c) {
+  all_->add(c);
+  // A campaign matrix: the same statistics per column (model, preset).
+  const json::Value* label = json::find_at(c, "/variant/label");
+  if (label != nullptr && label->is_string()) {
+    auto& group = columns_[label->as_string()];
+    if (!group) group = std::make_unique<Stats>();
+    group->add(c);
+  }
+}
+
+json::Value SummaryBuilder::finish() const {
+  json::Value summary = all_->summary();
+  if (!columns_.empty()) {
     json::Value by = json::Object{};
-    for (const auto& [name, n] : outcomes) by.set(name, n);
-    summary.set("outcomes", std::move(by));
-    summary.set("false_closure_rate", rate(outcomes["false_closure"], scored));
-  }
-  if (!latency.empty()) summary.set("latency_ms", distribution(latency, false));
-  if (!usage.empty()) {
-    json::Value u = json::Object{};
-    for (const auto& [key, values] : usage) u.set(key, distribution(values, true));
-    summary.set("usage", std::move(u));
+    for (const auto& [label, group] : columns_) by.set(label, group->summary());
+    summary.set("variants", std::move(by));
   }
   return summary;
 }
 
-}  // namespace
-
 json::Value summarize(const json::Array& cases) {
-  json::Value summary = summary_of(cases);
-  // A campaign matrix: the same statistics per column (model, preset).
-  std::map<std::string, json::Array> columns;
-  for (const json::Value& c : cases) {
-    const json::Value* label = json::find_at(c, "/variant/label");
-    if (label != nullptr && label->is_string()) columns[label->as_string()].push_back(c);
-  }
-  if (!columns.empty()) {
-    json::Value by = json::Object{};
-    for (const auto& [label, group] : columns) by.set(label, summary_of(group));
-    summary.set("variants", std::move(by));
-  }
-  return summary;
+  SummaryBuilder summary;
+  for (const json::Value& c : cases) summary.add(c);
+  return summary.finish();
 }
 
 Result<json::Value> merge_reports(const std::vector<std::pair<std::string, std::string>>& named) {

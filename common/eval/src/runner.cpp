@@ -88,7 +88,6 @@ struct CaseRun {
   json::Value result;
   bool passed = false;
   diag::Diagnostics problems;
-  json::Value element;  // the result as the report holds it: the case entry, or one of its attempts
 };
 
 diag::Diagnostic in_case(const Case& c, const diag::Diagnostic& d) {
@@ -131,20 +130,47 @@ Result<std::unique_ptr<model::Model>> open_case_model(const Case& c, const RunOp
   return std::unique_ptr<model::Model>(std::move(*script));
 }
 
-// One attempt of a case: its sample index and the names its trace goes by.
+// One attempt of a case: its case, column and sample index. The names it goes by are made when
+// they are needed, so a campaign of many attempts holds none of them.
 struct Attempt {
   std::size_t case_index = 0;
   const Variant* variant = nullptr;  // the matrix column, if any
-  std::string id;                    // the case's id in the report: "<case id>[.<label>]"
   std::int64_t repeat = 0;
-  std::string key;     // "<id>.<repeat>": the journal's name for it
-  std::string run_id;  // prefix + id (+ "." + repeat with repeats)
-  std::string file;    // <id>.jsonl (<id>.<repeat>.jsonl with repeats)
+  bool repeated = false;  // the campaign repeats its cases
+
+  // The case's id in the report: "<case id>[.<label>]".
+  std::string id(const Suite& suite) const {
+    return suite.cases[case_index].id + (variant != nullptr ? "." + variant->label : "");
+  }
+  // "<id>.<repeat>": the journal's name for it.
+  std::string key(const std::string& id) const { return id + "." + std::to_string(repeat); }
+  // prefix + id (+ "." + repeat with repeats)
+  std::string run_id(const std::string& id, const RunOptions& options) const {
+    return options.run_id_prefix + id + (repeated ? "." + std::to_string(repeat) : "");
+  }
+  // <id>.jsonl (<id>.<repeat>.jsonl with repeats)
+  std::string file(const std::string& id) const {
+    return id + (repeated ? "." + std::to_string(repeat) : "") + ".jsonl";
+  }
+};
+
+// An attempt with its names, while it runs.
+struct Named {
+  const Variant* variant;
+  std::int64_t repeat;
+  std::string id, key, run_id, file;
+  Named(const Attempt& attempt, const Suite& suite, const RunOptions& options)
+      : variant(attempt.variant),
+        repeat(attempt.repeat),
+        id(attempt.id(suite)),
+        key(attempt.key(id)),
+        run_id(attempt.run_id(id, options)),
+        file(attempt.file(id)) {}
 };
 
 // The trace-content mode of one attempt's run options, with its replies kept through the
 // campaign's keeper (serialised by `keep_mutex`) under the attempt's run id.
-void content_options(const Attempt& a, const RunOptions& options, std::mutex& keep_mutex,
+void content_options(const Named& a, const RunOptions& options, std::mutex& keep_mutex,
                      runtime::TraceContent& mode,
                      std::function<Status(std::int64_t, std::string_view)>& keep) {
   mode = options.trace_content;
@@ -155,9 +181,9 @@ void content_options(const Attempt& a, const RunOptions& options, std::mutex& ke
   };
 }
 
-Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
-                                          const RunOptions& options, std::string& trace,
-                                          Usage& usage, std::mutex& keep_mutex) {
+Result<runtime::RunOutcome> run_task_case(const Case& c, const Named& a, const RunOptions& options,
+                                          std::string& trace, Usage& usage,
+                                          std::mutex& keep_mutex) {
   Result<std::unique_ptr<model::Model>> model = open_case_model(c, options, a.repeat, a.variant);
   if (!model) return model.take_diagnostics();
   UsageMeter meter(**model, usage);
@@ -179,9 +205,9 @@ Result<runtime::RunOutcome> run_task_case(const Case& c, const Attempt& a,
 
 // Through the same entry point as `mf-run --plan`, in process; only the model is opened here, so
 // the meter can sit between it and the loop.
-Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
-                                          const RunOptions& options, std::string& trace,
-                                          Usage& usage, std::mutex& keep_mutex) {
+Result<runtime::RunOutcome> run_plan_case(const Case& c, const Named& a, const RunOptions& options,
+                                          std::string& trace, Usage& usage,
+                                          std::mutex& keep_mutex) {
   auto model = open_case_model(c, options, a.repeat, a.variant);
   if (!model) return model.take_diagnostics();
   ScratchDir artifacts;
@@ -209,8 +235,7 @@ Result<runtime::RunOutcome> run_plan_case(const Case& c, const Attempt& a,
 
 // One attempt, graded into its report entry (without the case id). `keep_mutex` serialises the
 // keeper: a keeper (a store handle) need not be thread-safe.
-CaseRun run_case(const Case& c, const Attempt& a, const RunOptions& options,
-                 std::mutex& keep_mutex) {
+CaseRun run_case(const Case& c, const Named& a, const RunOptions& options, std::mutex& keep_mutex) {
   CaseRun run;
   std::string trace;
   Usage usage;
@@ -407,13 +432,9 @@ json::Value variant_json(const Variant& v) {
   return out;
 }
 
-std::string attempt_key(const std::string& id, std::int64_t repeat) {
-  return id + "." + std::to_string(repeat);
-}
-
 // The trace of a journaled attempt, when it is at hand: the file --traces wrote for it, else the
 // object its trace_sha256 names in the store.
-std::optional<std::string> kept_trace(const RunOptions& options, const Attempt& a,
+std::optional<std::string> kept_trace(const RunOptions& options, const Named& a,
                                       const json::Value& held) {
   if (!options.traces_dir.empty()) {
     const std::string path = (std::filesystem::path(options.traces_dir) / a.file).string();
@@ -439,24 +460,19 @@ json::Value campaign_settings(const Suite& suite, const RunOptions& options) {
     v.erase(std::unique(v.begin(), v.end()), v.end());
     return json::Value(json::Array(v.begin(), v.end()));
   };
-  // What each case runs: its task's digest and script, or its plan's digest, and its model spec.
-  json::Array inputs;
-  for (const Case& c : suite.cases) {
-    const json::Value* plan = c.loaded_plan != nullptr && c.loaded_plan->is_object()
-                                  ? c.loaded_plan->find("compiled_sha256")
-                                  : nullptr;
-    inputs.push_back(json::Object{
-        {"id", c.id},
-        {"task_sha256",
-         c.kind == CaseKind::Task && c.loaded_task ? c.loaded_task->sha256 : std::string()},
-        {"script_sha256", hash::sha256_hex(c.script != nullptr ? *c.script : std::string())},
-        {"plan_sha256", plan != nullptr ? *plan : json::Value("")},
-        {"model", c.model_spec.empty() ? c.model : c.model_spec}});
+  // What each case runs: its task's digest and script, or its plan's digest, and its model spec;
+  // the digest of their canonical array, hashed as it is written, one case at a time.
+  hash::Sha256 inputs;
+  inputs.update("[");
+  for (std::size_t i = 0; i < suite.cases.size(); ++i) {
+    if (i > 0) inputs.update(",");
+    inputs.update(suite.inputs_json(i));
   }
+  inputs.update("]");
   json::Array matrix;
   for (const auto& v : options.variants) matrix.push_back(variant_json(v));
   json::Value settings = json::Object{
-      {"inputs_sha256", json::canonical_digest(json::Value(std::move(inputs)))},
+      {"inputs_sha256", hash::to_hex(inputs.finish())},
       {"case", set_of(options.only)},
       {"tags", set_of(options.tags)},
       {"repeat", options.repeat},
@@ -495,11 +511,11 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   std::vector<std::size_t> chosen;
   for (const auto& id : options.only) {
     const bool known = std::any_of(suite.cases.begin(), suite.cases.end(),
-                                   [&](const Case& c) { return c.id == id; });
+                                   [&](const CaseRef& c) { return c.id == id; });
     if (!known) return diag::error(codes::kUnknownCase, "--case " + id + " is not in the suite");
   }
   for (const auto& tag : options.tags) {
-    const bool used = std::any_of(suite.cases.begin(), suite.cases.end(), [&](const Case& c) {
+    const bool used = std::any_of(suite.cases.begin(), suite.cases.end(), [&](const CaseRef& c) {
       return std::find(c.tags.begin(), c.tags.end(), tag) != c.tags.end();
     });
     if (!used) return diag::error(codes::kUnknownCase, "--tags " + tag + ": no case has it");
@@ -528,7 +544,7 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   if (columns.empty()) columns.push_back(nullptr);
   for (std::size_t i : chosen) {
     for (const Variant& v : options.variants) {
-      const Case& c = suite.cases[i];
+      const CaseRef& c = suite.cases[i];
       if (!valid_case_id(c.id + "." + v.label)) {
         return diag::error(codes::kUsage, "case \"" + c.id + "\" with column \"" + v.label +
                                               "\" makes an id over 128 characters");
@@ -544,101 +560,114 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     }
   }
   std::vector<Attempt> attempts;
+  attempts.reserve(chosen.size() * columns.size() * static_cast<std::size_t>(options.repeat));
   for (std::size_t i : chosen) {
     for (const Variant* v : columns) {
-      const std::string id = suite.cases[i].id + (v != nullptr ? "." + v->label : "");
       for (std::int64_t r = 0; r < options.repeat; ++r) {
-        Attempt a;
-        a.case_index = i;
-        a.variant = v;
-        a.id = id;
-        a.repeat = r;
-        a.key = attempt_key(id, r);
-        a.run_id = options.run_id_prefix + id + (repeated ? "." + std::to_string(r) : "");
-        a.file = id + (repeated ? "." + std::to_string(r) : "") + ".jsonl";
-        attempts.push_back(std::move(a));
+        attempts.push_back(Attempt{i, v, r, repeated});
       }
     }
   }
+  chosen = {};
   const std::size_t n = attempts.size();
-  std::vector<CaseRun> runs(n);
-  std::vector<std::size_t> todo, kept;
-  diag::Diagnostics forged;
+  // Each finished attempt as the report holds it, its canonical bytes: the case's entry, or with
+  // repeats one element of its entry's attempts (docs/campaigns.md, "Memory").
+  std::vector<std::string> entries(n);
+  std::vector<char> passes(n, 0);
+  std::vector<std::size_t> todo;
+  diag::Diagnostics forged, journal_problems;
+  std::vector<std::pair<std::size_t, diag::Diagnostics>> failed;  // by attempt
+  std::mutex problems_mutex;
+  // The report element of an attempt's result, serialised where the attempt finishes.
+  auto place = [&](std::size_t i, const std::string& id, json::Value result) {
+    const Attempt& a = attempts[i];
+    json::Value e = json::Object{};
+    if (repeated) {
+      e.set("repeat", a.repeat);
+    } else {
+      e.set("id", id);
+      if (a.variant != nullptr) e.set("variant", variant_json(*a.variant));
+    }
+    e.as_object().reserve(e.as_object().size() + result.as_object().size());
+    for (auto& m : result.as_object()) e.set(m.key, std::move(m.value));
+    entries[i].clear();
+    json::write_canonical(e, entries[i]);
+    entries[i].shrink_to_fit();
+  };
   for (std::size_t i = 0; i < n; ++i) {
-    std::optional<JournalEntry> found =
-        options.journal != nullptr ? options.journal->find(attempts[i].key) : std::nullopt;
+    if (options.journal == nullptr) {
+      todo.push_back(i);
+      continue;
+    }
+    const Named named(attempts[i], suite, options);
+    std::optional<JournalEntry> found = options.journal->find(named.key);
     if (!found) {
       todo.push_back(i);
       continue;
     }
     // A journaled attempt whose trace is at hand must be what that trace grades to.
-    if (std::optional<std::string> trace = kept_trace(options, attempts[i], found->result)) {
-      if (auto why = disagreement(&suite.cases[attempts[i].case_index], *trace, found->result,
-                                  options.mac_key)) {
+    if (std::optional<std::string> trace = kept_trace(options, named, found->result)) {
+      Result<Case> c = suite.load_case(attempts[i].case_index);
+      if (!c) return c.take_diagnostics();
+      if (auto why = disagreement(&*c, *trace, found->result, options.mac_key)) {
         auto d = diag::error(
             codes::kJournalTampered,
-            "journaled attempt " + attempts[i].key + " disagrees with its trace: " + why->message,
-            "", found->line);
+            "journaled attempt " + named.key + " disagrees with its trace: " + why->message, "",
+            found->line);
         d.source = options.journal->name();
         forged.push_back(std::move(d));
         continue;
       }
     }
     const json::Value* status = found->result.find("status");
-    runs[i].passed = status != nullptr && status->is_string() && status->as_string() == "passed";
-    runs[i].result = std::move(found->result);
-    kept.push_back(i);
+    passes[i] = status != nullptr && status->is_string() && status->as_string() == "passed";
+    place(i, named.id, std::move(found->result));
   }
   if (!forged.empty()) return forged;
   std::atomic<std::size_t> next{0};
-  std::mutex progress_mutex, keep_mutex, journal_mutex;
+  std::mutex progress_mutex, keep_mutex;
   std::size_t done = n - todo.size();
-  std::size_t passed = static_cast<std::size_t>(
-      std::count_if(runs.begin(), runs.end(), [](const CaseRun& r) { return r.passed; }));
+  std::size_t passed = static_cast<std::size_t>(std::count(passes.begin(), passes.end(), 1));
   if (options.progress) options.progress(done, n, passed);
-  diag::Diagnostics journal_problems;
-  // Built where the attempt finishes, so the serial merge below only moves values: a single run is
-  // its case's entry; a repeat is one element of its entry's attempts.
-  auto place = [&](std::size_t i) {
-    json::Value& e = runs[i].element;
-    e = json::Object{};
-    if (repeated) {
-      e.set("repeat", attempts[i].repeat);
-    } else {
-      e.set("id", attempts[i].id);
-      if (attempts[i].variant != nullptr) e.set("variant", variant_json(*attempts[i].variant));
-    }
-    e.as_object().reserve(e.as_object().size() + runs[i].result.as_object().size());
-    for (auto& m : runs[i].result.as_object()) e.set(m.key, std::move(m.value));
-    runs[i].result = json::Value();
-  };
   auto worker = [&] {
     for (;;) {
       const std::size_t t = next.fetch_add(1);
       if (t >= todo.size()) return;
       const std::size_t i = todo[t];
-      const Case& c = suite.cases[attempts[i].case_index];
-      try {
-        runs[i] = run_case(c, attempts[i], options, keep_mutex);
-      } catch (const std::exception& e) {
-        runs[i].problems.push_back(
-            in_case(c, diag::error(codes::kInternal, std::string("exception: ") + e.what())));
+      const Named named(attempts[i], suite, options);
+      CaseRun run;
+      Result<Case> c = suite.load_case(attempts[i].case_index);
+      if (!c) {
+        run.problems = c.take_diagnostics();
+      } else {
+        try {
+          run = run_case(*c, named, options, keep_mutex);
+        } catch (const std::exception& e) {
+          run.problems.push_back(
+              in_case(*c, diag::error(codes::kInternal, std::string("exception: ") + e.what())));
+        }
       }
       // A cancelled attempt is not done: a resumed campaign runs it again.
-      const json::Value* terminal = runs[i].result.find("terminal");
+      const json::Value* terminal = run.result.find("terminal");
       const bool interrupted = options.cancel != nullptr && options.cancel->load() &&
                                terminal != nullptr && terminal->is_string() &&
                                terminal->as_string() == "cancelled";
-      if (options.journal != nullptr && runs[i].problems.empty() && !interrupted) {
-        if (Status s = options.journal->append(attempts[i].key, runs[i].result); !s) {
-          std::lock_guard<std::mutex> lock(journal_mutex);
+      if (options.journal != nullptr && run.problems.empty() && !interrupted) {
+        if (Status s = options.journal->append(named.key, run.result); !s) {
+          std::lock_guard<std::mutex> lock(problems_mutex);
           for (const auto& d : s.diagnostics()) journal_problems.push_back(d);
         }
       }
-      if (runs[i].problems.empty()) place(i);
+      passes[i] = run.passed;
+      if (run.problems.empty()) {
+        place(i, named.id, std::move(run.result));
+      } else {
+        std::lock_guard<std::mutex> lock(problems_mutex);
+        failed.emplace_back(i, std::move(run.problems));
+      }
       if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
-        passed += runs[i].passed ? 1 : 0;
+        passed += run.passed ? 1 : 0;
         options.progress(++done, n, passed);
       }
     }
@@ -653,71 +682,115 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     worker();
     for (auto& t : pool) t.join();
   }
-
+  todo = {};
+  // The journal's problems, then the attempts' in attempt order, whatever order they ended in.
   diag::Diagnostics problems = std::move(journal_problems);
-  for (auto& run : runs) {
-    for (auto& d : run.problems) problems.push_back(std::move(d));
+  std::sort(failed.begin(), failed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [i, ds] : failed) {
+    for (auto& d : ds) problems.push_back(std::move(d));
   }
   if (!problems.empty()) return problems;
-  json::Array cases;
+
+  // The report's entries: one per case (and column), in id order. Ids with a variant label need
+  // not keep the cases' order ("a-b" sorts before "a.x").
   SuiteRun out;
   out.report.suite_id = suite.id;
-  for (std::size_t i : kept) place(i);
-  cases.reserve(n / static_cast<std::size_t>(options.repeat));
-  out.report.cases.reserve(cases.capacity());
-  for (std::size_t first = 0; first < n; first += static_cast<std::size_t>(options.repeat)) {
-    const std::string& id = attempts[first].id;
-    bool all = runs[first].passed;
-    if (!repeated) {
-      cases.push_back(std::move(runs[first].element));
-    } else {
-      json::Array list;
-      list.reserve(static_cast<std::size_t>(options.repeat));
-      for (std::int64_t r = 0; r < options.repeat; ++r) {
-        CaseRun& run = runs[first + static_cast<std::size_t>(r)];
-        all = all && run.passed;
-        list.push_back(std::move(run.element));
-      }
-      json::Value entry;
-      entry.set("id", id);
-      if (attempts[first].variant != nullptr) {
-        entry.set("variant", variant_json(*attempts[first].variant));
-      }
-      entry.set("status", all ? "passed" : "failed");
-      entry.set("attempts", std::move(list));
-      cases.push_back(std::move(entry));
+  const auto per_case = static_cast<std::size_t>(options.repeat);
+  const std::size_t count = n / per_case;
+  {
+    std::vector<std::pair<std::string, std::size_t>> order;  // id, first attempt
+    order.reserve(count);
+    for (std::size_t first = 0; first < n; first += per_case) {
+      order.emplace_back(attempts[first].id(suite), first);
     }
-    out.report.cases.push_back({id, all});
+    std::sort(order.begin(), order.end());
+    out.report.cases.reserve(count);
+    out.entries.reserve(count);
+    for (auto& [id, first] : order) {
+      bool all = true;
+      for (std::size_t r = 0; r < per_case; ++r) all = all && passes[first + r] != 0;
+      if (!repeated) {
+        out.entries.push_back(std::move(entries[first]));
+      } else {
+        // {attempts, id, status, variant?}: the members in canonical order.
+        std::string entry = "{\"attempts\":[";
+        for (std::size_t r = 0; r < per_case; ++r) {
+          if (r > 0) entry += ',';
+          entry += entries[first + r];
+          std::string().swap(entries[first + r]);
+        }
+        entry += "],\"id\":";
+        json::write_canonical(json::Value(id), entry);
+        entry += all ? ",\"status\":\"passed\"" : ",\"status\":\"failed\"";
+        if (attempts[first].variant != nullptr) {
+          entry += ",\"variant\":";
+          json::write_canonical(variant_json(*attempts[first].variant), entry);
+        }
+        entry += '}';
+        out.entries.push_back(std::move(entry));
+      }
+      out.report.cases.push_back({std::move(id), all});
+    }
   }
-  // Ids with a variant label need not keep the cases' order ("a-b" sorts before "a.x").
-  std::vector<std::size_t> order(cases.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return out.report.cases[x].id < out.report.cases[y].id;
-  });
-  json::Array sorted;
-  std::vector<ReportCase> typed;
-  for (std::size_t i : order) {
-    sorted.push_back(std::move(cases[i]));
-    typed.push_back(out.report.cases[i]);
+  entries = {};
+  attempts = {};
+  // The summary from the entries read back one at a time, in the report's order.
+  SummaryBuilder summary;
+  for (const std::string& e : out.entries) {
+    Result<json::Value> v = json::parse(e);
+    if (!v) return v.take_diagnostics();
+    summary.add(*v);
   }
-  cases = std::move(sorted);
-  out.report.cases = std::move(typed);
-  json::Value report;
-  report.set("v", 1);
-  report.set("kind", "millforge_eval_report");
-  report.set("suite_id", suite.id);
-  report.set("suite_sha256", suite.sha256);
+  out.summary = summary.finish();
+  // The members after "cases", in canonical order.
+  std::string& tail = out.tail;
+  tail = "],\"kind\":\"millforge_eval_report\"";
   if (options.shard_count > 1) {
-    report.set("shard", json::Object{{"index", options.shard_index},
-                                     {"count", options.shard_count},
-                                     {"settings", campaign_settings(suite, options)}});
+    tail += ",\"shard\":";
+    json::write_canonical(json::Object{{"index", options.shard_index},
+                                       {"count", options.shard_count},
+                                       {"settings", campaign_settings(suite, options)}},
+                          tail);
   }
-  json::Value summary = summarize(cases);
-  report.set("cases", std::move(cases));
-  report.set("summary", std::move(summary));
-  out.document = std::move(report);
+  tail += ",\"suite_id\":";
+  json::write_canonical(json::Value(suite.id), tail);
+  tail += ",\"suite_sha256\":";
+  json::write_canonical(json::Value(suite.sha256), tail);
+  tail += ",\"summary\":";
+  json::write_canonical(out.summary, tail);
+  tail += ",\"v\":1}\n";
   return out;
+}
+
+Status SuiteRun::write(const std::function<Status(std::string_view)>& sink) const {
+  // Entries are written in batches, so a large report costs a few writes, not one per case.
+  std::string batch = "{\"cases\":[";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) batch += ',';
+    batch += entries[i];
+    if (batch.size() >= (1u << 16)) {
+      if (Status s = sink(batch); !s) return s;
+      batch.clear();
+    }
+  }
+  batch += tail;
+  return sink(batch);
+}
+
+std::string SuiteRun::bytes() const {
+  std::string out;
+  // Appending to memory cannot fail.
+  (void)write([&](std::string_view piece) {
+    out += piece;
+    return Status();
+  });
+  return out;
+}
+
+json::Value SuiteRun::document() const {
+  Result<json::Value> v = json::parse(bytes());
+  return v ? std::move(*v) : json::Value();
 }
 
 }  // namespace mf::eval

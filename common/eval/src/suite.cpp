@@ -2,8 +2,12 @@
 // checked before any case runs.
 #include "mf/eval/suite.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -13,6 +17,7 @@
 #include "mf/harness/plan.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
+#include "mf/json/canonical.hpp"
 #include "mf/json/fields.hpp"
 #include "mf/json/pointer.hpp"
 #include "mf/json/reader.hpp"
@@ -523,12 +528,127 @@ bool valid_case_id(std::string_view id) {
   });
 }
 
-Result<Suite> parse_suite(std::string_view bytes) {
-  Result<json::Value> doc = json::parse_object(bytes, {.max_bytes = kMaxSuiteBytes});
-  if (!doc) return doc.take_diagnostics();
+namespace {
 
+// What cases naming the same files run, loaded and checked once (load_task_case, load_plan_case),
+// and the members it gives campaign_settings' inputs.
+struct CaseFiles {
+  std::shared_ptr<const runtime::Task> loaded_task;
+  std::shared_ptr<const std::string> script;
+  std::string plan_path;
+  std::shared_ptr<const json::Value> loaded_plan;
+  std::string model_spec;
+  std::string workspace_path;
+  std::string inputs_tail;  // canonical {model, plan_sha256, script_sha256, task_sha256}, no '{'
+};
+
+CaseFiles files_of(const Case& c) {
+  CaseFiles f{c.loaded_task, c.script,         c.plan_path,  c.loaded_plan,
+              c.model_spec,  c.workspace_path, std::string()};
+  const json::Value* plan = c.loaded_plan != nullptr && c.loaded_plan->is_object()
+                                ? c.loaded_plan->find("compiled_sha256")
+                                : nullptr;
+  f.inputs_tail =
+      json::canonical(
+          json::Object{
+              {"task_sha256",
+               c.kind == CaseKind::Task && c.loaded_task ? c.loaded_task->sha256 : std::string()},
+              {"script_sha256", hash::sha256_hex(c.script != nullptr ? *c.script : std::string())},
+              {"plan_sha256", plan != nullptr ? *plan : json::Value("")},
+              {"model", c.model_spec.empty() ? c.model : c.model_spec}})
+          .substr(1);
+  return f;
+}
+
+// Which cases run the same: the same kind, task or plan, model and workspace as the suite says.
+std::string files_key(const Case& c) {
+  std::string key(1, c.kind == CaseKind::Plan ? 'p' : 't');
+  key += c.kind == CaseKind::Plan ? c.plan : c.task;
+  key += '\0';
+  key += c.model;
+  key += '\0';
+  if (c.workspace) key += "w" + *c.workspace;
+  return key;
+}
+
+}  // namespace
+
+struct SuiteSource {
+  std::string bytes;  // the suite's bytes, when they are kept (standard input, load_suite_bytes)
+  io::Fd file;        // else the suite file, open
+  std::vector<CaseFiles> files;
+};
+
+namespace {
+
+// The one pass over a suite's bytes: each case checked as it is read and, with `base_dir`, its
+// files loaded; only its CaseRef is kept. The diagnostics are those of checking the whole document
+// at once: the document's own, else the top level's then each case's in suite order, else the
+// files' in case id order.
+// With `in_place` (the suite file's bytes, which `bytes` views) the reader decodes in those bytes,
+// so the load holds one copy of the suite, not two; a refused document is then read again from
+// `path` for the diagnostics' lines and columns.
+Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string>& base_dir,
+                         std::shared_ptr<SuiteSource> source, std::string* in_place = nullptr,
+                         const std::string& path = "") {
   Suite suite;
   suite.sha256 = hash::sha256_hex(bytes);
+  std::vector<std::pair<std::size_t, diag::Diagnostic>> problems;        // by case position
+  std::vector<std::pair<std::string, diag::Diagnostics>> file_problems;  // by case id
+  std::map<std::string, std::uint32_t> shared;  // files_key -> index in source->files
+  Loaded loaded;
+  std::size_t count = 0;
+  const json::OnElement each = [&](json::Value&& v, std::size_t i, std::size_t begin,
+                                   std::size_t end) {
+    ++count;
+    diag::Diagnostics found;
+    std::optional<Case> c = parse_case(v, index_pointer("/cases", i), found);
+    for (auto& d : found) problems.emplace_back(i, std::move(d));
+    if (!c) return;
+    CaseRef ref{c->id,
+                std::move(c->tags),
+                c->kind,
+                static_cast<std::uint32_t>(i),
+                static_cast<std::uint32_t>(begin),
+                static_cast<std::uint32_t>(end - begin),
+                0};
+    const std::string key = files_key(*c);
+    if (auto at = shared.find(key); at != shared.end()) {
+      ref.files = at->second;
+    } else {
+      // A case with a problem of its own loads nothing: the suite is refused for it anyway.
+      diag::Diagnostics missing;
+      if (base_dir && problems.empty()) {
+        if (c->kind == CaseKind::Plan) {
+          load_plan_case(*c, *base_dir, loaded, missing);
+        } else {
+          load_task_case(*c, *base_dir, loaded, missing);
+        }
+      }
+      ref.files = static_cast<std::uint32_t>(source->files.size());
+      source->files.push_back(files_of(*c));
+      // Files that did not load are not shared: every case naming them is named.
+      if (missing.empty()) {
+        shared.emplace(key, ref.files);
+      } else {
+        file_problems.emplace_back(c->id, std::move(missing));
+      }
+    }
+    suite.cases.push_back(std::move(ref));
+  };
+  const json::ReadLimits limits{.max_bytes = kMaxSuiteBytes};
+  Result<json::Value> doc =
+      in_place != nullptr ? json::parse_object_streaming_in_place(*in_place, limits, "cases", each)
+                          : json::parse_object_streaming(bytes, limits, "cases", each);
+  if (!doc && in_place != nullptr) {
+    Result<std::string> again = io::read_input(path, kMaxSuiteBytes);
+    if (again && hash::sha256_hex(*again) == suite.sha256) {
+      doc = json::parse_object_streaming(
+          *again, limits, "cases", [](json::Value&&, std::size_t, std::size_t, std::size_t) {});
+    }
+  }
+  if (!doc) return doc.take_diagnostics();
+
   json::FieldReader top(*doc, "");
   if (auto id = top.string("suite_id")) {
     suite.id = *id;
@@ -539,49 +659,97 @@ Result<Suite> parse_suite(std::string_view bytes) {
   }
   const json::Value* cases = top.array("cases");
   top.reject_unknown({"suite_id", "cases"});
-  diag::Diagnostics problems = top.take();
-  if (cases != nullptr) {
-    const json::Array& items = cases->as_array();
-    if (items.empty()) {
-      problems.push_back(diag::error(codes::kSchema, "a suite needs at least one case", "/cases"));
-    }
-    std::map<std::string, std::size_t> seen;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::string pointer = index_pointer("/cases", i);
-      std::optional<Case> c = parse_case(items[i], pointer, problems);
-      if (!c) continue;
-      auto [at, fresh] = seen.emplace(c->id, i);
-      if (!fresh) {
-        problems.push_back(diag::error(
-            codes::kDuplicateCaseId,
-            "case id \"" + c->id + "\" is already used by " + index_pointer("/cases", at->second),
-            pointer + "/id"));
-        continue;
-      }
-      suite.cases.push_back(std::move(*c));
-    }
+  diag::Diagnostics all = top.take();
+  if (cases != nullptr && count == 0) {
+    all.push_back(diag::error(codes::kSchema, "a suite needs at least one case", "/cases"));
   }
-  if (!problems.empty()) return problems;
-  std::sort(suite.cases.begin(), suite.cases.end(),
-            [](const Case& a, const Case& b) { return a.id < b.id; });
+  // A case id used before: named at the later case, after that case's own problems (it has none).
+  std::stable_sort(suite.cases.begin(), suite.cases.end(),
+                   [](const CaseRef& a, const CaseRef& b) { return a.id < b.id; });
+  for (std::size_t i = 1; i < suite.cases.size(); ++i) {
+    const CaseRef& first = suite.cases[i - 1];
+    if (suite.cases[i].id != first.id) continue;
+    std::size_t j = i;
+    for (; j < suite.cases.size() && suite.cases[j].id == first.id; ++j) {
+      problems.emplace_back(suite.cases[j].index,
+                            diag::error(codes::kDuplicateCaseId,
+                                        "case id \"" + first.id + "\" is already used by " +
+                                            index_pointer("/cases", first.index),
+                                        index_pointer("/cases", suite.cases[j].index) + "/id"));
+    }
+    i = j - 1;
+  }
+  std::stable_sort(problems.begin(), problems.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [at, d] : problems) all.push_back(std::move(d));
+  if (!all.empty()) return all;
+  std::sort(file_problems.begin(), file_problems.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [id, ds] : file_problems) {
+    for (auto& d : ds) all.push_back(std::move(d));
+  }
+  if (!all.empty()) return all;
+  suite.cases.shrink_to_fit();
+  source->files.shrink_to_fit();
+  suite.source = std::move(source);
   return suite;
 }
 
-Result<Suite> load_suite_bytes(std::string_view bytes, const std::string& base_dir) {
-  Result<Suite> parsed = parse_suite(bytes);
-  if (!parsed) return parsed;
-  Suite suite = std::move(parsed).value();
-  diag::Diagnostics problems;
-  Loaded loaded;
-  for (Case& c : suite.cases) {
-    if (c.kind == CaseKind::Plan) {
-      load_plan_case(c, base_dir, loaded, problems);
-    } else {
-      load_task_case(c, base_dir, loaded, problems);
+}  // namespace
+
+Result<Case> Suite::load_case(std::size_t i) const {
+  const CaseRef& ref = cases.at(i);
+  std::string held;
+  std::string_view bytes;
+  if (source->file.valid()) {
+    held.resize(ref.size);
+    if (io::pread_all(source->file.get(), held.data(), held.size(), ref.begin) !=
+        static_cast<std::int64_t>(held.size())) {
+      held.clear();
     }
+    bytes = held;
+  } else if (std::size_t{ref.begin} + ref.size <= source->bytes.size()) {
+    bytes = std::string_view(source->bytes).substr(ref.begin, ref.size);
   }
-  if (!problems.empty()) return problems;
-  return suite;
+  const std::string pointer = index_pointer("/cases", ref.index);
+  Result<json::Value> v = json::parse(bytes);
+  diag::Diagnostics problems;
+  std::optional<Case> c = v ? parse_case(*v, pointer, problems) : std::nullopt;
+  if (!c || c->id != ref.id) {
+    return diag::error(codes::kInternal,
+                       "case \"" + ref.id +
+                           "\" is no longer what the suite file held when it "
+                           "was loaded: the file changed during the campaign",
+                       pointer);
+  }
+  const CaseFiles& f = source->files[ref.files];
+  c->loaded_task = f.loaded_task;
+  c->script = f.script;
+  c->plan_path = f.plan_path;
+  c->loaded_plan = f.loaded_plan;
+  c->model_spec = f.model_spec;
+  c->workspace_path = f.workspace_path;
+  return std::move(*c);
+}
+
+std::string Suite::inputs_json(std::size_t i) const {
+  const CaseRef& ref = cases.at(i);
+  return "{\"id\":" + json::canonical(json::Value(ref.id)) + "," +
+         source->files[ref.files].inputs_tail;
+}
+
+Result<Suite> parse_suite(std::string_view bytes) {
+  auto source = std::make_shared<SuiteSource>();
+  source->bytes = std::string(bytes);
+  const std::string_view held = source->bytes;
+  return read_suite(held, std::nullopt, std::move(source));
+}
+
+Result<Suite> load_suite_bytes(std::string_view bytes, const std::string& base_dir) {
+  auto source = std::make_shared<SuiteSource>();
+  source->bytes = std::string(bytes);
+  const std::string_view held = source->bytes;
+  return read_suite(held, base_dir, std::move(source));
 }
 
 Result<Suite> load_suite(const std::string& path) {
@@ -589,7 +757,21 @@ Result<Suite> load_suite(const std::string& path) {
   if (!bytes) return bytes.take_diagnostics();
   const std::string base_dir =
       path == "-" ? std::string() : std::filesystem::path(path).parent_path().string();
-  return load_suite_bytes(*bytes, base_dir);
+  auto source = std::make_shared<SuiteSource>();
+  if (path == "-") {
+    source->bytes = std::move(*bytes);
+    const std::string_view held = source->bytes;
+    return read_suite(held, base_dir, std::move(source));
+  }
+  // Kept open, so each case is read again from the file the campaign was checked against (a case
+  // no longer there is refused by load_case).
+  source->file = io::Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!source->file.valid()) {
+    return diag::error(codes::kMissing,
+                       "cannot open suite " + path + " again: " + std::strerror(errno));
+  }
+  const std::string_view held = *bytes;
+  return read_suite(held, base_dir, std::move(source), &*bytes, path);
 }
 
 }  // namespace mf::eval

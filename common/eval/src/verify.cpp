@@ -88,10 +88,6 @@ Result<Verification> verify_report(const Report& report, const TraceFetch& fetch
     }
   }
   out.graded = suite != nullptr;
-  std::map<std::string, const Case*> cases;
-  if (suite != nullptr) {
-    for (const Case& c : suite->cases) cases[c.id] = &c;
-  }
 
   const std::vector<ReportTrace> traces = report_traces(report);
   out.attempts = traces.size();
@@ -105,21 +101,27 @@ Result<Verification> verify_report(const Report& report, const TraceFetch& fetch
       const std::size_t i = next.fetch_add(1);
       if (i >= traces.size()) return;
       const ReportTrace& t = traces[i];
-      const Case* c = nullptr;
-      if (suite != nullptr) {
-        const auto it = cases.find(t.case_id);
-        if (it == cases.end()) {
-          checked[i].failure =
-              VerifyFailure{t.attempt, "case", "", "the suite has no case \"" + t.case_id + "\""};
-          continue;
-        }
-        c = it->second;
-      }
       const auto halt = [&](diag::Diagnostics ds) {
         std::lock_guard<std::mutex> lock(problems_mutex);
         problems.insert(problems.end(), ds.begin(), ds.end());
         stop = true;
       };
+      // The suite's case, read again from the suite by its id (the cases are sorted by id).
+      std::optional<Case> loaded;
+      if (suite != nullptr) {
+        const auto it =
+            std::lower_bound(suite->cases.begin(), suite->cases.end(), t.case_id,
+                             [](const CaseRef& c, const std::string& id) { return c.id < id; });
+        if (it == suite->cases.end() || it->id != t.case_id) {
+          checked[i].failure =
+              VerifyFailure{t.attempt, "case", "", "the suite has no case \"" + t.case_id + "\""};
+          continue;
+        }
+        Result<Case> c = suite->load_case(static_cast<std::size_t>(it - suite->cases.begin()));
+        if (!c) return halt(c.take_diagnostics());
+        loaded = std::move(*c);
+      }
+      const Case* c = loaded ? &*loaded : nullptr;
       try {
         Result<std::string> bytes = fetch(t);
         if (!bytes) {

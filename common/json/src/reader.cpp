@@ -119,12 +119,15 @@ struct Stacks {
 // (docs/json.md, "Memory per value").
 class Builder {
  public:
-  Builder(std::string_view text, const ReadLimits& limits, Stream& stream, Stacks& stacks)
+  Builder(std::string_view text, const ReadLimits& limits, Stream& stream, Stacks& stacks,
+          std::string_view streamed_key = {}, const OnElement* each = nullptr)
       : limits_(limits),
         stream_(stream),
         frames_(stacks.frames),
         elements_(stacks.elements),
         members_(stacks.members),
+        streamed_key_(streamed_key),
+        each_(each),
         // Only a \u escape can produce a surrogate; most documents have none.
         may_hold_surrogates_(text.find("\\u") != std::string_view::npos) {}
 
@@ -226,6 +229,8 @@ class Builder {
                   "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
     }
     if (!frames_.empty() && !check_entries(frames_.back())) return false;
+    // RapidJSON calls StartObject and StartArray with the stream at the opening bracket.
+    if (streaming()) element_begin_ = stream_.Tell();
     Frame& f = frames_.emplace_back();
     f.object = object;
     f.begin = object ? members_.size() : elements_.size();
@@ -263,6 +268,14 @@ class Builder {
     }
     Frame& f = frames_.back();
     if (!v.is_object() && !v.is_array() && !check_entries(f)) return false;
+    if (streaming()) {
+      // EndObject and EndArray are called with the stream at the closing bracket.
+      const bool container = v.is_object() || v.is_array();
+      const std::size_t end = stream_.Tell() + (container ? 1 : 0);
+      (*each_)(std::move(v), f.count, container ? element_begin_ : end, end);
+      ++f.count;
+      return true;
+    }
     if (f.object) {
       Member& m = members_.back();
       f.keys.adding(m.key, f.count);
@@ -275,11 +288,24 @@ class Builder {
     return true;
   }
 
+  // Whether the value being read is an element of the streamed array: the top-level object's
+  // member `streamed_key_`, an array.
+  bool streaming() const {
+    if (each_ == nullptr || frames_.size() != 2 || !frames_[0].object || frames_[1].object) {
+      return false;
+    }
+    const Frame& top = frames_[0];
+    return top.key_pending && members_[top.begin + top.count].key == streamed_key_;
+  }
+
   const ReadLimits& limits_;
   Stream& stream_;  // Tell() is not const
   std::vector<Frame>& frames_;
   std::vector<Value>& elements_;
   std::vector<Member>& members_;
+  std::string_view streamed_key_;
+  const OnElement* each_;
+  std::size_t element_begin_ = 0;
   Value root_;
   std::optional<Diagnostic> error_;
   std::size_t error_offset_ = 0;
@@ -288,7 +314,12 @@ class Builder {
 
 }  // namespace
 
-Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_t line_offset) {
+namespace {
+
+// With `insitu` (whose bytes `text` views), the parse decodes in those bytes instead of a copy.
+Result<Value> read(std::string_view text, const ReadLimits& limits, std::int64_t line_offset,
+                   std::string_view streamed_key, const OnElement* each,
+                   std::string* insitu = nullptr) {
   auto at = [&](Diagnostic d, std::size_t offset) {
     const SourcePosition p = position_at(text, offset);
     d.line = p.line + line_offset;
@@ -302,11 +333,23 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_
               0);
   }
   // In-situ parsing decodes strings in place, so it works on a NUL-terminated private copy; the
-  // buffer is reused across calls on this thread.
-  thread_local std::string buffer;
-  thread_local Stacks stacks;
+  // buffer is reused across calls on this thread. A parse made from a streamed element's callback
+  // (the outer parse still holds them) has its own.
+  thread_local std::string shared_buffer;
+  thread_local Stacks shared_stacks;
+  thread_local bool busy = false;
+  std::string own_buffer;
+  Stacks own_stacks;
+  const bool nested = busy;
+  std::string& buffer = insitu != nullptr ? *insitu : nested ? own_buffer : shared_buffer;
+  Stacks& stacks = nested ? own_stacks : shared_stacks;
+  busy = true;
   struct Trim {  // do not keep a large document's buffer or stacks alive after the call
+    std::string& buffer;
+    Stacks& stacks;
+    bool nested;
     ~Trim() {
+      busy = nested;
       if (buffer.capacity() > (1u << 20)) std::string().swap(buffer);
       stacks.clear();  // what a failed parse left open
       if (stacks.elements.capacity() * sizeof(Value) + stacks.members.capacity() * sizeof(Member) >
@@ -315,11 +358,11 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_
         Stacks().members.swap(stacks.members);
       }
     }
-  } trim;
-  buffer.assign(text);
+  } trim{insitu != nullptr ? own_buffer : buffer, stacks, nested};
+  if (insitu == nullptr) buffer.assign(text);
   Stream stream(buffer.data());
   stacks.clear();
-  Builder builder(text, limits, stream, stacks);
+  Builder builder(text, limits, stream, stacks, streamed_key, each);
   rapidjson::Reader reader;
   const rapidjson::ParseResult result = reader.Parse<kParseFlags>(stream, builder);
   if (builder.has_error()) {
@@ -350,8 +393,7 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_
   return builder.take_root();
 }
 
-Result<Value> parse_object(std::string_view text, const ReadLimits& limits) {
-  Result<Value> v = parse(text, limits);
+Result<Value> require_object(Result<Value> v) {
   if (v.ok() && !v->is_object()) {
     return diag::error(
         codes::kNotObject,
@@ -359,6 +401,26 @@ Result<Value> parse_object(std::string_view text, const ReadLimits& limits) {
         1);
   }
   return v;
+}
+
+}  // namespace
+
+Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_t line_offset) {
+  return read(text, limits, line_offset, {}, nullptr);
+}
+
+Result<Value> parse_object(std::string_view text, const ReadLimits& limits) {
+  return require_object(parse(text, limits));
+}
+
+Result<Value> parse_object_streaming(std::string_view text, const ReadLimits& limits,
+                                     std::string_view key, const OnElement& each) {
+  return require_object(read(text, limits, 0, key, &each));
+}
+
+Result<Value> parse_object_streaming_in_place(std::string& text, const ReadLimits& limits,
+                                              std::string_view key, const OnElement& each) {
+  return require_object(read(text, limits, 0, key, &each, &text));
 }
 
 }  // namespace mf::json

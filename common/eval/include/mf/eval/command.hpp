@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mf/diag/outcome.hpp"
+#include "mf/eval/report.hpp"
 #include "mf/json/value.hpp"
 #include "mf/model/model.hpp"
 
@@ -56,6 +57,9 @@ diag::CommandOutcome run_command(const RunArgs& args);
 // the first ten failing case ids (then "and N more"), with repeats the attempts, and where the
 // report went: "20 cases, 16 passed, 4 failed: a, b, c, d — report out/report.json".
 std::string summary_line(const json::Value& report, const std::string& output);
+// The same from a report's summary and its cases' statuses.
+std::string summary_line(const json::Value& summary, const std::vector<ReportCase>& cases,
+                         const std::string& output);
 
 // `mf-eval merge`: the shard reports (read from these paths) joined into `output`, and with a
 // `store_dir` also kept there under campaign/<suite_id>/report; failed when a merged case failed.

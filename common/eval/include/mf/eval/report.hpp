@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,6 +72,24 @@ Result<std::vector<AttemptTrace>> report_attempt_traces(const std::string& path)
 // and its Wilson interval; with repeats the attempt counts, pass@k, pass^k and the flaky cases;
 // latency and usage medians and p90s when the cases record them.
 json::Value summarize(const json::Array& cases);
+
+// summarize() one case at a time: add() each case entry in the report's order, then finish(). It
+// keeps counts, and per attempt only the numbers the medians need, so a campaign's summary is made
+// without holding its entries as a tree.
+class SummaryBuilder {
+ public:
+  SummaryBuilder();
+  ~SummaryBuilder();
+  SummaryBuilder(const SummaryBuilder&) = delete;
+  SummaryBuilder& operator=(const SummaryBuilder&) = delete;
+  void add(const json::Value& case_entry);
+  json::Value finish() const;
+
+ private:
+  struct Stats;
+  std::unique_ptr<Stats> all_;
+  std::map<std::string, std::unique_ptr<Stats>> columns_;  // by variant label
+};
 
 // `mf-eval merge`: the shard reports of one campaign (same suite, the same `shard.settings`, every
 // shard of one count exactly once) as the one report a single run would have written. A setting

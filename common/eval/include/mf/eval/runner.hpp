@@ -97,11 +97,22 @@ Result<PlanFacts> plan_facts(std::string_view trace);
 json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome,
                   const PlanFacts* facts = nullptr);
 
-// A finished suite: the report document as written, and its typed view.
+// A finished suite: its report, kept as the canonical bytes of each case's entry in id order, its
+// summary and its typed view. The report file is written from these pieces (write), so neither it
+// nor its tree is ever held whole for a campaign of many cases.
 struct SuiteRun {
-  json::Value document;  // docs/formats/eval.md
-  Report report;         // suite id and each case's id and status, sorted by id
+  Report report;                     // suite id and each case's id and status, sorted by id
+  json::Value summary;               // the report's summary (docs/formats/eval.md, "Statistics")
+  std::vector<std::string> entries;  // each case's entry, canonical, in id order
+  std::string tail;                  // the report's bytes after its entries: "],\"kind\":...}\n"
+
   std::size_t failed() const;
+  // Hands the report file's bytes (canonical JSON and a newline) to `sink` in order, in pieces.
+  Status write(const std::function<Status(std::string_view)>& sink) const;
+  // The report file's bytes, whole.
+  std::string bytes() const;
+  // The report, parsed (for renderings and tests): the tree of every entry.
+  json::Value document() const;
 };
 
 // Every setting besides the suite's bytes and the shard that changes what a campaign's report

@@ -54,12 +54,13 @@ struct Case {
   runtime::Guardrails guardrails = runtime::Guardrails::Full;
   Expect expect;
   std::string pointer;  // where the case sits in the suite file: "/cases/N"
-  // Filled by load_suite(): the validated task and the script bytes (parsed again per run, so
-  // every run starts from the script's first step). Cases that name the same file share one
-  // copy, so a suite's memory grows with its distinct files, not with its cases.
+  // Filled by Suite::load_case() after load_suite(): the validated task and the script bytes
+  // (parsed again per run, so every run starts from the script's first step). Cases that name the
+  // same file share one copy, so a suite's memory grows with its distinct files, not with its
+  // cases.
   std::shared_ptr<const runtime::Task> loaded_task;
   std::shared_ptr<const std::string> script;
-  // Filled by load_suite() for plan cases: the paths resolved against the suite's directory, the
+  // Filled the same way for plan cases: the paths resolved against the suite's directory, the
   // plan the loader accepted (every run uses it; each file is read once, and shared as above),
   // and the model spec with its file so resolved (opened again per run: a model is consumed by
   // its run).
@@ -69,22 +70,49 @@ struct Case {
   std::string workspace_path;
 };
 
+// A case of a loaded suite as a campaign keeps it: what choosing and sharding the cases need, and
+// where its bytes are in the suite, so that the whole Case is read again only when it runs.
+struct CaseRef {
+  std::string id;
+  std::vector<std::string> tags;  // sorted, unique
+  CaseKind kind = CaseKind::Task;
+  std::uint32_t index = 0;  // its position in the suite's "cases" (its pointer /cases/N)
+  std::uint32_t begin = 0;  // its bytes in the suite: [begin, begin + size)
+  std::uint32_t size = 0;
+  std::uint32_t files = 0;  // what it runs, shared with every case naming the same files
+};
+
+struct SuiteSource;  // the suite's bytes (or its open file) and the files its cases load
+
 struct Suite {
   std::string id;
-  std::string sha256;       // of the suite file's exact bytes
-  std::vector<Case> cases;  // sorted by id
+  std::string sha256;          // of the suite file's exact bytes
+  std::vector<CaseRef> cases;  // sorted by id
+  std::shared_ptr<const SuiteSource> source;
+
+  // The case cases[i], read again from the suite and checked as at load, with the files load_suite
+  // loaded for it (parse_suite loads none). Fails only when the suite file changed meanwhile.
+  Result<Case> load_case(std::size_t i) const;
+  // What cases[i] runs, as campaign settings record it: the canonical object {id, model,
+  // plan_sha256, script_sha256, task_sha256}.
+  std::string inputs_json(std::size_t i) const;
 };
 
 // True for a valid case id (also used for report ids and trace file names).
 bool valid_case_id(std::string_view id);
 
-// Strictly parses suite bytes (no file access): every problem is reported with its pointer.
+// Strictly parses suite bytes (no file access): every problem is reported with its pointer. The
+// suite is read in one pass that holds one case at a time (json::parse_object_streaming); what it
+// keeps per case is its CaseRef.
 Result<Suite> parse_suite(std::string_view bytes);
 
-// parse_suite() plus loading each case's task and script relative to `base_dir` ("" = cwd).
+// parse_suite() plus loading each case's task and script relative to `base_dir` ("" = cwd). The
+// suite keeps a copy of `bytes`.
 Result<Suite> load_suite_bytes(std::string_view bytes, const std::string& base_dir);
 
-// Reads the suite file ("-" = stdin, relative to the working directory) and loads it.
+// Reads the suite file ("-" = stdin, relative to the working directory) and loads it. A file is
+// kept open, not in memory: a case's bytes are read again from it when the case runs; standard
+// input is kept in memory.
 Result<Suite> load_suite(const std::string& path);
 
 }  // namespace mf::eval

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string_view>
 
 #include "mf/diag/diagnostic.hpp"
@@ -31,5 +32,25 @@ Result<Value> parse(std::string_view text, const ReadLimits& limits = {},
 
 // parse() plus the requirement that the top level is an object (MF-S012).
 Result<Value> parse_object(std::string_view text, const ReadLimits& limits = {});
+
+// An element of a streamed array, as it is read: its index and its bytes [begin, end) in the text
+// (for a scalar element, begin == end).
+using OnElement =
+    std::function<void(Value&& element, std::size_t index, std::size_t begin, std::size_t end)>;
+
+// parse_object() that hands each element of the array under the top-level member `key` to `each`
+// as it is read, and keeps none of them: that array is empty in the result. The checks and
+// diagnostics are parse_object()'s, so a document is accepted or refused exactly as there; its
+// elements are handed on before a later error is found. Holds one element at a time beside the
+// text, so a document of many elements is read without its tree.
+Result<Value> parse_object_streaming(std::string_view text, const ReadLimits& limits,
+                                     std::string_view key, const OnElement& each);
+
+// The same without a private copy of the text: strings are decoded in `text` itself, which is left
+// changed. Accepts and refuses exactly as parse_object_streaming(), and the elements' bytes are at
+// the same offsets, but a refusal's line and column may be off (the text they count in has
+// changed): a caller that shows them parses the original again with parse_object_streaming().
+Result<Value> parse_object_streaming_in_place(std::string& text, const ReadLimits& limits,
+                                              std::string_view key, const OnElement& each);
 
 }  // namespace mf::json

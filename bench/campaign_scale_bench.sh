@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Scaling of a whole `mf-eval run` campaign as a process: suites of 1,000, 10,000 and 100,000
+# copies of Forge's valid-first-response task case (fixtures/forge, a scripted model), each run at
+# -j 1 and -j 2 with a fixed clock and the file journal beside the report. Per run: wall time, CPU
+# time (user + system) per case, and peak RSS (/usr/bin/time -f %M). Peak RSS should not grow with
+# the cases beyond the index and the entries' bytes (docs/campaigns.md, "Memory"), and CPU per case
+# should stay flat from 1k to 100k. The -j 2 speedup is wall(-j 1) / wall(-j 2) of the same suite;
+# on a shared machine it says as much about the neighbours as about the campaign, so the load
+# average is printed with every row and CPU time is the figure to compare.
+# Benchmarks are not tests: only the correctness checks (every case passes) fail the script.
+#
+# Environment:
+#   MF_BIN          bin directory holding mf-eval (default: a Release build, bench/lib.bash)
+#   MF_BENCH_DIR    output directory (default target/bench)
+#   MF_BENCH_CASES  the suite sizes (default "1000 10000 100000")
+#   MF_BENCH_RUNS   runs per size and -j (default 3); the table shows the range
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out_dir=${MF_BENCH_DIR:-$root/target/bench}
+read -r -a sizes <<<"${MF_BENCH_CASES:-1000 10000 100000}"
+runs=${MF_BENCH_RUNS:-3}
+
+bench_name=campaign_scale_bench
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
+require_tools awk jq /usr/bin/time
+release_bin mf-eval
+[[ -x $bin/mf-eval ]] || die "$bin/mf-eval not found (set MF_BIN)"
+gen=$out_dir/campaign-scale
+rm -rf "$gen" && mkdir -p "$gen"
+cp "$root/fixtures/forge/task-valid.json" "$gen/task.json"
+cp "$root/fixtures/forge/responses-valid.json" "$gen/responses.json"
+results=$out_dir/campaign-scale-results.txt
+
+# suite N: N copies of the case, ids t-0 .. t-(N-1).
+suite() {
+  awk -v n="$1" 'BEGIN {
+    printf "{\"suite_id\":\"scale\",\"cases\":["
+    for (i = 0; i < n; i++) {
+      printf "%s{\"id\":\"t-%d\",\"task\":\"task.json\",\"model\":\"scripted:responses.json\",", (i ? "," : ""), i
+      printf "\"expect\":{\"terminal\":\"completed\",\"model_calls\":1}}"
+    }
+    print "]}"
+  }' >"$gen/s$1.json"
+}
+
+# one N J: "wall cpu rss" of one campaign, checked.
+one() {
+  rm -f "$gen/r.json" "$gen/r.json.journal"
+  /usr/bin/time -f "%e %U %S %M" -o "$gen/time" "$bin/mf-eval" run --suite "$gen/s$1.json" \
+    --fixed-clock -j "$2" --output "$gen/r.json" --journal "$gen/r.json.journal" --quiet \
+    2>"$gen/err" || die "the campaign of $1 cases at -j $2 failed: $(cat "$gen/err")"
+  [[ $(jq -c '[.summary.cases, .summary.passed]' "$gen/r.json") == "[$1,$1]" ]] ||
+    die "the campaign of $1 cases at -j $2 did not pass every case"
+  awk '{ printf "%s %.3f %d\n", $1, $2 + $3, $4 }' "$gen/time"
+}
+
+{
+  echo "# mf-eval run, Forge task cases, fixed clock, file journal; $(nproc) CPUs; $runs runs each"
+  printf "%-8s %-3s %-16s %-20s %-14s %-14s %s\n" cases j "wall s" "CPU µs/case" "peak RSS MiB" \
+    "-j2 speedup" "load (1 min)"
+} | tee "$results"
+# range V...: "min–max" of the numbers.
+range() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "–" hi }'; }
+for n in "${sizes[@]}"; do
+  suite "$n"
+  w1=() w2=() c1=() c2=() m1=() m2=() ratios=()
+  # -j 1 and -j 2 back to back in each round, so each ratio compares runs under the same load.
+  for ((r = 0; r < runs; r++)); do
+    for j in 1 2; do
+      read -r w c m < <(one "$n" "$j")
+      per=$(awk -v c="$c" -v n="$n" 'BEGIN { printf "%.1f", c * 1e6 / n }')
+      mib=$(awk -v m="$m" 'BEGIN { printf "%.1f", m / 1024 }')
+      eval "w$j+=($w) c$j+=($per) m$j+=($mib)"
+    done
+    ratios+=("$(awk -v a="${w1[r]}" -v b="${w2[r]}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')")
+  done
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  printf "%-8s %-3s %-16s %-20s %-14s %-14s %s\n" "$n" 1 "$(range "${w1[@]}")" "$(range "${c1[@]}")" \
+    "$(range "${m1[@]}")" - "$load" | tee -a "$results"
+  printf "%-8s %-3s %-16s %-20s %-14s %-14s %s\n" "$n" 2 "$(range "${w2[@]}")" "$(range "${c2[@]}")" \
+    "$(range "${m2[@]}")" "$(range "${ratios[@]}")x" "$load" | tee -a "$results"
+done
+log "results in $results"
