@@ -37,32 +37,9 @@ inline bool plain_word(std::uint64_t w) {
 // The longest ES6 form of a double: sign, then 17 digits with "0." and five zeros before them.
 constexpr std::size_t kMaxNumber = 32;
 
-// ES6 Number::toString of d into out[0, kMaxNumber); returns the end of what it wrote.
-char* format_number(double d, char* out) {
-  if (!std::isfinite(d)) {
-    std::memcpy(out, "null", 4);
-    return out + 4;
-  }
-  if (d == 0) {  // both zeros
-    *out = '0';
-    return out + 1;
-  }
-  if (d < 0) {
-    *out++ = '-';
-    d = -d;
-  }
-  // Shortest round-trip digits, then laid out by ES6 Number::toString (ECMA-262 7.1.12.1).
-  char buf[32];
-  const auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-  const char* e = static_cast<const char*>(std::memchr(buf, 'e', res.ptr - buf));
-  char digits[20];
-  int k = 0;
-  for (const char* p = buf; p < e; ++p) {
-    if (*p != '.') digits[k++] = *p;
-  }
-  int exp10 = 0;
-  std::from_chars(e + (e[1] == '+' ? 2 : 1), res.ptr, exp10);
-  const int n = exp10 + 1;  // value = digits x 10^(n-k)
+// The ES6 layout (ECMA-262 7.1.12.1) of the value digits[0, k) x 10^(n-k), the digits the shortest
+// that round-trip, the first not zero; writes at most kMaxNumber - 1 bytes at out.
+char* layout_es6(const char* digits, int k, int n, char* out) {
   const auto copy = [&](const char* from, int count) {
     std::memcpy(out, from, static_cast<std::size_t>(count));
     out += count;
@@ -93,6 +70,74 @@ char* format_number(double d, char* out) {
     out = std::to_chars(out, out + 8, std::abs(n - 1)).ptr;
   }
   return out;
+}
+
+// The ES6 form of a number lexeme whose significant digits, leading and trailing zeros dropped,
+// number 15 at most, written without a double: any decimal of 15 digits survives the trip through
+// the nearest double and back, so no other decimal of 15 digits or fewer reaches that double, and
+// these digits are its shortest round-trip digits. Limited to decimal exponents well inside the
+// normal range (subnormals keep fewer digits). nullptr when the lexeme is not such a number.
+char* format_short_decimal(const char* lexeme, const char* int_end, const char* frac_begin,
+                           const char* frac_end, int exp10, char* out) {
+  const bool negative = *lexeme == '-';
+  const char* d = lexeme + (negative ? 1 : 0);
+  char digits[16];
+  int k = 0, zeros = 0;  // digits kept, and zeros seen after them not yet kept
+  const auto take = [&](char c) {
+    if (c == '0') {
+      if (k > 0) ++zeros;
+      return true;
+    }
+    if (k + zeros + 1 > 15) return false;
+    std::memset(digits + k, '0', static_cast<std::size_t>(zeros));
+    k += zeros;
+    zeros = 0;
+    digits[k++] = c;
+    return true;
+  };
+  for (const char* c = d; c < int_end; ++c) {
+    if (!take(*c)) return nullptr;
+  }
+  for (const char* c = frac_begin; c < frac_end; ++c) {
+    if (!take(*c)) return nullptr;
+  }
+  if (k == 0) {  // a zero, either sign
+    *out = '0';
+    return out + 1;
+  }
+  // value = digits x 10^(n-k): the kept digits end `zeros` digits before the mantissa's last.
+  const int n = k + exp10 - static_cast<int>(frac_end - frac_begin) + zeros;
+  if (n < -290 || n > 290) return nullptr;
+  if (negative) *out++ = '-';
+  return layout_es6(digits, k, n, out);
+}
+
+// ES6 Number::toString of d into out[0, kMaxNumber); returns the end of what it wrote.
+char* format_number(double d, char* out) {
+  if (!std::isfinite(d)) {
+    std::memcpy(out, "null", 4);
+    return out + 4;
+  }
+  if (d == 0) {  // both zeros
+    *out = '0';
+    return out + 1;
+  }
+  if (d < 0) {
+    *out++ = '-';
+    d = -d;
+  }
+  // Shortest round-trip digits, then laid out by ES6 Number::toString (ECMA-262 7.1.12.1).
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const char* e = static_cast<const char*>(std::memchr(buf, 'e', res.ptr - buf));
+  char digits[20];
+  int k = 0;
+  for (const char* p = buf; p < e; ++p) {
+    if (*p != '.') digits[k++] = *p;
+  }
+  int exp10 = 0;
+  std::from_chars(e + (e[1] == '+' ? 2 : 1), res.ptr, exp10);
+  return layout_es6(digits, k, exp10 + 1, out);
 }
 
 void write_value(const Value& v, std::string& out);
@@ -553,13 +598,18 @@ bool Canonicalizer::append(std::string_view doc, const ReadLimits& limits, std::
       return false;
     }
     const std::size_t int_digits = static_cast<std::size_t>(q - digits);
+    const char* const int_end = q;
+    const char* frac_begin = q;
+    const char* frac_end = q;
+    int exp10 = 0;
     bool integer = true;
     if (q < end && *q == '.') {
       integer = false;
       ++q;
-      const char* f = q;
+      frac_begin = q;
       while (q < end && *q >= '0' && *q <= '9') ++q;
-      if (q == f) return false;
+      if (q == frac_begin) return false;
+      frac_end = q;
     }
     if (q < end && (*q == 'e' || *q == 'E')) {
       integer = false;
@@ -575,6 +625,7 @@ bool Canonicalizer::append(std::string_view doc, const ReadLimits& limits, std::
       if (q == x) return false;
       // As the tape: a positive exponent past 308 is left to the strict reader.
       if (!negative && exponent > 308) return false;
+      exp10 = negative ? -exponent : exponent;
     }
     if (int_digits > 300) return false;
     if (static_cast<std::size_t>(q - p) > limits.max_number_length) return false;
@@ -586,6 +637,8 @@ bool Canonicalizer::append(std::string_view doc, const ReadLimits& limits, std::
       } else {
         copy(p, q);
       }
+    } else if (char* written = format_short_decimal(p, int_end, frac_begin, frac_end, exp10, w)) {
+      w = written;
     } else {
       double d = 0;
       auto [stop, ec] = std::from_chars(p, q, d);
