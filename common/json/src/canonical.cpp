@@ -122,6 +122,13 @@ char* format_number(double d, char* out) {
     *out = '0';
     return out + 1;
   }
+  // Below 2^53 every integer is a double, so the shortest digits that single one out are all of
+  // its own, and ES6 writes an integer below 10^21 in full: its decimal digits are the form.
+  if (std::abs(d) < 0x1p53) {
+    if (const auto i = static_cast<std::int64_t>(d); static_cast<double>(i) == d) {
+      return std::to_chars(out, out + kMaxNumber, i).ptr;
+    }
+  }
   if (d < 0) {
     *out++ = '-';
     d = -d;
@@ -213,9 +220,10 @@ void write_value(const Value& v, std::string& out) {
 }  // namespace
 
 void write_number(double d, std::string& out) {
-  char buf[kMaxNumber];
-  const char* const end = format_number(d, buf);
-  out.append(buf, static_cast<std::size_t>(end - buf));
+  const std::size_t at = out.size();
+  out.resize(at + kMaxNumber);
+  const char* const end = format_number(d, out.data() + at);
+  out.resize(static_cast<std::size_t>(end - out.data()));
 }
 
 void write_string(std::string_view s, std::string& out) {
