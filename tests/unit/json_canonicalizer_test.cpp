@@ -151,6 +151,10 @@ TEST(Canonicalizer, SortsMembersByDecodedKeysInUtf16Order) {
            R"({"a":{"d":{},"c":[]},"b":{"f":"x","e":"y"},"":0})",
            R"([{"b":1,"a":2},{"d":3,"c":4},{}])",
            R"({"ab":1,"a":2,"abc":3,"b":4})",  // prefixes
+           R"({"x":{"k6":1,"k":1}})",          // in order at the root, not inside
+           R"({"x":{"k6":1,"k":1},"y":[]})",
+           R"({"b":{"d":1,"c":2},"a":{"f":1,"e":2}})",
+           R"({"b":1,"a":{"d":1,"c":2}})",
        }) {
     EXPECT_EQ(one_pass(c, doc), tree_form(doc)) << doc;
   }

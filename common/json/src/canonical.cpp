@@ -501,9 +501,10 @@ std::string_view Canonicalizer::key_text(const Member& m) const {
                    : std::string_view(buf_.data() + m.key, m.size);
 }
 
-// Members of the object closing now are members_[first, end): in order already, or sorted here
-// and their bytes moved into that order. False for a duplicate key.
-bool Canonicalizer::order_members(std::uint32_t first) {
+// Members of the object closing now are members_[first, end): false for a duplicate key; else
+// order_ is left empty when they are in order already, or holds their indices in key order.
+bool Canonicalizer::sort_members(std::uint32_t first) {
+  order_.clear();
   const auto n = static_cast<std::uint32_t>(members_.size()) - first;
   bool ordered = true;  // strictly increasing, so equal neighbours are out of order too
   for (std::uint32_t i = first + 1; i < first + n && ordered; ++i) {
@@ -517,16 +518,6 @@ bool Canonicalizer::order_members(std::uint32_t first) {
   });
   for (std::uint32_t i = 1; i < n; ++i) {
     if (key_text(members_[order_[i - 1]]) == key_text(members_[order_[i]])) return false;
-  }
-  // The members' bytes and the commas between them, rewritten in key order.
-  const std::uint32_t from = members_[first].begin, to = members_.back().end;
-  moved_.assign(buf_.data() + from, buf_.data() + to);
-  char* w = buf_.data() + from;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    if (i > 0) *w++ = ',';
-    const Member& m = members_[order_[i]];
-    std::memcpy(w, moved_.data() + (m.begin - from), m.end - m.begin);
-    w += m.end - m.begin;
   }
   return true;
 }
@@ -690,14 +681,32 @@ bool Canonicalizer::append(std::string_view doc, const ReadLimits& limits, std::
     return true;
   };
 
-  // p is at the closing bracket. False for a duplicate key.
+  // p is at the closing bracket. False for a duplicate key. Members out of order are moved into
+  // order here, but for the root object's: those are copied to `out` in order at the end, which
+  // saves moving the whole document once more.
+  bool root_unsorted = false;
   const auto close = [&]() {
     const Frame f = open_.back();
     open_.pop_back();
     if (f.object && f.count > 0) {
       members_.back().end = at();
-      if (f.count > 1 && !order_members(f.members)) return false;
-      members_.resize(f.members);
+      if (f.count > 1) {
+        if (!sort_members(f.members)) return false;
+        if (!order_.empty() && open_.empty()) {
+          root_unsorted = true;
+        } else if (!order_.empty()) {
+          const std::uint32_t from = members_[f.members].begin;
+          moved_.assign(buf_.data() + from, w);
+          char* to = buf_.data() + from;
+          for (std::size_t i = 0; i < order_.size(); ++i) {
+            if (i > 0) *to++ = ',';
+            const Member& m = members_[order_[i]];
+            std::memcpy(to, moved_.data() + (m.begin - from), m.end - m.begin);
+            to += m.end - m.begin;
+          }
+        }
+      }
+      if (!root_unsorted) members_.resize(f.members);
     }
     *w++ = *p++;
     return true;
@@ -747,7 +756,18 @@ bool Canonicalizer::append(std::string_view doc, const ReadLimits& limits, std::
       skip_ws();
       if (open_.empty()) {
         if (p != end) return false;
-        out.append(buf_.data(), at());
+        if (!root_unsorted) {
+          out.append(buf_.data(), at());
+          return true;
+        }
+        out.reserve(out.size() + at());
+        out.push_back('{');
+        for (std::size_t i = 0; i < order_.size(); ++i) {
+          if (i > 0) out.push_back(',');
+          const Member& m = members_[order_[i]];
+          out.append(buf_.data() + m.begin, m.end - m.begin);
+        }
+        out.push_back('}');
         return true;
       }
       if (p == end) return false;

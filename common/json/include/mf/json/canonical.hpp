@@ -58,7 +58,7 @@ class Canonicalizer {
   };
 
   std::string_view key_text(const Member& m) const;
-  bool order_members(std::uint32_t first);
+  bool sort_members(std::uint32_t first);
 
   std::vector<char> buf_;  // this document's canonical bytes
   std::vector<Frame> open_;
