@@ -220,10 +220,9 @@ void write_value(const Value& v, std::string& out) {
 }  // namespace
 
 void write_number(double d, std::string& out) {
-  const std::size_t at = out.size();
-  out.resize(at + kMaxNumber);
-  const char* const end = format_number(d, out.data() + at);
-  out.resize(static_cast<std::size_t>(end - out.data()));
+  char buf[kMaxNumber];
+  const char* const end = format_number(d, buf);
+  out.append(buf, static_cast<std::size_t>(end - buf));
 }
 
 void write_string(std::string_view s, std::string& out) {
