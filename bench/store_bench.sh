@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Store benchmarks, all measured in one run on one machine:
 #   1. whole process, on the 100 MB JSONL corpus of bench/run.sh:
-#        mf-store canon --lines  vs  jq -c -S .
+#        mf-store canon --lines  vs  jq -c -S .    (CPU seconds as well: perf stat's task-clock)
 #        mf-store hash           vs  sha256sum
 #        mf-store put (durable)  vs  dd conv=fsync      (a fresh store each run)
 #        mf-store get            vs  cat
@@ -17,6 +17,8 @@
 #
 # Environment (as bench/run.sh):
 #   MF_BIN            use these binaries (mf-store, mf_gen_corpus, mf_bench) instead of building
+#   MF_BIN_BEFORE     an earlier build's bin directory: its mf-store canon --lines is timed beside
+#                     (same corpus, same run) and must write the same bytes (optional)
 #   MF_BENCH_BUILD    build dir when MF_BIN is unset (default build-bench, Release)
 #   MF_BENCH_DIR      output dir (default target/bench)
 #   MF_BENCH_MB       corpus size in MB (default 100)
@@ -59,6 +61,8 @@ fi
 mf_store=$bin/mf-store
 [[ -x $mf_store ]] || die "$mf_store not found (set MF_BIN or unset it to build)"
 [[ -x $bin/mf_bench ]] || die "$bin/mf_bench not found (Google Benchmark, libbenchmark-dev, is needed)"
+before=${MF_BIN_BEFORE:+$MF_BIN_BEFORE/mf-store}
+[[ -z $before || -x $before ]] || die "$before not found (MF_BIN_BEFORE)"
 
 # --- corpus (the same bytes as bench/run.sh's) ------------------------------------------------
 if [[ ! -s $corpus ]]; then
@@ -75,6 +79,10 @@ cat "$corpus" >/dev/null # warm the page cache
 log "checking correctness"
 mf_lines=$("$mf_store" canon --lines "$corpus" | wc -l)
 [[ $mf_lines -eq $lines ]] || die "mf-store canon --lines wrote $mf_lines lines for $lines"
+if [[ -n $before ]]; then
+  [[ $("$mf_store" canon --lines "$corpus" | sha256sum) == $("$before" canon --lines "$corpus" | sha256sum) ]] ||
+    die "mf-store canon --lines writes other bytes than the MF_BIN_BEFORE build"
+fi
 jq_lines=$(jq -c -S . "$corpus" | wc -l)
 [[ $jq_lines -eq $lines ]] || die "jq wrote $jq_lines lines for $lines"
 peer_hash=$(sha256sum "$corpus" | cut -d' ' -f1)
@@ -96,6 +104,12 @@ dd_fsync() { dd if="$corpus" of="$work/copy" bs=1M conv=fsync status=none; }
 log "timing whole processes (best of $runs)"
 t_canon=$(best_of "$mf_store" canon --lines "$corpus")
 t_jq=$(best_of jq -c -S . "$corpus")
+# CPU seconds too: on a shared machine the wall clock of a sub-second command moves by tens of
+# percent, its CPU time far less.
+c_canon=$(cpu_of "$mf_store" canon --lines "$corpus")
+c_jq=$(cpu_of jq -c -S . "$corpus")
+c_before=""
+[[ -z $before ]] || c_before=$(cpu_of "$before" canon --lines "$corpus")
 t_hash=$(best_of "$mf_store" hash "$corpus")
 t_sha=$(best_of sha256sum "$corpus")
 t_put=$(best_of put_fresh)
@@ -228,6 +242,15 @@ bulk_table() {
         printf "%-8s %11.3f %11.3f %6.2fx %11s %11s %7s\n", f, pw, dw, pw / dw, pc, dc,
           (dc > 0 && pc != "-") ? sprintf("%6.2fx", pc / dc) : "-" }'
     done
+  fi
+  echo
+  printf "%-30s %9s %10s %14s\n" "CPU seconds (task-clock), best" seconds MB/s "ratio vs jq"
+  if [[ $c_canon != - ]]; then
+    row "mf-store canon --lines" "$c_canon" "$c_jq" 30
+    [[ -z $c_before ]] || row "  MF_BIN_BEFORE build" "$c_before" "$c_jq" 30
+    row "jq -c -S ." "$c_jq" "" 30
+  else
+    echo "(perf is not installed)"
   fi
   if ((${#scan_rows[@]})); then
     echo

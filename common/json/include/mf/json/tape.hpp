@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/json/value.hpp"
 
@@ -76,8 +77,11 @@ class Tape {
   bool read_canonical(std::string_view text, const ReadLimits& limits = {});
 
   // Appends canonical(parse(text)) to `out` and returns true; or returns false with `out`
-  // unchanged, declining. A decline is not a verdict: the strict reader decides.
-  bool canonicalize(std::string_view text, const ReadLimits& limits, std::string& out);
+  // unchanged, declining. A decline is not a verdict: the strict reader decides. It writes as it
+  // reads (Canonicalizer) and leaves the tape as it was.
+  bool canonicalize(std::string_view text, const ReadLimits& limits, std::string& out) {
+    return canonicalizer_.append(text, limits, out);
+  }
 
   View root() const { return {this, 0}; }
 
@@ -97,8 +101,6 @@ class Tape {
   };
 
   bool scan(std::string_view text, const ReadLimits& limits, bool canonical);
-  bool write(std::uint32_t node, std::string& out) const;
-  void write_string_node(const Node& n, std::string& out) const;
   std::string_view text(const Node& n) const {
     return n.escaped ? std::string_view(decoded_).substr(n.offset, n.size)
                      : source_.substr(n.offset, n.size);
@@ -112,7 +114,7 @@ class Tape {
     std::uint32_t last_key;  // objects: the node of the last key read, 0 before the first
   };
   std::vector<Frame> open_;
-  mutable std::vector<std::uint32_t> order_;  // scratch for sorting members
+  Canonicalizer canonicalizer_;
 };
 
 // Appends canonical(parse(text)) + '\n' to `out`: through the tape where it reads the text, else
