@@ -938,16 +938,18 @@ std::string gate_value(const Value& v) {
   return v.is_null() ? "unknown" : text_of(v);
 }
 
+// A comparison's member `key` as text: a rate as a percentage, else a ratio ("1.5×"); "–"
+// when the comparison has no such number.
+std::string comparison_figure(const Value& c, const char* key, bool rate) {
+  const Value* v = c.find(key);
+  if (v == nullptr || !v->is_number()) return "–";
+  return rate ? percent(v->as_number()) : number(v->as_number()) + "×";
+}
+
 std::string compare_html(const Value& c, const Value& decisions,
                          const std::vector<std::string>& reasons) {
-  const auto rate = [&](const char* key) {
-    const Value* v = c.find(key);
-    return v != nullptr && v->is_number() ? percent(v->as_number()) : std::string("–");
-  };
-  const auto ratio = [&](const char* key) {
-    const Value* v = c.find(key);
-    return v != nullptr && v->is_number() ? number(v->as_number()) + "×" : std::string("–");
-  };
+  const auto rate = [&](const char* key) { return comparison_figure(c, key, true); };
+  const auto ratio = [&](const char* key) { return comparison_figure(c, key, false); };
   const Value& d = *c.find("pass_rate_difference");
   const std::string verdict = reasons.empty() ? "gate passed" : "gate failed";
   std::string page =
@@ -1021,14 +1023,8 @@ std::string render_comparison(const json::Value& c, const json::Value& decisions
     }
     return out.empty() ? std::string("–") : out;
   };
-  const auto rate = [&](const char* key) {
-    const Value* v = c.find(key);
-    return v != nullptr && v->is_number() ? percent(v->as_number()) : std::string("–");
-  };
-  const auto ratio = [&](const char* key) {
-    const Value* v = c.find(key);
-    return v != nullptr && v->is_number() ? number(v->as_number()) + "×" : std::string("–");
-  };
+  const auto rate = [&](const char* key) { return comparison_figure(c, key, true); };
+  const auto ratio = [&](const char* key) { return comparison_figure(c, key, false); };
   const Value& d = *c.find("pass_rate_difference");
   std::string md = std::string("# Eval comparison: ") +
                    (reasons.empty() ? "gate passed" : "gate failed") +

@@ -12,6 +12,7 @@
 
 #include "mf/hash/sha256.hpp"
 #include "mf/text/utf8.hpp"
+#include "number_lexeme.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -584,48 +585,11 @@ bool Canonicalizer::append(std::string_view doc, const ReadLimits& limits, std::
   };
 
   const auto number = [&]() {
-    const char* q = p;
-    if (q < end && *q == '-') ++q;
-    if (q == end) return false;
-    const char* digits = q;
-    if (*q == '0') {
-      ++q;
-    } else if (*q >= '1' && *q <= '9') {
-      while (q < end && *q >= '0' && *q <= '9') ++q;
-    } else {
-      return false;
-    }
-    const std::size_t int_digits = static_cast<std::size_t>(q - digits);
-    const char* const int_end = q;
-    const char* frac_begin = q;
-    const char* frac_end = q;
-    int exp10 = 0;
-    bool integer = true;
-    if (q < end && *q == '.') {
-      integer = false;
-      ++q;
-      frac_begin = q;
-      while (q < end && *q >= '0' && *q <= '9') ++q;
-      if (q == frac_begin) return false;
-      frac_end = q;
-    }
-    if (q < end && (*q == 'e' || *q == 'E')) {
-      integer = false;
-      ++q;
-      const bool negative = q < end && *q == '-';
-      if (q < end && (*q == '+' || *q == '-')) ++q;
-      const char* x = q;
-      int exponent = 0;
-      while (q < end && *q >= '0' && *q <= '9') {
-        exponent = std::min(exponent * 10 + (*q - '0'), 100000);
-        ++q;
-      }
-      if (q == x) return false;
-      // As the tape: a positive exponent past 308 is left to the strict reader.
-      if (!negative && exponent > 308) return false;
-      exp10 = negative ? -exponent : exponent;
-    }
-    if (int_digits > 300) return false;
+    detail::NumberLexeme lexeme;
+    if (!detail::lex_number(p, end, lexeme)) return false;
+    const char* q = lexeme.end;
+    const std::size_t int_digits = lexeme.int_digits();
+    const bool integer = lexeme.integer;
     if (static_cast<std::size_t>(q - p) > limits.max_number_length) return false;
     make_room();
     if (integer && int_digits <= 15) {
@@ -635,7 +599,8 @@ bool Canonicalizer::append(std::string_view doc, const ReadLimits& limits, std::
       } else {
         copy(p, q);
       }
-    } else if (char* written = format_short_decimal(p, int_end, frac_begin, frac_end, exp10, w)) {
+    } else if (char* written = format_short_decimal(p, lexeme.int_end, lexeme.frac_begin,
+                                                    lexeme.frac_end, lexeme.exp10, w)) {
       w = written;
     } else {
       double d = 0;

@@ -15,6 +15,7 @@
 
 #include "mf/json/canonical.hpp"
 #include "mf/text/utf8.hpp"
+#include "number_lexeme.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -235,44 +236,12 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     Node& n = nodes_.emplace_back();
     n.kind = Kind::Number;
     n.src_begin = offset(p);
-    const char* q = p;
-    if (q < end && *q == '-') ++q;
-    if (q == end) return false;
-    const char* digits = q;
-    if (*q == '0') {
-      ++q;
-    } else if (*q >= '1' && *q <= '9') {
-      while (q < end && *q >= '0' && *q <= '9') ++q;
-    } else {
-      return false;
-    }
-    const std::size_t int_digits = static_cast<std::size_t>(q - digits);
-    bool integer = true;
-    if (q < end && *q == '.') {
-      integer = false;
-      ++q;
-      const char* f = q;
-      while (q < end && *q >= '0' && *q <= '9') ++q;
-      if (q == f) return false;
-    }
-    if (q < end && (*q == 'e' || *q == 'E')) {
-      integer = false;
-      ++q;
-      const bool negative = q < end && *q == '-';
-      if (q < end && (*q == '+' || *q == '-')) ++q;
-      const char* x = q;
-      int exponent = 0;
-      while (q < end && *q >= '0' && *q <= '9') {
-        exponent = std::min(exponent * 10 + (*q - '0'), 100000);
-        ++q;
-      }
-      if (q == x) return false;
-      // RapidJSON refuses a positive exponent past 308 (plus the fraction's digits) even for a
-      // zero, before from_chars sees it; such a number is left to the strict reader.
-      if (!negative && exponent > 308) return false;
-    }
-    // And an integer part long enough to overflow its running double.
-    if (int_digits > 300) return false;
+    detail::NumberLexeme lexeme;
+    if (!detail::lex_number(p, end, lexeme)) return false;
+    const char* q = lexeme.end;
+    const char* digits = lexeme.int_begin;
+    const std::size_t int_digits = lexeme.int_digits();
+    const bool integer = lexeme.integer;
     const std::size_t len = static_cast<std::size_t>(q - p);
     if (len > limits.max_number_length) return false;
     if (integer && int_digits <= 15) {  // exact in a double: no rounding to do
