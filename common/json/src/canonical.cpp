@@ -13,10 +13,7 @@
 #include "mf/hash/sha256.hpp"
 #include "mf/text/utf8.hpp"
 #include "number_lexeme.hpp"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "plain_run.hpp"
 
 namespace mf::json {
 
@@ -331,43 +328,6 @@ int hex_digit(char c) {
   return -1;
 }
 
-// Copies the bytes at p to w up to the first quote, backslash or control character (bytes >= 0x80
-// are plain: the document is checked to be UTF-8 first), advancing both. With SSE2, 16 bytes at a
-// time: each block is stored whole before its first special byte is looked for, so w needs room
-// for as many bytes as [p, end) holds.
-inline void copy_plain(const char*& p, char*& w, const char* end) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-  const __m128i control = _mm_set1_epi8(0x1F);
-  while (end - p >= 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(w), x);
-    // x <= 0x1F unsigned: the minimum of x and 0x1F is x.
-    const __m128i special =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                     _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
-    if (const int mask = _mm_movemask_epi8(special); mask != 0) {
-      const int k = __builtin_ctz(static_cast<unsigned>(mask));
-      p += k;
-      w += k;
-      return;
-    }
-    p += 16;
-    w += 16;
-  }
-#else
-  while (end - p >= 8) {
-    std::uint64_t word;
-    std::memcpy(&word, p, 8);
-    if (!plain_word(word)) break;
-    std::memcpy(w, &word, 8);
-    p += 8;
-    w += 8;
-  }
-#endif
-  while (p < end && plain_byte(static_cast<unsigned char>(*p))) *w++ = *p++;
-}
-
 // The text of a key written with JCS's escapes (\" \\ \b \f \n \r \t \u00xx), decoded.
 void unescape_key(std::string_view written, std::string& out) {
   for (std::size_t i = 0; i < written.size(); ++i) {
@@ -428,7 +388,9 @@ bool transcode_string(const char*& p_io, const char* end, char*& w_io, std::size
     return v;
   };
   for (;;) {
-    copy_plain(p, w, end);
+    const char* stop = detail::copy_plain(p, end, w);
+    w += stop - p;
+    p = stop;
     if (p == end) return false;
     if (*p == '"') break;
     if (*p != '\\' || end - p < 2) return false;  // a raw control character, or a cut escape

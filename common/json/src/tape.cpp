@@ -16,10 +16,7 @@
 #include "mf/json/canonical.hpp"
 #include "mf/text/utf8.hpp"
 #include "number_lexeme.hpp"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "plain_run.hpp"
 
 namespace mf::json {
 
@@ -36,50 +33,6 @@ int hex_digit(char c, bool lower_only) {
   return -1;
 }
 
-// The first byte in [p, end) that ends a run of plain string bytes: a quote, a backslash or a
-// control character (the document is valid UTF-8, checked before the scan, so bytes >= 0x80 are
-// plain). 16 bytes at a time with SSE2, 8 at a time (one word) elsewhere.
-const char* skip_plain(const char* p, const char* end) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-  const __m128i control = _mm_set1_epi8(0x1F);
-  while (end - p >= 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // x <= 0x1F unsigned: the minimum of x and 0x1F is x.
-    const __m128i special =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                     _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
-    const int mask = _mm_movemask_epi8(special);
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
-    p += 16;
-  }
-#else
-  // Per byte of the word, the high bit set where it is zero (after the xor) or below 0x20; the
-  // lowest flagged byte is exact (a borrow only runs towards higher bytes).
-  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-  const auto zero = [&](std::uint64_t v) { return (v - kOnes) & ~v & kHigh; };
-  while (end - p >= 8) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, p, 8);
-    const std::uint64_t hit =
-        zero(w ^ (kOnes * '"')) | zero(w ^ (kOnes * '\\')) | ((w - kOnes * 0x20) & ~w & kHigh);
-    if (hit != 0) {
-      if constexpr (std::endian::native == std::endian::little) {
-        return p + __builtin_ctzll(hit) / 8;
-      }
-      break;
-    }
-    p += 8;
-  }
-#endif
-  while (p < end) {
-    const auto c = static_cast<unsigned char>(*p);
-    if (c < 0x20 || c == '"' || c == '\\') break;
-    ++p;
-  }
-  return p;
-}
-
 // The byte a two-character escape stands for, by its second character; 0 for the others ('/'
 // and 'u' are read apart, anything else is not an escape).
 constexpr auto kUnescape = [] {
@@ -93,29 +46,6 @@ constexpr auto kUnescape = [] {
   t['t'] = '\t';
   return t;
 }();
-
-// skip_plain() that also copies the bytes it skips to `to`, which has room for 16 bytes past them
-// (whole blocks are stored before they are looked at).
-const char* copy_plain(const char* p, const char* end, char* to) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-  const __m128i control = _mm_set1_epi8(0x1F);
-  while (end - p >= 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(to), x);
-    const __m128i special =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                     _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
-    const int mask = _mm_movemask_epi8(special);
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
-    p += 16;
-    to += 16;
-  }
-#endif
-  const char* stop = skip_plain(p, end);
-  std::memcpy(to, p, static_cast<std::size_t>(stop - p));
-  return stop;
-}
 
 }  // namespace
 
@@ -156,7 +86,7 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     n.src_begin = offset(p);
     ++p;
     n.offset = offset(p);
-    p = skip_plain(p, end);
+    p = detail::skip_plain(p, end);
     if (p == end) return false;
     if (*p == '"') {
       n.size = offset(p) - n.offset;
@@ -217,7 +147,7 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
           return false;
         }
         const char* const run = p;
-        p = copy_plain(p, end, out + used);
+        p = detail::copy_plain(p, end, out + used);
         used += static_cast<std::size_t>(p - run);
         if (p == end) return false;
         if (*p == '"') break;
