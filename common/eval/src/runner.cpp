@@ -144,7 +144,8 @@ struct Attempt {
 
   // The case's id in the report: "<case id>[.<label>]".
   std::string id(const Suite& suite) const {
-    return suite.cases[case_index].id + (variant != nullptr ? "." + variant->label : "");
+    std::string id(suite.case_id(case_index));
+    return variant != nullptr ? id + "." + variant->label : id;
   }
   // "<id>.<repeat>": the journal's name for it.
   std::string key(const std::string& id) const { return id + "." + std::to_string(repeat); }
@@ -665,23 +666,23 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   // The campaign's cases: the --case filter, then this shard's share, in id order.
   std::vector<std::uint32_t> chosen;
   for (const auto& id : options.only) {
-    const bool known = std::any_of(suite.cases.begin(), suite.cases.end(),
-                                   [&](const CaseRef& c) { return c.id == id; });
+    bool known = false;
+    for (std::size_t i = 0; i < suite.cases.size() && !known; ++i) known = suite.case_id(i) == id;
     if (!known) return diag::error(codes::kUnknownCase, "--case " + id + " is not in the suite");
   }
   for (const auto& tag : options.tags) {
-    const bool used = std::any_of(suite.cases.begin(), suite.cases.end(), [&](const CaseRef& c) {
-      return std::find(c.tags.begin(), c.tags.end(), tag) != c.tags.end();
-    });
+    const bool used = std::any_of(
+        suite.tag_sets.begin(), suite.tag_sets.end(),
+        [&](const auto& tags) { return std::find(tags.begin(), tags.end(), tag) != tags.end(); });
     if (!used) return diag::error(codes::kUnknownCase, "--tags " + tag + ": no case has it");
   }
   for (std::size_t i = 0, k = 0; i < suite.cases.size(); ++i) {
-    const auto& id = suite.cases[i].id;
+    const std::string_view id = suite.case_id(i);
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), id) == options.only.end()) {
       continue;
     }
-    const auto& tags = suite.cases[i].tags;
+    const auto& tags = suite.case_tags(i);
     if (!options.tags.empty() &&
         std::none_of(options.tags.begin(), options.tags.end(), [&](const std::string& t) {
           return std::find(tags.begin(), tags.end(), t) != tags.end();
@@ -700,17 +701,18 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   for (const std::uint32_t i : chosen) {
     for (const Variant& v : options.variants) {
       const CaseRef& c = suite.cases[i];
-      if (!valid_case_id(c.id + "." + v.label)) {
-        return diag::error(codes::kUsage, "case \"" + c.id + "\" with column \"" + v.label +
+      const std::string id(suite.case_id(i));
+      if (!valid_case_id(id + "." + v.label)) {
+        return diag::error(codes::kUsage, "case \"" + id + "\" with column \"" + v.label +
                                               "\" makes an id over 128 characters");
       }
       if (c.kind == CaseKind::Task && v.guardrails) {
-        return diag::error(codes::kUsage, "--guardrails applies to plan cases; case \"" + c.id +
+        return diag::error(codes::kUsage, "--guardrails applies to plan cases; case \"" + id +
                                               "\" is a task case");
       }
       if (c.kind == CaseKind::Task && v.model.rfind("sim:", 0) == 0) {
         return diag::error(codes::kUsage,
-                           "a sim model answers plan cases; case \"" + c.id + "\" is a task case");
+                           "a sim model answers plan cases; case \"" + id + "\" is a task case");
       }
     }
   }
@@ -883,13 +885,13 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     for (const Variant* v : columns) dotted.push_back("." + v->label);
     order.resize(count);
     for (std::size_t e = 0; e < count; ++e) order[e] = static_cast<std::uint32_t>(e);
-    const auto char_at = [](const std::string& head, const std::string& tail, std::size_t k) {
+    const auto char_at = [](std::string_view head, const std::string& tail, std::size_t k) {
       return static_cast<unsigned char>(k < head.size() ? head[k] : tail[k - head.size()]);
     };
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      const std::string& a1 = suite.cases[chosen[a / cols]].id;
+      const std::string_view a1 = suite.case_id(chosen[a / cols]);
       const std::string& a2 = dotted[a % cols];
-      const std::string& b1 = suite.cases[chosen[b / cols]].id;
+      const std::string_view b1 = suite.case_id(chosen[b / cols]);
       const std::string& b2 = dotted[b % cols];
       const std::size_t la = a1.size() + a2.size(), lb = b1.size() + b2.size();
       for (std::size_t k = 0; k < std::min(la, lb); ++k) {

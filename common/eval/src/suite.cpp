@@ -596,6 +596,13 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
   std::vector<std::pair<std::size_t, diag::Diagnostic>> problems;        // by case position
   std::vector<std::pair<std::string, diag::Diagnostics>> file_problems;  // by case id
   std::map<std::string, std::uint32_t> shared;  // files_key -> index in source->files
+  std::map<std::vector<std::string>, std::uint32_t> tag_sets;  // -> index in suite.tag_sets
+  suite.tag_sets.emplace_back();
+  tag_sets.emplace(std::vector<std::string>(), 0);
+  // An upper bound on the cases (no case is under 24 bytes): the index is not moved as it grows,
+  // and the pages it does not fill are never touched.
+  suite.cases.reserve(bytes.size() / 24 + 1);
+  suite.ids.reserve(bytes.size());  // every id is in the suite's bytes
   Loaded loaded;
   std::size_t count = 0;
   const json::OnElement each = [&](json::Value&& v, std::size_t i, std::size_t begin,
@@ -605,13 +612,17 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
     std::optional<Case> c = parse_case(v, index_pointer("/cases", i), found);
     for (auto& d : found) problems.emplace_back(i, std::move(d));
     if (!c) return;
-    CaseRef ref{c->id,
-                std::move(c->tags),
+    auto tags = tag_sets.try_emplace(std::move(c->tags), suite.tag_sets.size());
+    if (tags.second) suite.tag_sets.push_back(tags.first->first);
+    CaseRef ref{static_cast<std::uint32_t>(suite.ids.size()),
+                static_cast<std::uint8_t>(c->id.size()),
                 c->kind,
+                tags.first->second,
                 static_cast<std::uint32_t>(i),
                 static_cast<std::uint32_t>(begin),
                 static_cast<std::uint32_t>(end - begin),
                 0};
+    suite.ids += c->id;
     const std::string key = files_key(*c);
     if (auto at = shared.find(key); at != shared.end()) {
       ref.files = at->second;
@@ -664,18 +675,25 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
     all.push_back(diag::error(codes::kSchema, "a suite needs at least one case", "/cases"));
   }
   // A case id used before: named at the later case, after that case's own problems (it has none).
-  std::stable_sort(suite.cases.begin(), suite.cases.end(),
-                   [](const CaseRef& a, const CaseRef& b) { return a.id < b.id; });
+  // By id, then position: in place, so the sort needs no second copy of the index.
+  const auto id_of = [&](const CaseRef& c) {
+    return std::string_view(suite.ids).substr(c.id_at, c.id_size);
+  };
+  std::sort(suite.cases.begin(), suite.cases.end(), [&](const CaseRef& a, const CaseRef& b) {
+    const std::string_view x = id_of(a), y = id_of(b);
+    return x != y ? x < y : a.index < b.index;
+  });
   for (std::size_t i = 1; i < suite.cases.size(); ++i) {
     const CaseRef& first = suite.cases[i - 1];
-    if (suite.cases[i].id != first.id) continue;
+    if (id_of(suite.cases[i]) != id_of(first)) continue;
     std::size_t j = i;
-    for (; j < suite.cases.size() && suite.cases[j].id == first.id; ++j) {
-      problems.emplace_back(suite.cases[j].index,
-                            diag::error(codes::kDuplicateCaseId,
-                                        "case id \"" + first.id + "\" is already used by " +
-                                            index_pointer("/cases", first.index),
-                                        index_pointer("/cases", suite.cases[j].index) + "/id"));
+    for (; j < suite.cases.size() && id_of(suite.cases[j]) == id_of(first); ++j) {
+      problems.emplace_back(
+          suite.cases[j].index,
+          diag::error(codes::kDuplicateCaseId,
+                      "case id \"" + std::string(id_of(first)) + "\" is already used by " +
+                          index_pointer("/cases", first.index),
+                      index_pointer("/cases", suite.cases[j].index) + "/id"));
     }
     i = j - 1;
   }
@@ -689,7 +707,6 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
     for (auto& d : ds) all.push_back(std::move(d));
   }
   if (!all.empty()) return all;
-  suite.cases.shrink_to_fit();
   source->files.shrink_to_fit();
   suite.source = std::move(source);
   return suite;
@@ -715,9 +732,9 @@ Result<Case> Suite::load_case(std::size_t i) const {
   Result<json::Value> v = json::parse(bytes);
   diag::Diagnostics problems;
   std::optional<Case> c = v ? parse_case(*v, pointer, problems) : std::nullopt;
-  if (!c || c->id != ref.id) {
+  if (!c || c->id != case_id(i)) {
     return diag::error(codes::kInternal,
-                       "case \"" + ref.id +
+                       "case \"" + std::string(case_id(i)) +
                            "\" is no longer what the suite file held when it "
                            "was loaded: the file changed during the campaign",
                        pointer);
@@ -734,7 +751,7 @@ Result<Case> Suite::load_case(std::size_t i) const {
 
 std::string Suite::inputs_json(std::size_t i) const {
   const CaseRef& ref = cases.at(i);
-  return "{\"id\":" + json::canonical(json::Value(ref.id)) + "," +
+  return "{\"id\":" + json::canonical(json::Value(std::string(case_id(i)))) + "," +
          source->files[ref.files].inputs_tail;
 }
 
