@@ -218,7 +218,7 @@ CommandOutcome run_command(const RunArgs& args) {
     return CommandOutcome::usage_error(
         "--resume needs a journal: --journal FILE, --output FILE or --store");
   }
-  Result<Suite> suite = load_suite(args.suite);
+  Result<Suite> suite = load_suite(args.suite, options.jobs);
   if (!suite) return CommandOutcome::stopped_by(suite.take_diagnostics(), args.suite);
   auto session = model::open_store_session(args.store_dir, args.cache, !args.store_dir.empty());
   if (!session) return CommandOutcome::stopped_by(session.take_diagnostics());
