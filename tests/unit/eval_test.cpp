@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -52,12 +53,15 @@ json::Value run_ok(const Suite& suite, const RunOptions& options) {
   Result<Report> typed = parse_report(run->bytes());
   EXPECT_TRUE(typed.ok());
   if (typed.ok()) {
-    EXPECT_EQ(typed->suite_id, run->report.suite_id);
-    EXPECT_EQ(typed->cases.size(), run->report.cases.size());
-    for (std::size_t i = 0; i < typed->cases.size() && i < run->report.cases.size(); ++i) {
-      EXPECT_EQ(typed->cases[i].id, run->report.cases[i].id);
-      EXPECT_EQ(typed->cases[i].passed, run->report.cases[i].passed);
+    EXPECT_EQ(typed->suite_id, run->suite_id);
+    EXPECT_EQ(typed->cases.size(), run->cases);
+    std::vector<std::string> failed;
+    for (const auto& c : typed->cases) {
+      if (!c.passed) failed.push_back(c.id);
     }
+    EXPECT_EQ(failed.size(), run->failed());
+    failed.resize(std::min(failed.size(), SuiteRun::kFailedNamed));
+    EXPECT_EQ(failed, run->first_failed);
   }
   return document;
 }
@@ -130,6 +134,81 @@ TEST(EvalSuite, TasksAndScriptsAreValidatedBeforeAnyRun) {
   EXPECT_EQ(bad_task.diagnostics()[0].code, "MF-S021");
   EXPECT_EQ(bad_task.diagnostics()[0].pointer, "/cases/0/task");
   EXPECT_NE(bad_task.diagnostics()[0].message.find("(at /priority)"), std::string::npos);
+}
+
+// A suite of many cases (more than one batch of the second thread's) loads to the same index with
+// its cases checked on a second thread, and a bad one to the same diagnostics in the same order:
+// the document's own, each case's in suite order, a repeated id, the files' in id order.
+TEST(EvalSuite, CheckingOnASecondThreadGivesTheSameSuiteAndDiagnostics) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mf-eval-check-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kForge + "/task-valid.json", dir / "task.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(kForge + "/responses-valid.json", dir / "r.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto case_of = [](const std::string& id, const std::string& task, const std::string& more) {
+    return R"({"id":")" + id + R"(","task":")" + task +
+           R"(","model":"scripted:r.json","expect":{"terminal":"completed")" + more + "}}";
+  };
+  // Case i is c-(999 - i) unless `edit` gives another object for it.
+  const auto suite_of = [&](const std::function<std::string(int)>& edit) {
+    std::string s = R"({"suite_id":"s","cases":[)";
+    for (int i = 0; i < 1000; ++i) {
+      const std::string other = edit(i);
+      s += (i > 0 ? "," : "") +
+           (!other.empty() ? other : case_of("c-" + std::to_string(999 - i), "task.json", ""));
+    }
+    return s + "]}";
+  };
+  const auto diagnostics = [](const Result<Suite>& r) {
+    std::vector<std::string> out;
+    for (const auto& d : r.diagnostics()) {
+      out.push_back(d.code + " " + d.pointer + " " + d.message + " " + std::to_string(d.line));
+    }
+    return out;
+  };
+  const auto none = [](int) { return std::string(); };
+  const std::vector<std::string> suites = {
+      suite_of(none),
+      suite_of([&](int i) {
+        return i == 7     ? case_of("c-992", "task.json", R"(,"repairs":-1)")
+               : i == 900 ? case_of("c-99", "task.json", R"(,"x":1)")
+                          : "";
+      }),
+      suite_of([&](int i) {
+        return i == 300 || i == 600 ? case_of("c-1", "task.json", "")
+               : i == 700           ? case_of("c-299", "task.json", R"(,"tools":[])")
+                                    : "";
+      }),
+      suite_of([&](int i) {
+        return i == 5 || i == 800 ? case_of("c-" + std::to_string(999 - i), "missing.json", "")
+                                  : "";
+      }),
+      suite_of(none) + "x",
+  };
+  for (std::size_t k = 0; k < suites.size(); ++k) {
+    const std::string path = (dir / "suite.json").string();
+    std::ofstream(path, std::ios::binary) << suites[k];
+    Result<Suite> one = load_suite(path, 1);
+    Result<Suite> two = load_suite(path, 2);
+    ASSERT_EQ(one.ok(), two.ok()) << k;
+    EXPECT_EQ(one.ok(), k == 0) << k;
+    if (!one.ok()) {
+      EXPECT_EQ(diagnostics(one), diagnostics(two)) << k;
+      EXPECT_FALSE(diagnostics(one).empty()) << k;
+      continue;
+    }
+    ASSERT_EQ(one->cases.size(), two->cases.size());
+    EXPECT_EQ(one->ids, two->ids);
+    for (std::size_t i = 0; i < one->cases.size(); ++i) {
+      EXPECT_EQ(one->case_id(i), two->case_id(i));
+      EXPECT_EQ(one->cases[i].index, two->cases[i].index);
+      EXPECT_EQ(one->cases[i].begin, two->cases[i].begin);
+      EXPECT_EQ(one->inputs_json(i), two->inputs_json(i));
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(EvalRun, TheFourForgeCasesPass) {

@@ -172,7 +172,7 @@ std::string rendered(const json::Value& report, const std::string& format,
 }
 
 // At most this many failing case ids are named in the summary line; the rest are counted.
-constexpr std::size_t kNamedFailures = 10;
+constexpr std::size_t kNamedFailures = SuiteRun::kFailedNamed;
 
 std::int64_t member(const json::Value& summary, const char* key) {
   const json::Value* v = summary.find(key);
@@ -181,20 +181,18 @@ std::int64_t member(const json::Value& summary, const char* key) {
 
 }  // namespace
 
-std::string summary_line(const json::Value& summary, const std::vector<ReportCase>& cases,
+// `failing`: the failed cases' ids in id order, at least the first kNamedFailures of them.
+std::string summary_line(const json::Value& summary, const std::vector<std::string>& failing,
                          const std::string& output) {
+  const std::int64_t failed = member(summary, "failed");
   std::string line = std::to_string(member(summary, "cases")) + " cases, " +
                      std::to_string(member(summary, "passed")) + " passed, " +
-                     std::to_string(member(summary, "failed")) + " failed";
-  std::size_t failing = 0;
-  for (const ReportCase& c : cases) {
-    if (c.passed) continue;
-    if (++failing <= kNamedFailures) {
-      line += (failing == 1 ? ": " : ", ") + diag::printable(c.id);
-    }
+                     std::to_string(failed) + " failed";
+  for (std::size_t i = 0; i < failing.size() && i < kNamedFailures; ++i) {
+    line += (i == 0 ? ": " : ", ") + diag::printable(failing[i]);
   }
-  if (failing > kNamedFailures) {
-    line += " and " + std::to_string(failing - kNamedFailures) + " more";
+  if (failed > static_cast<std::int64_t>(kNamedFailures)) {
+    line += " and " + std::to_string(failed - static_cast<std::int64_t>(kNamedFailures)) + " more";
   }
   if (summary.find("attempts") != nullptr) {
     line += "; " + std::to_string(member(summary, "attempts")) + " attempts (" +
@@ -205,11 +203,11 @@ std::string summary_line(const json::Value& summary, const std::vector<ReportCas
 }
 
 std::string summary_line(const json::Value& report, const std::string& output) {
-  std::vector<ReportCase> cases;
+  std::vector<std::string> failing;
   for (const json::Value& c : report.find("cases")->as_array()) {
-    cases.push_back({c.find("id")->as_string(), c.find("status")->as_string() == "passed"});
+    if (c.find("status")->as_string() != "passed") failing.push_back(c.find("id")->as_string());
   }
-  return summary_line(*report.find("summary"), cases, output);
+  return summary_line(*report.find("summary"), failing, output);
 }
 
 CommandOutcome run_command(const RunArgs& args) {
@@ -220,7 +218,7 @@ CommandOutcome run_command(const RunArgs& args) {
     return CommandOutcome::usage_error(
         "--resume needs a journal: --journal FILE, --output FILE or --store");
   }
-  Result<Suite> suite = load_suite(args.suite);
+  Result<Suite> suite = load_suite(args.suite, options.jobs);
   if (!suite) return CommandOutcome::stopped_by(suite.take_diagnostics(), args.suite);
   auto session = model::open_store_session(args.store_dir, args.cache, !args.store_dir.empty());
   if (!session) return CommandOutcome::stopped_by(session.take_diagnostics());
@@ -310,7 +308,7 @@ CommandOutcome run_command(const RunArgs& args) {
   }
   CommandOutcome outcome;
   outcome.failed = done->failed() > 0;
-  outcome.remarks.push_back(summary_line(done->summary, done->report.cases, args.output));
+  outcome.remarks.push_back(summary_line(done->summary, done->first_failed, args.output));
   return outcome;
 }
 

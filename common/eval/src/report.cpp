@@ -436,6 +436,36 @@ struct SummaryBuilder::Stats {
     }
   }
 
+  void observe(const AttemptFacts& run) {
+    if (!run.outcome.empty()) {
+      ++outcomes[std::string(run.outcome)];
+      ++scored;
+    }
+    if (run.latency_ms) latency.push_back(*run.latency_ms);
+    for (std::size_t k = 0; k < run.usage.size(); ++k) {
+      if (run.usage[k]) usage[std::string(AttemptFacts::kUsageKeys[k])].push_back(*run.usage[k]);
+    }
+  }
+
+  // add() of a case given by its runs' facts; the same counts in the same order.
+  void add(std::span<const AttemptFacts> runs, bool repeated,
+           const std::function<std::string()>& id) {
+    ++n;
+    std::int64_t p = 0;
+    for (const AttemptFacts& a : runs) {
+      p += a.passed ? 1 : 0;
+      observe(a);
+    }
+    const auto k = static_cast<std::int64_t>(runs.size());
+    passed += p == k ? 1 : 0;
+    attempts += k;
+    attempts_passed += p;
+    any_passed += p > 0 ? 1 : 0;
+    if (!repeated) return;
+    repeat = std::max(repeat, k);
+    if (p > 0 && p < k) flaky.push_back(id());
+  }
+
   void add(const json::Value& c) {
     ++n;
     const json::Value* status = c.find("status");
@@ -510,6 +540,43 @@ void SummaryBuilder::add(const json::Value& c) {
     if (!group) group = std::make_unique<Stats>();
     group->add(c);
   }
+}
+
+void SummaryBuilder::add(std::span<const AttemptFacts> runs, bool repeated, std::string_view label,
+                         const std::function<std::string()>& id) {
+  all_->add(runs, repeated, id);
+  if (label.empty()) return;
+  auto found = columns_.find(label);
+  if (found == columns_.end()) {
+    found = columns_.emplace(std::string(label), std::make_unique<Stats>()).first;
+  }
+  found->second->add(runs, repeated, id);
+}
+
+std::optional<AttemptFacts> facts_of(const json::Value& run) {
+  static constexpr std::array<std::string_view, 6> kOutcomes = {
+      "provider_failure",  "runtime_failure", "false_closure",
+      "correctly_blocked", "false_blocked",   "valid_completion"};
+  AttemptFacts facts;
+  const json::Value* status = run.find("status");
+  facts.passed = status != nullptr && status->is_string() && status->as_string() == "passed";
+  if (const json::Value* o = run.find("outcome"); o != nullptr && o->is_string()) {
+    const auto known = std::find(kOutcomes.begin(), kOutcomes.end(), o->as_string());
+    if (known == kOutcomes.end()) return std::nullopt;
+    facts.outcome = *known;
+  }
+  if (const json::Value* l = run.find("latency_ms"); l != nullptr && l->is_number()) {
+    facts.latency_ms = l->as_number();
+  }
+  if (const json::Value* u = run.find("usage"); u != nullptr && u->is_object()) {
+    for (const auto& m : u->as_object()) {
+      const auto& keys = AttemptFacts::kUsageKeys;
+      const auto key = std::find(keys.begin(), keys.end(), m.key);
+      if (key == keys.end()) return std::nullopt;
+      if (m.value.is_number()) facts.usage[key - keys.begin()] = m.value.as_number();
+    }
+  }
+  return facts;
 }
 
 json::Value SummaryBuilder::finish() const {

@@ -2,10 +2,14 @@
 // graded where it finishes, then merged in id order so the report does not depend on the threads.
 #include "mf/eval/runner.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <mutex>
@@ -140,7 +144,8 @@ struct Attempt {
 
   // The case's id in the report: "<case id>[.<label>]".
   std::string id(const Suite& suite) const {
-    return suite.cases[case_index].id + (variant != nullptr ? "." + variant->label : "");
+    std::string id(suite.case_id(case_index));
+    return variant != nullptr ? id + "." + variant->label : id;
   }
   // "<id>.<repeat>": the journal's name for it.
   std::string key(const std::string& id) const { return id + "." + std::to_string(repeat); }
@@ -417,11 +422,6 @@ json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome,
   return failures;
 }
 
-std::size_t SuiteRun::failed() const {
-  return static_cast<std::size_t>(std::count_if(report.cases.begin(), report.cases.end(),
-                                                [](const ReportCase& c) { return !c.passed; }));
-}
-
 namespace {
 
 // A column as its report entries name it.
@@ -450,6 +450,162 @@ std::optional<std::string> kept_trace(const RunOptions& options, const Named& a,
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+// An unlinked temporary file in the temporary directory (TMPDIR): no name reaches it, so nothing is
+// left behind however the process ends. Appends reserve their range first, so threads write at
+// once; reads and writes are pread and pwrite, never a mapping, whose pages would count as the
+// process's memory.
+class EntrySpill {
+ public:
+  static Result<std::shared_ptr<EntrySpill>> open() {
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+    if (ec) dir = "/tmp";
+    auto spill = std::make_shared<EntrySpill>();
+    spill->fd_ = io::Fd(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    if (!spill->fd_.valid()) {
+      // A file system without O_TMPFILE: a named file, unlinked at once.
+      std::string templ = (dir / "mf-eval-entries-XXXXXX").string();
+      spill->fd_ = io::Fd(::mkostemp(templ.data(), O_CLOEXEC));
+      if (spill->fd_.valid()) ::unlink(templ.c_str());
+    }
+    if (!spill->fd_.valid()) {
+      return diag::error(codes::kWriteFailed,
+                         "cannot create a temporary file for the report's entries in " +
+                             dir.string() + ": " + std::strerror(errno));
+    }
+    return spill;
+  }
+
+  // Writes `bytes` at the end of the file; returns where they start.
+  Result<std::uint64_t> append(std::string_view bytes) {
+    const std::uint64_t at = end_.fetch_add(bytes.size());
+    for (std::size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::pwrite(fd_.get(), bytes.data() + done, bytes.size() - done,
+                                 static_cast<off_t>(at + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        return diag::error(codes::kWriteFailed,
+                           std::string("cannot write the report's entries to a temporary file: ") +
+                               (n < 0 ? std::strerror(errno) : "no space written"));
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    return at;
+  }
+
+  // Appends the bytes [offset, offset + size) to `out`.
+  Status read(std::uint64_t offset, std::size_t size, std::string& out) const {
+    const std::size_t held = out.size();
+    out.resize(held + size);
+    if (io::pread_all(fd_.get(), out.data() + held, size, offset) !=
+        static_cast<std::int64_t>(size)) {
+      out.resize(held);
+      return diag::error(codes::kInternal,
+                         "cannot read the report's entries back from their temporary file");
+    }
+    return Status();
+  }
+
+ private:
+  io::Fd fd_;
+  std::atomic<std::uint64_t> end_{0};
+};
+
+namespace {
+
+// Entries on their way to the spill: each entry is appended with a ',' after it, and a thread's
+// entries go out in one write per batch, so the entries of consecutive attempts are usually
+// consecutive in the file and the report is written from it in a few large reads.
+class SpillBatch {
+ public:
+  SpillBatch(EntrySpill& spill, std::vector<std::uint64_t>& offsets,
+             std::vector<std::uint32_t>& sizes)
+      : spill_(spill), offsets_(offsets), sizes_(sizes) {}
+
+  // Where the next entry's bytes go; finish it with done(i).
+  std::string& buffer() { return bytes_; }
+  void done(std::size_t i, std::size_t begin) {
+    placed_.push_back({i, begin});
+    sizes_[i] = static_cast<std::uint32_t>(bytes_.size() - begin);
+    bytes_ += ',';
+  }
+  Status flush() {
+    if (placed_.empty()) return Status();
+    Result<std::uint64_t> at = spill_.append(bytes_);
+    if (!at) return Status(at.take_diagnostics());
+    for (const auto& [i, begin] : placed_) offsets_[i] = *at + begin;
+    placed_.clear();
+    bytes_.clear();
+    return Status();
+  }
+  bool full() const { return bytes_.size() >= (1u << 16); }
+
+ private:
+  EntrySpill& spill_;
+  std::vector<std::uint64_t>& offsets_;
+  std::vector<std::uint32_t>& sizes_;
+  std::string bytes_;
+  std::vector<std::pair<std::size_t, std::size_t>> placed_;  // attempt, where in bytes_
+};
+
+// The summary's facts of every attempt, by attempt: a byte of flags each, and the numbers in
+// arrays the kernel gives as zero pages, so a number no attempt records (a latency under a fixed
+// clock, a cost) takes no memory.
+class FactStore {
+ public:
+  explicit FactStore(std::size_t n) : flags_(n, 0) {
+    for (auto& v : values_)
+      v.reset(static_cast<double*>(std::calloc(std::max<std::size_t>(n, 1), sizeof(double))));
+  }
+  bool ok() const {
+    return std::all_of(values_.begin(), values_.end(), [](const auto& v) { return v != nullptr; });
+  }
+  void put(std::size_t i, const AttemptFacts& f) {
+    std::uint8_t flags = f.passed ? 1 : 0;
+    const auto known = std::find(kOutcomes.begin(), kOutcomes.end(), f.outcome);
+    if (!f.outcome.empty())
+      flags |= static_cast<std::uint8_t>((known - kOutcomes.begin() + 1) << 1);
+    const std::array<const std::optional<double>*, 4> numbers = {&f.latency_ms, &f.usage[0],
+                                                                 &f.usage[1], &f.usage[2]};
+    for (std::size_t k = 0; k < numbers.size(); ++k) {
+      if (!*numbers[k]) continue;
+      flags |= static_cast<std::uint8_t>(1u << (4 + k));
+      values_[k][i] = **numbers[k];
+    }
+    flags_[i] = flags;
+  }
+  AttemptFacts get(std::size_t i) const {
+    AttemptFacts f;
+    const std::uint8_t flags = flags_[i];
+    f.passed = (flags & 1) != 0;
+    if (const unsigned o = (flags >> 1) & 7; o != 0) f.outcome = kOutcomes[o - 1];
+    const std::array<std::optional<double>*, 4> numbers = {&f.latency_ms, &f.usage[0], &f.usage[1],
+                                                           &f.usage[2]};
+    for (std::size_t k = 0; k < numbers.size(); ++k) {
+      if ((flags & (1u << (4 + k))) != 0) *numbers[k] = values_[k][i];
+    }
+    return f;
+  }
+  bool passed(std::size_t i) const { return (flags_[i] & 1) != 0; }
+  // Whether facts_of() gave facts this store holds (an outcome it knows).
+  static bool holds(const AttemptFacts& f) {
+    return f.outcome.empty() ||
+           std::find(kOutcomes.begin(), kOutcomes.end(), f.outcome) != kOutcomes.end();
+  }
+
+ private:
+  static constexpr std::array<std::string_view, 6> kOutcomes = {
+      "provider_failure",  "runtime_failure", "false_closure",
+      "correctly_blocked", "false_blocked",   "valid_completion"};
+  struct Free {
+    void operator()(double* p) const { std::free(p); }
+  };
+  std::vector<std::uint8_t> flags_;
+  std::array<std::unique_ptr<double[], Free>, 4> values_;  // latency, then the usage keys
+};
 
 }  // namespace
 
@@ -508,25 +664,25 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     }
   }
   // The campaign's cases: the --case filter, then this shard's share, in id order.
-  std::vector<std::size_t> chosen;
+  std::vector<std::uint32_t> chosen;
   for (const auto& id : options.only) {
-    const bool known = std::any_of(suite.cases.begin(), suite.cases.end(),
-                                   [&](const CaseRef& c) { return c.id == id; });
+    bool known = false;
+    for (std::size_t i = 0; i < suite.cases.size() && !known; ++i) known = suite.case_id(i) == id;
     if (!known) return diag::error(codes::kUnknownCase, "--case " + id + " is not in the suite");
   }
   for (const auto& tag : options.tags) {
-    const bool used = std::any_of(suite.cases.begin(), suite.cases.end(), [&](const CaseRef& c) {
-      return std::find(c.tags.begin(), c.tags.end(), tag) != c.tags.end();
-    });
+    const bool used = std::any_of(
+        suite.tag_sets.begin(), suite.tag_sets.end(),
+        [&](const auto& tags) { return std::find(tags.begin(), tags.end(), tag) != tags.end(); });
     if (!used) return diag::error(codes::kUnknownCase, "--tags " + tag + ": no case has it");
   }
   for (std::size_t i = 0, k = 0; i < suite.cases.size(); ++i) {
-    const auto& id = suite.cases[i].id;
+    const std::string_view id = suite.case_id(i);
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), id) == options.only.end()) {
       continue;
     }
-    const auto& tags = suite.cases[i].tags;
+    const auto& tags = suite.case_tags(i);
     if (!options.tags.empty() &&
         std::none_of(options.tags.begin(), options.tags.end(), [&](const std::string& t) {
           return std::find(tags.begin(), tags.end(), t) != tags.end();
@@ -535,52 +691,64 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     }
     if (static_cast<std::int64_t>(k++ % static_cast<std::size_t>(options.shard_count)) ==
         options.shard_index - 1) {
-      chosen.push_back(i);
+      chosen.push_back(static_cast<std::uint32_t>(i));
     }
   }
   const bool repeated = options.repeat > 1;
   std::vector<const Variant*> columns;
   for (const auto& v : options.variants) columns.push_back(&v);
   if (columns.empty()) columns.push_back(nullptr);
-  for (std::size_t i : chosen) {
+  for (const std::uint32_t i : chosen) {
     for (const Variant& v : options.variants) {
       const CaseRef& c = suite.cases[i];
-      if (!valid_case_id(c.id + "." + v.label)) {
-        return diag::error(codes::kUsage, "case \"" + c.id + "\" with column \"" + v.label +
+      const std::string id(suite.case_id(i));
+      if (!valid_case_id(id + "." + v.label)) {
+        return diag::error(codes::kUsage, "case \"" + id + "\" with column \"" + v.label +
                                               "\" makes an id over 128 characters");
       }
       if (c.kind == CaseKind::Task && v.guardrails) {
-        return diag::error(codes::kUsage, "--guardrails applies to plan cases; case \"" + c.id +
+        return diag::error(codes::kUsage, "--guardrails applies to plan cases; case \"" + id +
                                               "\" is a task case");
       }
       if (c.kind == CaseKind::Task && v.model.rfind("sim:", 0) == 0) {
         return diag::error(codes::kUsage,
-                           "a sim model answers plan cases; case \"" + c.id + "\" is a task case");
+                           "a sim model answers plan cases; case \"" + id + "\" is a task case");
       }
     }
   }
-  std::vector<Attempt> attempts;
-  attempts.reserve(chosen.size() * columns.size() * static_cast<std::size_t>(options.repeat));
-  for (std::size_t i : chosen) {
-    for (const Variant* v : columns) {
-      for (std::int64_t r = 0; r < options.repeat; ++r) {
-        attempts.push_back(Attempt{i, v, r, repeated});
-      }
-    }
-  }
-  chosen = {};
-  const std::size_t n = attempts.size();
-  // Each finished attempt as the report holds it, its canonical bytes: the case's entry, or with
-  // repeats one element of its entry's attempts (docs/campaigns.md, "Memory").
-  std::vector<std::string> entries(n);
-  std::vector<char> passes(n, 0);
-  std::vector<std::size_t> todo;
-  diag::Diagnostics forged, journal_problems;
+  // The attempts in order: each chosen case, each column, each repeat. Attempt i is made from its
+  // number when it is needed, so a campaign of many attempts keeps no record of each.
+  const std::size_t cols = columns.size();
+  const auto per_case = static_cast<std::size_t>(options.repeat);
+  const std::size_t n = chosen.size() * cols * per_case;
+  const auto attempt_of = [&](std::size_t i) {
+    return Attempt{chosen[i / (cols * per_case)], columns[(i / per_case) % cols],
+                   static_cast<std::int64_t>(i % per_case), repeated};
+  };
+  Result<std::shared_ptr<EntrySpill>> spill = EntrySpill::open();
+  if (!spill) return spill.take_diagnostics();
+  // Each finished attempt as the report holds it, its canonical bytes in the spill: the case's
+  // entry, or with repeats one element of its entry's attempts (docs/campaigns.md, "Memory").
+  // An offset of kUnplaced: not finished yet.
+  constexpr std::uint64_t kUnplaced = ~std::uint64_t{0};
+  std::vector<std::uint64_t> offsets(n, kUnplaced);
+  std::vector<std::uint32_t> sizes(n, 0);
+  FactStore facts(n);
+  if (!facts.ok()) return diag::error(codes::kInternal, "out of memory for the summary's facts");
+  diag::Diagnostics forged, journal_problems, spill_problems;
   std::vector<std::pair<std::size_t, diag::Diagnostics>> failed;  // by attempt
   std::mutex problems_mutex;
-  // The report element of an attempt's result, serialised where the attempt finishes.
-  auto place = [&](std::size_t i, const std::string& id, json::Value result) {
-    const Attempt& a = attempts[i];
+  // The report element of an attempt's result, serialised where the attempt finishes, and the
+  // facts the summary takes from it.
+  auto place = [&](std::size_t i, const std::string& id, json::Value result,
+                   SpillBatch& batch) -> Status {
+    const Attempt a = attempt_of(i);
+    std::optional<AttemptFacts> f = facts_of(result);
+    if (!f || !FactStore::holds(*f)) {
+      return diag::error(codes::kInternal, "attempt " + a.key(id) +
+                                               ": its entry records what a summary cannot count");
+    }
+    facts.put(i, *f);
     json::Value e = json::Object{};
     if (repeated) {
       e.set("repeat", a.repeat);
@@ -590,90 +758,101 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     }
     e.as_object().reserve(e.as_object().size() + result.as_object().size());
     for (auto& m : result.as_object()) e.set(m.key, std::move(m.value));
-    entries[i].clear();
-    json::write_canonical(e, entries[i]);
-    entries[i].shrink_to_fit();
+    std::string& out = batch.buffer();
+    const std::size_t begin = out.size();
+    json::write_canonical(e, out);
+    batch.done(i, begin);
+    return batch.full() ? batch.flush() : Status();
   };
-  for (std::size_t i = 0; i < n; ++i) {
-    if (options.journal == nullptr) {
-      todo.push_back(i);
-      continue;
-    }
-    const Named named(attempts[i], suite, options);
-    std::optional<JournalEntry> found = options.journal->find(named.key);
-    if (!found) {
-      todo.push_back(i);
-      continue;
-    }
-    // A journaled attempt whose trace is at hand must be what that trace grades to.
-    if (std::optional<std::string> trace = kept_trace(options, named, found->result)) {
-      Result<Case> c = suite.load_case(attempts[i].case_index);
-      if (!c) return c.take_diagnostics();
-      if (auto why = disagreement(&*c, *trace, found->result, options.mac_key)) {
-        auto d = diag::error(
-            codes::kJournalTampered,
-            "journaled attempt " + named.key + " disagrees with its trace: " + why->message, "",
-            found->line);
-        d.source = options.journal->name();
-        forged.push_back(std::move(d));
-        continue;
+  std::size_t done = 0, passed = 0;
+  if (options.journal != nullptr) {
+    SpillBatch batch(**spill, offsets, sizes);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Attempt attempt = attempt_of(i);
+      std::optional<JournalEntry> found = options.journal->find(attempt.key(attempt.id(suite)));
+      if (!found) continue;
+      const Named named(attempt, suite, options);
+      // A journaled attempt whose trace is at hand must be what that trace grades to.
+      if (std::optional<std::string> trace = kept_trace(options, named, found->result)) {
+        Result<Case> c = suite.load_case(attempt.case_index);
+        if (!c) return c.take_diagnostics();
+        if (auto why = disagreement(&*c, *trace, found->result, options.mac_key)) {
+          auto d = diag::error(
+              codes::kJournalTampered,
+              "journaled attempt " + named.key + " disagrees with its trace: " + why->message, "",
+              found->line);
+          d.source = options.journal->name();
+          forged.push_back(std::move(d));
+          continue;
+        }
       }
+      if (Status s = place(i, named.id, std::move(found->result), batch); !s)
+        return s.take_diagnostics();
+      ++done;
+      passed += facts.passed(i) ? 1 : 0;
     }
-    const json::Value* status = found->result.find("status");
-    passes[i] = status != nullptr && status->is_string() && status->as_string() == "passed";
-    place(i, named.id, std::move(found->result));
+    if (Status s = batch.flush(); !s) return s.take_diagnostics();
   }
   if (!forged.empty()) return forged;
+  // The attempts are taken in runs of consecutive attempts (up to 32, fewer for a small campaign
+  // so every thread has some), so each thread's entries go to the spill in such runs.
+  const std::size_t threads =
+      std::clamp<std::size_t>(options.jobs, 1, std::max<std::size_t>(n - done, 1));
+  const std::size_t run_length = std::clamp<std::size_t>(n / (threads * 64), 1, 32);
   std::atomic<std::size_t> next{0};
   std::mutex progress_mutex, keep_mutex;
-  std::size_t done = n - todo.size();
-  std::size_t passed = static_cast<std::size_t>(std::count(passes.begin(), passes.end(), 1));
   if (options.progress) options.progress(done, n, passed);
   auto worker = [&] {
+    SpillBatch batch(**spill, offsets, sizes);
+    const auto keep = [&](Status s) {
+      if (s) return;
+      std::lock_guard<std::mutex> lock(problems_mutex);
+      for (const auto& d : s.diagnostics()) spill_problems.push_back(d);
+    };
     for (;;) {
-      const std::size_t t = next.fetch_add(1);
-      if (t >= todo.size()) return;
-      const std::size_t i = todo[t];
-      const Named named(attempts[i], suite, options);
-      CaseRun run;
-      Result<Case> c = suite.load_case(attempts[i].case_index);
-      if (!c) {
-        run.problems = c.take_diagnostics();
-      } else {
-        try {
-          run = run_case(*c, named, options, keep_mutex);
-        } catch (const std::exception& e) {
-          run.problems.push_back(
-              in_case(*c, diag::error(codes::kInternal, std::string("exception: ") + e.what())));
+      const std::size_t first = next.fetch_add(run_length);
+      if (first >= n) break;
+      for (std::size_t i = first; i < std::min(first + run_length, n); ++i) {
+        if (offsets[i] != kUnplaced) continue;  // the journal's
+        const Named named(attempt_of(i), suite, options);
+        CaseRun run;
+        Result<Case> c = suite.load_case(attempt_of(i).case_index);
+        if (!c) {
+          run.problems = c.take_diagnostics();
+        } else {
+          try {
+            run = run_case(*c, named, options, keep_mutex);
+          } catch (const std::exception& e) {
+            run.problems.push_back(
+                in_case(*c, diag::error(codes::kInternal, std::string("exception: ") + e.what())));
+          }
         }
-      }
-      // A cancelled attempt is not done: a resumed campaign runs it again.
-      const json::Value* terminal = run.result.find("terminal");
-      const bool interrupted = options.cancel != nullptr && options.cancel->load() &&
-                               terminal != nullptr && terminal->is_string() &&
-                               terminal->as_string() == "cancelled";
-      if (options.journal != nullptr && run.problems.empty() && !interrupted) {
-        if (Status s = options.journal->append(named.key, run.result); !s) {
+        // A cancelled attempt is not done: a resumed campaign runs it again.
+        const json::Value* terminal = run.result.find("terminal");
+        const bool interrupted = options.cancel != nullptr && options.cancel->load() &&
+                                 terminal != nullptr && terminal->is_string() &&
+                                 terminal->as_string() == "cancelled";
+        if (options.journal != nullptr && run.problems.empty() && !interrupted) {
+          if (Status s = options.journal->append(named.key, run.result); !s) {
+            std::lock_guard<std::mutex> lock(problems_mutex);
+            for (const auto& d : s.diagnostics()) journal_problems.push_back(d);
+          }
+        }
+        if (run.problems.empty()) {
+          keep(place(i, named.id, std::move(run.result), batch));
+        } else {
           std::lock_guard<std::mutex> lock(problems_mutex);
-          for (const auto& d : s.diagnostics()) journal_problems.push_back(d);
+          failed.emplace_back(i, std::move(run.problems));
+        }
+        if (options.progress) {
+          std::lock_guard<std::mutex> lock(progress_mutex);
+          passed += run.passed ? 1 : 0;
+          options.progress(++done, n, passed);
         }
       }
-      passes[i] = run.passed;
-      if (run.problems.empty()) {
-        place(i, named.id, std::move(run.result));
-      } else {
-        std::lock_guard<std::mutex> lock(problems_mutex);
-        failed.emplace_back(i, std::move(run.problems));
-      }
-      if (options.progress) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        passed += run.passed ? 1 : 0;
-        options.progress(++done, n, passed);
-      }
+      keep(batch.flush());
     }
   };
-  const std::size_t threads =
-      std::clamp<std::size_t>(options.jobs, 1, std::max<std::size_t>(todo.size(), 1));
   {
     // The calling thread is one of the workers.
     std::vector<std::thread> pool;
@@ -682,66 +861,113 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     worker();
     for (auto& t : pool) t.join();
   }
-  todo = {};
-  // The journal's problems, then the attempts' in attempt order, whatever order they ended in.
+  // The journal's problems, then the attempts' in attempt order, whatever order they ended in,
+  // then the spill's.
   diag::Diagnostics problems = std::move(journal_problems);
   std::sort(failed.begin(), failed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [i, ds] : failed) {
     for (auto& d : ds) problems.push_back(std::move(d));
   }
+  for (auto& d : spill_problems) problems.push_back(std::move(d));
   if (!problems.empty()) return problems;
 
-  // The report's entries: one per case (and column), in id order. Ids with a variant label need
-  // not keep the cases' order ("a-b" sorts before "a.x").
+  // The report's entries: one per case (and column), in id order. Entry e is of the chosen case
+  // e / cols and column e % cols; its attempts are e * per_case onwards. Without a matrix that is
+  // the cases' order; with one, ids need not keep it ("a-b" sorts before "a.x"), so the entries
+  // are sorted by their ids, compared in place.
   SuiteRun out;
-  out.report.suite_id = suite.id;
-  const auto per_case = static_cast<std::size_t>(options.repeat);
+  out.suite_id = suite.id;
   const std::size_t count = n / per_case;
-  {
-    std::vector<std::pair<std::string, std::size_t>> order;  // id, first attempt
-    order.reserve(count);
-    for (std::size_t first = 0; first < n; first += per_case) {
-      order.emplace_back(attempts[first].id(suite), first);
-    }
-    std::sort(order.begin(), order.end());
-    out.report.cases.reserve(count);
-    out.entries.reserve(count);
-    for (auto& [id, first] : order) {
-      bool all = true;
-      for (std::size_t r = 0; r < per_case; ++r) all = all && passes[first + r] != 0;
-      if (!repeated) {
-        out.entries.push_back(std::move(entries[first]));
-      } else {
-        // {attempts, id, status, variant?}: the members in canonical order.
-        std::string entry = "{\"attempts\":[";
-        for (std::size_t r = 0; r < per_case; ++r) {
-          if (r > 0) entry += ',';
-          entry += entries[first + r];
-          std::string().swap(entries[first + r]);
-        }
-        entry += "],\"id\":";
-        json::write_canonical(json::Value(id), entry);
-        entry += all ? ",\"status\":\"passed\"" : ",\"status\":\"failed\"";
-        if (attempts[first].variant != nullptr) {
-          entry += ",\"variant\":";
-          json::write_canonical(variant_json(*attempts[first].variant), entry);
-        }
-        entry += '}';
-        out.entries.push_back(std::move(entry));
+  std::vector<std::uint32_t> order;
+  if (!options.variants.empty()) {
+    std::vector<std::string> dotted;
+    for (const Variant* v : columns) dotted.push_back("." + v->label);
+    order.resize(count);
+    for (std::size_t e = 0; e < count; ++e) order[e] = static_cast<std::uint32_t>(e);
+    const auto char_at = [](std::string_view head, const std::string& tail, std::size_t k) {
+      return static_cast<unsigned char>(k < head.size() ? head[k] : tail[k - head.size()]);
+    };
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const std::string_view a1 = suite.case_id(chosen[a / cols]);
+      const std::string& a2 = dotted[a % cols];
+      const std::string_view b1 = suite.case_id(chosen[b / cols]);
+      const std::string& b2 = dotted[b % cols];
+      const std::size_t la = a1.size() + a2.size(), lb = b1.size() + b2.size();
+      for (std::size_t k = 0; k < std::min(la, lb); ++k) {
+        const unsigned char x = char_at(a1, a2, k), y = char_at(b1, b2, k);
+        if (x != y) return x < y;
       }
-      out.report.cases.push_back({std::move(id), all});
-    }
+      return la < lb;
+    });
   }
-  entries = {};
-  attempts = {};
-  // The summary from the entries read back one at a time, in the report's order.
+  const auto id_of = [&](std::size_t e) { return attempt_of(e * per_case).id(suite); };
+  // Without repeats, and in the attempts' order, each entry is its attempt's: the spill's places
+  // are the report's. Otherwise the report's places are made here, with each repeated case's entry
+  // (its attempts within) written to the spill again.
+  const bool as_run = !repeated && order.empty();
+  if (!as_run) {
+    out.offsets.reserve(count);
+    out.sizes.reserve(count);
+  }
   SummaryBuilder summary;
-  for (const std::string& e : out.entries) {
-    Result<json::Value> v = json::parse(e);
-    if (!v) return v.take_diagnostics();
-    summary.add(*v);
+  std::vector<AttemptFacts> runs(per_case);
+  {
+    SpillBatch batch(**spill, out.offsets, out.sizes);
+    std::string held;
+    for (std::size_t r = 0; r < count; ++r) {
+      const std::size_t e = order.empty() ? r : order[r];
+      const std::size_t first = e * per_case;
+      bool all = true;
+      for (std::size_t k = 0; k < per_case; ++k) {
+        runs[k] = facts.get(first + k);
+        all = all && runs[k].passed;
+      }
+      const Variant* variant = columns[e % cols];
+      summary.add(runs, repeated, variant != nullptr ? variant->label : std::string_view(),
+                  [&] { return id_of(e); });
+      if (!all) {
+        if (out.first_failed.size() < SuiteRun::kFailedNamed) out.first_failed.push_back(id_of(e));
+        ++out.failed_cases;
+      }
+      if (as_run) continue;
+      if (!repeated) {
+        out.offsets.push_back(offsets[first]);
+        out.sizes.push_back(sizes[first]);
+        continue;
+      }
+      // {attempts, id, status, variant?}: the members in canonical order.
+      std::string& entry = batch.buffer();
+      const std::size_t begin = entry.size();
+      entry += "{\"attempts\":[";
+      for (std::size_t k = 0; k < per_case; ++k) {
+        if (k > 0) entry += ',';
+        if (Status s = (*spill)->read(offsets[first + k], sizes[first + k], entry); !s)
+          return s.take_diagnostics();
+      }
+      entry += "],\"id\":";
+      json::write_canonical(json::Value(id_of(e)), entry);
+      entry += all ? ",\"status\":\"passed\"" : ",\"status\":\"failed\"";
+      if (variant != nullptr) {
+        entry += ",\"variant\":";
+        json::write_canonical(variant_json(*variant), entry);
+      }
+      entry += '}';
+      out.offsets.push_back(0);
+      out.sizes.push_back(0);
+      batch.done(r, begin);
+      if (batch.full()) {
+        if (Status s = batch.flush(); !s) return s.take_diagnostics();
+      }
+    }
+    if (Status s = batch.flush(); !s) return s.take_diagnostics();
   }
+  if (as_run) {
+    out.offsets = std::move(offsets);
+    out.sizes = std::move(sizes);
+  }
+  out.cases = count;
+  out.spill = std::move(*spill);
   out.summary = summary.finish();
   // The members after "cases", in canonical order.
   std::string& tail = out.tail;
@@ -764,14 +990,27 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
 }
 
 Status SuiteRun::write(const std::function<Status(std::string_view)>& sink) const {
-  // Entries are written in batches, so a large report costs a few writes, not one per case.
+  // Entries that are consecutive in the spill, each with its ',' after it, are read in one piece;
+  // the pieces go to the sink in batches, so a large report costs a few reads and writes, not one
+  // per case.
+  constexpr std::size_t kBatch = 1u << 16;
   std::string batch = "{\"cases\":[";
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (i > 0) batch += ',';
-    batch += entries[i];
-    if (batch.size() >= (1u << 16)) {
-      if (Status s = sink(batch); !s) return s;
-      batch.clear();
+  for (std::size_t r = 0; r < offsets.size(); ++r) {
+    if (r > 0) batch += ',';
+    const std::uint64_t begin = offsets[r];
+    std::uint64_t end = begin + sizes[r];
+    while (r + 1 < offsets.size() && offsets[r + 1] == end + 1) {
+      ++r;
+      end = offsets[r] + sizes[r];
+    }
+    for (std::uint64_t at = begin; at < end;) {
+      const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(end - at, kBatch));
+      if (Status s = spill->read(at, piece, batch); !s) return s.take_diagnostics();
+      at += piece;
+      if (batch.size() >= kBatch) {
+        if (Status s = sink(batch); !s) return s.take_diagnostics();
+        batch.clear();
+      }
     }
   }
   batch += tail;
@@ -780,7 +1019,8 @@ Status SuiteRun::write(const std::function<Status(std::string_view)>& sink) cons
 
 std::string SuiteRun::bytes() const {
   std::string out;
-  // Appending to memory cannot fail.
+  // Appending to memory cannot fail; a spill that cannot be read back leaves the bytes short,
+  // which every reader of them refuses.
   (void)write([&](std::string_view piece) {
     out += piece;
     return Status();

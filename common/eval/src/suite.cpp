@@ -7,11 +7,17 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <thread>
 
 #include "mf/diag/codes.hpp"
 #include "mf/harness/plan.hpp"
@@ -581,6 +587,83 @@ struct SuiteSource {
 
 namespace {
 
+// Cases checked on a second thread while the reader reads on: handed over in suite order in
+// batches, and checked one at a time in that order, so the index and the diagnostics are those of
+// checking them on one thread. A few batches wait at most, so what is held does not grow with the
+// suite.
+class CheckAhead {
+ public:
+  using Check = std::function<void(json::Value&&, std::size_t, std::size_t, std::size_t)>;
+  explicit CheckAhead(Check check) : check_(std::move(check)), thread_([this] { loop(); }) {}
+  ~CheckAhead() { close(); }
+  CheckAhead(const CheckAhead&) = delete;
+  CheckAhead& operator=(const CheckAhead&) = delete;
+
+  void add(json::Value&& v, std::size_t i, std::size_t begin, std::size_t end) {
+    filling_.push_back({std::move(v), i, begin, end});
+    if (filling_.size() >= kBatch) hand_over();
+  }
+  // Returns once every case handed over is checked; throws what a check threw.
+  void finish() {
+    hand_over();
+    close();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  struct Item {
+    json::Value v;
+    std::size_t i, begin, end;
+  };
+  static constexpr std::size_t kBatch = 128, kWaiting = 4;
+
+  void hand_over() {
+    if (filling_.empty()) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    room_.wait(lock, [&] { return waiting_.size() < kWaiting; });
+    waiting_.push_back(std::move(filling_));
+    filling_.clear();
+    ready_.notify_one();
+  }
+  void close() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closed_ = true;
+    }
+    ready_.notify_one();
+    thread_.join();
+  }
+  void loop() {
+    for (;;) {
+      std::vector<Item> batch;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [&] { return !waiting_.empty() || closed_; });
+        if (waiting_.empty()) return;
+        batch = std::move(waiting_.front());
+        waiting_.pop_front();
+        room_.notify_one();
+      }
+      if (error_) continue;  // what is left is only drained
+      try {
+        for (Item& item : batch) check_(std::move(item.v), item.i, item.begin, item.end);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    }
+  }
+
+  Check check_;
+  std::vector<Item> filling_;  // the reader's batch
+  std::mutex mutex_;
+  std::condition_variable ready_, room_;
+  std::deque<std::vector<Item>> waiting_;
+  bool closed_ = false;
+  std::exception_ptr error_;  // the checker's; read after it ends
+  std::thread thread_;        // last: started when the rest is made
+};
+
 // The one pass over a suite's bytes: each case checked as it is read and, with `base_dir`, its
 // files loaded; only its CaseRef is kept. The diagnostics are those of checking the whole document
 // at once: the document's own, else the top level's then each case's in suite order, else the
@@ -588,30 +671,41 @@ namespace {
 // With `in_place` (the suite file's bytes, which `bytes` views) the reader decodes in those bytes,
 // so the load holds one copy of the suite, not two; a refused document is then read again from
 // `path` for the diagnostics' lines and columns.
+// With `jobs` of 2 or more the cases are checked on a second thread (CheckAhead).
 Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string>& base_dir,
                          std::shared_ptr<SuiteSource> source, std::string* in_place = nullptr,
-                         const std::string& path = "") {
+                         const std::string& path = "", unsigned jobs = 1) {
   Suite suite;
   suite.sha256 = hash::sha256_hex(bytes);
   std::vector<std::pair<std::size_t, diag::Diagnostic>> problems;        // by case position
   std::vector<std::pair<std::string, diag::Diagnostics>> file_problems;  // by case id
   std::map<std::string, std::uint32_t> shared;  // files_key -> index in source->files
+  std::map<std::vector<std::string>, std::uint32_t> tag_sets;  // -> index in suite.tag_sets
+  suite.tag_sets.emplace_back();
+  tag_sets.emplace(std::vector<std::string>(), 0);
+  // An upper bound on the cases (no case is under 24 bytes): the index is not moved as it grows,
+  // and the pages it does not fill are never touched.
+  suite.cases.reserve(bytes.size() / 24 + 1);
+  suite.ids.reserve(bytes.size());  // every id is in the suite's bytes
   Loaded loaded;
   std::size_t count = 0;
-  const json::OnElement each = [&](json::Value&& v, std::size_t i, std::size_t begin,
-                                   std::size_t end) {
-    ++count;
+  const CheckAhead::Check check = [&](json::Value&& v, std::size_t i, std::size_t begin,
+                                      std::size_t end) {
     diag::Diagnostics found;
     std::optional<Case> c = parse_case(v, index_pointer("/cases", i), found);
     for (auto& d : found) problems.emplace_back(i, std::move(d));
     if (!c) return;
-    CaseRef ref{c->id,
-                std::move(c->tags),
+    auto tags = tag_sets.try_emplace(std::move(c->tags), suite.tag_sets.size());
+    if (tags.second) suite.tag_sets.push_back(tags.first->first);
+    CaseRef ref{static_cast<std::uint32_t>(suite.ids.size()),
+                static_cast<std::uint8_t>(c->id.size()),
                 c->kind,
+                tags.first->second,
                 static_cast<std::uint32_t>(i),
                 static_cast<std::uint32_t>(begin),
                 static_cast<std::uint32_t>(end - begin),
                 0};
+    suite.ids += c->id;
     const std::string key = files_key(*c);
     if (auto at = shared.find(key); at != shared.end()) {
       ref.files = at->second;
@@ -636,10 +730,22 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
     }
     suite.cases.push_back(std::move(ref));
   };
+  std::optional<CheckAhead> ahead;
+  if (jobs > 1) ahead.emplace(check);
+  const json::OnElement each = [&](json::Value&& v, std::size_t i, std::size_t begin,
+                                   std::size_t end) {
+    ++count;
+    if (ahead) {
+      ahead->add(std::move(v), i, begin, end);
+    } else {
+      check(std::move(v), i, begin, end);
+    }
+  };
   const json::ReadLimits limits{.max_bytes = kMaxSuiteBytes};
   Result<json::Value> doc =
       in_place != nullptr ? json::parse_object_streaming_in_place(*in_place, limits, "cases", each)
                           : json::parse_object_streaming(bytes, limits, "cases", each);
+  if (ahead) ahead->finish();
   if (!doc && in_place != nullptr) {
     Result<std::string> again = io::read_input(path, kMaxSuiteBytes);
     if (again && hash::sha256_hex(*again) == suite.sha256) {
@@ -664,18 +770,25 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
     all.push_back(diag::error(codes::kSchema, "a suite needs at least one case", "/cases"));
   }
   // A case id used before: named at the later case, after that case's own problems (it has none).
-  std::stable_sort(suite.cases.begin(), suite.cases.end(),
-                   [](const CaseRef& a, const CaseRef& b) { return a.id < b.id; });
+  // By id, then position: in place, so the sort needs no second copy of the index.
+  const auto id_of = [&](const CaseRef& c) {
+    return std::string_view(suite.ids).substr(c.id_at, c.id_size);
+  };
+  std::sort(suite.cases.begin(), suite.cases.end(), [&](const CaseRef& a, const CaseRef& b) {
+    const std::string_view x = id_of(a), y = id_of(b);
+    return x != y ? x < y : a.index < b.index;
+  });
   for (std::size_t i = 1; i < suite.cases.size(); ++i) {
     const CaseRef& first = suite.cases[i - 1];
-    if (suite.cases[i].id != first.id) continue;
+    if (id_of(suite.cases[i]) != id_of(first)) continue;
     std::size_t j = i;
-    for (; j < suite.cases.size() && suite.cases[j].id == first.id; ++j) {
-      problems.emplace_back(suite.cases[j].index,
-                            diag::error(codes::kDuplicateCaseId,
-                                        "case id \"" + first.id + "\" is already used by " +
-                                            index_pointer("/cases", first.index),
-                                        index_pointer("/cases", suite.cases[j].index) + "/id"));
+    for (; j < suite.cases.size() && id_of(suite.cases[j]) == id_of(first); ++j) {
+      problems.emplace_back(
+          suite.cases[j].index,
+          diag::error(codes::kDuplicateCaseId,
+                      "case id \"" + std::string(id_of(first)) + "\" is already used by " +
+                          index_pointer("/cases", first.index),
+                      index_pointer("/cases", suite.cases[j].index) + "/id"));
     }
     i = j - 1;
   }
@@ -689,7 +802,6 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
     for (auto& d : ds) all.push_back(std::move(d));
   }
   if (!all.empty()) return all;
-  suite.cases.shrink_to_fit();
   source->files.shrink_to_fit();
   suite.source = std::move(source);
   return suite;
@@ -715,9 +827,9 @@ Result<Case> Suite::load_case(std::size_t i) const {
   Result<json::Value> v = json::parse(bytes);
   diag::Diagnostics problems;
   std::optional<Case> c = v ? parse_case(*v, pointer, problems) : std::nullopt;
-  if (!c || c->id != ref.id) {
+  if (!c || c->id != case_id(i)) {
     return diag::error(codes::kInternal,
-                       "case \"" + ref.id +
+                       "case \"" + std::string(case_id(i)) +
                            "\" is no longer what the suite file held when it "
                            "was loaded: the file changed during the campaign",
                        pointer);
@@ -733,9 +845,16 @@ Result<Case> Suite::load_case(std::size_t i) const {
 }
 
 std::string Suite::inputs_json(std::size_t i) const {
-  const CaseRef& ref = cases.at(i);
-  return "{\"id\":" + json::canonical(json::Value(ref.id)) + "," +
-         source->files[ref.files].inputs_tail;
+  // A valid id is its own canonical string: nothing in it is escaped.
+  const std::string_view id = case_id(i);
+  const std::string& tail = source->files[cases.at(i).files].inputs_tail;
+  std::string out;
+  out.reserve(10 + id.size() + tail.size());
+  out += "{\"id\":\"";
+  out += id;
+  out += "\",";
+  out += tail;
+  return out;
 }
 
 Result<Suite> parse_suite(std::string_view bytes) {
@@ -752,7 +871,7 @@ Result<Suite> load_suite_bytes(std::string_view bytes, const std::string& base_d
   return read_suite(held, base_dir, std::move(source));
 }
 
-Result<Suite> load_suite(const std::string& path) {
+Result<Suite> load_suite(const std::string& path, unsigned jobs) {
   Result<std::string> bytes = io::read_input(path, kMaxSuiteBytes);
   if (!bytes) return bytes.take_diagnostics();
   const std::string base_dir =
@@ -771,7 +890,7 @@ Result<Suite> load_suite(const std::string& path) {
                        "cannot open suite " + path + " again: " + std::strerror(errno));
   }
   const std::string_view held = *bytes;
-  return read_suite(held, base_dir, std::move(source), &*bytes, path);
+  return read_suite(held, base_dir, std::move(source), &*bytes, path, jobs);
 }
 
 }  // namespace mf::eval

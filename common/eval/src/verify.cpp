@@ -111,8 +111,11 @@ Result<Verification> verify_report(const Report& report, const TraceFetch& fetch
       if (suite != nullptr) {
         const auto it =
             std::lower_bound(suite->cases.begin(), suite->cases.end(), t.case_id,
-                             [](const CaseRef& c, const std::string& id) { return c.id < id; });
-        if (it == suite->cases.end() || it->id != t.case_id) {
+                             [&](const CaseRef& c, const std::string& id) {
+                               return std::string_view(suite->ids).substr(c.id_at, c.id_size) < id;
+                             });
+        if (it == suite->cases.end() ||
+            suite->case_id(static_cast<std::size_t>(it - suite->cases.begin())) != t.case_id) {
           checked[i].failure =
               VerifyFailure{t.attempt, "case", "", "the suite has no case \"" + t.case_id + "\""};
           continue;

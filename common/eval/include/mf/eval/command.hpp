@@ -57,8 +57,8 @@ diag::CommandOutcome run_command(const RunArgs& args);
 // the first ten failing case ids (then "and N more"), with repeats the attempts, and where the
 // report went: "20 cases, 16 passed, 4 failed: a, b, c, d — report out/report.json".
 std::string summary_line(const json::Value& report, const std::string& output);
-// The same from a report's summary and its cases' statuses.
-std::string summary_line(const json::Value& summary, const std::vector<ReportCase>& cases,
+// The same from a report's summary and its failed cases' ids in id order (at least the first ten).
+std::string summary_line(const json::Value& summary, const std::vector<std::string>& failing,
                          const std::string& output);
 
 // `mf-eval merge`: the shard reports (read from these paths) joined into `output`, and with a

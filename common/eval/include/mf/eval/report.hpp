@@ -2,10 +2,13 @@
 // classifies case ids between a baseline and a candidate and applies the regression gate.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +76,23 @@ Result<std::vector<AttemptTrace>> report_attempt_traces(const std::string& path)
 // latency and usage medians and p90s when the cases record them.
 json::Value summarize(const json::Array& cases);
 
+// What the summary takes from one run's entry (a case's, or one attempt of a repeated case): its
+// status, its outcome, its latency and its usage. A campaign takes them where each attempt
+// finishes, so its summary is made without reading the entries back.
+struct AttemptFacts {
+  bool passed = false;
+  std::string_view outcome;  // empty: none; else one of the outcomes a plan attempt is scored by
+  std::optional<double> latency_ms;
+  // cost_usd, input_tokens, output_tokens (kUsageKeys), when the entry's usage has them
+  static constexpr std::array<std::string_view, 3> kUsageKeys = {"cost_usd", "input_tokens",
+                                                                 "output_tokens"};
+  std::array<std::optional<double>, 3> usage;
+};
+
+// The facts of a run's entry; none when it records what they cannot hold (an outcome or a usage
+// member of another name), which a run's entry made by `mf-eval run` never does.
+std::optional<AttemptFacts> facts_of(const json::Value& run);
+
 // summarize() one case at a time: add() each case entry in the report's order, then finish(). It
 // keeps counts, and per attempt only the numbers the medians need, so a campaign's summary is made
 // without holding its entries as a tree.
@@ -83,12 +103,16 @@ class SummaryBuilder {
   SummaryBuilder(const SummaryBuilder&) = delete;
   SummaryBuilder& operator=(const SummaryBuilder&) = delete;
   void add(const json::Value& case_entry);
+  // The same for a case given by its runs' facts: one without repeats, or its attempts in repeat
+  // order; `label` its variant's ("" for none) and `id` its id, asked for only when it is flaky.
+  void add(std::span<const AttemptFacts> runs, bool repeated, std::string_view label,
+           const std::function<std::string()>& id);
   json::Value finish() const;
 
  private:
   struct Stats;
   std::unique_ptr<Stats> all_;
-  std::map<std::string, std::unique_ptr<Stats>> columns_;  // by variant label
+  std::map<std::string, std::unique_ptr<Stats>, std::less<>> columns_;  // by variant label
 };
 
 // `mf-eval merge`: the shard reports of one campaign (same suite, the same `shard.settings`, every

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -97,16 +98,29 @@ Result<PlanFacts> plan_facts(std::string_view trace);
 json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome,
                   const PlanFacts* facts = nullptr);
 
-// A finished suite: its report, kept as the canonical bytes of each case's entry in id order, its
-// summary and its typed view. The report file is written from these pieces (write), so neither it
-// nor its tree is ever held whole for a campaign of many cases.
-struct SuiteRun {
-  Report report;                     // suite id and each case's id and status, sorted by id
-  json::Value summary;               // the report's summary (docs/formats/eval.md, "Statistics")
-  std::vector<std::string> entries;  // each case's entry, canonical, in id order
-  std::string tail;                  // the report's bytes after its entries: "],\"kind\":...}\n"
+// The finished entries' canonical bytes, kept out of memory in an unlinked temporary file
+// (runner.cpp).
+class EntrySpill;
 
-  std::size_t failed() const;
+// A finished suite: its report, kept as the canonical bytes of each case's entry (in a temporary
+// file that no name reaches, removed with its last handle), where each is in that file in id order,
+// its summary and its failed cases. The report file is written from these pieces (write), so
+// neither it nor its tree is ever held whole for a campaign of many cases (docs/campaigns.md,
+// "Memory").
+struct SuiteRun {
+  static constexpr std::size_t kFailedNamed = 10;  // failed case ids kept for a summary line
+
+  std::string suite_id;
+  std::size_t cases = 0;                  // entries in the report
+  std::size_t failed_cases = 0;           // of them failed (with repeats: an attempt failed)
+  std::vector<std::string> first_failed;  // the first kFailedNamed failed cases' ids, by id
+  json::Value summary;                    // the report's summary (docs/formats/eval.md)
+  std::shared_ptr<const EntrySpill> spill;
+  std::vector<std::uint64_t> offsets;  // each entry's bytes in the spill, in id order
+  std::vector<std::uint32_t> sizes;
+  std::string tail;  // the report's bytes after its entries: "],\"kind\":...}\n"
+
+  std::size_t failed() const { return failed_cases; }
   // Hands the report file's bytes (canonical JSON and a newline) to `sink` in order, in pieces.
   Status write(const std::function<Status(std::string_view)>& sink) const;
   // The report file's bytes, whole.

@@ -71,11 +71,14 @@ struct Case {
 };
 
 // A case of a loaded suite as a campaign keeps it: what choosing and sharding the cases need, and
-// where its bytes are in the suite, so that the whole Case is read again only when it runs.
+// where its bytes are in the suite, so that the whole Case is read again only when it runs. Its id
+// is in the suite's id arena and its tags are one of the suite's distinct tag sets, so an entry
+// takes 28 bytes and its id's.
 struct CaseRef {
-  std::string id;
-  std::vector<std::string> tags;  // sorted, unique
+  std::uint32_t id_at = 0;  // its id: Suite::ids[id_at, id_at + id_size)
+  std::uint8_t id_size = 0;
   CaseKind kind = CaseKind::Task;
+  std::uint32_t tags = 0;   // Suite::tag_sets[tags]; 0 is no tags
   std::uint32_t index = 0;  // its position in the suite's "cases" (its pointer /cases/N)
   std::uint32_t begin = 0;  // its bytes in the suite: [begin, begin + size)
   std::uint32_t size = 0;
@@ -86,10 +89,18 @@ struct SuiteSource;  // the suite's bytes (or its open file) and the files its c
 
 struct Suite {
   std::string id;
-  std::string sha256;          // of the suite file's exact bytes
-  std::vector<CaseRef> cases;  // sorted by id
+  std::string sha256;                              // of the suite file's exact bytes
+  std::vector<CaseRef> cases;                      // sorted by id
+  std::string ids;                                 // the cases' ids, end to end
+  std::vector<std::vector<std::string>> tag_sets;  // distinct, each sorted and unique; [0] empty
   std::shared_ptr<const SuiteSource> source;
 
+  // The id of cases[i].
+  std::string_view case_id(std::size_t i) const {
+    return std::string_view(ids).substr(cases[i].id_at, cases[i].id_size);
+  }
+  // The tags of cases[i], sorted and unique.
+  const std::vector<std::string>& case_tags(std::size_t i) const { return tag_sets[cases[i].tags]; }
   // The case cases[i], read again from the suite and checked as at load, with the files load_suite
   // loaded for it (parse_suite loads none). Fails only when the suite file changed meanwhile.
   Result<Case> load_case(std::size_t i) const;
@@ -112,7 +123,8 @@ Result<Suite> load_suite_bytes(std::string_view bytes, const std::string& base_d
 
 // Reads the suite file ("-" = stdin, relative to the working directory) and loads it. A file is
 // kept open, not in memory: a case's bytes are read again from it when the case runs; standard
-// input is kept in memory.
-Result<Suite> load_suite(const std::string& path);
+// input is kept in memory. With `jobs` of 2 or more, the cases are checked on a second thread while
+// the file is read on: the same suite and the same diagnostics.
+Result<Suite> load_suite(const std::string& path, unsigned jobs = 1);
 
 }  // namespace mf::eval
