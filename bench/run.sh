@@ -111,7 +111,7 @@ if [[ -n $before ]]; then
     function span(lo, hi,  f, u) {
       if (lo < 1e-6) { f = 1e9; u = "ns" } else if (lo < 1e-3) { f = 1e6; u = "us" }
       else if (lo < 1) { f = 1e3; u = "ms" } else { f = 1; u = "s" }
-      return sprintf(lo * f < 100 ? "%.3g-%.3g %s" : "%.0f-%.0f %s", lo * f, hi * f, u)
+      return sprintf(lo * f < 10 ? "%.2f-%.2f %s" : lo * f < 100 ? "%.1f-%.1f %s" : "%.0f-%.0f %s", lo * f, hi * f, u)
     }'
   samples=$out_dir/compare-samples.txt # "SIDE ROUND NAME SECONDS", one line per figure and round
   : >"$samples"
