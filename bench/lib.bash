@@ -53,19 +53,25 @@ row() {
   }'
 }
 
-# cpu_of CMD...: the least CPU seconds (every thread, user + system) of $runs runs, from
-# `perf stat`'s task-clock; "-" without perf. On a machine other work shares, CPU time moves far
-# less than the wall clock, and for a one-thread peer it is what the wall clock would be unloaded.
+# cpu_seconds CMD...: the CPU seconds (every thread, user + system) of one run, from `perf stat`'s
+# task-clock, to the microsecond. On a machine other work shares, CPU time moves far less than the
+# wall clock, and for a one-thread peer it is what the wall clock would be unloaded.
+cpu_seconds() {
+  perf stat -x, -e task-clock -- "$@" 2>&1 >/dev/null |
+    awk -F, '$3 ~ /task-clock/ { printf "%.6f\n", $1 / 1000 }'
+}
+
+# cpu_of CMD...: the least CPU seconds of $runs runs (cpu_seconds), to the millisecond; "-" without
+# perf.
 cpu_of() {
   command -v perf >/dev/null || {
     echo "-"
     return
   }
-  local best="" ms i
+  local best="" s i
   for ((i = 0; i < runs; i++)); do
-    ms=$(perf stat -x, -e task-clock -- "$@" 2>&1 >/dev/null | awk -F, '$3 ~ /task-clock/ { print $1 }')
-    best=$(awk -v m="$ms" -v best="$best" \
-      'BEGIN { s = m / 1000; if (best == "" || s < best) best = s; printf "%.3f", best }')
+    s=$(cpu_seconds "$@")
+    best=$(awk -v s="$s" -v best="$best" 'BEGIN { if (best == "" || s < best) best = s; printf "%.3f", best }')
   done
   echo "$best"
 }

@@ -11,7 +11,6 @@ packages=(
   rapidjson-dev libyaml-cpp-dev liblmdb-dev libcurl4-openssl-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libutf8proc-dev libre2-dev          # the tool pack: NFKC for edit, the regex engine of grep
-  libsimdjson-dev                     # text: the SIMD UTF-8 check of JSON lines and searched files
   bubblewrap                          # the opt-in bash sandbox (tested when present)
   jq                                  # peer in bench/run.sh, helper in tests/cli
   munge slurmctld slurmd slurm-client # tests/cli/slurm.sh starts a single-node Slurm cluster

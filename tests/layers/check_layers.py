@@ -35,7 +35,6 @@ THIRD_PARTY = {
     "boost_program_options": re.compile(r"^boost/program_options"),
     "re2": re.compile(r"^re2/"),
     "utf8proc": re.compile(r"^utf8proc\.h$"),
-    "simdjson": re.compile(r"^simdjson\.h$"),
     "curl": re.compile(r"^curl/"),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')

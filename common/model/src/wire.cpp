@@ -86,8 +86,11 @@ void take_response_identity(const json::Value* object, std::string& model, std::
   if (object == nullptr || !object->is_object()) return;
   for (auto [key, into] :
        {std::pair<std::string_view, std::string*>{"model", &model}, {"id", &id}}) {
+    // The first value is kept: once known, a stream's later events (every OpenAI chunk repeats
+    // both) are not searched for it again.
+    if (!into->empty()) continue;
     const json::Value* v = object->find(key);
-    if (into->empty() && v != nullptr && v->is_string()) *into = quote(v->as_string(), 256);
+    if (v != nullptr && v->is_string()) *into = quote(v->as_string(), 256);
   }
 }
 
