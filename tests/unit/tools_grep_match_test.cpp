@@ -130,6 +130,15 @@ TEST(GrepPrefilter, LongTextsAndLiteralMode) {
   }
   EXPECT_EQ(grep_match::line_matches("ERR", true, true, true, text),
             grep_match::line_matches("ERR", true, true, false, text));
+  // A literal met every few bytes: past 1 MiB the DFA takes over, mid-text, with the same result.
+  std::string dense;
+  for (int i = 0; i < 40000; ++i)
+    dense +=
+        i % 1000 == 0 ? "ex ex ex ex e9 ex ex ex\n" : "ex ex ex ex ex ex ex ex ex ex ex ex ex ex\n";
+  const auto dfa = grep_match::line_matches("e[0-9]", false, false, false, dense);
+  ASSERT_TRUE(dfa.has_value());
+  EXPECT_EQ(dfa->size(), 40u);
+  EXPECT_EQ(grep_match::line_matches("e[0-9]", false, false, true, dense), dfa);
 }
 
 TEST(LiteralFinder, AgreesWithAPlainSearch) {

@@ -260,10 +260,8 @@ class Matcher {
     Cursor& operator=(const Cursor&) = delete;
     ~Cursor() {
       if (!prefiltered_) return;
+      if (m_.too_dense(text_.size())) m_.prefilter_on_ = false;
       m_.searched_ += text_.size();
-      if (m_.searched_ > kPrefilterProbation && m_.checks_ * kMinBytesPerCheck > m_.searched_) {
-        m_.prefilter_on_ = false;
-      }
     }
 
     // The start of the first match in [from, text end), or nullptr. `^` and `\b` see the byte
@@ -294,7 +292,12 @@ class Matcher {
           at = std::min(at, next);
         }
         if (at == kNone) return nullptr;
-        ++m_.checks_;
+        if ((++m_.checks_ & 1023) == 0 && m_.too_dense(at)) {
+          // Nothing before `off` starts a match: the DFA takes over from there.
+          m_.prefilter_on_ = false;
+          prefiltered_ = false;
+          return find(text_.data() + off);
+        }
         if (m_.re_->Match(all, at, text_.size(), RE2::ANCHOR_START, nullptr, 0)) {
           return text_.data() + at;
         }
@@ -315,6 +318,12 @@ class Matcher {
   bool literal_ = false;                      // finders_[0] alone, no regex
   std::vector<text::LiteralFinder> finders_;  // the literal, or the regex's prefixes
   std::shared_ptr<const RE2> re_;
+  // Whether the prefilter, `more` bytes into the current text, has stopped too often.
+  bool too_dense(std::size_t more) const {
+    const std::size_t seen = searched_ + more;
+    return seen > kPrefilterProbation && checks_ * kMinBytesPerCheck > seen;
+  }
+
   // This thread's record of the prefilter (each thread has a Matcher of its own).
   mutable std::size_t searched_ = 0;
   mutable std::size_t checks_ = 0;
