@@ -199,10 +199,6 @@ Status check_range(const SliceRequest& r) {
 // --- Search
 // ---------------------------------------------------------------------------------------
 
-struct CloseDir {
-  void operator()(DIR* d) const { ::closedir(d); }
-};
-
 struct Entry {
   std::string name;
   bool directory = false;
@@ -287,44 +283,47 @@ class Walker {
     return false;
   }
 
+  // Lists the directory open as `dirfd` (opened by this walk, so at offset 0) with getdents64
+  // on that descriptor itself: no duplicate descriptor, DIR stream or fstat per directory.
   bool list(int dirfd, const std::string& prefix, std::vector<Entry>& entries) {
-    int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0)
-      return fail(io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), errno));
-    std::unique_ptr<DIR, CloseDir> dir(::fdopendir(dup));
-    if (!dir) {
-      const int err = errno;
-      ::close(dup);
-      return fail(io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), err));
-    }
     for (;;) {
-      errno = 0;
-      const dirent* d = ::readdir(dir.get());
-      if (d == nullptr) {
-        if (errno != 0) return fail(io_error("cannot list " + quoted(prefix), errno));
-        break;
+      const ssize_t got = ::getdents64(dirfd, dents_.get(), kDentsBytes);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return fail(io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), errno));
       }
-      std::string_view name = d->d_name;
-      if (name == "." || name == "..") continue;
-      if (++entries_seen_ > req_.max_entries) {
-        submit(Step::bound(true));
-        return false;
+      if (got == 0) break;
+      for (ssize_t off = 0; off < got;) {
+        const auto* d = reinterpret_cast<const struct dirent64*>(dents_.get() + off);
+        off += d->d_reclen;
+        if (!entry(dirfd, d, entries)) return false;
       }
-      unsigned char type = d->d_type;
-      if (type == DT_UNKNOWN) {
-        struct stat st {};
-        if (::fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
-      }
-      // Symlinks (to files or directories) and special files are never followed or read; names
-      // that are not UTF-8 cannot be reported in JSON and are skipped too.
-      if ((type != DT_DIR && type != DT_REG) || !text::valid_utf8(name)) continue;
-      Entry e{std::string(name), type == DT_DIR, std::string(name)};
-      if (e.directory) e.key.push_back('/');
-      entries.push_back(std::move(e));
     }
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.key < b.key; });
+    return true;
+  }
+
+  // Keeps one listed entry; false once the entry bound ends the walk.
+  bool entry(int dirfd, const struct dirent64* d, std::vector<Entry>& entries) {
+    std::string_view name = d->d_name;
+    if (name == "." || name == "..") return true;
+    if (++entries_seen_ > req_.max_entries) {
+      submit(Step::bound(true));
+      return false;
+    }
+    unsigned char type = d->d_type;
+    if (type == DT_UNKNOWN) {
+      struct stat st {};
+      if (::fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
+      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+    }
+    // Symlinks (to files or directories) and special files are never followed or read; names
+    // that are not UTF-8 cannot be reported in JSON and are skipped too.
+    if ((type != DT_DIR && type != DT_REG) || !text::valid_utf8(name)) return true;
+    Entry e{std::string(name), type == DT_DIR, std::string(name)};
+    if (e.directory) e.key.push_back('/');
+    entries.push_back(std::move(e));
     return true;
   }
 
@@ -345,9 +344,12 @@ class Walker {
     return submit(std::move(step));
   }
 
+  static constexpr std::size_t kDentsBytes = 32 * 1024;
   const SearchRequest& req_;
   const Submit& submit_;
   std::uint64_t entries_seen_ = 0;
+  // getdents64's buffer, one for the walk: a directory is listed whole before the walk descends.
+  std::unique_ptr<char[]> dents_ = std::make_unique<char[]>(kDentsBytes);
 };
 
 // Reads the file open as `fd` into `buffer` (its capacity reused): at most kMaxFileBytes + 1
