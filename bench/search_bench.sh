@@ -203,6 +203,29 @@ if [[ -n $tb0 ]]; then
   t_tr0=$(best_of toolread "$literal" "$tr0")
 fi
 
+# CPU seconds (perf stat task-clock, every thread, user + system), the least of $runs rounds in
+# which the commands take turns: what other work on the machine moves least. For the dense regex
+# on every core the total is what matters (the wall clock is about half of it when both threads
+# are busy and the machine idle); for mf-toolread, one thread against one.
+declare -A cpu=()
+if command -v perf >/dev/null; then
+  cpu_once() { perf stat -x, -e task-clock -- "$@" 2>&1 >/dev/null | awk -F, '$3 ~ /task-clock/ { printf "%.3f", $1 / 1000 }'; }
+  keep() { cpu[$1]=$(awk -v a="${cpu[$1]:-}" -v b="$2" 'BEGIN { printf "%.3f", (a == "" || b < a) ? b : a }'); }
+  de_args="{\"pattern\":\"$(json_re "$dense")\",\"limit\":1e9}"
+  tr_args=(search --root "$tree" --query "$literal" --max-files 1000000000 --max-bytes 1000000000000
+    --max-matches 1000000000)
+  for ((i = 0; i < runs; i++)); do
+    keep de "$(cpu_once "$tb" "$tree" grep "$de_args")"
+    keep de_rg "$(cpu_once rg --json --line-number --color=never --hidden -- "$dense" "$tree")"
+    keep tr1 "$(cpu_once "$tr" "${tr_args[@]}" -j 1)"
+    keep tr_rg1 "$(cpu_once rg -uu -j1 --fixed-strings -- "$literal" "$tree")"
+    if [[ -n $tb0 ]]; then
+      keep de0 "$(cpu_once "$tb0" "$tree" grep "$de_args")"
+      keep tr10 "$(cpu_once "$tr0" "${tr_args[@]}" -j 1)"
+    fi
+  done
+fi
+
 # ratio PEER OURS: peer seconds / our seconds.
 ratio() { awk -v p="$1" -v o="$2" 'BEGIN { printf "%.2fx", (o > 0) ? p / o : 0 }'; }
 
@@ -231,4 +254,7 @@ if [[ -n $tb0 ]]; then
   echo "MF_BIN_BEFORE -> MF_BIN -j 1 -> MF_BIN (speed-up): grep literal ${t_lit0} -> ${t_lit1} -> ${t_lit} s ($(ratio "$t_lit0" "$t_lit1"), $(ratio "$t_lit0" "$t_lit")), dense regex ${t_de0} -> ${t_de1} -> ${t_de} s ($(ratio "$t_de0" "$t_de1"), $(ratio "$t_de0" "$t_de")), mf-toolread ${t_tr0} -> ${t_tr1} -> ${t_tr} s ($(ratio "$t_tr0" "$t_tr1"), $(ratio "$t_tr0" "$t_tr"))"
 fi
 echo "one thread each (ours -j 1 / peer -j1): literal $(ratio "$t_lit_rg1" "$t_lit1"), regex $(ratio "$t_re_rg1" "$t_re1"), dense regex $(ratio "$t_de_rg1" "$t_de1"), mf-toolread $(ratio "$t_tr_rg1" "$t_tr1")"
+if [[ -n ${cpu[de]:-} ]]; then
+  echo "CPU seconds, least of $runs interleaved rounds: dense regex ours ${cpu[de]} (before ${cpu[de0]:--}) vs rg ${cpu[de_rg]} ($(ratio "${cpu[de_rg]}" "${cpu[de]}")); mf-toolread -j 1 ${cpu[tr1]} (before ${cpu[tr10]:--}) vs rg -uu -F -j1 ${cpu[tr_rg1]} ($(ratio "${cpu[tr_rg1]}" "${cpu[tr1]}"))"
+fi
 echo "every core each: literal $(ratio "$t_lit_rg" "$t_lit"), regex $(ratio "$t_re_rg" "$t_re"), dense regex $(ratio "$t_de_rg" "$t_de"), find $(ratio "$t_find_fd" "$t_find"), mf-toolread $(ratio "$t_tr_rg" "$t_tr")"

@@ -583,6 +583,9 @@ TEST_F(ToolsSearch, GrepGivesTheSameResultAtEveryThreadCount) {
       R"({"pattern":"caf","limit":5})",
       R"({"pattern":"needle","glob":"*.txt","limit":40})",
       R"({"pattern":"needle","path":"p2","limit":30})",
+      // Regexes searched by their literals first (grep.cpp's prefilter).
+      R"({"pattern":"needle|line [0-9]","limit":250})",
+      R"({"pattern":"NEEDLE|Tail","ignoreCase":true,"limit":1e9,"context":1})",
   };
   for (const char* args : cases) {
     ctx_.search_threads = 1;

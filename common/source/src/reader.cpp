@@ -26,6 +26,7 @@
 #include "mf/fs/beneath.hpp"
 #include "mf/fs/ordered_pool.hpp"
 #include "mf/hash/sha256.hpp"
+#include "mf/text/find.hpp"
 #include "mf/text/utf8.hpp"
 
 namespace mf::source {
@@ -198,10 +199,6 @@ Status check_range(const SliceRequest& r) {
 // --- Search
 // ---------------------------------------------------------------------------------------
 
-struct CloseDir {
-  void operator()(DIR* d) const { ::closedir(d); }
-};
-
 struct Entry {
   std::string name;
   bool directory = false;
@@ -286,44 +283,47 @@ class Walker {
     return false;
   }
 
+  // Lists the directory open as `dirfd` (opened by this walk, so at offset 0) with getdents64
+  // on that descriptor itself: no duplicate descriptor, DIR stream or fstat per directory.
   bool list(int dirfd, const std::string& prefix, std::vector<Entry>& entries) {
-    int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0)
-      return fail(io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), errno));
-    std::unique_ptr<DIR, CloseDir> dir(::fdopendir(dup));
-    if (!dir) {
-      const int err = errno;
-      ::close(dup);
-      return fail(io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), err));
-    }
     for (;;) {
-      errno = 0;
-      const dirent* d = ::readdir(dir.get());
-      if (d == nullptr) {
-        if (errno != 0) return fail(io_error("cannot list " + quoted(prefix), errno));
-        break;
+      const ssize_t got = ::getdents64(dirfd, dents_.get(), kDentsBytes);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return fail(io_error("cannot list " + quoted(prefix.empty() ? "." : prefix), errno));
       }
-      std::string_view name = d->d_name;
-      if (name == "." || name == "..") continue;
-      if (++entries_seen_ > req_.max_entries) {
-        submit(Step::bound(true));
-        return false;
+      if (got == 0) break;
+      for (ssize_t off = 0; off < got;) {
+        const auto* d = reinterpret_cast<const struct dirent64*>(dents_.get() + off);
+        off += d->d_reclen;
+        if (!entry(dirfd, d, entries)) return false;
       }
-      unsigned char type = d->d_type;
-      if (type == DT_UNKNOWN) {
-        struct stat st {};
-        if (::fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
-      }
-      // Symlinks (to files or directories) and special files are never followed or read; names
-      // that are not UTF-8 cannot be reported in JSON and are skipped too.
-      if ((type != DT_DIR && type != DT_REG) || !text::valid_utf8(name)) continue;
-      Entry e{std::string(name), type == DT_DIR, std::string(name)};
-      if (e.directory) e.key.push_back('/');
-      entries.push_back(std::move(e));
     }
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.key < b.key; });
+    return true;
+  }
+
+  // Keeps one listed entry; false once the entry bound ends the walk.
+  bool entry(int dirfd, const struct dirent64* d, std::vector<Entry>& entries) {
+    std::string_view name = d->d_name;
+    if (name == "." || name == "..") return true;
+    if (++entries_seen_ > req_.max_entries) {
+      submit(Step::bound(true));
+      return false;
+    }
+    unsigned char type = d->d_type;
+    if (type == DT_UNKNOWN) {
+      struct stat st {};
+      if (::fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
+      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+    }
+    // Symlinks (to files or directories) and special files are never followed or read; names
+    // that are not UTF-8 cannot be reported in JSON and are skipped too.
+    if ((type != DT_DIR && type != DT_REG) || !text::valid_utf8(name)) return true;
+    Entry e{std::string(name), type == DT_DIR, std::string(name)};
+    if (e.directory) e.key.push_back('/');
+    entries.push_back(std::move(e));
     return true;
   }
 
@@ -344,51 +344,72 @@ class Walker {
     return submit(std::move(step));
   }
 
+  static constexpr std::size_t kDentsBytes = 32 * 1024;
   const SearchRequest& req_;
   const Submit& submit_;
   std::uint64_t entries_seen_ = 0;
+  // getdents64's buffer, one for the walk: a directory is listed whole before the walk descends.
+  std::unique_ptr<char[]> dents_ = std::make_unique<char[]>(kDentsBytes);
 };
 
-// Reads and scans one file, on a worker thread; `buffer` is the worker's own.
-void read_file(Step& step, const SearchRequest& req, std::string& buffer) {
-  auto content = read_capped(step.fd.get(), kMaxFileBytes, step.size, std::move(buffer), step.path);
-  step.fd = Fd();  // closed here, off the walking thread
-  if (!content) {
-    step.read_error = content.take_diagnostics();
-    return;  // the buffer is gone with the failed read; the next read starts a new one
+// Reads the file open as `fd` into `buffer` (its capacity reused): at most kMaxFileBytes + 1
+// bytes, the last telling a file over the limit. `hint` is the size fstat saw. A read shorter
+// than asked is the end of a regular file, which saves the read(2) that would return 0. 0 or
+// -errno.
+int read_whole(int fd, std::uint64_t hint, std::string& buffer) {
+  constexpr std::size_t kLimit = kMaxFileBytes + 1;
+  buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(hint, kMaxFileBytes)) + 1);
+  std::size_t got = 0;
+  for (;;) {
+    const std::int64_t n = io::read_some(fd, buffer.data() + got, buffer.size() - got);
+    if (n < 0) {
+      buffer.resize(got);
+      return static_cast<int>(n);
+    }
+    got += static_cast<std::size_t>(n);
+    if (got < buffer.size() || got == kLimit) break;
+    buffer.resize(std::min(kLimit, std::max(buffer.size() * 2, std::size_t{64} << 10)));
   }
-  buffer = std::move(*content);
+  buffer.resize(got);
+  return 0;
+}
+
+// Reads and scans one file, on a worker thread; `buffer` is the worker's own.
+void read_file(Step& step, const SearchRequest& req, const text::LiteralFinder& query,
+               std::string& buffer) {
+  const int err = read_whole(step.fd.get(), step.size, buffer);
+  step.fd = Fd();  // closed here, off the walking thread
+  if (err != 0) {
+    step.read_error.push_back(io_error("cannot read " + quoted(step.path), -err));
+    return;
+  }
   step.read = buffer.size();
   if (buffer.size() > kMaxFileBytes) return;
   const std::string_view text = buffer;
-  if (text.find('\0') != std::string_view::npos || !text::valid_utf8(text)) {
+  if (!text::utf8_text(text)) {  // a NUL byte or ill-formed UTF-8
     step.binary = true;
     return;
   }
+  const char* end = text.data() + text.size();
   std::int64_t line = 1;
-  std::size_t counted_to = 0;  // newlines before this offset are counted in `line`
-  std::size_t pos = 0;
+  const char* counted_to = text.data();  // newlines before this are counted in `line`
+  const char* pos = text.data();
   while (step.matches.size() <= req.max_matches) {
-    // glibc's memmem skips by a shift table; string_view::find stops at every occurrence of
-    // the query's first byte and compares from there.
-    const void* found =
-        ::memmem(text.data() + pos, text.size() - pos, req.query.data(), req.query.size());
-    if (found == nullptr) return;
-    const auto hit = static_cast<std::size_t>(static_cast<const char*>(found) - text.data());
-    line += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
-                       text.begin() + static_cast<std::ptrdiff_t>(hit), '\n');
+    const char* hit = query.find(pos, end);
+    if (hit == nullptr) return;
+    line += std::count(counted_to, hit, '\n');
     counted_to = hit;
-    const auto before = text.rfind('\n', hit);
-    const std::size_t begin = before == std::string_view::npos ? 0 : before + 1;
-    auto end = text.find('\n', hit);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view shown = text.substr(begin, end - begin);
+    const void* before = ::memrchr(text.data(), '\n', static_cast<std::size_t>(hit - text.data()));
+    const char* begin = before == nullptr ? text.data() : static_cast<const char*>(before) + 1;
+    const void* after = std::memchr(hit, '\n', static_cast<std::size_t>(end - hit));
+    const char* stop = after == nullptr ? end : static_cast<const char*>(after);
+    std::string_view shown(begin, static_cast<std::size_t>(stop - begin));
     if (shown.size() > req.max_line_bytes) {
       shown = text::utf8_prefix(shown, static_cast<std::size_t>(req.max_line_bytes));
     }
     step.matches.push_back({step.path, line, std::string(shown)});
-    if (end == text.size()) return;
-    pos = end + 1;
+    if (stop == end) return;
+    pos = stop + 1;
   }
 }
 
@@ -580,10 +601,11 @@ Result<SearchResult> search(const SearchRequest& request) {
   Collector collector(request, result);
   const std::size_t threads = fs::search_threads(request.jobs);
   std::vector<std::string> buffers(threads);
+  const text::LiteralFinder query(request.query);
   fs::OrderedPool<Step, Step> pool(
       threads,
       [&](Step& step, std::size_t worker) {
-        if (step.kind == Step::Kind::File) read_file(step, request, buffers[worker]);
+        if (step.kind == Step::Kind::File) read_file(step, request, query, buffers[worker]);
         return std::move(step);
       },
       [&](Step& step) { return collector.take(step); });

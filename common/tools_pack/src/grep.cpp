@@ -8,8 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -18,8 +22,10 @@
 
 #include "args.hpp"
 #include "file_tools.hpp"
+#include "grep_match.hpp"
 #include "mf/fs/ordered_pool.hpp"
 #include "mf/io/file.hpp"
+#include "mf/text/find.hpp"
 #include "mf/text/utf8.hpp"
 #include "mf/tools/pack.hpp"
 #include "search_output.hpp"
@@ -48,16 +54,146 @@ constexpr std::size_t kKeptLineBytes = 4096;
 
 // --- grep: matching ------------------------------------------------------------------------------
 
-// How common a byte is in source text, most common first; a literal is searched for by its
-// rarest byte (memchr), then compared whole, which is how rg's literal prefilter starts too.
-constexpr std::string_view kCommonBytes =
-    " etaoinsrlhdcu\nmpfgybw.,_vk=()-;\"'/:0x1{}*>2<#[]\tE3STAIRCLNOP4D5M9867FBjz!|+&qHGUWV$%@K?"
-    "YJXQZ\\^`~";
+// A regex's matches are found by a prefilter when every match starts with one of a few literals:
+// the literals are found 16 bytes at a time (text::LiteralFinder) and RE2 tries an anchored match
+// at each, instead of running its DFA over every byte. The reading below is conservative: syntax
+// it does not follow (flag groups, \Q, a branch that starts with anything but a literal) leaves
+// the regex to the DFA alone.
+constexpr std::size_t kMaxPrefixes = 8;
+// Past this many bytes searched on one thread, a prefilter that stops more than once per
+// kMinBytesPerCheck bytes is dropped for the DFA (an anchored match costs about what the DFA
+// spends on that many bytes). Either way finds the same lines.
+constexpr std::size_t kPrefilterProbation = 1u << 20;
+constexpr std::size_t kMinBytesPerCheck = 48;
+
+bool is_meta(char c) {
+  return std::string_view("\\.+*?()|[]{}^$").find(c) != std::string_view::npos;
+}
+
+// The top-level branches of `p`, or nullopt for syntax not followed here.
+std::optional<std::vector<std::string_view>> top_branches(std::string_view p) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      if (i + 1 < p.size() && p[i + 1] == 'Q') return std::nullopt;  // quoting to \E
+      ++i;
+    } else if (c == '[') {  // a class, to its closing bracket
+      std::size_t j = i + 1;
+      if (j < p.size() && p[j] == '^') ++j;
+      if (j < p.size() && p[j] == ']') ++j;  // a leading ']' is a member
+      for (;; ++j) {
+        if (j >= p.size()) return std::nullopt;
+        if (p[j] == '\\') {
+          ++j;
+        } else if (p[j] == '[' && j + 1 < p.size() && p[j + 1] == ':') {  // [:alpha:]
+          const std::size_t e = p.find(":]", j + 2);
+          if (e == std::string_view::npos) return std::nullopt;
+          j = e + 1;
+        } else if (p[j] == ']') {
+          break;
+        }
+      }
+      i = j;
+    } else if (c == '(') {
+      // A flag group may change case or line rules for the rest; only (?: is followed.
+      if (i + 1 < p.size() && p[i + 1] == '?' && (i + 2 >= p.size() || p[i + 2] != ':')) {
+        return std::nullopt;
+      }
+      ++depth;
+    } else if (c == ')') {
+      if (--depth < 0) return std::nullopt;
+    } else if (c == '|' && depth == 0) {
+      out.push_back(p.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (depth != 0) return std::nullopt;
+  out.push_back(p.substr(start));
+  return out;
+}
+
+// The literal every match of branch `b` starts with (empty when there is none). With `fold`
+// (case-insensitive) it stops before a non-ASCII character and before k and s, whose case
+// orbits hold non-ASCII characters (the Kelvin sign, the long s): the literal is then searched
+// for with ASCII case folding only.
+std::string branch_prefix(std::string_view b, bool fold) {
+  std::size_t i = 0;
+  // Zero-width assertions first: the match starts where the literal does.
+  for (;;) {
+    if (i < b.size() && b[i] == '^') {
+      ++i;
+    } else if (i + 1 < b.size() && b[i] == '\\' && (b[i + 1] == 'b' || b[i + 1] == 'A')) {
+      i += 2;
+    } else {
+      break;
+    }
+  }
+  const auto quantifier = [&](std::size_t at) {
+    return at < b.size() && (b[at] == '*' || b[at] == '?' || b[at] == '{' || b[at] == '+');
+  };
+  if (quantifier(i)) return {};
+  std::string lit;
+  std::size_t last = 0;  // where the last character starts in `lit`
+  while (i < b.size()) {
+    const auto c = static_cast<unsigned char>(b[i]);
+    std::size_t len = 1;
+    std::size_t from = i;
+    if (c == '\\') {  // escaped punctuation is itself; any other escape ends the literal
+      if (i + 1 >= b.size()) break;
+      const auto e = static_cast<unsigned char>(b[i + 1]);
+      if (e >= 0x80 || std::ispunct(e) == 0) break;
+      from = i + 1;
+      len = 2;
+    } else if (c >= 0x80) {
+      if (fold) break;
+      len = text::utf8_sequence_length(b, i);
+      if (len == 0) break;
+    } else if (is_meta(static_cast<char>(c))) {
+      break;
+    } else if (fold && (c == 'k' || c == 'K' || c == 's' || c == 'S')) {
+      break;
+    }
+    last = lit.size();
+    lit.append(b.substr(from, len - (from - i)));
+    i += len;
+  }
+  // A repeated last character may be absent (or, for +, is there at least once: kept simple).
+  if (quantifier(i) && b[i] != '+') lit.resize(last);
+  return lit;
+}
+
+// Literals one of which starts every match of `source` (the regex as RE2 gets it), or nullopt.
+std::optional<std::vector<std::string>> prefixes_of(std::string_view source, bool fold) {
+  const auto branches = top_branches(source);
+  if (!branches) return std::nullopt;
+  std::vector<std::string> out;
+  for (const std::string_view b : *branches) {
+    std::string lit = branch_prefix(b, fold);
+    if (lit.empty()) return std::nullopt;
+    if (fold) {
+      for (char& c : lit) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+    out.push_back(std::move(lit));
+  }
+  // A literal another one starts is found through that one.
+  std::sort(out.begin(), out.end());
+  std::vector<std::string> kept;
+  for (auto& lit : out) {
+    if (kept.empty() || lit.compare(0, kept.back().size(), kept.back()) != 0) {
+      kept.push_back(std::move(lit));
+    }
+  }
+  if (kept.size() > kMaxPrefixes) return std::nullopt;
+  return kept;
+}
 
 class Matcher {
  public:
   static std::optional<Matcher> compile(const std::string& pattern, bool literal, bool ignore_case,
-                                        std::string* error) {
+                                        std::string* error, bool prefilter = true) {
     // Pi runs rg without --multiline: a line terminator in the pattern is an error there.
     bool newline = pattern.find('\n') != std::string::npos;
     for (std::size_t i = 0; !literal && !newline && i + 1 < pattern.size(); ++i) {
@@ -73,17 +209,8 @@ class Matcher {
     Matcher m;
     const bool plain = literal || pattern.find_first_of("\\.+*?()|[]{}^$") == std::string::npos;
     if (plain && !ignore_case) {
-      m.needle_ = pattern;
       m.literal_ = true;
-      std::size_t best = std::string::npos;
-      for (std::size_t i = 0; i < m.needle_.size(); ++i) {
-        const std::size_t rank = kCommonBytes.find(m.needle_[i]);
-        const std::size_t rarity = rank == std::string_view::npos ? kCommonBytes.size() : rank;
-        if (best == std::string::npos || rarity > best) {
-          best = rarity;
-          m.rare_at_ = i;
-        }
-      }
+      m.finders_.emplace_back(pattern);
       return m;
     }
     RE2::Options options;
@@ -105,42 +232,102 @@ class Matcher {
       *error = "regex parse error: " + m.re_->error();
       return std::nullopt;
     }
+    if (prefilter) {
+      if (auto prefixes = prefixes_of(source, ignore_case)) {
+        for (auto& lit : *prefixes) m.finders_.emplace_back(std::move(lit), ignore_case);
+      }
+    }
     return m;
   }
 
-  // The start of the first match in [from, text end), or nullptr. `text` is the whole buffer, so
-  // `^` and `\b` see the byte before `from`.
-  const char* find(std::string_view text, const char* from) const {
-    const char* end = text.data() + text.size();
-    if (literal_) {
-      const std::size_t n = needle_.size();
-      if (n == 0) return from;
-      const auto rare = needle_[rare_at_];
-      const char* p = from + rare_at_;
-      while (p < end) {
-        p = static_cast<const char*>(std::memchr(p, rare, static_cast<std::size_t>(end - p)));
-        if (p == nullptr) return nullptr;
-        const char* start = p - rare_at_;
-        if (static_cast<std::size_t>(end - start) < n) return nullptr;
-        if (std::memcmp(start, needle_.data(), n) == 0) return start;
-        ++p;
-      }
-      return nullptr;
+  // The prefilter's literals (none for a plain literal, searched without a regex).
+  std::vector<std::string> prefixes() const {
+    std::vector<std::string> out;
+    for (const auto& f : finders_) {
+      if (!literal_) out.push_back(f.needle());
     }
-    re2::StringPiece match;
-    const re2::StringPiece all(text.data(), text.size());
-    if (!re_->Match(all, static_cast<std::size_t>(from - text.data()), text.size(), RE2::UNANCHORED,
-                    &match, 1)) {
-      return nullptr;
-    }
-    return match.data();
+    return out;
   }
 
+  // Finds matches in one text, from one position on.
+  class Cursor {
+   public:
+    Cursor(const Matcher& m, std::string_view text)
+        : m_(m), text_(text), prefiltered_(!m.literal_ && !m.finders_.empty() && m.prefilter_on_) {
+      next_.fill(kUnsearched);
+    }
+    Cursor(const Cursor&) = delete;
+    Cursor& operator=(const Cursor&) = delete;
+    ~Cursor() {
+      if (!prefiltered_) return;
+      if (m_.too_dense(text_.size())) m_.prefilter_on_ = false;
+      m_.searched_ += text_.size();
+    }
+
+    // The start of the first match in [from, text end), or nullptr. `^` and `\b` see the byte
+    // before `from`; `from` never goes back between calls.
+    const char* find(const char* from) {
+      const char* end = text_.data() + text_.size();
+      if (m_.literal_) return m_.finders_[0].find(from, end);
+      const re2::StringPiece all(text_.data(), text_.size());
+      if (!prefiltered_) {
+        re2::StringPiece match;
+        if (!m_.re_->Match(all, static_cast<std::size_t>(from - text_.data()), text_.size(),
+                           RE2::UNANCHORED, &match, 1)) {
+          return nullptr;
+        }
+        return match.data();
+      }
+      // Every match starts at an occurrence of a prefix: the first occurrence (of any) that an
+      // anchored match starts at is where the unanchored search would have found one.
+      auto off = static_cast<std::size_t>(from - text_.data());
+      for (;;) {
+        std::size_t at = kNone;
+        for (std::size_t i = 0; i < m_.finders_.size(); ++i) {
+          std::size_t& next = next_[i];
+          if (next == kUnsearched || (next != kNone && next < off)) {
+            const char* p = m_.finders_[i].find(text_.data() + off, end);
+            next = p == nullptr ? kNone : static_cast<std::size_t>(p - text_.data());
+          }
+          at = std::min(at, next);
+        }
+        if (at == kNone) return nullptr;
+        if ((++m_.checks_ & 1023) == 0 && m_.too_dense(at)) {
+          // Nothing before `off` starts a match: the DFA takes over from there.
+          m_.prefilter_on_ = false;
+          prefiltered_ = false;
+          return find(text_.data() + off);
+        }
+        if (m_.re_->Match(all, at, text_.size(), RE2::ANCHOR_START, nullptr, 0)) {
+          return text_.data() + at;
+        }
+        off = at + 1;
+      }
+    }
+
+   private:
+    static constexpr std::size_t kUnsearched = std::numeric_limits<std::size_t>::max() - 1;
+    static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+    const Matcher& m_;
+    std::string_view text_;
+    bool prefiltered_;
+    std::array<std::size_t, kMaxPrefixes> next_{};
+  };
+
  private:
-  bool literal_ = false;
-  std::string needle_;
-  std::size_t rare_at_ = 0;
+  bool literal_ = false;                      // finders_[0] alone, no regex
+  std::vector<text::LiteralFinder> finders_;  // the literal, or the regex's prefixes
   std::shared_ptr<const RE2> re_;
+  // Whether the prefilter, `more` bytes into the current text, has stopped too often.
+  bool too_dense(std::size_t more) const {
+    const std::size_t seen = searched_ + more;
+    return seen > kPrefilterProbation && checks_ * kMinBytesPerCheck > seen;
+  }
+
+  // This thread's record of the prefilter (each thread has a Matcher of its own).
+  mutable std::size_t searched_ = 0;
+  mutable std::size_t checks_ = 0;
+  mutable bool prefilter_on_ = true;
 };
 
 // Pi's own reading of a file for context lines: the whole file split at "\r\n", "\r" and "\n" (a
@@ -337,8 +524,9 @@ class FileSearch {
     const char* pos = text.data();
     const char* counted = pos;
     std::uint64_t line_no = lines_before + 1;  // the line holding `counted`
+    Matcher::Cursor cursor(matcher_, text);
     while (pos < end) {
-      const char* m = matcher_.find(text, pos);
+      const char* m = cursor.find(pos);
       if (m == nullptr) return;
       if (m == end && end[-1] == '\n') return;  // past the last terminator there is no line
       const void* nl_before = ::memrchr(pos, '\n', static_cast<std::size_t>(m - pos));
@@ -364,36 +552,54 @@ class FileSearch {
   void report(std::uint64_t line_no, std::string_view line) {
     if (++result_.count >= cap_) limit_reached_ = true;
     if (!defer_ && text::valid_utf8(line)) {
-      result_.out.add(rg_line(line_no, line));
+      rg_line(line_buf_, line_no, line);
+      result_.out.add(line_buf_);
       return;
     }
     // From here on this file's lines wait for the blocks, to keep their order.
     if (!defer_) defer_ = true;
     if (context_ == 0 && text::valid_utf8(line)) {
-      deferred_.push_back({line_no, rg_line(line_no, line)});
+      rg_line(line_buf_, line_no, line);
+      deferred_.push_back({line_no, line_buf_});
     } else {
       deferred_.push_back({line_no, std::nullopt});
     }
   }
 
-  // `p:n: text` from rg's line: carriage returns removed, cut at 500 UTF-16 units.
-  std::string rg_line(std::uint64_t line_no, std::string_view line) {
-    std::string text;
-    text.reserve(std::min(line.size(), kKeptLineBytes));
-    for (const char c : line) {
-      if (c == '\r') continue;
-      if (text.size() >= kKeptLineBytes) {
-        // Long lines are cut here; back off to a character boundary first.
-        while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) {
-          text.pop_back();
+  // `p:n: text` from rg's line: carriage returns removed, cut at 500 UTF-16 units. Written into
+  // `out` (cleared first), so the hot path reuses one buffer.
+  void rg_line(std::string& out, std::uint64_t line_no, std::string_view line) {
+    out.clear();
+    out.append(display()).push_back(':');
+    char digits[24];
+    const auto [end, ec] = std::to_chars(std::begin(digits), std::end(digits), line_no);
+    out.append(digits, end).append(": ");
+    const std::size_t text_at = out.size();
+    if (line.size() <= kKeptLineBytes && std::memchr(line.data(), '\r', line.size()) == nullptr) {
+      out.append(line);
+    } else {
+      std::string text;
+      text.reserve(std::min(line.size(), kKeptLineBytes));
+      for (const char c : line) {
+        if (c == '\r') continue;
+        if (text.size() >= kKeptLineBytes) {
+          // Long lines are cut here; back off to a character boundary first.
+          while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) {
+            text.pop_back();
+          }
+          if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+          break;
         }
-        if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
-        break;
+        text.push_back(c);
       }
-      text.push_back(c);
+      out.append(text);
     }
-    if (truncate_line(text)) result_.lines_truncated = true;
-    return display() + ":" + std::to_string(line_no) + ": " + text;
+    if (out.size() - text_at > kGrepMaxLineLength) {  // bytes bound UTF-16 units from above
+      std::string text = out.substr(text_at);
+      if (truncate_line(text)) result_.lines_truncated = true;
+      out.resize(text_at);
+      out.append(text);
+    }
   }
 
   void emit_deferred(int fd) {
@@ -442,6 +648,7 @@ class FileSearch {
   std::size_t capacity_ = 0;
   std::string_view display_raw_;
   std::string display_;
+  std::string line_buf_;  // the line being formatted
   std::vector<Deferred> deferred_;
   bool defer_ = false;
   bool stop_file_ = false;
@@ -472,6 +679,39 @@ std::uint64_t saturating_count(double d) {
 }
 
 }  // namespace
+
+namespace grep_match {
+
+std::optional<std::vector<std::string>> prefixes(const std::string& pattern, bool literal,
+                                                 bool ignore_case) {
+  std::string error;
+  const auto m = Matcher::compile(pattern, literal, ignore_case, &error);
+  if (!m || m->prefixes().empty()) return std::nullopt;
+  return m->prefixes();
+}
+
+std::optional<std::vector<std::size_t>> line_matches(const std::string& pattern, bool literal,
+                                                     bool ignore_case, bool prefilter,
+                                                     std::string_view text) {
+  std::string error;
+  const auto m = Matcher::compile(pattern, literal, ignore_case, &error, prefilter);
+  if (!m) return std::nullopt;
+  std::vector<std::size_t> out;
+  Matcher::Cursor cursor(*m, text);
+  const char* end = text.data() + text.size();
+  const char* pos = text.data();
+  while (pos < end) {  // as FileSearch::scan steps
+    const char* found = cursor.find(pos);
+    if (found == nullptr || (found == end && end[-1] == '\n')) break;
+    out.push_back(static_cast<std::size_t>(found - text.data()));
+    const void* nl = std::memchr(found, '\n', static_cast<std::size_t>(end - found));
+    if (nl == nullptr) break;
+    pos = static_cast<const char*>(nl) + 1;
+  }
+  return out;
+}
+
+}  // namespace grep_match
 
 ToolResult run_grep(const json::Value& args, const CallContext& ctx) {
   if (ctx.cancelled()) return ToolResult::error(std::string(kAborted));

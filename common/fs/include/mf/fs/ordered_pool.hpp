@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -77,12 +78,15 @@ class OrderedPool {
   }
 
   // Takes every result still due, in order, then joins the workers. True unless take said stop.
+  // A job that threw (std::bad_alloc, say) stopped the pool: its exception is rethrown here, on
+  // the calling thread, once no worker runs.
   bool finish() {
     if (!workers_.empty()) {
       std::unique_lock lock(mutex_);
       deliver(lock, 0);
     }
     shut_down();
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     return !stopped();
   }
 
@@ -120,14 +124,29 @@ class OrderedPool {
     }
   }
 
-  // Runs the oldest queued job as `worker`; the lock is released meanwhile.
+  // Runs the oldest queued job as `worker`; the lock is released meanwhile. A job that throws
+  // stops the pool (an exception must not end a worker thread, which would end the process); the
+  // first such exception is kept for finish() to rethrow.
   void run_one(std::unique_lock<std::mutex>& lock, std::size_t worker) {
     auto [seq, job] = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
     std::optional<Result> r;
-    if (!stopped()) r.emplace(work_(job, worker));
+    std::exception_ptr error;
+    if (!stopped()) {
+      try {
+        r.emplace(work_(job, worker));
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
     lock.lock();
+    if (error) {
+      if (!error_) error_ = std::move(error);
+      stopped_.store(true, std::memory_order_relaxed);
+      queue_.clear();
+      return;
+    }
     if (r && !stopped()) slots_[seq % window_] = std::move(r);
   }
 
@@ -174,6 +193,7 @@ class OrderedPool {
   std::size_t idle_ = 0;  // workers asleep on wake_
   bool waiting_ = false;  // the caller asleep on done_
   bool closing_ = false;
+  std::exception_ptr error_;  // the first exception a job threw
   std::atomic<bool> stopped_{false};
 };
 

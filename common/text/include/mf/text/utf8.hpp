@@ -28,6 +28,10 @@ inline bool valid_utf8(std::string_view s) {
   return utf8_error_offset(s) == std::string_view::npos;
 }
 
+// True when `s` is valid UTF-8 holding no NUL byte (text, as a search reads it): one pass over
+// its ASCII runs checks both.
+bool utf8_text(std::string_view s);
+
 // The largest code-point boundary at or below `n` (n >= s.size() gives s.size()). On valid UTF-8
 // the prefix s[0, result) never ends inside a sequence.
 std::size_t utf8_floor(std::string_view s, std::size_t n);
