@@ -353,6 +353,40 @@ Result<std::optional<hash::Digest>> Store::Impl::put_in_place(int in, const std:
   int data = -1;
   if (batch_txn != nullptr || mdb_env_get_fd(env, &data) != 0) return Placed{};
   if (auto room = ensure_room(size); !room) return room.take_diagnostics();
+  // The pages the reservation takes for the tree before the value's: a new root leaf, or a copy of
+  // each page on the paths to the main database's record of the objects and to the new key. They
+  // come from the free pages LMDB may reuse (freed by a transaction before the last one, which no
+  // reader can still see) while there are some, else from the end, ahead of the value. (A tree
+  // split, a reader holding old pages, a commit by another process before this one's write
+  // transaction or a free run long enough for the value put it elsewhere: then it is moved.) The
+  // free list can only be read in a read-only transaction.
+  auto predicted = read([&](MDB_txn* r) -> Result<std::uint64_t> {
+    MDB_stat main_stat;
+    MDB_stat objects_stat;
+    MDB_cursor* cur = nullptr;
+    if (mdb_stat(r, 1, &main_stat) != 0 || mdb_stat(r, objects, &objects_stat) != 0 ||
+        mdb_cursor_open(r, 0, &cur) != 0) {
+      return diag::error(codes::kStoreLmdb, "cannot read the free pages of " + dir);
+    }
+    std::uint64_t pages =
+        objects_stat.ms_depth == 0 ? 1 : main_stat.ms_depth + objects_stat.ms_depth;
+    MDB_val k;
+    MDB_val v;
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && pages > 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+      std::size_t id = 0;
+      std::size_t count = 0;  // a free list record: its transaction's id, then its page count
+      if (k.mv_size != sizeof id || v.mv_size < sizeof count) break;
+      std::memcpy(&id, k.mv_data, sizeof id);
+      std::memcpy(&count, v.mv_data, sizeof count);
+      if (id >= mdb_txn_id(r)) break;
+      pages -= std::min<std::uint64_t>(pages, count);
+    }
+    mdb_cursor_close(cur);
+    return pages;
+  });
+  if (!predicted) return Placed{};
+  const std::uint64_t ahead = *predicted;
   MDB_txn* txn = nullptr;
   if (const int rc = begin(0, &txn); rc != 0) {
     return detail::lmdb_error(rc, "cannot begin a write transaction on " + dir);
@@ -360,24 +394,9 @@ Result<std::optional<hash::Digest>> Store::Impl::put_in_place(int in, const std:
   std::unique_ptr<MDB_txn, void (*)(MDB_txn*)> abort(txn, mdb_txn_abort);
   MDB_envinfo info;
   MDB_stat env_stat;
-  MDB_stat free_stat;
-  MDB_stat main_stat;
-  MDB_stat objects_stat;
   mdb_env_info(env, &info);
   mdb_env_stat(env, &env_stat);
-  if (mdb_stat(txn, 0, &free_stat) != 0 || mdb_stat(txn, 1, &main_stat) != 0 ||
-      mdb_stat(txn, objects, &objects_stat) != 0) {
-    return Placed{};
-  }
   const std::uint64_t page = env_stat.ms_psize;
-  // The pages the reservation takes for the tree before the value's: with no free pages to reuse,
-  // a new root leaf, or a copy of each page on the paths to the main database's record of the
-  // objects and to the new key; with free pages, those (a split or a free list too recent to
-  // reuse puts the value further on: moved).
-  const std::uint64_t ahead = free_stat.ms_entries != 0 ? 0
-                              : objects_stat.ms_depth == 0
-                                  ? 1
-                                  : main_stat.ms_depth + objects_stat.ms_depth;
   const std::uint64_t first = info.me_last_pgno + 1 + ahead;
   const std::uint64_t pages = (kOverflowHeader + size + page - 1) / page;
   const auto [lo, hi] = detail::watched_map(watch_slot);
