@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "environment.hpp"
@@ -93,19 +94,23 @@ struct Taken {
 };
 
 // SHA-256 on a thread of its own, fed through a ring of buffers by the thread that reads the
-// input and writes it to the spool: hashing a chunk overlaps reading and spooling the next ones,
-// so a large put takes about the longer of the two rather than their sum. The hasher only reads a
-// buffer; the reader refills it only once the hasher is done with it, and has written it to the
-// spool itself before moving on, so the bytes spooled are the bytes hashed. The thread ends in
+// input and writes it on (into data.mdb or a spool): hashing a chunk overlaps reading and writing
+// the next ones, so a large put takes about the longer of the two rather than their sum. The
+// hasher only reads a buffer; the reader refills it only once the hasher is done with it, and has
+// written it itself before moving on, so the bytes written are the bytes hashed. The thread ends in
 // finish() or, on any path out of the reader's scope, in the destructor, which abandons the
-// chunks not yet hashed.
+// chunks not yet hashed. Where no thread can be started, hand() hashes on the reader's thread.
 class RingHasher {
  public:
   static constexpr std::size_t kSlots = 4;
   static constexpr std::size_t kSlotBytes = kChunk;
 
-  explicit RingHasher(hash::Sha256& h)
-      : h_(h), bufs_(new char[kSlots * kSlotBytes]), thread_([this] { run(); }) {}
+  explicit RingHasher(hash::Sha256& h) : h_(h), bufs_(new char[kSlots * kSlotBytes]) {
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error&) {  // no thread to be had (EAGAIN): hash inline
+    }
+  }
   RingHasher(const RingHasher&) = delete;
   RingHasher& operator=(const RingHasher&) = delete;
   ~RingHasher() { close(true); }
@@ -118,6 +123,11 @@ class RingHasher {
   }
   // Chunk n, `size` bytes, is in its slot: hash it next.
   void hand(std::uint64_t n, std::size_t size) {
+    if (!thread_.joinable()) {
+      h_.update(bufs_.get() + (n % kSlots) * kSlotBytes, size);
+      hashed_ = n + 1;
+      return;
+    }
     {
       const std::lock_guard lock(mutex_);
       sizes_[n % kSlots] = size;
@@ -167,7 +177,7 @@ class RingHasher {
   std::uint64_t hashed_ = 0;
   bool closed_ = false;
   bool abandoned_ = false;
-  std::thread thread_;  // last: started once everything above is constructed
+  std::thread thread_;  // started once everything above is constructed
 };
 
 // Where stream() puts what it reads, piece by piece in order.
