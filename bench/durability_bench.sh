@@ -16,6 +16,8 @@
 #   MF_BENCH_DIR      output directory, on disk (default target/bench)
 #   MF_BENCH_TMPFS    a directory on tmpfs (default /dev/shm; the tmpfs rows are skipped without)
 #   MF_BENCH_RUNS     processes timed per row (default 30)
+#   MF_BENCH_DIRTY_MB adds "dirty" rows: the disk rows again, each run with another process writing
+#                     this many MB (unsynced) to the same file system meanwhile (default 0: none)
 #   MF_FORGE_REPO     a git clone of antoinezambelli/forge (optional: the forge row and the ratios)
 #   MF_FORGE_PYTHON   the Python to run forge with (default python3; needs pydantic >= 2)
 set -euo pipefail
@@ -26,6 +28,7 @@ before=${MF_BIN_BEFORE:-}
 out_dir=${MF_BENCH_DIR:-$root/target/bench}
 tmpfs=${MF_BENCH_TMPFS:-/dev/shm}
 runs=${MF_BENCH_RUNS:-30}
+dirty_mb=${MF_BENCH_DIRTY_MB:-0}
 repo=${MF_FORGE_REPO:-}
 py=${MF_FORGE_PYTHON:-python3}
 
@@ -50,7 +53,8 @@ if [[ $(stat -f -c %T "$tmpfs" 2>/dev/null) == tmpfs ]]; then
 else
   log "no tmpfs at $tmpfs: the tmpfs rows are skipped"
 fi
-place_dir() { if [[ $1 == disk ]]; then echo "$disk"; else echo "$mem"; fi; }
+((dirty_mb > 0)) && places+=(dirty)
+place_dir() { if [[ $1 == tmpfs ]]; then echo "$mem"; else echo "$disk"; fi; }
 for p in "${places[@]}"; do
   d=$(place_dir "$p")
   mkdir -p "$d/ws/src" "$d/art"
@@ -136,7 +140,16 @@ declare -A samples=()
 for ((i = 0; i < runs; i++)); do
   for c in "${configs[@]}"; do
     IFS='|' read -r b p dur <<<"$c"
-    samples[$c]+=" $(ns_of golden "$b" "$p" "$dur")"
+    if [[ $p == dirty ]]; then
+      # Another process dirties the same file system, started just before the run.
+      dd if=/dev/zero of="$disk/dirty" bs=1M count="$dirty_mb" status=none &
+      sleep 0.2
+      samples[$c]+=" $(ns_of golden "$b" "$p" "$dur")"
+      wait $!
+      rm -f "$disk/dirty"
+    else
+      samples[$c]+=" $(ns_of golden "$b" "$p" "$dur")"
+    fi
   done
   if ((${#runner[@]})); then samples[forge]+=" $(ns_of "${runner[@]}")"; fi
   samples[true]+=" $(ns_of /bin/true)"
@@ -162,6 +175,8 @@ read -r true_best true_mean < <(best_mean ${samples[true]})
   echo "disk: $(df -T "$disk" | awk 'NR == 2 { print $2 }') at $disk${mem:+; tmpfs: $mem}"
   echo "wall-clock seconds per process, best and mean of $runs; ratio = forge's best / this best"
   echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  ((dirty_mb == 0)) ||
+    echo "dirty: the disk rows with another process writing $dirty_mb MB to that file system meanwhile"
   echo
   printf "%-44s %6s %8s %8s %8s\n" process syncs best mean ratio
   for r in "${rows[@]}"; do

@@ -119,8 +119,27 @@ t_cat=$(best_of cat "$corpus")
 rm -rf "$work/put" "$work/copy"
 
 # --- put of a large file against dd, on the scratch disk and on tmpfs --------------------------------
-# Each run starts from a fresh store (and dd from no copy), the file in the page cache; the CPU rows
-# (perf's task-clock, user + system) include removing the previous run's output, for both sides.
+# Each run starts from a fresh store (and dd from no copy), the file in the page cache; put and dd
+# take turns, $runs rounds, so that a change in the machine's load falls on both. Wall and CPU
+# (perf's task-clock, all threads, user + system) include removing the previous run's output, for
+# both sides.
+# wall_cpu CMD...: "WALL CPU" in seconds of one run of CMD (CPU "-" without perf).
+wall_cpu() {
+  local t0 t1 ms=-
+  t0=$(date +%s.%N)
+  if command -v perf >/dev/null; then
+    ms=$(perf stat -x, -e task-clock -- "$@" 2>&1 >/dev/null | awk -F, '$3 ~ /task-clock/ { print $1 }')
+  else
+    "$@" >/dev/null
+  fi
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" -v ms="$ms" 'BEGIN { printf "%.3f %s", b - a, ms == "-" ? "-" : sprintf("%.3f", ms / 1000) }'
+}
+# span LIST COLUMN: "MIN-MAX" of a column (1 wall, 2 CPU) of wall_cpu results, one per line.
+span() {
+  awk -v c="$2" 'NF && $c != "-" { if (n++ == 0 || $c < lo) lo = $c; if ($c > hi) hi = $c }
+    END { if (n) printf "%.2f-%.2f", lo, hi; else printf "-" }' <<<"$1"
+}
 put_mb=${MF_BENCH_PUT_MB:-1024}
 big_rows=()
 if ((put_mb > 0)); then
@@ -133,15 +152,20 @@ if ((put_mb > 0)); then
   for d in "$work" $shm; do
     fs=disk
     [[ $d == "$shm" ]] && fs=tmpfs
-    log "put of a $put_mb MiB file against dd on $fs (best of $runs)"
+    log "put of a $put_mb MiB file against dd on $fs ($runs rounds, in turns)"
     head -c $((put_mb << 20)) /dev/urandom >"$d/big"
     put_big=(bash -c 'rm -rf "$1/big-store" && exec "$2" --store "$1/big-store" put "$1/big"' _ "$d"
       "$mf_store")
     dd_big=(bash -c 'rm -f "$1/big-copy" && exec dd if="$1/big" of="$1/big-copy" bs=1M conv=fsync \
       status=none' _ "$d")
     [[ $("${put_big[@]}") == "$(sha256sum "$d/big" | cut -d' ' -f1)" ]] || die "put of the big file"
-    big_rows+=("$fs $(best_of "${put_big[@]}") $(best_of "${dd_big[@]}") $(cpu_of "${put_big[@]}") \
-$(cpu_of "${dd_big[@]}")")
+    put_runs= dd_runs=
+    for ((i = 0; i < runs; i++)); do
+      put_runs+="$(wall_cpu "${put_big[@]}")"$'\n'
+      dd_runs+="$(wall_cpu "${dd_big[@]}")"$'\n'
+    done
+    big_rows+=("$fs $(span "$put_runs" 1) $(span "$dd_runs" 1) $(span "$put_runs" 2) \
+$(span "$dd_runs" 2)")
     rm -rf "$d/big" "$d/big-store" "$d/big-copy"
   done
 fi
@@ -234,13 +258,14 @@ bulk_table() {
   row "cat" "$t_cat" "" 30
   if ((${#big_rows[@]})); then
     echo
-    echo "put of a ${put_mb} MiB file into a fresh store against dd conv=fsync (best of $runs)"
+    echo "put of a ${put_mb} MiB file into a fresh store against dd conv=fsync ($runs rounds, in"
+    echo "turns; seconds, lowest-highest; ratio of the lowest)"
     printf "%-8s %11s %11s %7s %11s %11s %7s\n" "" "put wall" "dd wall" ratio "put CPU" "dd CPU" ratio
     for r in "${big_rows[@]}"; do
       read -r fs pw dw pc dc <<<"$r"
       awk -v f="$fs" -v pw="$pw" -v dw="$dw" -v pc="$pc" -v dc="$dc" 'BEGIN {
-        printf "%-8s %11.3f %11.3f %6.2fx %11s %11s %7s\n", f, pw, dw, pw / dw, pc, dc,
-          (dc > 0 && pc != "-") ? sprintf("%6.2fx", pc / dc) : "-" }'
+        printf "%-8s %11s %11s %6.2fx %11s %11s %7s\n", f, pw, dw, pw / dw, pc, dc,
+          (dc + 0 > 0 && pc != "-") ? sprintf("%6.2fx", pc / dc) : "-" }'
     done
   fi
   echo

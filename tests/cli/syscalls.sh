@@ -30,32 +30,45 @@ reads=$(grep -E '^[0-9]+ +p?readv?2?(64)?\([0-9]+</[^>]*/ws/a\.txt>' "$tmp/read.
 [[ $(grep -c . <<<"$reads") -eq 1 ]] || { echo "$reads" >&2; fail "read read a.txt more than once"; }
 grep -qE ', 615, 0\) = 615$' <<<"$reads" || fail "the one read is not of the file's 615 bytes: $reads"
 
-# --- mf-store put: the input is read once, and its spool is read back once -------------------------
-# 3 MiB and a few bytes: over the 1 MiB kept in memory, so the bytes go through the spool file.
+# --- mf-store put: the input is read once and its bytes written once ------------------------------
+# 3 MiB and a few bytes: over the 1 MiB kept in memory. A file's bytes go straight into data.mdb
+# (hashed on a second thread meanwhile); stdin's through a spool file, read back (copied into
+# data.mdb) once.
 head -c $(((3 << 20) + 5)) /dev/urandom >"$tmp/put.bin"
 size=$(stat -c %s "$tmp/put.bin")
-# read_bytes TRACE PATTERN: the bytes returned by read calls on a descriptor that strace shows as
-# PATTERN (after its number: <path>, and "(deleted)" for an unlinked file).
-read_bytes() {
-  grep -E "^[0-9]+ +p?readv?2?(64)?\([0-9]+$2" "$1" |
-    awk '{ n += $NF } END { print n + 0 }'
+# io_bytes TRACE CALLS PATTERN: the bytes returned by the system calls CALLS (an ERE alternation)
+# whose first descriptor strace shows as PATTERN (after its number: <path>, and "(deleted)" for an
+# unlinked file).
+# LMDB's reads of its two meta pages (offsets 0 and 4096 of data.mdb) are not counted.
+io_bytes() {
+  awk -v calls="^[0-9]+ +($2)\\([0-9]+$3" '$0 ~ calls && !/pread64\([0-9]+<[^>]*data\.mdb>, .*, (0|4096)\) = [0-9]+$/ {
+    n += $NF
+  } END { print n + 0 }' "$1"
 }
+reads='p?readv?2?(64)?'
+writes='p?writev?2?(64)?'
 for how in file stdin; do
   rm -rf "$tmp/put-store"
+  # The store exists before (its creation writes LMDB's first pages).
+  echo first | "$MF_BIN/mf-store" --store "$tmp/put-store" put >/dev/null
+  trace=(strace -f -y -e trace=read,pread64,readv,preadv,preadv2,write,pwrite64,writev,pwritev,pwritev2,copy_file_range -o "$tmp/put.st")
   if [[ $how == file ]]; then
-    strace -f -y -e trace=read,pread64,readv,preadv,preadv2 -o "$tmp/put.st" \
-      "$MF_BIN/mf-store" --store "$tmp/put-store" put "$tmp/put.bin" >"$tmp/put.out"
+    "${trace[@]}" "$MF_BIN/mf-store" --store "$tmp/put-store" put "$tmp/put.bin" >"$tmp/put.out"
   else
-    strace -f -y -e trace=read,pread64,readv,preadv,preadv2 -o "$tmp/put.st" \
-      "$MF_BIN/mf-store" --store "$tmp/put-store" put - <"$tmp/put.bin" >"$tmp/put.out"
+    "${trace[@]}" "$MF_BIN/mf-store" --store "$tmp/put-store" put - <"$tmp/put.bin" >"$tmp/put.out"
   fi
   [[ $(cat "$tmp/put.out") == "$(sha256sum "$tmp/put.bin" | cut -d' ' -f1)" ]] ||
     fail "put ($how) printed $(cat "$tmp/put.out")"
-  n=$(read_bytes "$tmp/put.st" '<[^>]*/put\.bin>')
+  n=$(io_bytes "$tmp/put.st" "$reads" '<[^>]*/put\.bin>')
   [[ $n -eq $size ]] || fail "put ($how) read $n bytes of its $size-byte input, not $size"
-  # The spool (an unlinked file in the store's directory) is written once and read back once.
-  n=$(read_bytes "$tmp/put.st" '<[^>]*/put-store/[^>]*>\(deleted\)')
-  [[ $n -eq $size ]] || fail "put ($how) read $n bytes back from its spool, not $size"
+  # Bytes written to the store's directory (data.mdb, the spool): once for a file, twice for stdin.
+  n=$(io_bytes "$tmp/put.st" "$writes|copy_file_range" '<[^>]*/put-store/')
+  want=$size spooled=0
+  [[ $how == file ]] || want=$((2 * size)) spooled=$size
+  [[ $n -eq $want ]] || fail "put ($how) wrote $n bytes into its store, not $want"
+  # Read back from the store's directory: nothing for a file, the spool once for stdin.
+  n=$(io_bytes "$tmp/put.st" "$reads|copy_file_range" '<[^>]*/put-store/')
+  [[ $n -eq $spooled ]] || fail "put ($how) read $n bytes back from its store, not $spooled"
   run 0 "$MF_BIN/mf-store" --store "$tmp/put-store" verify
 done
 

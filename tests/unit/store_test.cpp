@@ -70,6 +70,18 @@ std::string pseudo_random(std::size_t size, std::uint64_t seed) {
   return out;
 }
 
+// Threads of this process now.
+std::size_t thread_count() {
+  return static_cast<std::size_t>(
+      std::distance(fs::directory_iterator("/proc/self/task"), fs::directory_iterator{}));
+}
+
+// Bytes of storage a file holds (its holes hold none).
+std::uint64_t allocated(const fs::path& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_blocks) * 512 : 0;
+}
+
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -211,7 +223,10 @@ TEST_F(StoreTest, PutFileRefusesAFileThatChangedWhileRead) {
   auto store = open();
   ASSERT_TRUE(store);
   const fs::path file = root_ / "log.txt";
-  // Held in memory, and spooled (over 1 MiB).
+  const fs::path data = fs::path(dir_) / "data.mdb";
+  const std::uint64_t held = allocated(data);
+  const std::size_t threads = thread_count();
+  // Held in memory, and written into data.mdb as it is read (over 1 MiB).
   for (const std::size_t size : {std::size_t{100000}, (std::size_t{1} << 20) + 100000}) {
     const std::string original = pseudo_random(size, 5);
     // Same size, different bytes.
@@ -237,7 +252,64 @@ TEST_F(StoreTest, PutFileRefusesAFileThatChangedWhileRead) {
     mf::store::detail::put_file_after_read = nullptr;
     EXPECT_EQ(store->stats()->objects, 0u);  // nothing was stored
     EXPECT_FALSE(*store->has(mf::hash::sha256(original)));
+    // The pages written meanwhile were given back, and the hashing thread is gone.
+    EXPECT_LT(allocated(data), held + (256u << 10)) << size;
+    EXPECT_EQ(thread_count(), threads) << size;
   }
+}
+
+// put FILE writes a large file into data.mdb where LMDB's reservation is predicted to start and
+// moves it when the value lands elsewhere: wherever it lands, the object reads back whole.
+TEST_F(StoreTest, PutFileStoresTheFileWhereverLmdbPlacesIt) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  const std::size_t threads = thread_count();
+  std::vector<std::pair<Digest, std::string>> stored;
+  const auto put_file = [&](std::size_t size, std::uint64_t seed) {
+    const fs::path file = root_ / ("in" + std::to_string(seed));
+    const std::string bytes = pseudo_random(size, seed);
+    write_file(file, bytes);
+    auto d = store->put_file(file.string());
+    ASSERT_TRUE(d.ok()) << code_of(d) << " " << seed;
+    EXPECT_EQ(*d, mf::hash::sha256(bytes)) << seed;
+    EXPECT_EQ(*store->get(*d), bytes) << seed;
+    EXPECT_EQ(thread_count(), threads) << seed;
+    stored.emplace_back(*d, bytes);
+  };
+  // A new store, then free pages too recent to reuse, then reused ones.
+  put_file((std::size_t{3} << 20) + 5, 1);
+  ASSERT_TRUE(store->put("small").ok());
+  for (std::uint64_t seed = 2; seed < 5; ++seed) put_file((std::size_t{2} << 20) + seed, seed);
+  // A deeper tree, whose leaves split.
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(store->put("object " + std::to_string(i)).ok());
+  for (std::uint64_t seed = 5; seed < 8; ++seed)
+    put_file((std::size_t{1} << 20) + seed * 977, seed);
+  // Nothing is referenced: gc frees every page run, and the next values reuse them.
+  ASSERT_TRUE(store->gc().ok());
+  stored.clear();
+  const fs::path data = fs::path(dir_) / "data.mdb";
+  for (std::uint64_t seed = 8; seed < 12; ++seed) put_file((std::size_t{2} << 20) + seed, seed);
+  // Present already: nothing stored, nothing kept of what was written.
+  const std::uint64_t held = allocated(data);
+  put_file((std::size_t{2} << 20) + 8, 8);
+  stored.pop_back();
+  EXPECT_LT(allocated(data), held + (256u << 10));
+  // Inside a batch the file is spooled and copied in.
+  const std::string batched = pseudo_random((std::size_t{2} << 20) + 99, 99);
+  write_file(root_ / "batched", batched);
+  ASSERT_TRUE(store
+                  ->batch([&]() -> mf::Status {
+                    auto d = store->put_file((root_ / "batched").string());
+                    if (!d) return d.take_diagnostics();
+                    return {};
+                  })
+                  .ok());
+  stored.emplace_back(mf::hash::sha256(batched), batched);
+  for (const auto& [digest, bytes] : stored) EXPECT_EQ(*store->get(digest), bytes);
+  auto report = store->verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->corrupt.empty());
+  EXPECT_EQ(report->checked, stored.size());
 }
 
 TEST_F(StoreTest, BatchIsOneTransaction) {

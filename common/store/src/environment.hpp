@@ -9,6 +9,7 @@
 #pragma once
 
 #include <lmdb.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -160,6 +161,10 @@ struct Store::Impl {
   // cannot be known (the map is not watched), reads into the map, releasing each chunk once
   // written.
   Status fill(char* dst, int fd, std::uint64_t size);
+  // put_file of a regular file over one chunk, written straight into data.mdb as it is read
+  // (objects.cpp); no digest when it cannot be, and the file must then be spooled.
+  Result<std::optional<hash::Digest>> put_in_place(int in, const std::string& name,
+                                                   const struct stat& before);
   // Stores bytes under digest in txn unless present; true when newly added.
   Result<bool> put_in(MDB_txn* txn, const hash::Digest& digest, std::string_view bytes);
   // put() once the digest is known to be right.

@@ -71,10 +71,12 @@ class Store {
   // Stores bytes under a digest the caller claims; refuses (MF-K002) when the bytes do not hash to
   // it.
   Status put_verified(const hash::Digest& digest, std::string_view bytes);
-  // Stores a file (or stdin for "-") read once: hashed as it is read, spooled past 1 MiB to an
-  // unlinked file in the store's directory, and copied from there into LMDB's reserved space in
-  // the map, so memory does not grow with the file. A regular file that changed while it was read
-  // (size, inode or timestamps) is refused and nothing is stored (MF-K006).
+  // Stores a file (or stdin for "-") read once, hashed on a second thread as it is read, so memory
+  // does not grow with the file. Past 1 MiB a regular file is written straight into data.mdb where
+  // LMDB's reservation under its digest is predicted to start (moved there if it lands elsewhere);
+  // stdin, and a file inside a batch, are spooled to an unlinked file in the store's directory and
+  // copied into the reserved space. A regular file that changed while it was read (size, inode or
+  // timestamps) is refused and nothing is stored (MF-K006). docs/store.md has the details.
   Result<hash::Digest> put_file(const std::string& path);
 
   // Many puts (and set_ref/remove_ref) in one transaction, one sync at the end: fn runs inside;
