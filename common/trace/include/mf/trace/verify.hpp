@@ -84,6 +84,18 @@ class Verifier {
 
  private:
   class Hasher;
+  // What the hashing thread works out about each line it completes, for the checking thread to
+  // take instead of working it out again; taken only for the very bytes checked (the same
+  // address), so a line that began in an earlier slice, or a wrong guess, costs only the work.
+  struct LineFacts {
+    const char* line = nullptr;  // the line's first byte; null when it began in an earlier slice
+    bool utf8 = false;           // the line is UTF-8
+    // The opening quote of the string after the first "content" key, the digest of its decoded
+    // text; null when there is none (the checks take it for the top-level member's only when the
+    // addresses agree).
+    const char* content = nullptr;
+    hash::Digest content_sha256{};
+  };
   void check_lines(std::string_view bytes);
   void check_line(std::string_view text, bool terminated);
   // The steps of check_line; each returns false after recording the first error.
@@ -105,7 +117,10 @@ class Verifier {
   // The line digests of the slice being checked (and of the one being hashed), and the digest of
   // the line being checked.
   std::array<std::vector<hash::Digest>, 2> digests_;
+  std::array<std::vector<LineFacts>, 2> facts_;  // by line, as digests_
   const hash::Digest* next_digest_ = nullptr;
+  const LineFacts* next_facts_ = nullptr;
+  const LineFacts* facts_now_ = nullptr;  // of the line being checked, when they are its own
   Summary summary_;
   json::LineSplitter lines_;
   std::int64_t line_ = 0;  // lines checked so far
@@ -116,7 +131,8 @@ class Verifier {
   std::unordered_set<std::string> open_calls_;
   hash::Digest prev_{};  // SHA-256 of the last line checked
   std::int64_t last_t_ms_ = 0;
-  std::string last_event_;  // the event type of the last line checked
+  Event type_ = Event::Unknown;       // the event type of the line being checked
+  Event last_type_ = Event::Unknown;  // of the last line checked; Unknown before the first
   // From run_started: the mode and, in task mode, the budget the sequence is checked against.
   bool task_mode_ = false;
   std::int64_t max_model_calls_ = 0;
