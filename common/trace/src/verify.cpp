@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -22,6 +23,10 @@
 #include "mf/json/canonical.hpp"
 #include "mf/text/utf8.hpp"
 #include "mf/trace/events.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace mf::trace {
 namespace {
@@ -85,6 +90,36 @@ const Keys& keys() {
 std::optional<std::string_view> string_member(const json::View& v) {
   if (!v.is_string()) return std::nullopt;
   return v.as_string();
+}
+
+// Where the string after the first "content" key in the line's first 64 bytes opens, or 0. In a
+// canonical model_responded line the top-level member comes early ("attempts" and "call" sort
+// before it); a later one is left to the checks. With SSE2, 16 starts at a time: a quote, a 'c',
+// and the quote and colon 9 and 10 bytes on, before the whole key is compared.
+std::size_t content_key(std::string_view line) {
+  static constexpr std::string_view kKey = "\"content\":\"";
+  constexpr std::size_t kStarts = 64;
+  const auto at = [&](std::size_t i) { return i + kKey.size() - 1; };
+#if defined(__SSE2__)
+  if (line.size() >= kStarts + 16) {
+    const auto load = [&](std::size_t i) {
+      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + i));
+    };
+    const auto eq = [](__m128i x, char c) { return _mm_cmpeq_epi8(x, _mm_set1_epi8(c)); };
+    for (std::size_t i = 0; i < kStarts; i += 16) {
+      const __m128i hit = _mm_and_si128(_mm_and_si128(eq(load(i), '"'), eq(load(i + 1), 'c')),
+                                        _mm_and_si128(eq(load(i + 8), '"'), eq(load(i + 9), ':')));
+      for (auto m = static_cast<unsigned>(_mm_movemask_epi8(hit)); m != 0; m &= m - 1) {
+        const std::size_t start = i + static_cast<std::size_t>(std::countr_zero(m));
+        if (line.substr(start, kKey.size()) == kKey) return at(start);
+      }
+    }
+    return 0;
+  }
+#endif
+  const std::string_view head = line.substr(0, kStarts + kKey.size() - 1);
+  const std::size_t start = head.find(kKey);
+  return start == std::string_view::npos ? 0 : at(start);
 }
 
 bool is_incomplete(const std::string& code) {
@@ -160,18 +195,19 @@ class Verifier::Hasher {
 
   // The slice's line digests go to `out`, and what is learnt of each line to `facts`, which stay
   // the caller's to read after wait().
-  void hash(std::string_view slice, std::vector<hash::Digest>& out, std::vector<LineFacts>& facts) {
+  void hash(std::string_view slice, std::vector<hash::Digest>& out, SliceFacts& facts) {
     out.clear();
     digests_.update(slice, out);
-    facts.resize(out.size());
+    facts.lines.resize(out.size());
+    facts.contents.clear();
     const char* p = slice.data();
     const char* const end = p + slice.size();
     const char* line = at_line_start_ ? p : nullptr;
-    for (LineFacts& f : facts) {
+    for (LineFacts& f : facts.lines) {
       const auto* newline =
           static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
       f = {};
-      if (line != nullptr) learn({line, static_cast<std::size_t>(newline - line)}, f);
+      if (line != nullptr) learn({line, static_cast<std::size_t>(newline - line)}, f, facts);
       p = line = newline + 1;
     }
     if (!slice.empty()) at_line_start_ = slice.back() == '\n';
@@ -181,8 +217,7 @@ class Verifier::Hasher {
 
   // hash(), on the second thread; wait() before the next start(), before reading `out`, and
   // before the slice's bytes go away.
-  void start(std::string_view slice, std::vector<hash::Digest>& out,
-             std::vector<LineFacts>& facts) {
+  void start(std::string_view slice, std::vector<hash::Digest>& out, SliceFacts& facts) {
     if (!thread_.joinable()) thread_ = std::thread([this] { work(); });
     {
       std::lock_guard lock(mutex_);
@@ -202,19 +237,15 @@ class Verifier::Hasher {
  private:
   // A line is UTF-8 or not; and the inline content of a model_responded line, whose key is near
   // the start in canonical order, is decoded and hashed here rather than on the checking thread.
-  void learn(std::string_view line, LineFacts& f) {
+  void learn(std::string_view line, LineFacts& f, SliceFacts& facts) {
+    if (!text::valid_utf8(line)) return;
     f.line = line.data();
-    f.utf8 = text::valid_utf8(line);
-    if (!f.utf8) return;
-    static constexpr std::string_view kKey = "\"content\":\"";
-    const std::string_view head = line.substr(0, 256);
-    const auto* key =
-        static_cast<const char*>(::memmem(head.data(), head.size(), kKey.data(), kKey.size()));
-    if (key == nullptr) return;
-    const std::size_t at = static_cast<std::size_t>(key - line.data()) + kKey.size() - 1;
+    const std::size_t at = content_key(line);
+    if (at == 0) return;
     if (const auto content = json::canonical_string_at(line, at, scratch_)) {
-      f.content = line.data() + at;
-      f.content_sha256 = hash::sha256(*content);
+      f.content_at = static_cast<std::uint32_t>(at);
+      f.content = static_cast<std::uint32_t>(facts.contents.size());
+      facts.contents.push_back(hash::sha256(*content));
     }
   }
 
@@ -238,7 +269,7 @@ class Verifier::Hasher {
   std::condition_variable cv_;
   std::string_view job_;
   std::vector<hash::Digest>* out_ = nullptr;
-  std::vector<LineFacts>* facts_ = nullptr;
+  SliceFacts* facts_ = nullptr;
   bool busy_ = false;
   bool stop_ = false;
   std::thread thread_;
@@ -261,7 +292,8 @@ void Verifier::feed(std::string_view bytes) {
   if (bytes.size() < 2 * kSliceBytes) {
     hasher_->hash(bytes, digests_[0], facts_[0]);
     next_digest_ = digests_[0].data();
-    next_facts_ = facts_[0].data();
+    slice_facts_ = &facts_[0];
+    next_facts_ = facts_[0].lines.data();
     return check_lines(bytes);
   }
   // Slices in a pipeline: the second thread hashes slice i+1 while this one checks slice i with
@@ -273,7 +305,8 @@ void Verifier::feed(std::string_view bytes) {
     hasher_->wait();
     if (i + 1 < slices) hasher_->start(slice(i + 1), digests_[(i + 1) % 2], facts_[(i + 1) % 2]);
     next_digest_ = digests_[i % 2].data();
-    next_facts_ = facts_[i % 2].data();
+    slice_facts_ = &facts_[i % 2];
+    next_facts_ = facts_[i % 2].lines.data();
     check_lines(slice(i));
   }
   hasher_->wait();  // the caller may reuse the bytes once feed() returns
@@ -312,7 +345,7 @@ void Verifier::check_line(std::string_view text, bool terminated) {
   // A line is read in one pass that also proves it canonical. Only a line that pass declines is
   // read by the strict reader, for its diagnostic, or for its envelope before it is refused as not
   // canonical; it is then viewed in its canonical form.
-  bool canonical = tape_.read_canonical(text, limits_, facts_now_ != nullptr && facts_now_->utf8);
+  bool canonical = tape_.read_canonical(text, limits_, facts_now_ != nullptr);
   if (!canonical) {
     facts_now_ = nullptr;  // the line is read again from canonical_
     auto parsed = json::parse(text, limits_, line_ - 1);
@@ -470,8 +503,9 @@ bool Verifier::check_consistent(std::string_view event) {
     const auto digest = members_[keys().content_sha256];
     hash::Digest named{};  // compared as digests: no hex string is built per line
     const auto content_sha256 = [&] {
-      if (facts_now_ != nullptr && facts_now_->content == content.raw().data()) {
-        return facts_now_->content_sha256;
+      if (facts_now_ != nullptr && facts_now_->content_at != 0 &&
+          facts_now_->line + facts_now_->content_at == content.raw().data()) {
+        return slice_facts_->contents[facts_now_->content];
       }
       return hash::sha256(content.as_string());
     };

@@ -88,13 +88,17 @@ class Verifier {
   // take instead of working it out again; taken only for the very bytes checked (the same
   // address), so a line that began in an earlier slice, or a wrong guess, costs only the work.
   struct LineFacts {
-    const char* line = nullptr;  // the line's first byte; null when it began in an earlier slice
-    bool utf8 = false;           // the line is UTF-8
-    // The opening quote of the string after the first "content" key, the digest of its decoded
-    // text; null when there is none (the checks take it for the top-level member's only when the
-    // addresses agree).
-    const char* content = nullptr;
-    hash::Digest content_sha256{};
+    // The line's first byte; null when it began in an earlier slice or is not UTF-8.
+    const char* line = nullptr;
+    // Where the string after the line's first "content" key opens (0: there is none), and its
+    // decoded text's digest in SliceFacts::contents (the checks take it for the top-level
+    // member's only when the addresses agree).
+    std::uint32_t content_at = 0;
+    std::uint32_t content = 0;
+  };
+  struct SliceFacts {
+    std::vector<LineFacts> lines;  // one per line the slice completes, as its digests
+    std::vector<hash::Digest> contents;
   };
   void check_lines(std::string_view bytes);
   void check_line(std::string_view text, bool terminated);
@@ -117,8 +121,9 @@ class Verifier {
   // The line digests of the slice being checked (and of the one being hashed), and the digest of
   // the line being checked.
   std::array<std::vector<hash::Digest>, 2> digests_;
-  std::array<std::vector<LineFacts>, 2> facts_;  // by line, as digests_
+  std::array<SliceFacts, 2> facts_;  // as digests_
   const hash::Digest* next_digest_ = nullptr;
+  const SliceFacts* slice_facts_ = nullptr;  // of the slice being checked
   const LineFacts* next_facts_ = nullptr;
   const LineFacts* facts_now_ = nullptr;  // of the line being checked, when they are its own
   Summary summary_;
