@@ -123,7 +123,7 @@ char* decode_escaped(const char* p, const char* stop, char* out) {
 }  // namespace
 
 std::optional<std::string_view> canonical_string_at(std::string_view doc, std::size_t at,
-                                                    std::string& scratch) {
+                                                    std::string& scratch, KnownString& where) {
   if (at >= doc.size() || doc[at] != '"') return std::nullopt;
   // The scan and the decoding in one pass: the text is copied as it is read.
   const char* p = doc.data() + at + 1;
@@ -136,7 +136,10 @@ std::optional<std::string_view> canonical_string_at(std::string_view doc, std::s
     p = detail::copy_plain(p, end, out);
     out += p - run;
     if (p == end) return std::nullopt;
-    if (*p == '"') return std::string_view(first, static_cast<std::size_t>(out - first));
+    if (*p == '"') {
+      where = {at, static_cast<std::size_t>(p - doc.data()), static_cast<std::size_t>(out - first)};
+      return std::string_view(first, where.size);
+    }
     if (*p != '\\' || end - p < 2) return std::nullopt;  // a raw control character, or the end
     const int length = kEscapeLength[static_cast<unsigned char>(p[1])];
     if (length == 0) return std::nullopt;
@@ -150,7 +153,8 @@ std::optional<std::string_view> canonical_string_at(std::string_view doc, std::s
   }
 }
 
-bool Tape::read_canonical(std::string_view doc, const ReadLimits& limits, bool utf8_checked) {
+bool Tape::read_canonical(std::string_view doc, const ReadLimits& limits,
+                          const KnownString* known) {
   nodes_.clear();
   open_.clear();
   source_ = doc;
@@ -160,11 +164,13 @@ bool Tape::read_canonical(std::string_view doc, const ReadLimits& limits, bool u
   }
   // UTF-8 is checked once, over the whole document: outside strings any byte >= 0x80 is a
   // syntax error anyway, so the string scanner below treats such bytes as plain.
-  if (!utf8_checked && !text::valid_utf8(doc)) return false;
+  if (!text::valid_utf8(doc)) return false;
   const char* const begin = doc.data();
   const char* const end = begin + doc.size();
   const char* p = begin;
   const auto offset = [&](const char* q) { return static_cast<std::uint32_t>(q - begin); };
+  const char* const known_open =
+      known != nullptr && known->close < doc.size() ? begin + known->open : nullptr;
 
   // A string at p (the opening quote) into a new node; false to decline. Its text stays in the
   // source; one with escapes is decoded when its text is first asked for (text()).
@@ -177,7 +183,12 @@ bool Tape::read_canonical(std::string_view doc, const ReadLimits& limits, bool u
     ++p;
     n.offset = offset(p);
     std::size_t removed = 0;
-    if (!scan_string(p, end, removed)) return false;
+    if (p - 1 == known_open) {  // read already: its text ends at the closing quote
+      p = begin + known->close;
+      removed = known->close - known->open - 1 - known->size;
+    } else if (!scan_string(p, end, removed)) {
+      return false;
+    }
     n.escaped = removed != 0;
     const std::size_t size = static_cast<std::size_t>(offset(p) - n.offset) - removed;
     n.size = static_cast<std::uint32_t>(size);

@@ -21,7 +21,6 @@
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
-#include "mf/text/utf8.hpp"
 #include "mf/trace/events.hpp"
 
 #if defined(__SSE2__)
@@ -235,17 +234,17 @@ class Verifier::Hasher {
   hash::Digest finish() { return digests_.finish(); }
 
  private:
-  // A line is UTF-8 or not; and the inline content of a model_responded line, whose key is near
-  // the start in canonical order, is decoded and hashed here rather than on the checking thread.
+  // The inline content of a model_responded line, whose key is near the start in canonical order,
+  // is read, decoded and hashed here rather than on the checking thread.
   void learn(std::string_view line, LineFacts& f, SliceFacts& facts) {
-    if (!text::valid_utf8(line)) return;
     f.line = line.data();
     const std::size_t at = content_key(line);
     if (at == 0) return;
-    if (const auto content = json::canonical_string_at(line, at, scratch_)) {
+    json::KnownString where;
+    if (const auto content = json::canonical_string_at(line, at, scratch_, where)) {
       f.content_at = static_cast<std::uint32_t>(at);
       f.content = static_cast<std::uint32_t>(facts.contents.size());
-      facts.contents.push_back(hash::sha256(*content));
+      facts.contents.push_back({where, hash::sha256(*content)});
     }
   }
 
@@ -345,7 +344,11 @@ void Verifier::check_line(std::string_view text, bool terminated) {
   // A line is read in one pass that also proves it canonical. Only a line that pass declines is
   // read by the strict reader, for its diagnostic, or for its envelope before it is refused as not
   // canonical; it is then viewed in its canonical form.
-  bool canonical = tape_.read_canonical(text, limits_, facts_now_ != nullptr);
+  // The inline content the hashing thread has read is not scanned again.
+  const json::KnownString* content_read = facts_now_ != nullptr && facts_now_->content_at != 0
+                                              ? &slice_facts_->contents[facts_now_->content].where
+                                              : nullptr;
+  bool canonical = tape_.read_canonical(text, limits_, content_read);
   if (!canonical) {
     facts_now_ = nullptr;  // the line is read again from canonical_
     auto parsed = json::parse(text, limits_, line_ - 1);
@@ -505,7 +508,7 @@ bool Verifier::check_consistent(std::string_view event) {
     const auto content_sha256 = [&] {
       if (facts_now_ != nullptr && facts_now_->content_at != 0 &&
           facts_now_->line + facts_now_->content_at == content.raw().data()) {
-        return slice_facts_->contents[facts_now_->content];
+        return slice_facts_->contents[facts_now_->content].sha256;
       }
       return hash::sha256(content.as_string());
     };

@@ -74,9 +74,10 @@ class Tape {
  public:
   // True when `text` is one strict JSON document within `limits` (parse() accepts it) that is
   // already in RFC 8785 canonical form (canonical(parse(text)) == text). The tape then views
-  // `text`, which must outlive it. `utf8_checked`: the caller has already found `text` to be UTF-8.
+  // `text`, which must outlive it. `known`: a string of `text` that canonical_string_at() has read,
+  // taken as read.
   bool read_canonical(std::string_view text, const ReadLimits& limits = {},
-                      bool utf8_checked = false);
+                      const struct KnownString* known = nullptr);
 
   // Appends canonical(parse(text)) to `out` and returns true; or returns false with `out`
   // unchanged, declining. A decline is not a verdict: the strict reader decides. It writes as it
@@ -123,13 +124,20 @@ class Tape {
   Canonicalizer canonicalizer_;
 };
 
+// A string of a document: its opening quote at `open`, its closing one at `close`, and its decoded
+// text's size.
+struct KnownString {
+  std::size_t open = 0, close = 0, size = 0;
+};
+
 // The decoded text of the string whose opening quote is doc[at], when it is one a canonical
 // document may hold there (its escapes the ones JCS writes, no raw control character, closed
 // before the end of `doc`), for a reader that wants one string of a document without reading the
 // rest; else nothing. Escaped text is decoded into `scratch`; the result views `doc` or `scratch`.
-// As Tape reads the string when the document is read_canonical(). `doc` must be UTF-8.
+// As Tape reads the string when the document is read_canonical() (which may then be given
+// `where`, filled in here, to take the string as read).
 std::optional<std::string_view> canonical_string_at(std::string_view doc, std::size_t at,
-                                                    std::string& scratch);
+                                                    std::string& scratch, KnownString& where);
 
 // Appends canonical(parse(text)) + '\n' to `out`: through the tape where it reads the text, else
 // through the strict reader, whose diagnostics (lines offset by line_offset) are returned with

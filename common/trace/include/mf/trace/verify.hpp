@@ -88,7 +88,7 @@ class Verifier {
   // take instead of working it out again; taken only for the very bytes checked (the same
   // address), so a line that began in an earlier slice, or a wrong guess, costs only the work.
   struct LineFacts {
-    // The line's first byte; null when it began in an earlier slice or is not UTF-8.
+    // The line's first byte; null when it began in an earlier slice.
     const char* line = nullptr;
     // Where the string after the line's first "content" key opens (0: there is none), and its
     // decoded text's digest in SliceFacts::contents (the checks take it for the top-level
@@ -96,9 +96,13 @@ class Verifier {
     std::uint32_t content_at = 0;
     std::uint32_t content = 0;
   };
+  struct ContentFacts {
+    json::KnownString where;  // in the line
+    hash::Digest sha256{};    // of the decoded text
+  };
   struct SliceFacts {
     std::vector<LineFacts> lines;  // one per line the slice completes, as its digests
-    std::vector<hash::Digest> contents;
+    std::vector<ContentFacts> contents;
   };
   void check_lines(std::string_view bytes);
   void check_line(std::string_view text, bool terminated);
