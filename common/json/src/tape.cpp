@@ -1,13 +1,11 @@
 // The scanner is one loop over the bytes with an explicit stack (no recursion: depth is bounded by
 // the limits, not the C++ stack). The document is checked to be UTF-8 first, in one pass; strings
-// are then scanned 16 bytes at a time, their escapes found and checked by bit masks rather than one
-// branch each, and decoded only when their text is asked for. Anything the strict reader would
-// refuse, anything not in canonical form, and anything this path does not handle, is a decline.
+// are then scanned, their plain runs 16 bytes at a time and each escape checked as it is met, and
+// decoded only when their text is asked for. Anything the strict reader would refuse, anything not
+// in canonical form, and anything this path does not handle, is a decline.
 #include "mf/json/tape.hpp"
 
-#include <algorithm>
 #include <array>
-#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -18,10 +16,6 @@
 #include "mf/text/utf8.hpp"
 #include "number_lexeme.hpp"
 #include "plain_run.hpp"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace mf::json {
 
@@ -65,30 +59,11 @@ bool canonical_u(const char* h, const char* end) {
   return short_escape(static_cast<unsigned char>((h[2] - '0') * 16 + low)) == 0;
 }
 
-#if defined(__SSE2__)
-// Of a 16-byte block with backslashes at `backslash`, the bytes a backslash escapes: each one after
-// an odd run of backslashes. `carry` is 1 when the block before ended in such a run (its first byte
-// is escaped), and is set for the next block.
-inline std::uint32_t escaped_bytes(std::uint32_t backslash, std::uint32_t& carry) {
-  constexpr std::uint32_t kEven = 0x5555;
-  backslash &= ~carry;
-  const std::uint32_t follows = ((backslash << 1) | carry) & 0xFFFF;
-  const std::uint32_t odd_starts = backslash & ~kEven & ~follows;
-  const std::uint32_t sum = odd_starts + backslash;  // a run from an odd start carries past it
-  carry = (sum >> 16) & 1;
-  return (kEven ^ ((sum & 0xFFFF) << 1)) & follows;
-}
-
-inline std::uint32_t mask_of(__m128i x, char c) {
-  return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(c))));
-}
-#endif
-
 // The string whose first byte (after the opening quote) is at p: moves p to its closing quote and
 // counts in `removed` the bytes its escapes take beyond their decoded bytes (one for "\n", five
 // for "\u001f"). False for a raw control character, an escape JCS does not write, or no closing
-// quote. With SSE2, 16 bytes per step and no branch per escape: the escaped bytes come from the
-// backslash mask, the allowed escape letters from a compare, and only a \u escape is read apart.
+// quote. Plain runs are skipped 16 bytes at a time; an escape is checked by one table load (a
+// \u escape read apart), and nothing is copied.
 bool scan_string(const char*& p, const char* end, std::size_t& removed) {
   for (;;) {
     p = detail::skip_plain(p, end);
