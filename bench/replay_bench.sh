@@ -4,7 +4,9 @@
 # the limits of the machine (`openssl dgst -sha256` and `sha256sum` for one SHA-256 pass, `wc -l`
 # for reading the bytes), plus mf-replay's peak RSS on a small and a large trace (it streams: memory
 # must not grow with the trace). With MF_BIN_BEFORE, an earlier build's mf-replay is timed in the
-# same run (before/after on one machine state). Benchmarks are not tests: only correctness checks
+# same run (before/after on one machine state). With perf, the CPU of each thread is printed too:
+# the checking thread and the hashing one, the busier of which is the wall time on idle cores.
+# Benchmarks are not tests: only correctness checks
 # (mf-replay says "ok", both builds print the same summary) fail the script.
 #
 # Environment:
@@ -77,13 +79,32 @@ c_before=""
 c_py=$(cpu_of python3 -c "$py_loop" "$big")
 c_ossl=$(cpu_of openssl dgst -sha256 "$big")
 
+# split BIN: the share of mf-replay's CPU on the checking (main) thread, from `perf record` samples
+# every 100 us of task-clock by thread (finer sampling inflates the time it measures); "-" without
+# perf. Times the share gives the checking thread's CPU seconds, the rest the hashing thread's.
+split() {
+  command -v perf >/dev/null || {
+    echo "-"
+    return
+  }
+  local data=$out_dir/replay_split.data
+  perf record -q -e task-clock -c 100000 -o "$data" -- "$1" "$big" >/dev/null 2>&1
+  perf report -i "$data" --sort pid -F sample,pid --stdio 2>/dev/null | grep -v '^#' |
+    awk 'NF >= 2 { split($2, id, ":"); print id[1], $1 }' | sort -n |
+    awk '{ n[++k] = $2; total += $2 } END { printf "%.3f", (total > 0 ? n[1] / total : 0) }'
+  rm -f "$data"
+}
+s_replay=$(split "$replay")
+s_before=""
+[[ -z $before ]] || s_before=$(split "$before")
+
 rss() { /usr/bin/time -f %M "$replay" "$1" 2>&1 >/dev/null | tail -1; }
 rss_small=$(rss "$small")
 rss_big=$(rss "$big")
 
 awk -v bytes="$bytes" -v r="$t_replay" -v b="$t_before" -v j="$t_jq" -v p="$t_py" -v s="$t_sha" \
   -v o="$t_ossl" -v w="$t_wc" -v cr="$c_replay" -v cb="$c_before" -v cp="$c_py" -v co="$c_ossl" \
-  -v mb="$mb" -v smb="$small_mb" \
+  -v mb="$mb" -v smb="$small_mb" -v sr="$s_replay" -v sb="$s_before" \
   -v rs="$rss_small" -v rb="$rss_big" 'BEGIN {
   m = bytes / 1e6
   printf "trace: %.1f MB, best of runs, page cache warm\n", m
@@ -101,5 +122,11 @@ awk -v bytes="$bytes" -v r="$t_replay" -v b="$t_before" -v j="$t_jq" -v p="$t_py
     if (cb > 0) printf "; MF_BIN_BEFORE build: %.2fx, %.2fx", cp / cb, cb / co
     printf "\n"
   }
+  if (sr != "-" && cr > 0) {
+    printf "By thread (checking + hashing): mf-replay %.3f + %.3f s, the busier one %.2fx python3, %.2fx openssl", cr * sr, cr * (1 - sr), cp / max(sr, 1 - sr) / cr, max(sr, 1 - sr) * cr / co
+    if (sb != "" && cb > 0) printf "; MF_BIN_BEFORE build %.3f + %.3f s", cb * sb, cb * (1 - sb)
+    printf "\n"
+  }
   printf "mf-replay peak RSS: %s MB trace %.1f MiB, %s MB trace %.1f MiB\n", smb, rs / 1024, mb, rb / 1024
-}' | tee "$out_dir/replay_results.txt"
+}
+function max(a, b) { return a > b ? a : b }' | tee "$out_dir/replay_results.txt"

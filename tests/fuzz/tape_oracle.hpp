@@ -49,6 +49,34 @@ inline bool has_exponent_past_308(std::string_view text) {
   return false;
 }
 
+// An empty string when each string value of a canonical document, read alone
+// (canonical_string_at) or taken as read by a second tape, reads as the tape read it; else what
+// differs. `budget` bounds how many strings are read again.
+inline std::string string_disagreement(const View& v, std::string_view text, const Value& whole,
+                                       const ReadLimits& limits, int& budget) {
+  if (v.is_string() && budget-- > 0) {
+    if (v.string_size() != v.as_string().size()) return "string_size is not the decoded size";
+    const auto at = static_cast<std::size_t>(v.raw().data() - text.data());
+    std::string scratch;
+    KnownString where;
+    const auto alone = canonical_string_at(text, at, scratch, where);
+    if (!alone || *alone != v.as_string() || where.open != at ||
+        where.close != at + v.raw().size() - 1 || where.size != alone->size()) {
+      return "canonical_string_at reads another string";
+    }
+    Tape again;
+    if (!again.read_canonical(text, limits, &where) || !(again.root().to_value() == whole)) {
+      return "read_canonical reads another value given a string as read";
+    }
+  }
+  std::string why;
+  v.each([&](std::string_view, View child) {
+    why = string_disagreement(child, text, whole, limits, budget);
+    return why.empty();
+  });
+  return why;
+}
+
 // An empty string when the two paths agree on `text`, else what differs.
 inline std::string tape_disagreement(std::string_view text, const ReadLimits& limits) {
   const Result<Value> strict = parse(text, limits);
@@ -71,6 +99,10 @@ inline std::string tape_disagreement(std::string_view text, const ReadLimits& li
     return "read_canonical reads another value";
   }
   if (is_canonical && tape.root().raw() != text) return "the root's raw bytes are not the text";
+  if (is_canonical) {
+    int budget = 8;
+    return string_disagreement(tape.root(), text, *strict, limits, budget);
+  }
   return {};
 }
 

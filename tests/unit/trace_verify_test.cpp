@@ -923,3 +923,79 @@ TEST(TraceVerify, EscapeHeavyInlineContentAcrossSlices) {
   changed[at + 3] = '!';
   expect_error(changed, codes::kTraceInconsistent, 801);
 }
+
+// --- a trace past two slices (256 KiB), hashed on a second thread that also reads each line's
+// inline content ahead of the checks
+// ------------------------------------------------------------------------
+
+// A plan run of `rounds` model calls with escape-heavy inline content, each followed by a tool
+// call whose arguments hold a nested "content" member before the line's own keys.
+std::vector<std::string> content_run(int rounds) {
+  std::vector<std::string> lines = {
+      ev(0, "run_started",
+         R"({"mode":"plan","plan_sha256":")" + std::string(64, 'a') +
+             R"(","model":"scripted:r.json","budget":{"max_repairs":0},)"
+             R"("durability":"event","trace_content":"inline"})")};
+  std::int64_t seq = 1;
+  std::string text;
+  for (int k = 0; k < 8; ++k) text += "quote\" tab\t back\\ ctl\x1f caf\xc3\xa9 line\n ";
+  for (int call = 1; call <= rounds; ++call) {
+    const std::string n = std::to_string(call);
+    lines.push_back(ev(seq++, "model_requested", R"({"call":)" + n + R"(,"kind":"initial"})"));
+    mf::json::Value response = mf::json::Object{};
+    response.set("call", call);
+    response.set("content", text + n);
+    response.set("content_bytes", static_cast<std::int64_t>(text.size() + n.size()));
+    response.set("content_sha256", mf::hash::sha256_hex(text + n));
+    lines.push_back(ev(seq++, "model_responded", mf::json::canonical(response)));
+    lines.push_back(
+        ev(seq++, "tool_called",
+           R"({"arguments":{"content":"x\"y"},"call_id":"c)" + n + R"(","tool":"write"})"));
+    lines.push_back(ev(seq++, "tool_completed", R"({"call_id":"c)" + n + R"(","ok":true})"));
+  }
+  lines.push_back(ev(seq, "run_completed",
+                     R"({"terminal":"completed","output":{},"model_calls":)" +
+                         std::to_string(rounds) + R"(,"repairs":0,"tool_calls":)" +
+                         std::to_string(rounds) + "}"));
+  return lines;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string t;
+  for (const auto& l : lines) t += l;
+  return t;
+}
+
+TEST(TraceVerify, ContentReadAheadKeepsTheVerdicts) {
+  constexpr int kRounds = 900;
+  auto lines = content_run(kRounds);
+  const std::string trace = chain(joined(lines));
+  ASSERT_GT(trace.size(), 2u * 256 * 1024);
+  const auto s = check_raw(trace);
+  EXPECT_EQ(s.status, Outcome::Ok) << (s.first_error ? s.first_error->message : "");
+  EXPECT_EQ(s.model_calls, kRounds);
+  EXPECT_EQ(s.tool_calls, kRounds);
+  // Fed in small chunks, each hashed on the checking thread: the same summary.
+  mf::trace::Verifier v;
+  for (std::size_t i = 0; i < trace.size(); i += 4000)
+    v.feed(std::string_view(trace).substr(i, 4000));
+  EXPECT_EQ(mf::json::canonical(mf::trace::to_json(v.finish())),
+            mf::json::canonical(mf::trace::to_json(s)));
+
+  // Edits of one line deep in the linked trace (the line's own link kept), each found at that line.
+  const std::size_t late = 4 * (kRounds - 100) + 2;  // a model_responded line, 0-based
+  const auto edit = [&](std::string_view from, std::string_view to) {
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < late; ++k) at = trace.find('\n', at) + 1;
+    std::string t = trace;
+    t.replace(t.find(from, at), from.size(), to);
+    return t;
+  };
+  const auto line = static_cast<std::int64_t>(late) + 1;
+  // Content changed, its size kept: the digest no longer matches.
+  expect_raw_error(edit("tab\\t", "tab\\n"), codes::kTraceInconsistent, line);
+  // An escape JCS does not write: not canonical.
+  expect_raw_error(edit("tab\\t", "tab\\u0009"), codes::kTraceNotCanonical, line);
+  // A raw control character: not strict JSON.
+  expect_raw_error(edit("tab\\t", "tab\t"), codes::kTraceMalformedLine, line);
+}

@@ -1,12 +1,11 @@
 // The scanner is one loop over the bytes with an explicit stack (no recursion: depth is bounded by
-// the limits, not the C++ stack). The document is checked to be UTF-8 first, in one pass; plain
-// string bytes are then skipped 16 at a time. Anything the strict reader would refuse, and
-// anything this path does not handle, is a decline.
+// the limits, not the C++ stack). The document is checked to be UTF-8 first, in one pass; strings
+// are then scanned, their plain runs 16 bytes at a time and each escape checked as it is met, and
+// decoded only when their text is asked for. Anything the strict reader would refuse, anything not
+// in canonical form, and anything this path does not handle, is a decline.
 #include "mf/json/tape.hpp"
 
-#include <algorithm>
 #include <array>
-#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -22,19 +21,8 @@ namespace mf::json {
 
 namespace {
 
-bool is_ws(char c) {
-  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-int hex_digit(char c, bool lower_only) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (!lower_only && c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The byte a two-character escape stands for, by its second character; 0 for the others ('/'
-// and 'u' are read apart, anything else is not an escape).
+// The byte a two-character escape stands for, by its second character; 0 for the others ('u' is
+// read apart; '/' and anything else is not a canonical escape).
 constexpr auto kUnescape = [] {
   std::array<char, 256> t{};
   t['"'] = '"';
@@ -47,12 +35,105 @@ constexpr auto kUnescape = [] {
   return t;
 }();
 
+// The source length of a canonical escape by its second character: 2, 6 for \u00xx, or 0.
+constexpr auto kEscapeLength = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (const char c : {'"', '\\', 'b', 'f', 'n', 'r', 't'}) t[static_cast<unsigned char>(c)] = 2;
+  t['u'] = 6;
+  return t;
+}();
+
+int lower_hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// The four characters after a "\u" at h: the escape JCS writes, \u00xx in lowercase hex for a
+// control character that has no two-character escape. Anything else (other code points, uppercase
+// hex, surrogates) is not canonical.
+bool canonical_u(const char* h, const char* end) {
+  if (end - h < 4 || h[0] != '0' || h[1] != '0' || (h[2] != '0' && h[2] != '1')) return false;
+  const int low = lower_hex(h[3]);
+  if (low < 0) return false;
+  return short_escape(static_cast<unsigned char>((h[2] - '0') * 16 + low)) == 0;
+}
+
+// The string whose first byte (after the opening quote) is at p: moves p to its closing quote and
+// counts in `removed` the bytes its escapes take beyond their decoded bytes (one for "\n", five
+// for "\u001f"). False for a raw control character, an escape JCS does not write, or no closing
+// quote. Plain runs are skipped 16 bytes at a time; an escape is checked by one table load (a
+// \u escape read apart), and nothing is copied.
+bool scan_string(const char*& p, const char* end, std::size_t& removed) {
+  for (;;) {
+    p = detail::skip_plain(p, end);
+    if (p == end) return false;
+    if (*p == '"') return true;
+    if (*p != '\\' || end - p < 2) return false;  // a raw control character, or the end
+    const int length = kEscapeLength[static_cast<unsigned char>(p[1])];
+    if (length == 0 || (length == 6 && !canonical_u(p + 2, end))) return false;
+    removed += static_cast<std::size_t>(length - 1);
+    p += length;
+  }
+}
+
+// Decodes the text of a string the scan accepted, [p, stop) up to its closing quote, to `out`,
+// which has room for 16 bytes more (copy_plain's last store); returns the end of the text written.
+char* decode_escaped(const char* p, const char* stop, char* out) {
+  for (;;) {
+    const char* const run = p;
+    p = detail::copy_plain(p, stop, out);
+    out += p - run;
+    if (p == stop) return out;
+    if (p[1] == 'u') {  // \u00xx
+      *out++ = static_cast<char>((p[4] - '0') * 16 + lower_hex(p[5]));
+      p += 6;
+    } else {
+      *out++ = kUnescape[static_cast<unsigned char>(p[1])];
+      p += 2;
+    }
+  }
+}
+
 }  // namespace
 
-bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) {
+std::optional<std::string_view> canonical_string_at(std::string_view doc, std::size_t at,
+                                                    std::string& scratch, KnownString& where) {
+  if (at >= doc.size() || doc[at] != '"') return std::nullopt;
+  // The scan and the decoding in one pass: the text is copied as it is read.
+  const char* p = doc.data() + at + 1;
+  const char* const end = doc.data() + doc.size();
+  if (scratch.size() < doc.size() + 16) scratch.resize(doc.size() + 16);
+  char* const first = scratch.data();
+  char* out = first;
+  for (;;) {
+    const char* const run = p;
+    p = detail::copy_plain(p, end, out);
+    out += p - run;
+    if (p == end) return std::nullopt;
+    if (*p == '"') {
+      where = {at, static_cast<std::size_t>(p - doc.data()), static_cast<std::size_t>(out - first)};
+      return std::string_view(first, where.size);
+    }
+    if (*p != '\\' || end - p < 2) return std::nullopt;  // a raw control character, or the end
+    const int length = kEscapeLength[static_cast<unsigned char>(p[1])];
+    if (length == 0) return std::nullopt;
+    if (length == 6) {
+      if (!canonical_u(p + 2, end)) return std::nullopt;
+      *out++ = static_cast<char>((p[4] - '0') * 16 + lower_hex(p[5]));
+    } else {
+      *out++ = kUnescape[static_cast<unsigned char>(p[1])];
+    }
+    p += length;
+  }
+}
+
+bool Tape::read_canonical(std::string_view doc, const ReadLimits& limits,
+                          const KnownString* known) {
   nodes_.clear();
   open_.clear();
   source_ = doc;
+  decoded_used_ = 0;
   if (doc.size() > limits.max_bytes || doc.size() >= std::numeric_limits<std::uint32_t>::max()) {
     return false;
   }
@@ -63,21 +144,11 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
   const char* const end = begin + doc.size();
   const char* p = begin;
   const auto offset = [&](const char* q) { return static_cast<std::uint32_t>(q - begin); };
-  // Escaped strings are decoded into decoded_, sized once per document to hold all of it and 16
-  // bytes more (copy_plain's last store): a decoded string is never longer than its source, so
-  // the writes need no capacity checks.
-  // `used` is how much of it this document's strings fill.
-  std::size_t used = 0;
-  char* out = nullptr;
-  const auto skip_ws = [&]() {
-    if (!canonical) {
-      while (p < end && is_ws(*p)) ++p;
-    }
-  };
+  const char* const known_open =
+      known != nullptr && known->close < doc.size() ? begin + known->open : nullptr;
 
-  // A string at p (the opening quote) into a new node; false to decline. A string without escapes
-  // is viewed in the source; one with escapes is decoded into `out`, its plain runs copied 16
-  // bytes at a time as they are scanned.
+  // A string at p (the opening quote) into a new node; false to decline. Its text stays in the
+  // source; one with escapes is decoded when its text is first asked for (text()).
   const auto string = [&]() {
     // Each node is built in place: built on the stack and copied in, its narrow stores were
     // read back at once as wide loads, a store-forwarding stall per value.
@@ -86,78 +157,19 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     n.src_begin = offset(p);
     ++p;
     n.offset = offset(p);
-    p = detail::skip_plain(p, end);
-    if (p == end) return false;
-    if (*p == '"') {
-      n.size = offset(p) - n.offset;
-    } else {
-      if (*p != '\\') return false;  // a raw control character
-      if (out == nullptr) {          // the document's first escape
-        if (decoded_.size() < doc.size() + 16) decoded_.resize(doc.size() + 16);
-        out = decoded_.data();
-      }
-      n.escaped = true;
-      const char* const plain_begin = begin + n.offset;
-      n.offset = static_cast<std::uint32_t>(used);
-      std::memcpy(out + used, plain_begin, static_cast<std::size_t>(p - plain_begin));
-      used += static_cast<std::size_t>(p - plain_begin);
-      for (;;) {  // p is at a backslash
-        if (end - p < 2) return false;
-        const char e = p[1];
-        if (const char plain = kUnescape[static_cast<unsigned char>(e)]; plain != 0) {
-          out[used++] = plain;
-          p += 2;
-        } else if (e == '/') {
-          if (canonical) return false;
-          n.canonical_escapes = false;
-          out[used++] = '/';
-          p += 2;
-        } else if (e == 'u') {
-          p += 2;
-          const auto quad = [&](const char* q) {
-            if (end - q < 4) return -1;
-            int v = 0;
-            for (int i = 0; i < 4; ++i) {
-              const int d = hex_digit(q[i], canonical);
-              if (d < 0) return -1;
-              v = v * 16 + d;
-            }
-            return v;
-          };
-          int cp = quad(p);
-          if (cp < 0) return false;
-          // JCS writes a character above U+001F raw and five controls with short escapes; the
-          // others as \u00xx with lowercase hex.
-          if (cp >= 0x20 || short_escape(static_cast<unsigned char>(cp)) != 0 ||
-              std::any_of(p, p + 4, [](char h) { return h >= 'A' && h <= 'F'; })) {
-            if (canonical) return false;
-            n.canonical_escapes = false;
-          }
-          p += 4;
-          if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // a lone low surrogate
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return false;
-            const int low = quad(p + 2);
-            if (low < 0xDC00 || low > 0xDFFF) return false;
-            p += 6;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          }
-          used += text::encode_utf8(static_cast<char32_t>(cp), out + used);
-        } else {
-          return false;
-        }
-        const char* const run = p;
-        p = detail::copy_plain(p, end, out + used);
-        used += static_cast<std::size_t>(p - run);
-        if (p == end) return false;
-        if (*p == '"') break;
-        if (*p != '\\') return false;  // a raw control character
-      }
-      n.size = static_cast<std::uint32_t>(used - n.offset);
+    std::size_t removed = 0;
+    if (p - 1 == known_open) {  // read already: its text ends at the closing quote
+      p = begin + known->close;
+      removed = known->close - known->open - 1 - known->size;
+    } else if (!scan_string(p, end, removed)) {
+      return false;
     }
+    n.escaped = removed != 0;
+    const std::size_t size = static_cast<std::size_t>(offset(p) - n.offset) - removed;
+    n.size = static_cast<std::uint32_t>(size);
     ++p;  // the closing quote
     n.src_end = offset(p);
-    if (n.size > limits.max_string_bytes) return false;
+    if (size > limits.max_string_bytes) return false;
     n.end = static_cast<std::uint32_t>(nodes_.size());
     return true;
   };
@@ -185,7 +197,7 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     }
     // Up to 15 digits an integer is exact and ES6 writes it as these digits; "-0" it writes "0".
     n.simple_integer = integer && int_digits <= 15 && !(n.number == 0 && *p == '-');
-    if (canonical && !n.simple_integer) {
+    if (!n.simple_integer) {
       std::string form;
       write_number(n.number, form);
       if (form != std::string_view(p, len)) return false;
@@ -211,23 +223,19 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     return true;
   };
 
-  // In canonical mode each member's key must sort strictly after the one before (which also
-  // rules out duplicates); in the other mode duplicates are found when the members are sorted.
+  // Each member's key must sort strictly after the one before (which also rules out duplicates).
   const auto key = [&]() {
     if (p == end || *p != '"') return false;
     Frame& f = open_.back();
     if (++nodes_[f.node].count > limits.max_entries) return false;
     if (!string()) return false;
     const auto k = static_cast<std::uint32_t>(nodes_.size() - 1);
-    if (canonical && f.last_key != 0 &&
-        compare_utf16(text(nodes_[f.last_key]), text(nodes_[k])) >= 0) {
+    if (f.last_key != 0 && compare_utf16(text(nodes_[f.last_key]), text(nodes_[k])) >= 0) {
       return false;
     }
     f.last_key = k;
-    skip_ws();
     if (p == end || *p != ':') return false;
     ++p;
-    skip_ws();
     return true;
   };
 
@@ -238,7 +246,6 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     n.src_begin = offset(p);
     ++p;
     open_.push_back({static_cast<std::uint32_t>(nodes_.size() - 1), 0});
-    skip_ws();
     return true;
   };
 
@@ -250,7 +257,6 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     open_.pop_back();
   };
 
-  skip_ws();
   for (;;) {
     // A value starts at p.
     if (p == end) return false;
@@ -291,13 +297,11 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
     }
     // After a value: the next entry, the end of containers, or the end of the document.
     for (;;) {
-      skip_ws();
       if (open_.empty()) return p == end;
       if (p == end) return false;
       const Kind kind = nodes_[open_.back().node].kind;
       if (*p == ',') {
         ++p;
-        skip_ws();
         if (kind == Kind::Object && !key()) return false;
         break;
       }
@@ -307,8 +311,19 @@ bool Tape::scan(std::string_view doc, const ReadLimits& limits, bool canonical) 
   }
 }
 
-bool Tape::read_canonical(std::string_view text, const ReadLimits& limits) {
-  return scan(text, limits, true);
+std::string_view Tape::decode(const Node& n) const {
+  if (n.count == 0) {  // not decoded yet: its escapes were checked by the scan
+    if (decoded_used_ == 0 && decoded_.size() < source_.size() + 16) {
+      decoded_.resize(source_.size() + 16);  // the document's first: no view of decoded_ is held
+    }
+    char* const first = decoded_.data() + decoded_used_;
+    const char* const out =
+        decode_escaped(source_.data() + n.offset, source_.data() + n.src_end - 1, first);
+    // Strings have no member count: it holds where the decoded text starts, plus one.
+    const_cast<Node&>(n).count = static_cast<std::uint32_t>(decoded_used_ + 1);
+    decoded_used_ += static_cast<std::size_t>(out - first);
+  }
+  return std::string_view(decoded_).substr(n.count - 1, n.size);
 }
 
 // --- View -----------------------------------------------------------------------------------

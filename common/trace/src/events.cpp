@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 
 #include "mf/hash/sha256.hpp"
@@ -150,6 +151,60 @@ const std::array<EventRule, kEventTypes.size()> kRules = {{
       {kMacMember, Kind::Digest, false}}},
 }};
 
+// a == b for the short names of the format, in a few word compares rather than a call to memcmp:
+// the first and last 8 bytes (overlapping) of a name of 8 to 16 bytes, and the middle ones past
+// that; the first and last 4 of a shorter one. Reads only within both names.
+bool same_name(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  const auto word = [](std::string_view s, std::size_t at, auto w) {
+    std::memcpy(&w, s.data() + at, sizeof w);
+    return w;
+  };
+  if (n >= 8) {
+    for (std::size_t at = 0; at + 8 < n; at += 8) {
+      if (word(a, at, std::uint64_t{}) != word(b, at, std::uint64_t{})) return false;
+    }
+    return word(a, n - 8, std::uint64_t{}) == word(b, n - 8, std::uint64_t{});
+  }
+  if (n >= 4) {
+    return word(a, 0, std::uint32_t{}) == word(b, 0, std::uint32_t{}) &&
+           word(a, n - 4, std::uint32_t{}) == word(b, n - 4, std::uint32_t{});
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+// The length and three bytes, not every byte: every member of every trace line is looked up,
+// and over the format's names the probes are short.
+std::size_t name_hash(std::string_view name) {
+  if (name.empty()) return 0;
+  const auto at = [&](std::size_t i) { return static_cast<unsigned char>(name[i]); };
+  return ((name.size() * 131 + at(0)) * 131 + at(name.size() - 1)) * 131 + at(name.size() / 2);
+}
+
+// The event types by name: open addressing over name_hash.
+struct EventTable {
+  std::array<std::uint8_t, 64> slots{};  // event number + 1; 0 = empty
+
+  EventTable() {
+    for (std::size_t e = 0; e < kEventTypes.size(); ++e) {
+      std::size_t i = name_hash(kEventTypes[e]);
+      while (slots[i % slots.size()] != 0) ++i;
+      slots[i % slots.size()] = static_cast<std::uint8_t>(e + 1);
+    }
+  }
+  Event find(std::string_view name) const {
+    for (std::size_t i = name_hash(name);; ++i) {
+      const std::uint8_t slot = slots[i % slots.size()];
+      if (slot == 0) return Event::Unknown;
+      if (same_name(kEventTypes[slot - 1], name)) return static_cast<Event>(slot - 1);
+    }
+  }
+};
+
 // The member numbers: the envelope's first, then the MAC, then each payload name as the rules
 // first mention it; and for each rule, the kind of each member it allows.
 struct MemberTable {
@@ -160,25 +215,19 @@ struct MemberTable {
   static constexpr std::int8_t kNotAllowed = -1;
   std::array<std::array<std::int8_t, kMemberCount>, kEventTypes.size()> kinds{};
 
-  // The length and three bytes, not every byte: every member of every trace line is looked up,
-  // and over this table's names the probes are as short as a hash of the whole name's (1.2 on
-  // average, 3 at most).
-  static std::size_t hash(std::string_view name) {
-    if (name.empty()) return 0;
-    const auto at = [&](std::size_t i) { return static_cast<unsigned char>(name[i]); };
-    return ((name.size() * 131 + at(0)) * 131 + at(name.size() - 1)) * 131 + at(name.size() / 2);
-  }
+  // Over this table's names the probes of name_hash are as short as a hash of the whole name's
+  // (1.2 on average, 3 at most).
   std::size_t find(std::string_view name) const {
-    for (std::size_t i = hash(name);; ++i) {
+    for (std::size_t i = name_hash(name);; ++i) {
       const std::uint8_t slot = slots[i % slots.size()];
       if (slot == 0) return kNoMember;
-      if (names[slot - 1] == name) return slot - 1;
+      if (same_name(names[slot - 1], name)) return slot - 1;
     }
   }
   std::size_t add(std::string_view name) {
     if (const std::size_t id = find(name); id != kNoMember) return id;
     names.at(count) = name;  // at(): kMemberCount must count every name the rules use
-    std::size_t i = hash(name);
+    std::size_t i = name_hash(name);
     while (slots[i % slots.size()] != 0) ++i;
     slots[i % slots.size()] = static_cast<std::uint8_t>(++count);
     return count - 1;
@@ -191,6 +240,7 @@ const MemberTable& member_table() {
     for (const auto name : kEnvelope) t.add(name);
     t.add(kMacMember);
     for (std::size_t r = 0; r < kRules.size(); ++r) {
+      if (kRules[r].event != kEventTypes[r]) std::abort();  // the rules are by event number
       t.kinds[r].fill(MemberTable::kNotAllowed);
       for (const auto& m : kRules[r].members) {
         t.kinds[r][t.add(m.name)] = static_cast<std::int8_t>(m.kind);
@@ -279,49 +329,68 @@ std::optional<std::string_view> kind_error(Kind kind, const json::View& v) {
 }
 
 // The values a few members may take, beyond their kind.
-std::optional<std::string> check_values(std::string_view event, const Members& members) {
-  const auto field = [&](std::string_view key) { return members[member_id(key)]; };
-  const auto text = [&](std::string_view key) { return field(key).as_string(); };
-  if (event == "run_started") {
-    if (text("mode") != "task" && text("mode") != "plan") return "\"mode\" must be task or plan";
-    if (text("mode") == "task" && !field("task_id")) {
+// The members check_values reads, by number; numbered on first use.
+struct ValueKeys {
+  std::size_t durability = member_id("durability");
+  std::size_t kind = member_id("kind");
+  std::size_t mode = member_id("mode");
+  std::size_t plan_sha256 = member_id("plan_sha256");
+  std::size_t source = member_id("source");
+  std::size_t task_id = member_id("task_id");
+  std::size_t terminal = member_id("terminal");
+  std::size_t tool_call_count = member_id("tool_call_count");
+  std::size_t tool_calls = member_id("tool_calls");
+  std::size_t tool_calls_sha256 = member_id("tool_calls_sha256");
+  std::size_t trace_content = member_id("trace_content");
+  std::size_t violations = member_id("violations");
+};
+
+std::optional<std::string> check_values(Event event, const Members& members) {
+  static const ValueKeys keys;
+  const auto field = [&](std::size_t ValueKeys::*key) { return members[keys.*key]; };
+  const auto text = [&](std::size_t ValueKeys::*key) { return field(key).as_string(); };
+  using K = ValueKeys;
+  if (event == Event::RunStarted) {
+    if (text(&K::mode) != "task" && text(&K::mode) != "plan")
+      return "\"mode\" must be task or plan";
+    if (text(&K::mode) == "task" && !field(&K::task_id)) {
       return "a task run needs \"task_id\"";
     }
-    if (text("mode") == "plan" && !field("plan_sha256")) {
+    if (text(&K::mode) == "plan" && !field(&K::plan_sha256)) {
       return "a plan run needs \"plan_sha256\"";
     }
-    if (text("durability") != "event" && text("durability") != "batch") {
+    if (text(&K::durability) != "event" && text(&K::durability) != "batch") {
       return "\"durability\" must be event or batch";
     }
-    const auto content = text("trace_content");
+    const auto content = text(&K::trace_content);
     if (content != "digest" && content != "inline" && content != "none" && content != "store") {
       return "\"trace_content\" must be digest, inline, none or store";
     }
-  } else if (event == "model_requested") {
-    if (text("kind") != "initial" && text("kind") != "repair" && text("kind") != "turn") {
+  } else if (event == Event::ModelRequested) {
+    if (text(&K::kind) != "initial" && text(&K::kind) != "repair" && text(&K::kind) != "turn") {
       return "model_requested needs \"kind\" of \"initial\", \"repair\" or \"turn\"";
     }
-    if ((text("kind") == "repair") != static_cast<bool>(field("violations"))) {
+    if ((text(&K::kind) == "repair") != static_cast<bool>(field(&K::violations))) {
       return "\"violations\" is present exactly on a repair request";
     }
-  } else if (event == "model_responded" || event == "model_failed") {
-    if (field("source") && text("source") != "network" && text("source") != "cache") {
+  } else if (event == Event::ModelResponded || event == Event::ModelFailed) {
+    if (field(&K::source) && text(&K::source) != "network" && text(&K::source) != "cache") {
       return "\"source\" must be network or cache";
     }
   }
-  if (event == "model_responded") {
-    const auto count = field("tool_call_count");
-    const auto calls = field("tool_calls");
-    if ((calls || field("tool_calls_sha256")) && !count) {
+  if (event == Event::ModelResponded) {
+    const auto count = field(&K::tool_call_count);
+    const auto calls = field(&K::tool_calls);
+    if ((calls || field(&K::tool_calls_sha256)) && !count) {
       return "tool calls are recorded with their \"tool_call_count\"";
     }
     if (calls && count && count.as_exact_int() != static_cast<std::int64_t>(calls.size())) {
       return "\"tool_call_count\" is not the number of \"tool_calls\"";
     }
-  } else if (event == "run_completed") {
-    if (text("terminal") != "completed") return "run_completed needs \"terminal\":\"completed\"";
-  } else if (event == "run_failed") {
-    const auto state = text("terminal");
+  } else if (event == Event::RunCompleted) {
+    if (text(&K::terminal) != "completed") return "run_completed needs \"terminal\":\"completed\"";
+  } else if (event == Event::RunFailed) {
+    const auto state = text(&K::terminal);
     if (state == "completed" || !is_terminal_state(state)) {
       return "run_failed needs a failed terminal state (invalid_output, model_failed, "
              "budget_exhausted, cancelled, timed_out, tool_failed, terminal_rejected), not \"" +
@@ -337,12 +406,17 @@ std::string terminal_mac(std::string_view key, std::string_view unsigned_line) {
   return hash::to_hex(hash::hmac_sha256(key, unsigned_line));
 }
 
+Event event_type(std::string_view name) {
+  static const EventTable table;
+  return table.find(name);
+}
+
 bool is_known_event(std::string_view event) {
-  return std::find(kEventTypes.begin(), kEventTypes.end(), event) != kEventTypes.end();
+  return event_type(event) != Event::Unknown;
 }
 
 bool is_terminal_event(std::string_view event) {
-  return event == "run_completed" || event == "run_failed";
+  return is_terminal(event_type(event));
 }
 
 bool is_terminal_state(std::string_view state) {
@@ -385,11 +459,16 @@ std::optional<std::string> check_payload(std::string_view event, const json::Vie
 }
 
 std::optional<std::string> check_payload(std::string_view event, const Members& members) {
-  const auto rule = std::find_if(kRules.begin(), kRules.end(),
-                                 [&](const EventRule& r) { return r.event == event; });
-  if (rule == kRules.end()) return "unknown event type \"" + std::string(event) + "\"";
+  const Event type = event_type(event);
+  if (type == Event::Unknown) return "unknown event type \"" + std::string(event) + "\"";
+  return check_payload(type, members);
+}
+
+std::optional<std::string> check_payload(Event type, const Members& members) {
+  const EventRule* const rule = &kRules[static_cast<std::size_t>(type)];
+  const std::string_view event = rule->event;
   const MemberTable& table = member_table();
-  const auto& kinds = table.kinds[static_cast<std::size_t>(rule - kRules.begin())];
+  const auto& kinds = table.kinds[static_cast<std::size_t>(type)];
   const auto not_part = [&](std::string_view key) {
     return "member \"" + std::string(key) + "\" is not part of " + std::string(event);
   };
@@ -408,7 +487,7 @@ std::optional<std::string> check_payload(std::string_view event, const Members& 
       return "missing member \"" + std::string(member.name) + "\"";
     }
   }
-  return check_values(event, members);
+  return check_values(type, members);
 }
 
 }  // namespace mf::trace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -21,6 +22,10 @@
 #include "mf/io/file.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/trace/events.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace mf::trace {
 namespace {
@@ -84,6 +89,36 @@ const Keys& keys() {
 std::optional<std::string_view> string_member(const json::View& v) {
   if (!v.is_string()) return std::nullopt;
   return v.as_string();
+}
+
+// Where the string after the first "content" key in the line's first 64 bytes opens, or 0. In a
+// canonical model_responded line the top-level member comes early ("attempts" and "call" sort
+// before it); a later one is left to the checks. With SSE2, 16 starts at a time: a quote, a 'c',
+// and the quote and colon 9 and 10 bytes on, before the whole key is compared.
+std::size_t content_key(std::string_view line) {
+  static constexpr std::string_view kKey = "\"content\":\"";
+  constexpr std::size_t kStarts = 64;
+  const auto at = [&](std::size_t i) { return i + kKey.size() - 1; };
+#if defined(__SSE2__)
+  if (line.size() >= kStarts + 16) {
+    const auto load = [&](std::size_t i) {
+      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + i));
+    };
+    const auto eq = [](__m128i x, char c) { return _mm_cmpeq_epi8(x, _mm_set1_epi8(c)); };
+    for (std::size_t i = 0; i < kStarts; i += 16) {
+      const __m128i hit = _mm_and_si128(_mm_and_si128(eq(load(i), '"'), eq(load(i + 1), 'c')),
+                                        _mm_and_si128(eq(load(i + 8), '"'), eq(load(i + 9), ':')));
+      for (auto m = static_cast<unsigned>(_mm_movemask_epi8(hit)); m != 0; m &= m - 1) {
+        const std::size_t start = i + static_cast<std::size_t>(std::countr_zero(m));
+        if (line.substr(start, kKey.size()) == kKey) return at(start);
+      }
+    }
+    return 0;
+  }
+#endif
+  const std::string_view head = line.substr(0, kStarts + kKey.size() - 1);
+  const std::size_t start = head.find(kKey);
+  return start == std::string_view::npos ? 0 : at(start);
 }
 
 bool is_incomplete(const std::string& code) {
@@ -157,22 +192,37 @@ class Verifier::Hasher {
     thread_.join();
   }
 
-  // The slice's line digests go to `out`, which stays the caller's to read after wait().
-  void hash(std::string_view slice, std::vector<hash::Digest>& out) {
+  // The slice's line digests go to `out`, and what is learnt of each line to `facts`, which stay
+  // the caller's to read after wait().
+  void hash(std::string_view slice, std::vector<hash::Digest>& out, SliceFacts& facts) {
     out.clear();
     digests_.update(slice, out);
+    facts.lines.resize(out.size());
+    facts.contents.clear();
+    const char* p = slice.data();
+    const char* const end = p + slice.size();
+    const char* line = at_line_start_ ? p : nullptr;
+    for (LineFacts& f : facts.lines) {
+      const auto* newline =
+          static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      f = {};
+      if (line != nullptr) learn({line, static_cast<std::size_t>(newline - line)}, f, facts);
+      p = line = newline + 1;
+    }
+    if (!slice.empty()) at_line_start_ = slice.back() == '\n';
   }
   // Only the trace's digest, for bytes whose lines are no longer checked.
   void hash_whole(std::string_view bytes) { digests_.update_stream(bytes); }
 
   // hash(), on the second thread; wait() before the next start(), before reading `out`, and
   // before the slice's bytes go away.
-  void start(std::string_view slice, std::vector<hash::Digest>& out) {
+  void start(std::string_view slice, std::vector<hash::Digest>& out, SliceFacts& facts) {
     if (!thread_.joinable()) thread_ = std::thread([this] { work(); });
     {
       std::lock_guard lock(mutex_);
       job_ = slice;
       out_ = &out;
+      facts_ = &facts;
       busy_ = true;
     }
     cv_.notify_all();
@@ -184,24 +234,41 @@ class Verifier::Hasher {
   hash::Digest finish() { return digests_.finish(); }
 
  private:
+  // The inline content of a model_responded line, whose key is near the start in canonical order,
+  // is read, decoded and hashed here rather than on the checking thread.
+  void learn(std::string_view line, LineFacts& f, SliceFacts& facts) {
+    f.line = line.data();
+    const std::size_t at = content_key(line);
+    if (at == 0) return;
+    json::KnownString where;
+    if (const auto content = json::canonical_string_at(line, at, scratch_, where)) {
+      f.content_at = static_cast<std::uint32_t>(at);
+      f.content = static_cast<std::uint32_t>(facts.contents.size());
+      facts.contents.push_back({where, hash::sha256(*content)});
+    }
+  }
+
   void work() {
     std::unique_lock lock(mutex_);
     for (;;) {
       cv_.wait(lock, [this] { return busy_ || stop_; });
       if (stop_) return;
       lock.unlock();
-      hash(job_, *out_);
+      hash(job_, *out_, *facts_);
       lock.lock();
       busy_ = false;
       cv_.notify_all();
     }
   }
 
-  hash::LineHasher digests_;  // of the whole trace and of each line
+  hash::LineHasher digests_;   // of the whole trace and of each line
+  bool at_line_start_ = true;  // the bytes hashed so far end with a whole line
+  std::string scratch_;        // a decoded content string
   std::mutex mutex_;
   std::condition_variable cv_;
   std::string_view job_;
   std::vector<hash::Digest>* out_ = nullptr;
+  SliceFacts* facts_ = nullptr;
   bool busy_ = false;
   bool stop_ = false;
   std::thread thread_;
@@ -222,19 +289,23 @@ void Verifier::feed(std::string_view bytes) {
   // After the first error only the digest still needs the bytes.
   if (summary_.first_error) return hasher_->hash_whole(bytes);
   if (bytes.size() < 2 * kSliceBytes) {
-    hasher_->hash(bytes, digests_[0]);
+    hasher_->hash(bytes, digests_[0], facts_[0]);
     next_digest_ = digests_[0].data();
+    slice_facts_ = &facts_[0];
+    next_facts_ = facts_[0].lines.data();
     return check_lines(bytes);
   }
   // Slices in a pipeline: the second thread hashes slice i+1 while this one checks slice i with
   // the line digests of slice i. The slice boundaries are arbitrary: lines span them.
   const std::size_t slices = (bytes.size() + kSliceBytes - 1) / kSliceBytes;
   const auto slice = [&](std::size_t i) { return bytes.substr(i * kSliceBytes, kSliceBytes); };
-  hasher_->start(slice(0), digests_[0]);
+  hasher_->start(slice(0), digests_[0], facts_[0]);
   for (std::size_t i = 0; i < slices; ++i) {
     hasher_->wait();
-    if (i + 1 < slices) hasher_->start(slice(i + 1), digests_[(i + 1) % 2]);
+    if (i + 1 < slices) hasher_->start(slice(i + 1), digests_[(i + 1) % 2], facts_[(i + 1) % 2]);
     next_digest_ = digests_[i % 2].data();
+    slice_facts_ = &facts_[i % 2];
+    next_facts_ = facts_[i % 2].lines.data();
     check_lines(slice(i));
   }
   hasher_->wait();  // the caller may reuse the bytes once feed() returns
@@ -243,8 +314,10 @@ void Verifier::feed(std::string_view bytes) {
 void Verifier::check_lines(std::string_view bytes) {
   if (summary_.first_error) return;  // the rest is only hashed
   const auto stop = lines_.feed(bytes, [this](std::string_view line) {
+    facts_now_ = next_facts_->line == line.data() ? next_facts_ : nullptr;
     check_line(line, true);
     ++next_digest_;
+    ++next_facts_;
     return !summary_.first_error;
   });
   if (stop == json::LineSplitter::Stop::Over) {
@@ -271,8 +344,13 @@ void Verifier::check_line(std::string_view text, bool terminated) {
   // A line is read in one pass that also proves it canonical. Only a line that pass declines is
   // read by the strict reader, for its diagnostic, or for its envelope before it is refused as not
   // canonical; it is then viewed in its canonical form.
-  bool canonical = tape_.read_canonical(text, limits_);
+  // The inline content the hashing thread has read is not scanned again.
+  const json::KnownString* content_read = facts_now_ != nullptr && facts_now_->content_at != 0
+                                              ? &slice_facts_->contents[facts_now_->content].where
+                                              : nullptr;
+  bool canonical = tape_.read_canonical(text, limits_, content_read);
   if (!canonical) {
+    facts_now_ = nullptr;  // the line is read again from canonical_
     auto parsed = json::parse(text, limits_, line_ - 1);
     if (!parsed) {
       const auto& d = parsed.diagnostics().front();
@@ -295,8 +373,8 @@ void Verifier::check_line(std::string_view text, bool terminated) {
     return;
   }
   if (!check_and_count(event)) return;
-  if (is_terminal_event(event) && !check_mac(event_object)) return;
-  last_event_.assign(event);
+  if (is_terminal(type_) && !check_mac(event_object)) return;
+  last_type_ = type_;
   ++summary_.events;
 }
 
@@ -333,7 +411,8 @@ bool Verifier::check_envelope(const json::View& event_object, bool canonical) {
     fail(codes::kTraceNotCanonical, "line is not in canonical form (RFC 8785)");
     return false;
   }
-  if (!is_known_event(*event)) {
+  type_ = event_type(*event);
+  if (type_ == Event::Unknown) {
     fail(codes::kTraceUnknownEvent, "unknown event type \"" + std::string(*event) + "\"");
     return false;
   }
@@ -342,10 +421,10 @@ bool Verifier::check_envelope(const json::View& event_object, bool canonical) {
 
 // run_started first and only first, one run id, contiguous seq, nothing after the terminal.
 bool Verifier::check_order(std::string_view event, std::string_view run_id, std::int64_t seq) {
-  if (line_ == 1 && event != "run_started") {
+  if (line_ == 1 && type_ != Event::RunStarted) {
     fail(codes::kTraceNoRunStarted,
          "the first event is " + std::string(event) + ", not run_started");
-  } else if (line_ > 1 && event == "run_started") {
+  } else if (line_ > 1 && type_ == Event::RunStarted) {
     fail(codes::kTraceNoRunStarted, "run_started appears again");
   } else if (line_ > 1 && run_id != *summary_.run_id) {
     fail(codes::kTraceForeignRunId, "run_id \"" + std::string(run_id) +
@@ -356,9 +435,9 @@ bool Verifier::check_order(std::string_view event, std::string_view run_id, std:
          "seq " + std::to_string(seq) + " where " + std::to_string(summary_.events) +
              " was expected (" + (seq > summary_.events ? "gap" : "duplicate or reordered") + ")");
   } else if (terminated_) {
-    fail(is_terminal_event(event) ? codes::kTraceSecondTerminal : codes::kTraceAfterTerminal,
-         is_terminal_event(event) ? "a second terminal event (" + std::string(event) + ")"
-                                  : std::string(event) + " after the terminal event");
+    fail(is_terminal(type_) ? codes::kTraceSecondTerminal : codes::kTraceAfterTerminal,
+         is_terminal(type_) ? "a second terminal event (" + std::string(event) + ")"
+                            : std::string(event) + " after the terminal event");
   }
   return !summary_.first_error;
 }
@@ -412,11 +491,12 @@ bool Verifier::check_consistent(std::string_view event) {
   }
   last_t_ms_ = t_ms;
   const auto call = natural(members_[keys().call]);
-  if (event == "model_requested" && *call != summary_.model_calls + 1) {
+  if (type_ == Event::ModelRequested && *call != summary_.model_calls + 1) {
     return inconsistent("numbers its call " + std::to_string(*call) + " after " +
                         std::to_string(summary_.model_calls) + " call(s)");
   }
-  if ((event == "model_responded" || event == "model_failed" || event == "verification_failed") &&
+  if ((type_ == Event::ModelResponded || type_ == Event::ModelFailed ||
+       type_ == Event::VerificationFailed) &&
       *call != summary_.model_calls) {
     return inconsistent("names call " + std::to_string(*call) + ", not the one requested (" +
                         std::to_string(summary_.model_calls) + ")");
@@ -425,25 +505,32 @@ bool Verifier::check_consistent(std::string_view event) {
       content && !members_[keys().content_redacted]) {
     const auto digest = members_[keys().content_sha256];
     hash::Digest named{};  // compared as digests: no hex string is built per line
+    const auto content_sha256 = [&] {
+      if (facts_now_ != nullptr && facts_now_->content_at != 0 &&
+          facts_now_->line + facts_now_->content_at == content.raw().data()) {
+        return slice_facts_->contents[facts_now_->content].sha256;
+      }
+      return hash::sha256(content.as_string());
+    };
     if (*natural(members_[keys().content_bytes]) !=
-            static_cast<std::int64_t>(content.as_string().size()) ||
+            static_cast<std::int64_t>(content.string_size()) ||
         (digest && !(digest.is_string() && hash::from_hex(digest.as_string(), named) &&
-                     named == hash::sha256(content.as_string())))) {
+                     named == content_sha256()))) {
       return inconsistent("carries content that does not match its content_bytes/content_sha256");
     }
   }
-  if (is_terminal_event(event) &&
+  if (is_terminal(type_) &&
       natural(members_[keys().tool_calls]).value_or(0) != summary_.tool_calls) {
     return inconsistent("counts " +
                         std::to_string(natural(members_[keys().tool_calls]).value_or(0)) +
                         " tool call(s); the trace has " + std::to_string(summary_.tool_calls));
   }
-  if (event == "model_requested" && !task_mode_ && max_model_calls_ >= 0 &&
+  if (type_ == Event::ModelRequested && !task_mode_ && max_model_calls_ >= 0 &&
       summary_.model_calls >= max_model_calls_) {
     return inconsistent("exceeds the plan's max_iterations of " + std::to_string(max_model_calls_));
   }
-  if (is_terminal_event(event) && (*natural(members_[keys().model_calls]) != summary_.model_calls ||
-                                   *natural(members_[keys().repairs]) != summary_.repairs)) {
+  if (is_terminal(type_) && (*natural(members_[keys().model_calls]) != summary_.model_calls ||
+                             *natural(members_[keys().repairs]) != summary_.repairs)) {
     return inconsistent("counts " + std::to_string(*natural(members_[keys().model_calls])) +
                         " call(s) and " + std::to_string(*natural(members_[keys().repairs])) +
                         " repair(s); the trace has " + std::to_string(summary_.model_calls) +
@@ -461,7 +548,7 @@ bool Verifier::check_projection(std::string_view event) {
     fail(codes::kTraceInconsistent, std::string(event) + " " + what);
     return false;
   };
-  if (event == "projection_compiled") {
+  if (type_ == Event::ProjectionCompiled) {
     if (!projecting_) return inconsistent("in a run whose run_started declares no projection");
     if (natural(members_[keys().call]) != summary_.model_calls + 1) {
       return inconsistent("is not for the next call (" + std::to_string(summary_.model_calls + 1) +
@@ -512,7 +599,7 @@ bool Verifier::check_projection(std::string_view event) {
     });
     if (!hidden.empty()) return inconsistent("shows '" + hidden + "', which is not active");
     visible_ = std::string(visible.raw());
-  } else if (event == "model_requested") {
+  } else if (type_ == Event::ModelRequested) {
     const json::View tools = members_[keys().tools];
     if (!projecting_) {
       if (tools) return inconsistent("lists tools in a run that does not project");
@@ -533,44 +620,49 @@ bool Verifier::check_projection(std::string_view event) {
 // only the events the run loop can emit before it, under the budget run_started recorded.
 bool Verifier::check_task_sequence(std::string_view event) {
   const auto out_of_place = [&](const std::string& why) {
-    fail(codes::kTraceInconsistent, std::string(event) + " cannot follow " +
-                                        (last_event_.empty() ? "nothing" : last_event_) + why);
+    fail(codes::kTraceInconsistent,
+         std::string(event) + " cannot follow " +
+             (last_type_ == Event::Unknown
+                  ? std::string("nothing")
+                  : std::string(kEventTypes[static_cast<std::size_t>(last_type_)])) +
+             why);
     return false;
   };
   const std::string_view state = members_[keys().terminal].as_string();
   if (state == "cancelled") return true;  // a cancellation may end the run between any two steps
-  const auto& last = last_event_;
-  if (event == "model_requested") {
+  if (type_ == Event::ModelRequested) {
     const bool repair = members_[keys().kind].as_string() == "repair";
-    if (repair ? !(last == "verification_failed" && can_repair_) : last != "run_started") {
+    if (repair ? !(last_type_ == Event::VerificationFailed && can_repair_)
+               : last_type_ != Event::RunStarted) {
       return out_of_place(repair ? " as a repair request" : " as the initial request");
     }
     if (summary_.model_calls >= max_model_calls_) {
       return out_of_place(": the budget allows " + std::to_string(max_model_calls_) + " call(s)");
     }
-  } else if (event == "model_responded" || event == "model_failed") {
-    if (last != "model_requested") return out_of_place("");
-  } else if (event == "verification_failed") {
-    if (last != "model_responded") return out_of_place("");
+  } else if (type_ == Event::ModelResponded || type_ == Event::ModelFailed) {
+    if (last_type_ != Event::ModelRequested) return out_of_place("");
+  } else if (type_ == Event::VerificationFailed) {
+    if (last_type_ != Event::ModelResponded) return out_of_place("");
     const std::int64_t done = summary_.repairs;
     can_repair_ = done < max_repairs_;
     const std::int64_t remaining = can_repair_ ? max_repairs_ - done - 1 : 0;
     if (members_[keys().repairs_remaining].as_exact_int() != remaining) {
       return out_of_place(" with repairs_remaining other than " + std::to_string(remaining));
     }
-  } else if (event == "budget_exhausted") {
-    if (!(last == "run_started" || (last == "verification_failed" && can_repair_)) ||
+  } else if (type_ == Event::BudgetExhausted) {
+    if (!(last_type_ == Event::RunStarted ||
+          (last_type_ == Event::VerificationFailed && can_repair_)) ||
         summary_.model_calls != max_model_calls_ ||
         members_[keys().limit].as_exact_int() != max_model_calls_) {
       return out_of_place(" under a budget of " + std::to_string(max_model_calls_) + " call(s)");
     }
-  } else if (event == "run_completed") {
-    if (last != "model_responded") return out_of_place("");
-  } else if (event == "run_failed") {
+  } else if (type_ == Event::RunCompleted) {
+    if (last_type_ != Event::ModelResponded) return out_of_place("");
+  } else if (type_ == Event::RunFailed) {
     const bool fits =
-        (state == "invalid_output" && last == "verification_failed" && !can_repair_) ||
-        (state == "model_failed" && last == "model_failed") ||
-        (state == "budget_exhausted" && last == "budget_exhausted");
+        (state == "invalid_output" && last_type_ == Event::VerificationFailed && !can_repair_) ||
+        (state == "model_failed" && last_type_ == Event::ModelFailed) ||
+        (state == "budget_exhausted" && last_type_ == Event::BudgetExhausted);
     if (!fits) return out_of_place(" as " + std::string(state));
   } else {
     return out_of_place(" in a task run");
@@ -580,14 +672,14 @@ bool Verifier::check_task_sequence(std::string_view event) {
 
 // The payload of its event type, tool calls paired, and the summary's counts.
 bool Verifier::check_and_count(std::string_view event) {
-  if (auto bad = check_payload(event, members_)) {
+  if (auto bad = check_payload(type_, members_)) {
     fail(codes::kTraceBadPayload, "ill-formed " + std::string(event) + ": " + *bad);
     return false;
   }
   if (!check_consistent(event)) return false;
-  if (event == "tool_called" || event == "tool_completed") {
+  if (type_ == Event::ToolCalled || type_ == Event::ToolCompleted) {
     std::string call_id(members_[keys().call_id].as_string());
-    if (event == "tool_called") {
+    if (type_ == Event::ToolCalled) {
       if (open_calls_.contains(call_id)) {
         fail(codes::kTraceDuplicateCallId,
              "tool_called with call_id \"" + call_id + "\" while that call is still open");
@@ -606,24 +698,24 @@ bool Verifier::check_and_count(std::string_view event) {
            "tool_completed error_kind is only \"soft\", on a call that failed (ok false)");
       return false;
     }
-  } else if (event == "model_requested") {
+  } else if (type_ == Event::ModelRequested) {
     ++summary_.model_calls;
     if (members_[keys().kind].as_string() == "repair") ++summary_.repairs;
-  } else if (event == "verification_failed") {
+  } else if (type_ == Event::VerificationFailed) {
     const json::View violations = members_[keys().violations];
     violations.each([&](std::string_view, json::View v) {
       count_violation(v.find("code").as_string());
       return true;
     });
     if (violations.size() == 0) count_violation(event);
-  } else if (event == "guardrail_violation") {
+  } else if (type_ == Event::GuardrailViolation) {
     count_violation(members_[keys().kind].as_string());
-  } else if (event == "tool_denied") {
+  } else if (type_ == Event::ToolDenied) {
     // A denial answers the open call of the same id (refused at the boundary), or stands alone (a
     // batch refused before it).
     if (const auto id = members_[keys().call_id]) open_calls_.erase(std::string(id.as_string()));
     count_violation(event);
-  } else if (event == "tools_skipped") {
+  } else if (type_ == Event::ToolsSkipped) {
     // The rest of a batch that never reached the boundary: its count names every id it lists.
     if (natural(members_[keys().count]) !=
         static_cast<std::int64_t>(members_[keys().call_ids].size())) {
@@ -631,7 +723,7 @@ bool Verifier::check_and_count(std::string_view event) {
       return false;
     }
     count_violation(event);
-  } else if (event == "run_started") {
+  } else if (type_ == Event::RunStarted) {
     task_mode_ = members_[keys().mode].as_string() == "task";
     // A limit that is missing or not a count makes every step out of budget (-1).
     const json::View budget = members_[keys().budget];
@@ -642,7 +734,7 @@ bool Verifier::check_and_count(std::string_view event) {
       projecting_ = true;
       projection_budget_ = natural(p.find("budget_tokens")).value_or(-1);
     }
-  } else if (is_terminal_event(event)) {
+  } else if (is_terminal(type_)) {
     terminated_ = true;
     summary_.terminal = std::string(members_[keys().terminal].as_string());
   }

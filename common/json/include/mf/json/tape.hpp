@@ -38,6 +38,7 @@ class View {
   bool as_bool() const;
   double as_number() const;
   std::string_view as_string() const;  // decoded
+  std::size_t string_size() const;     // as_string().size(), without decoding the escapes
   // As Value::as_exact_int.
   std::optional<std::int64_t> as_exact_int() const;
   // Entries of an array or members of an object.
@@ -73,8 +74,10 @@ class Tape {
  public:
   // True when `text` is one strict JSON document within `limits` (parse() accepts it) that is
   // already in RFC 8785 canonical form (canonical(parse(text)) == text). The tape then views
-  // `text`, which must outlive it.
-  bool read_canonical(std::string_view text, const ReadLimits& limits = {});
+  // `text`, which must outlive it. `known`: a string of `text` that canonical_string_at() has read,
+  // taken as read.
+  bool read_canonical(std::string_view text, const ReadLimits& limits = {},
+                      const struct KnownString* known = nullptr);
 
   // Appends canonical(parse(text)) to `out` and returns true; or returns false with `out`
   // unchanged, declining. A decline is not a verdict: the strict reader decides. It writes as it
@@ -89,26 +92,30 @@ class Tape {
   friend class View;
   struct Node {
     std::uint32_t end = 0;     // one past the last node of this value's subtree
-    std::uint32_t count = 0;   // containers: entries
-    std::uint32_t offset = 0;  // strings: decoded text in decoded_ (escaped) or the source
-    std::uint32_t size = 0;
+    std::uint32_t count = 0;   // containers: entries; escaped strings: see decode()
+    std::uint32_t offset = 0;  // strings: the text in the source, after the opening quote
+    std::uint32_t size = 0;    // strings: the decoded text's bytes
     std::uint32_t src_begin = 0, src_end = 0;  // the value's bytes in the source
     double number = 0;                         // numbers; bools: 0 or 1
     Kind kind = Kind::Null;
-    bool escaped = false;           // strings: decoded text differs from the source
-    bool canonical_escapes = true;  // strings: each escape in the source is the one JCS writes
-    bool simple_integer = false;    // numbers: the lexeme is its own canonical form
+    bool escaped = false;         // strings: decoded text differs from the source
+    bool simple_integer = false;  // numbers: the lexeme is its own canonical form
   };
 
-  bool scan(std::string_view text, const ReadLimits& limits, bool canonical);
   std::string_view text(const Node& n) const {
-    return n.escaped ? std::string_view(decoded_).substr(n.offset, n.size)
-                     : source_.substr(n.offset, n.size);
+    return n.escaped ? decode(n) : source_.substr(n.offset, n.size);
   }
+  // The text of a string with escapes, decoded into decoded_ the first time it is asked for (most
+  // escaped strings of a trace line are only checked, never read).
+  std::string_view decode(const Node& n) const;
 
   std::string_view source_;
   std::vector<Node> nodes_;
-  std::string decoded_;
+  // Decoded strings of the document, sized once per document to hold all of it and 16 bytes more
+  // (copy_plain's last store): a decoded string is never longer than its source, so the writes
+  // need no capacity checks and the views handed out stay valid.
+  mutable std::string decoded_;
+  mutable std::size_t decoded_used_ = 0;
   struct Frame {
     std::uint32_t node;      // the open container
     std::uint32_t last_key;  // objects: the node of the last key read, 0 before the first
@@ -116,6 +123,21 @@ class Tape {
   std::vector<Frame> open_;
   Canonicalizer canonicalizer_;
 };
+
+// A string of a document: its opening quote at `open`, its closing one at `close`, and its decoded
+// text's size.
+struct KnownString {
+  std::size_t open = 0, close = 0, size = 0;
+};
+
+// The decoded text of the string whose opening quote is doc[at], when it is one a canonical
+// document may hold there (its escapes the ones JCS writes, no raw control character, closed
+// before the end of `doc`), for a reader that wants one string of a document without reading the
+// rest; else nothing. Escaped text is decoded into `scratch`; the result views `doc` or `scratch`.
+// As Tape reads the string when the document is read_canonical() (which may then be given
+// `where`, filled in here, to take the string as read).
+std::optional<std::string_view> canonical_string_at(std::string_view doc, std::size_t at,
+                                                    std::string& scratch, KnownString& where);
 
 // Appends canonical(parse(text)) + '\n' to `out`: through the tape where it reads the text, else
 // through the strict reader, whose diagnostics (lines offset by line_offset) are returned with
@@ -138,6 +160,10 @@ inline double View::as_number() const {
 
 inline std::string_view View::as_string() const {
   return is_string() ? tape_->text(tape_->nodes_[node_]) : std::string_view();
+}
+
+inline std::size_t View::string_size() const {
+  return is_string() ? tape_->nodes_[node_].size : 0;
 }
 
 // Always inlined: returned from a call, the optional is stored and at once reread wider (a

@@ -22,6 +22,34 @@ inline constexpr std::array<std::string_view, 16> kEventTypes = {
     "tool_called",         "tool_completed",      "tool_denied",     "tools_skipped",
     "context_compacted",   "budget_exhausted",    "run_completed",   "run_failed"};
 
+// The event types by number, in the order of kEventTypes; Unknown for any other name.
+enum class Event : std::uint8_t {
+  RunStarted,
+  ModelRequested,
+  ModelResponded,
+  ModelFailed,
+  VerificationFailed,
+  GuardrailViolation,
+  NudgeSent,
+  ProjectionCompiled,
+  ToolCalled,
+  ToolCompleted,
+  ToolDenied,
+  ToolsSkipped,
+  ContextCompacted,
+  BudgetExhausted,
+  RunCompleted,
+  RunFailed,
+  Unknown,
+};
+static_assert(static_cast<std::size_t>(Event::Unknown) == kEventTypes.size());
+
+// The event type of a name, found by a hash and one comparison (the verifier asks for every line).
+Event event_type(std::string_view name);
+inline bool is_terminal(Event e) {
+  return e == Event::RunCompleted || e == Event::RunFailed;
+}
+
 // The envelope every line carries (`prev` on every line after the first), which no payload may
 // reuse; and the member the writer adds to the terminal event when the trace is keyed.
 inline constexpr std::array<std::string_view, 6> kEnvelope = {"v",     "run_id", "seq",
@@ -77,5 +105,6 @@ class Members {
 // object is read from its canonical line (json::Tape::read_canonical), as the verifier reads it.
 std::optional<std::string> check_payload(std::string_view event, const json::View& object);
 std::optional<std::string> check_payload(std::string_view event, const Members& members);
+std::optional<std::string> check_payload(Event event, const Members& members);
 
 }  // namespace mf::trace

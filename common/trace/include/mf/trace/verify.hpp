@@ -84,6 +84,26 @@ class Verifier {
 
  private:
   class Hasher;
+  // What the hashing thread works out about each line it completes, for the checking thread to
+  // take instead of working it out again; taken only for the very bytes checked (the same
+  // address), so a line that began in an earlier slice, or a wrong guess, costs only the work.
+  struct LineFacts {
+    // The line's first byte; null when it began in an earlier slice.
+    const char* line = nullptr;
+    // Where the string after the line's first "content" key opens (0: there is none), and its
+    // decoded text's digest in SliceFacts::contents (the checks take it for the top-level
+    // member's only when the addresses agree).
+    std::uint32_t content_at = 0;
+    std::uint32_t content = 0;
+  };
+  struct ContentFacts {
+    json::KnownString where;  // in the line
+    hash::Digest sha256{};    // of the decoded text
+  };
+  struct SliceFacts {
+    std::vector<LineFacts> lines;  // one per line the slice completes, as its digests
+    std::vector<ContentFacts> contents;
+  };
   void check_lines(std::string_view bytes);
   void check_line(std::string_view text, bool terminated);
   // The steps of check_line; each returns false after recording the first error.
@@ -105,7 +125,11 @@ class Verifier {
   // The line digests of the slice being checked (and of the one being hashed), and the digest of
   // the line being checked.
   std::array<std::vector<hash::Digest>, 2> digests_;
+  std::array<SliceFacts, 2> facts_;  // as digests_
   const hash::Digest* next_digest_ = nullptr;
+  const SliceFacts* slice_facts_ = nullptr;  // of the slice being checked
+  const LineFacts* next_facts_ = nullptr;
+  const LineFacts* facts_now_ = nullptr;  // of the line being checked, when they are its own
   Summary summary_;
   json::LineSplitter lines_;
   std::int64_t line_ = 0;  // lines checked so far
@@ -116,7 +140,8 @@ class Verifier {
   std::unordered_set<std::string> open_calls_;
   hash::Digest prev_{};  // SHA-256 of the last line checked
   std::int64_t last_t_ms_ = 0;
-  std::string last_event_;  // the event type of the last line checked
+  Event type_ = Event::Unknown;       // the event type of the line being checked
+  Event last_type_ = Event::Unknown;  // of the last line checked; Unknown before the first
   // From run_started: the mode and, in task mode, the budget the sequence is checked against.
   bool task_mode_ = false;
   std::int64_t max_model_calls_ = 0;
