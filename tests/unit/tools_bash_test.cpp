@@ -324,6 +324,15 @@ TEST_F(ToolsBash, BackgroundChildHoldingThePipeDoesNotHang) {
   if (group > 0) ::kill(-group, SIGKILL);  // the test's own cleanup, not the tool's job
 }
 
+TEST_F(ToolsBash, TheReaperTakesOrdersOnlyFromItsCaller) {
+  // A scheduler stopping a job signals every process of it, children first: the reaper (the
+  // shell's parent) gets a SIGTERM from outside before the caller gets its own. A command that
+  // ignores the signal runs on to its end; only the caller's stop would end it.
+  const ToolResult r = bash("trap '' TERM; kill -TERM $PPID; sleep 0.5; echo ran on");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text, "ran on\n");
+}
+
 TEST_F(ToolsBash, CancellationKillsTheWholeTree) {
   std::thread canceller([&] {
     std::this_thread::sleep_for(200ms);
