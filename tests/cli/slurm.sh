@@ -24,10 +24,16 @@ export PATH=$PATH:/usr/sbin
 bin=$(cd "$MF_BIN" && pwd)
 
 # --- The campaign: twelve cases, two repeats, each attempt a real 0.3 s shell call that also ----
-# appends a line to attempts.log in the workspace.
+# appends a line to attempts.log in the workspace. The requeue sends SIGTERM to every process of
+# the task, children first: the call's `sleep` before mf-eval. A `sleep` that died of it would make
+# bash print "Terminated" and exit 0, and on a loaded machine mf-eval can finish and journal that
+# attempt before its own signal arrives: a result the requeue changed, not the resume. So the call
+# ignores the signal (as does its reaper, which takes orders from mf-eval alone), and only mf-eval's
+# own stop ends the attempt, which is then not journaled.
 c=$tmp/campaign
 slow_shell_suite "$c" 12 0.3 10 '{"terminal": "completed", "tools": ["bash", "submit"]}'
-sed -i 's/echo done/echo ran >>attempts.log/' "$c/run.json"
+sed -i "s/sleep 0.3; echo done/trap '' TERM; sleep 0.3; echo ran >>attempts.log/" "$c/run.json"
+grep -q "trap '' TERM; sleep 0.3; echo ran >>attempts.log" "$c/run.json" || fail "run.json: $(cat "$c/run.json")"
 jq '.suite_id = "slurm"' "$c/suite.json" >"$tmp/suite.json" && mv "$tmp/suite.json" "$c/suite.json"
 attempts=24
 

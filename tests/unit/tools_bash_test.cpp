@@ -283,13 +283,34 @@ TEST_F(ToolsBash, RunsInTheWorkspaceRootWithStdinClosed) {
 }
 
 TEST_F(ToolsBash, BackgroundOutputAfterTheExitIsCaptured) {
-  // Ticks 20 ms apart, well inside the 100 ms the capture waits after the latest output, so a
-  // loaded machine's late wake-up does not end the capture between two ticks.
+  // Ticks 20 ms apart, each one a fork and exec of sleep: on a loaded machine the job spends
+  // much of each gap waiting for a CPU, which does not count as the quiet that ends the capture.
   const ToolResult r =
       bash("printf HEAD; (for i in 1 2 3 4 5 6; do sleep 0.02; echo TICK$i; done) &");
   EXPECT_FALSE(r.is_error);
   EXPECT_EQ(r.text.substr(0, 4), "HEAD");
   EXPECT_NE(r.text.find("TICK6"), std::string::npos) << r.text;
+}
+
+TEST_F(ToolsBash, BackgroundJobBusyBeforeItPrintsIsWaitedFor) {
+  // Silent for 300 ms, three times the grace, but never asleep: it spins on the clock, so it
+  // uses at most 300 ms of CPU (below the 500 ms that ends the capture), then prints.
+  const ToolResult r = bash(
+      "printf HEAD; (t=${EPOCHREALTIME/./}; while (( ${EPOCHREALTIME/./} - t < 300000 )); do :; "
+      "done; echo LATE) &");
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "HEADLATE\n");
+}
+
+TEST_F(ToolsBash, BackgroundJobBusyWithoutPrintingEndsTheCapture) {
+  // Never asleep and never printing: the capture ends once it has used 500 ms of CPU, and the job
+  // dies with the call.
+  const ToolResult r = bash("printf HEAD; (while :; do :; done) & echo $! > bg.pid");
+  EXPECT_FALSE(r.is_error);
+  EXPECT_EQ(r.text, "HEAD");
+  const pid_t bg = std::atoi(slurp(fs::path(root_) / "bg.pid").c_str());
+  ASSERT_GT(bg, 0);
+  EXPECT_FALSE(alive(bg));
 }
 
 TEST_F(ToolsBash, BackgroundChildHoldingThePipeDoesNotHang) {
@@ -301,6 +322,15 @@ TEST_F(ToolsBash, BackgroundChildHoldingThePipeDoesNotHang) {
   ASSERT_GT(bg, 0);
   const pid_t group = ::getpgid(bg);
   if (group > 0) ::kill(-group, SIGKILL);  // the test's own cleanup, not the tool's job
+}
+
+TEST_F(ToolsBash, TheReaperTakesOrdersOnlyFromItsCaller) {
+  // A scheduler stopping a job signals every process of it, children first: the reaper (the
+  // shell's parent) gets a SIGTERM from outside before the caller gets its own. A command that
+  // ignores the signal runs on to its end; only the caller's stop would end it.
+  const ToolResult r = bash("trap '' TERM; kill -TERM $PPID; sleep 0.5; echo ran on");
+  EXPECT_FALSE(r.is_error) << r.text;
+  EXPECT_EQ(r.text, "ran on\n");
 }
 
 TEST_F(ToolsBash, CancellationKillsTheWholeTree) {

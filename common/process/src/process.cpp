@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "mf/diag/codes.hpp"
@@ -110,7 +111,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPollStep = std::chrono::milliseconds(50);
+// After the command's exit, output is drained until the pipe closes or the processes it left
+// behind have been asleep for kDrainGrace with nothing new, looked at every kDrainStep (each look
+// counts for at most one step, so a late wake-up of ours never shortens the grace). A process
+// that is running or waiting for a CPU is awake: on a loaded machine a background job between two
+// lines waits for a CPU, and the grace does not run out under it. One that stays busy without
+// printing ends the drain once the left-behind processes have used kDrainCpu of CPU time since
+// the latest output.
 constexpr auto kDrainGrace = std::chrono::milliseconds(100);
+constexpr auto kDrainStep = std::chrono::milliseconds(10);
+constexpr auto kDrainCpu = std::chrono::milliseconds(500);
 
 constexpr auto kReaperGrace = std::chrono::seconds(2);
 int poll_ms(Clock::duration d) {
@@ -219,12 +229,90 @@ bool drain(int source, const ShellCommand& command, Clock::time_point& last_outp
   }
 }
 
+// What the processes the command left behind are doing: whether one of them is awake (running or
+// waiting for a CPU, or in an uninterruptible wait) and the CPU time they have used, with the time
+// of those that have exited and been reaped (the reaper's and their parents' children's time).
+struct Leftovers {
+  bool awake = false;
+  std::int64_t cpu_ticks = 0;
+};
+
+// One /proc/PID/stat: the state, the parent, the thread count and the CPU times (own and reaped
+// children's); false when the process is gone.
+struct Stat {
+  char state = '?';
+  long parent = 0, threads = 1;
+  std::int64_t own_ticks = 0, children_ticks = 0;
+};
+bool read_stat(const std::string& dir, Stat& st) {
+  const std::string text = slurp(dir + "/stat");
+  const std::size_t paren = text.rfind(')');
+  if (paren == std::string::npos) return false;
+  std::istringstream in(text.substr(paren + 1));
+  std::string skip;
+  std::int64_t utime = 0, stime = 0, cutime = 0, cstime = 0;
+  in >> st.state >> st.parent;
+  for (int field = 5; field <= 13; ++field) in >> skip;  // pgrp .. cmajflt
+  in >> utime >> stime >> cutime >> cstime >> skip >> skip >> st.threads;
+  if (!in) return false;
+  st.own_ticks = utime + stime;
+  st.children_ticks = cutime + cstime;
+  return true;
+}
+
+bool awake_state(char state) {
+  return state == 'R' || state == 'D';
+}
+
+// Every descendant of `reaper`, from one pass over /proc (threads looked at one by one when a
+// process has several: a worker thread may be the one that is awake).
+Leftovers leftovers_of(pid_t reaper) {
+  std::map<long, std::pair<std::string, Stat>> all;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    Stat st;
+    if (read_stat(entry.path().string(), st)) all[std::stol(name)] = {entry.path().string(), st};
+  }
+  std::multimap<long, long> children;
+  for (const auto& [pid, e] : all) children.emplace(e.second.parent, pid);
+  Leftovers out;
+  if (auto self = all.find(reaper); self != all.end()) {
+    out.cpu_ticks = self->second.second.children_ticks;
+  }
+  std::vector<long> stack{reaper};
+  while (!stack.empty()) {
+    const long parent = stack.back();
+    stack.pop_back();
+    for (auto [it, end] = children.equal_range(parent); it != end; ++it) {
+      const auto& [dir, st] = all[it->second];
+      out.cpu_ticks += st.own_ticks + st.children_ticks;
+      bool awake = awake_state(st.state);
+      if (!awake && st.threads > 1) {
+        for (const auto& task : std::filesystem::directory_iterator(dir + "/task", ec)) {
+          Stat t;
+          if (read_stat(task.path().string(), t) && awake_state(t.state)) awake = true;
+        }
+      }
+      out.awake = out.awake || awake;
+      stack.push_back(it->second);
+    }
+  }
+  return out;
+}
+
 // What the supervision has seen so far.
 struct Watch {
   std::optional<int> status;  // the command's wait status, once its reaper reported the exit
   bool stopped = false;       // the reaper was asked to kill everything
   bool eof = false;           // the output pipe is closed: every writer is gone
   Clock::time_point last_output = Clock::now();
+  // Since the exit (or the latest output after it): how long the left-behind processes have been
+  // seen asleep in a row, when they were last looked at, and their CPU time at the first look.
+  Clock::duration asleep{};
+  Clock::time_point looked{};
+  std::optional<std::int64_t> cpu_from;
 };
 
 // Reads the command's wait status from its reaper; end of file without one (a reaper that died)
@@ -237,12 +325,35 @@ void read_status(int status_fd, Watch& w) {
   } while (n < 0 && errno == EINTR);
   if (n < 0 && errno == EAGAIN) return;
   w.status = n == static_cast<std::int64_t>(sizeof status) ? status : -1;
-  w.last_output = Clock::now();  // the grace period runs from the exit or the latest chunk
+  w.last_output = Clock::now();  // the grace runs from the exit or the latest chunk
+}
+
+// After the exit: true once the drain is over (see kDrainGrace), or cut short by cancellation or
+// the deadline. Output restarts the count.
+bool drained(pid_t reaper, const ShellCommand& command, Watch& w, Clock::time_point now) {
+  if (w.eof || (command.cancel != nullptr && command.cancel->load()) || now >= command.deadline) {
+    return true;
+  }
+  if (w.looked < w.last_output) {  // the exit or new output since the last look
+    w.asleep = {};
+    w.cpu_from.reset();
+    w.looked = w.last_output;
+  }
+  if (now - w.looked < kDrainStep && w.cpu_from) return false;
+  const Leftovers left = leftovers_of(reaper);
+  if (!w.cpu_from) w.cpu_from = left.cpu_ticks;
+  w.asleep = left.awake ? Clock::duration{}
+                        : w.asleep + std::min<Clock::duration>(now - w.looked, kDrainStep);
+  w.looked = now;
+  static const long ticks_per_second = ::sysconf(_SC_CLK_TCK);
+  const auto cpu = std::chrono::milliseconds((left.cpu_ticks - *w.cpu_from) * 1000 /
+                                             std::max(ticks_per_second, 1L));
+  return w.asleep >= kDrainGrace || cpu >= kDrainCpu;
 }
 
 // Watches the command until it has exited and its output is drained: asks the reaper to kill
-// everything on cancellation or at the deadline, and stops draining kDrainGrace after the exit or
-// the latest chunk (a background job that keeps printing is captured until then).
+// everything on cancellation or at the deadline, and after the exit drains as kDrainGrace says
+// (a background job that keeps printing is captured until it stops).
 ShellOutcome watch(pid_t reaper, int source, int status_fd, const ShellCommand& command, Watch& w) {
   ShellOutcome outcome;
   while (true) {
@@ -255,9 +366,12 @@ ShellOutcome watch(pid_t reaper, int source, int status_fd, const ShellCommand& 
         w.stopped = true;
       }
     }
-    if (w.status && (w.eof || now - w.last_output >= kDrainGrace)) return outcome;
+    if (w.status && (w.stopped ? w.eof || now - w.last_output >= kDrainGrace
+                               : drained(reaper, command, w, now))) {
+      return outcome;
+    }
     Clock::duration wait = kPollStep;
-    if (w.status) wait = std::min<Clock::duration>(wait, w.last_output + kDrainGrace - now);
+    if (w.status) wait = std::min<Clock::duration>(wait, kDrainStep);
     if (!w.stopped && command.deadline != Clock::time_point::max()) {
       wait = std::min<Clock::duration>(wait, command.deadline - now);
     }

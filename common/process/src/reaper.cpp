@@ -132,8 +132,15 @@ bool reap_exited(pid_t command, int& status) {
     }
     if (reported && ::waitpid(-1, nullptr, WNOHANG) < 0 && errno == ECHILD) ::_exit(0);
     const timespec step{0, 100'000'000};
-    const int sig = ::sigtimedwait(&set, nullptr, &step);
-    stop = sig > 0 && sig != SIGCHLD;
+    siginfo_t info{};
+    const int sig = ::sigtimedwait(&set, &info, &step);
+    // Orders come from the caller alone: its stop request, or its death (PR_SET_PDEATHSIG; by then
+    // this process has another parent). A scheduler that stops a job signals every process of it,
+    // children first (Slurm's proctrack/linuxproc): the command and this reaper get that signal
+    // before the caller does, and the command, killed here, would end cut short in a call that
+    // the caller, not yet told of the stop, records as finished. The caller's own stop follows
+    // its signal.
+    stop = sig > 0 && sig != SIGCHLD && (info.si_pid == caller || ::getppid() != caller);
   }
   kill_everything(command);
   if (!reported) {

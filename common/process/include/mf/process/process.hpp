@@ -59,7 +59,9 @@ struct ShellOutcome {
 // Runs the command until it exits; at the deadline or on cancellation its reaper SIGKILLs it.
 // Either way, when run_shell returns no process the command started is left: background jobs,
 // `setsid` children and double-forked daemons are killed with it. Output written until then is
-// drained. Fails only when the child cannot start.
+// drained: after the exit, until the pipe closes or what the command left behind has been asleep
+// for 100 ms with nothing new (a process waiting for a CPU is awake), or has used 500 ms of CPU
+// since its latest output. Fails only when the child cannot start.
 Result<ShellOutcome> run_shell(const ShellCommand& command);
 
 // A long-lived child spoken to through its stdin and stdout (an MCP server). It runs under a
