@@ -155,11 +155,13 @@ TEST_F(ToolsBash, NonZeroExitIsAnErrorWithTheCode) {
 }
 
 TEST_F(ToolsBash, TimeoutKillsTheCommand) {
-  const auto t0 = Clock::now();
-  const ToolResult r = bash("sleep 5", 1);
+  const ToolResult r = bash("sleep 100 & echo $! > pid; sleep 100", 1);
   EXPECT_TRUE(r.is_error);
   EXPECT_EQ(r.text, "Command timed out after 1 seconds");
-  EXPECT_LT(ms_since(t0), 2500);
+  // Killed, not waited for: the sleep is dead when the call returns.
+  const pid_t p = std::atoi(slurp(fs::path(root_) / "pid").c_str());
+  ASSERT_GT(p, 0);
+  EXPECT_FALSE(alive(p));
 }
 
 TEST_F(ToolsBash, FractionalTimeoutIsPrintedAsJavaScriptWould) {
@@ -277,9 +279,8 @@ TEST_F(ToolsBash, StdoutAndStderrAreOneStreamInOrder) {
 
 TEST_F(ToolsBash, RunsInTheWorkspaceRootWithStdinClosed) {
   EXPECT_EQ(bash("pwd").text, root_ + "\n");
-  const auto t0 = Clock::now();
-  EXPECT_EQ(bash("cat").text, "(no output)");
-  EXPECT_LT(ms_since(t0), 1000);
+  // With stdin open, cat would wait for input until the timeout ended it.
+  EXPECT_EQ(bash("cat", 30).text, "(no output)");
 }
 
 TEST_F(ToolsBash, BackgroundOutputAfterTheExitIsCaptured) {
@@ -314,9 +315,8 @@ TEST_F(ToolsBash, BackgroundJobBusyWithoutPrintingEndsTheCapture) {
 }
 
 TEST_F(ToolsBash, BackgroundChildHoldingThePipeDoesNotHang) {
-  const auto t0 = Clock::now();
-  const ToolResult r = bash("(sleep 30) & echo $! > bg.pid");
-  EXPECT_LT(ms_since(t0), 2000);
+  // A call that waited for the sleep would end by its timeout instead.
+  const ToolResult r = bash("(sleep 100) & echo $! > bg.pid", 60);
   EXPECT_FALSE(r.is_error) << r.text;
   const pid_t bg = std::atoi(slurp(fs::path(root_) / "bg.pid").c_str());
   ASSERT_GT(bg, 0);
@@ -338,14 +338,11 @@ TEST_F(ToolsBash, CancellationKillsTheWholeTree) {
     std::this_thread::sleep_for(200ms);
     cancel_ = true;
   });
-  const auto t0 = Clock::now();
   const ToolResult r =
       bash("sleep 100 & echo $! > pids; sleep 100 & echo $! >> pids; sleep 100; wait");
-  const double elapsed = ms_since(t0);
   canceller.join();
   EXPECT_TRUE(r.is_error);
   EXPECT_EQ(r.text, "Command aborted");
-  EXPECT_LT(elapsed, 100'000 / 10) << "a tenth of the sleep it cancelled";
   std::vector<pid_t> pids;
   std::istringstream in(slurp(fs::path(root_) / "pids"));
   for (pid_t p; in >> p;) pids.push_back(p);
@@ -372,9 +369,8 @@ std::vector<pid_t> pids_in(const fs::path& file) {
 // No process outlives its call, however it ends. Checked at once, with no settling time: when
 // run_bash returns, every one of them is dead and reaped. CI runs this as root.
 TEST_F(ToolsBash, NothingOutlivesANormalExit) {
-  const auto t0 = Clock::now();
-  const ToolResult r = bash(kLeftBehind + "echo done");
-  EXPECT_LT(ms_since(t0), 2000);
+  // Not waited for: a call that waited for the sleeps would end by its timeout instead.
+  const ToolResult r = bash(kLeftBehind + "echo done", 60);
   EXPECT_FALSE(r.is_error) << r.text;
   const auto pids = pids_in(fs::path(root_) / "pids");
   ASSERT_EQ(pids.size(), 4u) << slurp(fs::path(root_) / "pids");
@@ -414,9 +410,7 @@ TEST_F(ToolsBash, AForkingDaemonIsKilledToo) {
 
 TEST_F(ToolsBash, DescriptorDeadlineAlsoKillsTheTree) {
   ctx_.deadline = Clock::now() + 300ms;
-  const auto t0 = Clock::now();
   const ToolResult r = bash("sleep 100 & echo $! > pid; sleep 100", 60);
-  EXPECT_LT(ms_since(t0), 1000);
   EXPECT_EQ(r.text, "Command timed out after 0.3 seconds");
   EXPECT_FALSE(any_alive({std::atoi(slurp(fs::path(root_) / "pid").c_str())}, 500ms));
 }
@@ -491,7 +485,6 @@ TEST_F(ToolsBash, SpawnOverheadIsReported) {
     ASSERT_EQ(r.text, "(no output)");
   }
   std::printf("[ bash ] spawn overhead of `true`: %.2f ms (best of 50)\n", best);
-  EXPECT_LT(best, 200);
   if (sandbox_unavailable()) return;
   ctx_.sandbox = true;
   double sandboxed = 1e9;
