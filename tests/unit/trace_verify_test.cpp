@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -998,4 +1002,55 @@ TEST(TraceVerify, ContentReadAheadKeepsTheVerdicts) {
   expect_raw_error(edit("tab\\t", "tab\\u0009"), codes::kTraceNotCanonical, line);
   // A raw control character: not strict JSON.
   expect_raw_error(edit("tab\\t", "tab\t"), codes::kTraceMalformedLine, line);
+}
+
+// A trace file of several read chunks (1 MiB each): the next chunk is read while the hashing thread
+// has the last slice of this one, and the pipeline runs on across the chunks' edges. The verdicts
+// are the in-memory ones, for a whole trace and for an edit in a later chunk, found at its line.
+TEST(TraceVerify, AFileOfManyChunksKeepsTheVerdicts) {
+  constexpr int kRounds = 6000;
+  const std::string trace = chain(joined(content_run(kRounds)));
+  ASSERT_GT(trace.size(), 3u << 20);
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mf-verify-chunks-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto in_file = [&](const std::string& bytes) {
+    const std::string path = (dir / "t.jsonl").string();
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    std::uint64_t last = 0, calls = 0;
+    auto s = mf::trace::verify_file(path, {}, [&](std::uint64_t done, std::uint64_t) {
+      EXPECT_GT(done, last);
+      last = done;
+      ++calls;
+    });
+    EXPECT_TRUE(s.ok());
+    EXPECT_EQ(last, bytes.size());
+    EXPECT_GT(calls, 2u);
+    return std::move(s).value();
+  };
+  const auto same = [](const Summary& a, const Summary& b) {
+    EXPECT_EQ(mf::json::canonical(mf::trace::to_json(a)),
+              mf::json::canonical(mf::trace::to_json(b)));
+    ASSERT_EQ(a.first_error.has_value(), b.first_error.has_value());
+    if (a.first_error) {
+      EXPECT_EQ(a.first_error->code, b.first_error->code);
+      EXPECT_EQ(a.first_error->line, b.first_error->line);
+    }
+  };
+  same(in_file(trace), check_raw(trace));
+  EXPECT_EQ(in_file(trace).status, Outcome::Ok);
+  // An edit in the third chunk, and one in the last line's neighbourhood.
+  for (const std::size_t late : {std::size_t{4 * 4000 + 2}, std::size_t{4 * (kRounds - 2) + 2}}) {
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < late; ++k) at = trace.find('\n', at) + 1;
+    std::string t = trace;
+    t.replace(t.find("tab\\t", at), 5, "tab\\n");
+    const Summary s = in_file(t);
+    ASSERT_TRUE(s.first_error.has_value());
+    EXPECT_EQ(s.first_error->code, codes::kTraceInconsistent);
+    EXPECT_EQ(s.first_error->line, static_cast<std::int64_t>(late) + 1);
+    EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(t));
+    same(s, check_raw(t));
+  }
+  std::filesystem::remove_all(dir);
 }

@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -223,13 +226,14 @@ class Verifier::Hasher {
       job_ = slice;
       out_ = &out;
       facts_ = &facts;
-      busy_ = true;
+      busy_.store(true, std::memory_order_release);
     }
     cv_.notify_all();
   }
   void wait() {
+    if (spin_until([this] { return !busy_.load(std::memory_order_acquire); })) return;
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [this] { return !busy_; });
+    cv_.wait(lock, [this] { return !busy_.load(std::memory_order_relaxed); });
   }
   hash::Digest finish() { return digests_.finish(); }
 
@@ -248,15 +252,33 @@ class Verifier::Hasher {
     }
   }
 
+  // The two threads hand slices to each other a few thousand times a second, each slice about as
+  // long on both: a thread that would wait first spins for a while (tens of microseconds), since
+  // sleeping and being woken costs as much again on a virtual machine.
+  template <typename Ready>
+  static bool spin_until(Ready ready) {
+    for (int i = 0; i < 4096; ++i) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    return false;
+  }
+
   void work() {
-    std::unique_lock lock(mutex_);
     for (;;) {
-      cv_.wait(lock, [this] { return busy_ || stop_; });
-      if (stop_) return;
-      lock.unlock();
+      spin_until([this] { return busy_.load(std::memory_order_acquire); });
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return busy_.load(std::memory_order_relaxed) || stop_; });
+        if (stop_) return;
+      }
       hash(job_, *out_, *facts_);
-      lock.lock();
-      busy_ = false;
+      {
+        std::lock_guard lock(mutex_);
+        busy_.store(false, std::memory_order_release);
+      }
       cv_.notify_all();
     }
   }
@@ -269,7 +291,7 @@ class Verifier::Hasher {
   std::string_view job_;
   std::vector<hash::Digest>* out_ = nullptr;
   SliceFacts* facts_ = nullptr;
-  bool busy_ = false;
+  std::atomic<bool> busy_{false};  // written under mutex_, read without it by the spinning side
   bool stop_ = false;
   std::thread thread_;
 };
@@ -309,6 +331,44 @@ void Verifier::feed(std::string_view bytes) {
     check_lines(slice(i));
   }
   hasher_->wait();  // the caller may reuse the bytes once feed() returns
+}
+
+void Verifier::feed_ahead(std::string_view bytes, const std::function<std::string_view()>& next) {
+  // The pipeline of feed() kept going across chunks: the next chunk is read while the hashing
+  // thread has this one's last slice, and that chunk's first slice is handed over before this
+  // one's last slice is checked, so neither thread waits at a chunk's edges.
+  const std::size_t slices = (bytes.size() + kSliceBytes - 1) / kSliceBytes;
+  const auto slice = [&](std::size_t i) { return bytes.substr(i * kSliceBytes, kSliceBytes); };
+  const auto hand_over = [&](std::string_view s) {
+    slot_ ^= 1;
+    hasher_->start(s, digests_[slot_], facts_[slot_]);
+  };
+  std::string_view following;
+  bool read = false;
+  if (!ahead_ && slices > 0) hand_over(slice(0));
+  for (std::size_t i = 0; i < slices; ++i) {
+    hasher_->wait();
+    const std::size_t now = slot_;
+    if (i + 1 < slices) {
+      hand_over(slice(i + 1));
+      if (i + 2 == slices) {
+        following = next();
+        read = true;
+      }
+    } else {
+      if (!read) following = next();
+      read = true;
+      ahead_ = !following.empty();
+      if (ahead_) hand_over(following.substr(0, kSliceBytes));
+    }
+    // After the first error the bytes are only hashed.
+    if (summary_.first_error) continue;
+    next_digest_ = digests_[now].data();
+    slice_facts_ = &facts_[now];
+    next_facts_ = facts_[now].lines.data();
+    check_lines(slice(i));
+  }
+  if (!read) (void)next();
 }
 
 void Verifier::check_lines(std::string_view bytes) {
@@ -804,12 +864,44 @@ Result<Summary> verify_file(const std::string& path, const VerifyOptions& option
     total = static_cast<std::uint64_t>(st.st_size);
   }
   Verifier verifier(options);
-  const int err = io::read_chunks(fd, kChunkBytes, [&](std::string_view chunk) {
-    verifier.feed(chunk);
-    read += chunk.size();
-    if (progress) progress(read, total);
-    return true;
-  });
+  // Two chunk buffers: one being checked while the next is read into the other. A chunk is filled
+  // (short reads of a pipe joined), so a trace of one chunk is hashed on this thread alone.
+  std::array<std::unique_ptr<char[]>, 2> buffers{
+      std::make_unique_for_overwrite<char[]>(kChunkBytes),
+      std::make_unique_for_overwrite<char[]>(kChunkBytes)};
+  int err = 0;
+  std::size_t filled = 0;  // the buffer read into last
+  const auto fill = [&]() -> std::string_view {
+    char* const b = buffers[filled].get();
+    std::size_t got = 0;
+    while (err == 0 && got < kChunkBytes) {
+      const std::int64_t n = io::read_some(fd, b + got, kChunkBytes - got);
+      if (n < 0) err = static_cast<int>(n);
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    return {b, got};
+  };
+  std::string_view chunk = fill();
+  if (chunk.size() < kChunkBytes) {
+    if (!chunk.empty()) {
+      verifier.feed(chunk);
+      read = chunk.size();
+      if (progress) progress(read, total);
+    }
+  } else {
+    while (!chunk.empty()) {
+      std::string_view following;
+      verifier.feed_ahead(chunk, [&] {
+        filled ^= 1;
+        following = err == 0 ? fill() : std::string_view();
+        return following;
+      });
+      read += chunk.size();
+      if (progress) progress(read, total);
+      chunk = following;
+    }
+  }
   if (owned) ::close(fd);
   if (err != 0) {
     return diag::error(codes::kInternal, "cannot read " + name + ": " + std::strerror(-err));

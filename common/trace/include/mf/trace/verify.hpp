@@ -80,6 +80,10 @@ class Verifier {
   Verifier(const Verifier&) = delete;
   Verifier& operator=(const Verifier&) = delete;
   void feed(std::string_view bytes);
+  // feed() for bytes read in chunks, the next chunk read while the second thread hashes this one's
+  // last slice: `next` is called once and returns the bytes that follow (empty at the end), which
+  // stay valid, with these, until the following call returns. Not mixed with feed().
+  void feed_ahead(std::string_view bytes, const std::function<std::string_view()>& next);
   Summary finish();
 
  private:
@@ -126,6 +130,8 @@ class Verifier {
   // the line being checked.
   std::array<std::vector<hash::Digest>, 2> digests_;
   std::array<SliceFacts, 2> facts_;  // as digests_
+  std::size_t slot_ = 0;             // of digests_ and facts_, the one the hashing thread took last
+  bool ahead_ = false;  // feed_ahead(): the coming bytes' first slice is with the hashing thread
   const hash::Digest* next_digest_ = nullptr;
   const SliceFacts* slice_facts_ = nullptr;  // of the slice being checked
   const LineFacts* next_facts_ = nullptr;
