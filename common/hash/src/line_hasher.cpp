@@ -132,28 +132,33 @@ int pad(Lane& lane) {
   return blocks;
 }
 
+// The lane's next 64-byte block from [p, limit): in place when the lane holds nothing and 64 bytes
+// are there, else through the lane's buffer; null when the bytes up to limit do not fill it.
+inline const unsigned char* take_block(Lane& lane, const unsigned char*& p,
+                                       const unsigned char* limit) {
+  const auto left = static_cast<std::size_t>(limit - p);
+  if (lane.held == 0 && left >= 64) {
+    p += 64;
+    lane.length += 64;
+    return p - 64;
+  }
+  const std::size_t take = std::min(left, 64 - lane.held);
+  std::memcpy(lane.buf + lane.held, p, take);
+  p += take;
+  lane.held += take;
+  lane.length += take;
+  if (lane.held < 64) return nullptr;
+  lane.held = 0;
+  return lane.buf;
+}
+
 // The stream's blocks from the bytes fed since the last call; null when they are used up.
 struct StreamBlocks {
   Lane& lane;
   const unsigned char* p;
   const unsigned char* end;
 
-  const unsigned char* next() {
-    const auto left = static_cast<std::size_t>(end - p);
-    if (lane.held == 0 && left >= 64) {
-      p += 64;
-      lane.length += 64;
-      return p - 64;
-    }
-    const std::size_t take = std::min(left, 64 - lane.held);
-    std::memcpy(lane.buf + lane.held, p, take);
-    p += take;
-    lane.held += take;
-    lane.length += take;
-    if (lane.held < 64) return nullptr;
-    lane.held = 0;
-    return lane.buf;
-  }
+  const unsigned char* next() { return take_block(lane, p, end); }
 };
 
 // The blocks of each line in turn, each line's padding after its bytes; after the compression of
@@ -181,21 +186,7 @@ struct LineBlocks {
       return block;
     }
     if (newline == nullptr || newline < p) newline = find_newline();
-    const auto left = static_cast<std::size_t>(newline - p);
-    if (lane.held == 0 && left >= 64) {
-      p += 64;
-      lane.length += 64;
-      return p - 64;
-    }
-    const std::size_t take = std::min(left, 64 - lane.held);
-    std::memcpy(lane.buf + lane.held, p, take);
-    p += take;
-    lane.held += take;
-    lane.length += take;
-    if (lane.held == 64) {
-      lane.held = 0;
-      return lane.buf;
-    }
+    if (const unsigned char* block = take_block(lane, p, newline)) return block;
     if (p == end) return nullptr;  // the line goes on in the next bytes
     ++p;                           // the '\n', which is not hashed
     padding = pad(lane);

@@ -15,17 +15,21 @@ namespace mf::json::detail {
 // The first byte in [p, end) that ends a run of plain string bytes: a quote, a backslash or a
 // control character (the document is valid UTF-8, checked before the scan, so bytes >= 0x80 are
 // plain). 16 bytes at a time with SSE2, 8 at a time (one word) elsewhere.
+#if defined(__SSE2__)
+// Bit i set where byte i of x ends a plain run: a quote, a backslash, or x <= 0x1F unsigned (the
+// minimum of x and 0x1F is x).
+inline int special_bytes(__m128i x) {
+  const __m128i special = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+      _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1F)), x));
+  return _mm_movemask_epi8(special);
+}
+#endif
+
 inline const char* skip_plain(const char* p, const char* end) {
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-  const __m128i control = _mm_set1_epi8(0x1F);
   while (end - p >= 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // x <= 0x1F unsigned: the minimum of x and 0x1F is x.
-    const __m128i special =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                     _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
-    const int mask = _mm_movemask_epi8(special);
+    const int mask = special_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
     p += 16;
   }
@@ -60,15 +64,10 @@ inline const char* skip_plain(const char* p, const char* end) {
 // (whole blocks are stored before they are looked at).
 inline const char* copy_plain(const char* p, const char* end, char* to) {
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-  const __m128i control = _mm_set1_epi8(0x1F);
   while (end - p >= 16) {
     const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(to), x);
-    const __m128i special =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                     _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
-    const int mask = _mm_movemask_epi8(special);
+    const int mask = special_bytes(x);
     if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
     p += 16;
     to += 16;

@@ -328,7 +328,6 @@ std::optional<std::string_view> kind_error(Kind kind, const json::View& v) {
   return "of an unknown kind";
 }
 
-// The values a few members may take, beyond their kind.
 // The members check_values reads, by number; numbered on first use.
 struct ValueKeys {
   std::size_t durability = member_id("durability");
@@ -345,6 +344,7 @@ struct ValueKeys {
   std::size_t violations = member_id("violations");
 };
 
+// The values a few members may take, beyond their kind.
 std::optional<std::string> check_values(Event event, const Members& members) {
   static const ValueKeys keys;
   const auto field = [&](std::size_t ValueKeys::*key) { return members[keys.*key]; };

@@ -317,26 +317,17 @@ void Verifier::feed(std::string_view bytes) {
     next_facts_ = facts_[0].lines.data();
     return check_lines(bytes);
   }
-  // Slices in a pipeline: the second thread hashes slice i+1 while this one checks slice i with
-  // the line digests of slice i. The slice boundaries are arbitrary: lines span them.
-  const std::size_t slices = (bytes.size() + kSliceBytes - 1) / kSliceBytes;
-  const auto slice = [&](std::size_t i) { return bytes.substr(i * kSliceBytes, kSliceBytes); };
-  hasher_->start(slice(0), digests_[0], facts_[0]);
-  for (std::size_t i = 0; i < slices; ++i) {
-    hasher_->wait();
-    if (i + 1 < slices) hasher_->start(slice(i + 1), digests_[(i + 1) % 2], facts_[(i + 1) % 2]);
-    next_digest_ = digests_[i % 2].data();
-    slice_facts_ = &facts_[i % 2];
-    next_facts_ = facts_[i % 2].lines.data();
-    check_lines(slice(i));
-  }
-  hasher_->wait();  // the caller may reuse the bytes once feed() returns
+  // Slices in a pipeline that ends with these bytes: the hashing thread is idle when it returns,
+  // so the caller may reuse them.
+  feed_ahead(bytes, [] { return std::string_view(); });
 }
 
 void Verifier::feed_ahead(std::string_view bytes, const std::function<std::string_view()>& next) {
-  // The pipeline of feed() kept going across chunks: the next chunk is read while the hashing
-  // thread has this one's last slice, and that chunk's first slice is handed over before this
-  // one's last slice is checked, so neither thread waits at a chunk's edges.
+  // Slices in a pipeline: the second thread hashes slice i+1 while this one checks slice i with
+  // the line digests of slice i (the slice boundaries are arbitrary: lines span them). It goes on
+  // across chunks: the next chunk is read while the hashing thread has this one's last slice, and
+  // that chunk's first slice is handed over before this one's last slice is checked, so neither
+  // thread waits at a chunk's edges.
   const std::size_t slices = (bytes.size() + kSliceBytes - 1) / kSliceBytes;
   const auto slice = [&](std::size_t i) { return bytes.substr(i * kSliceBytes, kSliceBytes); };
   const auto hand_over = [&](std::string_view s) {
