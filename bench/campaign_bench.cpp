@@ -54,7 +54,8 @@ const mf::eval::Suite& suite_of(std::int64_t n) {
 void BM_CampaignBareRuns(benchmark::State& state) {
   const auto& suite = suite_of(state.range(0));
   std::vector<mf::eval::Case> cases;
-  for (std::size_t i = 0; i < suite.cases.size(); ++i) cases.push_back(*suite.load_case(i));
+  mf::eval::Suite::Reader refs(suite.cases);
+  for (std::uint64_t i = 0; i < suite.size(); ++i) cases.push_back(*suite.load_case(refs[i]));
   for (auto _ : state) {
     for (const auto& c : cases) {
       auto model = mf::model::ScriptedModel::parse(*c.script);

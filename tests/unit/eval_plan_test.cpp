@@ -164,7 +164,7 @@ TEST(EvalPlanSuite, ParsesEveryMemberOfAPlanCase) {
                 R"("expect":{"terminal":"completed","disposition":"blocked","model_calls":2,)"
                 R"("tool_calls":1,"violations":{"rescue":1,"tool_error":0},"tools":["a","b"]})"));
   ASSERT_TRUE(s.ok()) << s.diagnostics()[0].message;
-  const Case c = *s->load_case(0);
+  const Case c = *s->load_case(Suite::Reader(s->cases)[0]);
   EXPECT_EQ(c.kind, CaseKind::Plan);
   EXPECT_EQ(c.plan, "p.json");
   EXPECT_EQ(c.model, "sim:t.json?seed=3&faults=0.5");
@@ -182,7 +182,7 @@ TEST(EvalPlanSuite, ParsesEveryMemberOfAPlanCase) {
   Result<Suite> d =
       parse_suite(plan_case(R"("plan":"p","model":"scripted:r","expect":{"tools":[]})"));
   ASSERT_TRUE(d.ok());
-  const Case dc = *d->load_case(0);
+  const Case dc = *d->load_case(Suite::Reader(d->cases)[0]);
   EXPECT_FALSE(dc.workspace.has_value());
   EXPECT_TRUE(dc.request.is_null());
   EXPECT_EQ(dc.guardrails, runtime::Guardrails::Full);
@@ -270,15 +270,17 @@ TEST(EvalPlanSuite, PlansModelsAndWorkspacesAreValidatedAtLoad) {
   Result<Suite> good = load_suite_bytes(plan_case(R"("plan":"plan.json",)" + local_model + expect),
                                         dir.path().string());
   ASSERT_TRUE(good.ok()) << good.diagnostics()[0].message;
-  EXPECT_EQ(good->load_case(0)->workspace_path, dir.path().string());
-  EXPECT_EQ(good->load_case(0)->plan_path, (dir / "plan.json").string());
-  EXPECT_EQ(good->load_case(0)->model_spec, "scripted:" + (dir / "runs/golden-ok.json").string());
+  EXPECT_EQ(good->load_case(Suite::Reader(good->cases)[0])->workspace_path, dir.path().string());
+  EXPECT_EQ(good->load_case(Suite::Reader(good->cases)[0])->plan_path,
+            (dir / "plan.json").string());
+  EXPECT_EQ(good->load_case(Suite::Reader(good->cases)[0])->model_spec,
+            "scripted:" + (dir / "runs/golden-ok.json").string());
   Result<Suite> sim = load_suite_bytes(
       plan_case(R"("plan":"plan.json","model":"sim:runs/golden-ok.json?seed=2&faults=0.5",)" +
                 expect),
       dir.path().string());
   ASSERT_TRUE(sim.ok()) << sim.diagnostics()[0].message;
-  EXPECT_EQ(sim->load_case(0)->model_spec,
+  EXPECT_EQ(sim->load_case(Suite::Reader(sim->cases)[0])->model_spec,
             "sim:" + (dir / "runs/golden-ok.json").string() + "?seed=2&faults=0.5");
 }
 

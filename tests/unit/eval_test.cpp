@@ -199,13 +199,14 @@ TEST(EvalSuite, CheckingOnASecondThreadGivesTheSameSuiteAndDiagnostics) {
       EXPECT_FALSE(diagnostics(one).empty()) << k;
       continue;
     }
-    ASSERT_EQ(one->cases.size(), two->cases.size());
-    EXPECT_EQ(one->ids, two->ids);
-    for (std::size_t i = 0; i < one->cases.size(); ++i) {
-      EXPECT_EQ(one->case_id(i), two->case_id(i));
-      EXPECT_EQ(one->cases[i].index, two->cases[i].index);
-      EXPECT_EQ(one->cases[i].begin, two->cases[i].begin);
-      EXPECT_EQ(one->inputs_json(i), two->inputs_json(i));
+    ASSERT_EQ(one->size(), two->size());
+    Suite::Reader a(one->cases), b(two->cases);
+    for (std::uint64_t i = 0; i < one->size(); ++i) {
+      const CaseRef x = a[i], y = b[i];
+      EXPECT_EQ(x.id(), y.id());
+      EXPECT_EQ(x.index, y.index);
+      EXPECT_EQ(x.begin, y.begin);
+      EXPECT_EQ(one->inputs_json(x), two->inputs_json(y));
     }
   }
   std::filesystem::remove_all(dir);

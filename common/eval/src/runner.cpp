@@ -22,6 +22,7 @@
 #include "mf/eval/stats.hpp"
 #include "mf/hash/sha256.hpp"
 #include "mf/io/file.hpp"
+#include "mf/io/records.hpp"
 #include "mf/json/canonical.hpp"
 #include "mf/json/jsonl.hpp"
 #include "mf/json/pointer.hpp"
@@ -137,14 +138,14 @@ Result<std::unique_ptr<model::Model>> open_case_model(const Case& c, const RunOp
 // One attempt of a case: its case, column and sample index. The names it goes by are made when
 // they are needed, so a campaign of many attempts holds none of them.
 struct Attempt {
-  std::size_t case_index = 0;
+  CaseRef c;
   const Variant* variant = nullptr;  // the matrix column, if any
   std::int64_t repeat = 0;
   bool repeated = false;  // the campaign repeats its cases
 
   // The case's id in the report: "<case id>[.<label>]".
-  std::string id(const Suite& suite) const {
-    std::string id(suite.case_id(case_index));
+  std::string id() const {
+    std::string id(c.id());
     return variant != nullptr ? id + "." + variant->label : id;
   }
   // "<id>.<repeat>": the journal's name for it.
@@ -164,10 +165,10 @@ struct Named {
   const Variant* variant;
   std::int64_t repeat;
   std::string id, key, run_id, file;
-  Named(const Attempt& attempt, const Suite& suite, const RunOptions& options)
+  Named(const Attempt& attempt, const RunOptions& options)
       : variant(attempt.variant),
         repeat(attempt.repeat),
-        id(attempt.id(suite)),
+        id(attempt.id()),
         key(attempt.key(id)),
         run_id(attempt.run_id(id, options)),
         file(attempt.file(id)) {}
@@ -460,22 +461,10 @@ std::optional<std::string> kept_trace(const RunOptions& options, const Named& a,
 class EntrySpill {
  public:
   static Result<std::shared_ptr<EntrySpill>> open() {
-    std::error_code ec;
-    std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-    if (ec) dir = "/tmp";
+    Result<io::Fd> fd = io::open_temporary("the report's entries");
+    if (!fd) return fd.take_diagnostics();
     auto spill = std::make_shared<EntrySpill>();
-    spill->fd_ = io::Fd(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
-    if (!spill->fd_.valid()) {
-      // A file system without O_TMPFILE: a named file, unlinked at once.
-      std::string templ = (dir / "mf-eval-entries-XXXXXX").string();
-      spill->fd_ = io::Fd(::mkostemp(templ.data(), O_CLOEXEC));
-      if (spill->fd_.valid()) ::unlink(templ.c_str());
-    }
-    if (!spill->fd_.valid()) {
-      return diag::error(codes::kWriteFailed,
-                         "cannot create a temporary file for the report's entries in " +
-                             dir.string() + ": " + std::strerror(errno));
-    }
+    spill->fd_ = std::move(*fd);
     return spill;
   }
 
@@ -620,9 +609,10 @@ json::Value campaign_settings(const Suite& suite, const RunOptions& options) {
   // the digest of their canonical array, hashed as it is written, one case at a time.
   hash::Sha256 inputs;
   inputs.update("[");
-  for (std::size_t i = 0; i < suite.cases.size(); ++i) {
+  Suite::Reader cases(suite.cases);
+  for (std::uint64_t i = 0; i < suite.size(); ++i) {
     if (i > 0) inputs.update(",");
-    inputs.update(suite.inputs_json(i));
+    inputs.update(suite.inputs_json(cases[i]));
   }
   inputs.update("]");
   json::Array matrix;
@@ -665,10 +655,12 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   }
   // The campaign's cases: the --case filter, then this shard's share, in id order.
   std::vector<std::uint32_t> chosen;
+  Suite::Reader cases(suite.cases);
   for (const auto& id : options.only) {
-    bool known = false;
-    for (std::size_t i = 0; i < suite.cases.size() && !known; ++i) known = suite.case_id(i) == id;
-    if (!known) return diag::error(codes::kUnknownCase, "--case " + id + " is not in the suite");
+    std::uint64_t near = 0;
+    if (!suite.find(id, cases, near)) {
+      return diag::error(codes::kUnknownCase, "--case " + id + " is not in the suite");
+    }
   }
   for (const auto& tag : options.tags) {
     const bool used = std::any_of(
@@ -676,13 +668,14 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
         [&](const auto& tags) { return std::find(tags.begin(), tags.end(), tag) != tags.end(); });
     if (!used) return diag::error(codes::kUnknownCase, "--tags " + tag + ": no case has it");
   }
-  for (std::size_t i = 0, k = 0; i < suite.cases.size(); ++i) {
-    const std::string_view id = suite.case_id(i);
+  for (std::uint64_t i = 0, k = 0; i < suite.size(); ++i) {
+    const CaseRef& c = cases[i];
+    const std::string_view id = c.id();
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), id) == options.only.end()) {
       continue;
     }
-    const auto& tags = suite.case_tags(i);
+    const auto& tags = suite.case_tags(c);
     if (!options.tags.empty() &&
         std::none_of(options.tags.begin(), options.tags.end(), [&](const std::string& t) {
           return std::find(tags.begin(), tags.end(), t) != tags.end();
@@ -700,8 +693,8 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   if (columns.empty()) columns.push_back(nullptr);
   for (const std::uint32_t i : chosen) {
     for (const Variant& v : options.variants) {
-      const CaseRef& c = suite.cases[i];
-      const std::string id(suite.case_id(i));
+      const CaseRef& c = cases[i];
+      const std::string id(c.id());
       if (!valid_case_id(id + "." + v.label)) {
         return diag::error(codes::kUsage, "case \"" + id + "\" with column \"" + v.label +
                                               "\" makes an id over 128 characters");
@@ -721,8 +714,8 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   const std::size_t cols = columns.size();
   const auto per_case = static_cast<std::size_t>(options.repeat);
   const std::size_t n = chosen.size() * cols * per_case;
-  const auto attempt_of = [&](std::size_t i) {
-    return Attempt{chosen[i / (cols * per_case)], columns[(i / per_case) % cols],
+  const auto attempt_of = [&](std::size_t i, Suite::Reader& cases) {
+    return Attempt{cases[chosen[i / (cols * per_case)]], columns[(i / per_case) % cols],
                    static_cast<std::int64_t>(i % per_case), repeated};
   };
   Result<std::shared_ptr<EntrySpill>> spill = EntrySpill::open();
@@ -742,7 +735,9 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   // facts the summary takes from it.
   auto place = [&](std::size_t i, const std::string& id, json::Value result,
                    SpillBatch& batch) -> Status {
-    const Attempt a = attempt_of(i);
+    Attempt a;  // its column and repeat: its case is not needed here
+    a.variant = columns[(i / per_case) % cols];
+    a.repeat = static_cast<std::int64_t>(i % per_case);
     std::optional<AttemptFacts> f = facts_of(result);
     if (!f || !FactStore::holds(*f)) {
       return diag::error(codes::kInternal, "attempt " + a.key(id) +
@@ -768,13 +763,13 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   if (options.journal != nullptr) {
     SpillBatch batch(**spill, offsets, sizes);
     for (std::size_t i = 0; i < n; ++i) {
-      const Attempt attempt = attempt_of(i);
-      std::optional<JournalEntry> found = options.journal->find(attempt.key(attempt.id(suite)));
+      const Attempt attempt = attempt_of(i, cases);
+      std::optional<JournalEntry> found = options.journal->find(attempt.key(attempt.id()));
       if (!found) continue;
-      const Named named(attempt, suite, options);
+      const Named named(attempt, options);
       // A journaled attempt whose trace is at hand must be what that trace grades to.
       if (std::optional<std::string> trace = kept_trace(options, named, found->result)) {
-        Result<Case> c = suite.load_case(attempt.case_index);
+        Result<Case> c = suite.load_case(attempt.c);
         if (!c) return c.take_diagnostics();
         if (auto why = disagreement(&*c, *trace, found->result, options.mac_key)) {
           auto d = diag::error(
@@ -804,6 +799,7 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   if (options.progress) options.progress(done, n, passed);
   auto worker = [&] {
     SpillBatch batch(**spill, offsets, sizes);
+    Suite::Reader cases(suite.cases);
     const auto keep = [&](Status s) {
       if (s) return;
       std::lock_guard<std::mutex> lock(problems_mutex);
@@ -814,9 +810,10 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       if (first >= n) break;
       for (std::size_t i = first; i < std::min(first + run_length, n); ++i) {
         if (offsets[i] != kUnplaced) continue;  // the journal's
-        const Named named(attempt_of(i), suite, options);
+        const Attempt attempt = attempt_of(i, cases);
+        const Named named(attempt, options);
         CaseRun run;
-        Result<Case> c = suite.load_case(attempt_of(i).case_index);
+        Result<Case> c = suite.load_case(attempt.c);
         if (!c) {
           run.problems = c.take_diagnostics();
         } else {
@@ -889,9 +886,9 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       return static_cast<unsigned char>(k < head.size() ? head[k] : tail[k - head.size()]);
     };
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      const std::string_view a1 = suite.case_id(chosen[a / cols]);
+      const std::string a1(cases[chosen[a / cols]].id());
       const std::string& a2 = dotted[a % cols];
-      const std::string_view b1 = suite.case_id(chosen[b / cols]);
+      const std::string b1(cases[chosen[b / cols]].id());
       const std::string& b2 = dotted[b % cols];
       const std::size_t la = a1.size() + a2.size(), lb = b1.size() + b2.size();
       for (std::size_t k = 0; k < std::min(la, lb); ++k) {
@@ -901,7 +898,7 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       return la < lb;
     });
   }
-  const auto id_of = [&](std::size_t e) { return attempt_of(e * per_case).id(suite); };
+  const auto id_of = [&](std::size_t e) { return attempt_of(e * per_case, cases).id(); };
   // Without repeats, and in the attempts' order, each entry is its attempt's: the spill's places
   // are the report's. Otherwise the report's places are made here, with each repeated case's entry
   // (its attempts within) written to the spill again.

@@ -41,7 +41,7 @@ constexpr std::size_t kMaxSuiteBytes = 16u << 20;
 constexpr std::size_t kMaxTaskBytes = 1u << 20;
 constexpr std::size_t kMaxScriptBytes = 16u << 20;
 constexpr std::size_t kMaxPlanBytes = 16u << 20;
-constexpr std::size_t kMaxCaseIdLength = 128;
+constexpr std::size_t kMaxCaseIdLength = CaseRef::kMaxId;
 constexpr std::string_view kScripted = "scripted:";
 constexpr std::string_view kSim = "sim:";
 // timed_out is expected only under mf-eval run --case-timeout-ms.
@@ -683,10 +683,7 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
   std::map<std::vector<std::string>, std::uint32_t> tag_sets;  // -> index in suite.tag_sets
   suite.tag_sets.emplace_back();
   tag_sets.emplace(std::vector<std::string>(), 0);
-  // An upper bound on the cases (no case is under 24 bytes): the index is not moved as it grows,
-  // and the pages it does not fill are never touched.
-  suite.cases.reserve(bytes.size() / 24 + 1);
-  suite.ids.reserve(bytes.size());  // every id is in the suite's bytes
+  Status indexed;  // the index's first write that failed
   Loaded loaded;
   std::size_t count = 0;
   const CheckAhead::Check check = [&](json::Value&& v, std::size_t i, std::size_t begin,
@@ -697,15 +694,14 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
     if (!c) return;
     auto tags = tag_sets.try_emplace(std::move(c->tags), suite.tag_sets.size());
     if (tags.second) suite.tag_sets.push_back(tags.first->first);
-    CaseRef ref{static_cast<std::uint32_t>(suite.ids.size()),
-                static_cast<std::uint8_t>(c->id.size()),
-                c->kind,
-                tags.first->second,
-                static_cast<std::uint32_t>(i),
-                static_cast<std::uint32_t>(begin),
-                static_cast<std::uint32_t>(end - begin),
-                0};
-    suite.ids += c->id;
+    CaseRef ref;
+    ref.tags = tags.first->second;
+    ref.index = static_cast<std::uint32_t>(i);
+    ref.begin = static_cast<std::uint32_t>(begin);
+    ref.size = static_cast<std::uint32_t>(end - begin);
+    ref.kind = c->kind;
+    ref.id_size = static_cast<std::uint8_t>(c->id.size());
+    std::memcpy(ref.id_bytes, c->id.data(), c->id.size());
     const std::string key = files_key(*c);
     if (auto at = shared.find(key); at != shared.end()) {
       ref.files = at->second;
@@ -728,7 +724,7 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
         file_problems.emplace_back(c->id, std::move(missing));
       }
     }
-    suite.cases.push_back(std::move(ref));
+    if (Status s = suite.cases.push_back(ref); !s && indexed) indexed = std::move(s);
   };
   std::optional<CheckAhead> ahead;
   if (jobs > 1) ahead.emplace(check);
@@ -770,27 +766,30 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
     all.push_back(diag::error(codes::kSchema, "a suite needs at least one case", "/cases"));
   }
   // A case id used before: named at the later case, after that case's own problems (it has none).
-  // By id, then position: in place, so the sort needs no second copy of the index.
-  const auto id_of = [&](const CaseRef& c) {
-    return std::string_view(suite.ids).substr(c.id_at, c.id_size);
-  };
-  std::sort(suite.cases.begin(), suite.cases.end(), [&](const CaseRef& a, const CaseRef& b) {
-    const std::string_view x = id_of(a), y = id_of(b);
-    return x != y ? x < y : a.index < b.index;
-  });
-  for (std::size_t i = 1; i < suite.cases.size(); ++i) {
-    const CaseRef& first = suite.cases[i - 1];
-    if (id_of(suite.cases[i]) != id_of(first)) continue;
-    std::size_t j = i;
-    for (; j < suite.cases.size() && id_of(suite.cases[j]) == id_of(first); ++j) {
+  // The index by id, then position, read in that order: each run of one id names its first case.
+  if (!indexed) return indexed.take_diagnostics();
+  if (Status s = suite.cases.sort([](const CaseRef& a, const CaseRef& b) {
+        return a.id() != b.id() ? a.id() < b.id() : a.index < b.index;
+      });
+      !s) {
+    return s.take_diagnostics();
+  }
+  {
+    Suite::Reader reader(suite.cases);
+    CaseRef first;
+    for (std::uint64_t i = 0; i < suite.cases.size(); ++i) {
+      const CaseRef& c = reader[i];
+      if (i == 0 || c.id() != first.id()) {
+        first = c;
+        continue;
+      }
       problems.emplace_back(
-          suite.cases[j].index,
-          diag::error(codes::kDuplicateCaseId,
-                      "case id \"" + std::string(id_of(first)) + "\" is already used by " +
-                          index_pointer("/cases", first.index),
-                      index_pointer("/cases", suite.cases[j].index) + "/id"));
+          c.index, diag::error(codes::kDuplicateCaseId,
+                               "case id \"" + std::string(first.id()) + "\" is already used by " +
+                                   index_pointer("/cases", first.index),
+                               index_pointer("/cases", c.index) + "/id"));
     }
-    i = j - 1;
+    if (!reader.status()) return reader.status().diagnostics();
   }
   std::stable_sort(problems.begin(), problems.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -809,8 +808,39 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
 
 }  // namespace
 
-Result<Case> Suite::load_case(std::size_t i) const {
-  const CaseRef& ref = cases.at(i);
+std::optional<std::uint64_t> Suite::find(std::string_view id, Reader& reader,
+                                         std::uint64_t& near) const {
+  // From `near` on, in steps that double, to a case at or past `id`; then halving back.
+  const std::uint64_t n = cases.size();
+  std::uint64_t lo = 0, hi = n;
+  if (near < n && reader[near].id() < id) {
+    lo = near + 1;
+    for (std::uint64_t step = 1; lo < n; step *= 2) {
+      const std::uint64_t probe = std::min(n - 1, near + step);
+      if (!(reader[probe].id() < id)) {
+        hi = probe;
+        break;
+      }
+      lo = probe + 1;
+    }
+  } else if (near < n) {
+    hi = near;
+    if (near == 0 || reader[near - 1].id() < id) lo = near;
+  }
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (reader[mid].id() < id) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  near = lo;
+  if (lo < n && reader[lo].id() == id) return lo;
+  return std::nullopt;
+}
+
+Result<Case> Suite::load_case(const CaseRef& ref) const {
   std::string held;
   std::string_view bytes;
   if (source->file.valid()) {
@@ -827,9 +857,9 @@ Result<Case> Suite::load_case(std::size_t i) const {
   Result<json::Value> v = json::parse(bytes);
   diag::Diagnostics problems;
   std::optional<Case> c = v ? parse_case(*v, pointer, problems) : std::nullopt;
-  if (!c || c->id != case_id(i)) {
+  if (!c || c->id != ref.id()) {
     return diag::error(codes::kInternal,
-                       "case \"" + std::string(case_id(i)) +
+                       "case \"" + std::string(ref.id()) +
                            "\" is no longer what the suite file held when it "
                            "was loaded: the file changed during the campaign",
                        pointer);
@@ -844,10 +874,10 @@ Result<Case> Suite::load_case(std::size_t i) const {
   return std::move(*c);
 }
 
-std::string Suite::inputs_json(std::size_t i) const {
+std::string Suite::inputs_json(const CaseRef& c) const {
   // A valid id is its own canonical string: nothing in it is escaped.
-  const std::string_view id = case_id(i);
-  const std::string& tail = source->files[cases.at(i).files].inputs_tail;
+  const std::string_view id = c.id();
+  const std::string& tail = source->files[c.files].inputs_tail;
   std::string out;
   out.reserve(10 + id.size() + tail.size());
   out += "{\"id\":\"";

@@ -97,6 +97,10 @@ Result<Verification> verify_report(const Report& report, const TraceFetch& fetch
   std::mutex problems_mutex;
   diag::Diagnostics problems;
   auto worker = [&] {
+    // The traces are in id order, so each thread's look-ups go forward through the index.
+    std::optional<Suite::Reader> cases;
+    if (suite != nullptr) cases.emplace(suite->cases);
+    std::uint64_t near = 0;
     while (!stop.load()) {
       const std::size_t i = next.fetch_add(1);
       if (i >= traces.size()) return;
@@ -109,18 +113,14 @@ Result<Verification> verify_report(const Report& report, const TraceFetch& fetch
       // The suite's case, read again from the suite by its id (the cases are sorted by id).
       std::optional<Case> loaded;
       if (suite != nullptr) {
-        const auto it =
-            std::lower_bound(suite->cases.begin(), suite->cases.end(), t.case_id,
-                             [&](const CaseRef& c, const std::string& id) {
-                               return std::string_view(suite->ids).substr(c.id_at, c.id_size) < id;
-                             });
-        if (it == suite->cases.end() ||
-            suite->case_id(static_cast<std::size_t>(it - suite->cases.begin())) != t.case_id) {
+        const std::optional<std::uint64_t> at = suite->find(t.case_id, *cases, near);
+        if (!at) {
+          if (!cases->status()) return halt(cases->status().diagnostics());
           checked[i].failure =
               VerifyFailure{t.attempt, "case", "", "the suite has no case \"" + t.case_id + "\""};
           continue;
         }
-        Result<Case> c = suite->load_case(static_cast<std::size_t>(it - suite->cases.begin()));
+        Result<Case> c = suite->load_case((*cases)[*at]);
         if (!c) return halt(c.take_diagnostics());
         loaded = std::move(*c);
       }

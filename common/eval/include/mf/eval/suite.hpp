@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mf/diag/diagnostic.hpp"
+#include "mf/io/records.hpp"
 #include "mf/json/value.hpp"
 #include "mf/runtime/plan_run.hpp"
 #include "mf/runtime/task.hpp"
@@ -70,43 +71,48 @@ struct Case {
   std::string workspace_path;
 };
 
-// A case of a loaded suite as a campaign keeps it: what choosing and sharding the cases need, and
-// where its bytes are in the suite, so that the whole Case is read again only when it runs. Its id
-// is in the suite's id arena and its tags are one of the suite's distinct tag sets, so an entry
-// takes 28 bytes and its id's.
+// A case of a loaded suite as a campaign keeps it: what choosing and sharding the cases need, its
+// id, and where its bytes are in the suite, so that the whole Case is read again only when it
+// runs. Its tags are one of the suite's distinct tag sets. A fixed-size record (152 bytes), kept
+// in the suite's index file, not in memory.
 struct CaseRef {
-  std::uint32_t id_at = 0;  // its id: Suite::ids[id_at, id_at + id_size)
-  std::uint8_t id_size = 0;
-  CaseKind kind = CaseKind::Task;
+  static constexpr std::size_t kMaxId = 128;
   std::uint32_t tags = 0;   // Suite::tag_sets[tags]; 0 is no tags
   std::uint32_t index = 0;  // its position in the suite's "cases" (its pointer /cases/N)
   std::uint32_t begin = 0;  // its bytes in the suite: [begin, begin + size)
   std::uint32_t size = 0;
   std::uint32_t files = 0;  // what it runs, shared with every case naming the same files
+  CaseKind kind = CaseKind::Task;
+  std::uint8_t id_size = 0;
+  char id_bytes[kMaxId] = {};
+
+  std::string_view id() const { return std::string_view(id_bytes, id_size); }
 };
 
 struct SuiteSource;  // the suite's bytes (or its open file) and the files its cases load
 
 struct Suite {
+  // A reader of the index: one per thread.
+  using Reader = io::RecordFile<CaseRef>::Reader;
+
   std::string id;
-  std::string sha256;                              // of the suite file's exact bytes
-  std::vector<CaseRef> cases;                      // sorted by id
-  std::string ids;                                 // the cases' ids, end to end
+  std::string sha256;                                  // of the suite file's exact bytes
+  io::RecordFile<CaseRef> cases{"the suite's index"};  // sorted by id
   std::vector<std::vector<std::string>> tag_sets;  // distinct, each sorted and unique; [0] empty
   std::shared_ptr<const SuiteSource> source;
 
-  // The id of cases[i].
-  std::string_view case_id(std::size_t i) const {
-    return std::string_view(ids).substr(cases[i].id_at, cases[i].id_size);
-  }
-  // The tags of cases[i], sorted and unique.
-  const std::vector<std::string>& case_tags(std::size_t i) const { return tag_sets[cases[i].tags]; }
-  // The case cases[i], read again from the suite and checked as at load, with the files load_suite
-  // loaded for it (parse_suite loads none). Fails only when the suite file changed meanwhile.
-  Result<Case> load_case(std::size_t i) const;
-  // What cases[i] runs, as campaign settings record it: the canonical object {id, model,
+  std::uint64_t size() const { return cases.size(); }
+  // The position of the case with this id, if there is one; `near` is where the last look-up
+  // through `reader` ended, so look-ups in id order read the index once.
+  std::optional<std::uint64_t> find(std::string_view id, Reader& reader, std::uint64_t& near) const;
+  // The tags of a case, sorted and unique.
+  const std::vector<std::string>& case_tags(const CaseRef& c) const { return tag_sets[c.tags]; }
+  // The case, read again from the suite and checked as at load, with the files load_suite loaded
+  // for it (parse_suite loads none). Fails only when the suite file changed meanwhile.
+  Result<Case> load_case(const CaseRef& c) const;
+  // What a case runs, as campaign settings record it: the canonical object {id, model,
   // plan_sha256, script_sha256, task_sha256}.
-  std::string inputs_json(std::size_t i) const;
+  std::string inputs_json(const CaseRef& c) const;
 };
 
 // True for a valid case id (also used for report ids and trace file names).
@@ -114,7 +120,7 @@ bool valid_case_id(std::string_view id);
 
 // Strictly parses suite bytes (no file access): every problem is reported with its pointer. The
 // suite is read in one pass that holds one case at a time (json::parse_object_streaming); what it
-// keeps per case is its CaseRef.
+// keeps per case is its CaseRef, in the index file.
 Result<Suite> parse_suite(std::string_view bytes);
 
 // parse_suite() plus loading each case's task and script relative to `base_dir` ("" = cwd). The

@@ -1,0 +1,143 @@
+// RecordFile (mf/io/records.hpp): records appended, read back by position through a window, and
+// sorted externally across several runs, all in an unnamed temporary file.
+#include "mf/io/records.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mf::io {
+namespace {
+
+struct Keyed {
+  std::uint32_t key = 0;
+  std::uint32_t seq = 0;  // the order it was appended in
+};
+bool by_key(const Keyed& a, const Keyed& b) {
+  return a.key < b.key;
+}
+
+// An odd size, so windows do not end on a round number of bytes.
+struct Odd {
+  char bytes[7];
+};
+Odd odd(std::uint64_t i) {
+  Odd o{};
+  for (std::size_t k = 0; k < sizeof o.bytes; ++k) o.bytes[k] = static_cast<char>((i >> k) + k);
+  return o;
+}
+bool same(const Odd& a, const Odd& b) {
+  return std::equal(a.bytes, a.bytes + 7, b.bytes);
+}
+
+// TMPDIR set for the scope.
+class TmpDir {
+ public:
+  explicit TmpDir(const std::string& dir) {
+    if (const char* s = ::getenv("TMPDIR")) saved_ = s;
+    ::setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~TmpDir() {
+    if (saved_.empty()) {
+      ::unsetenv("TMPDIR");
+    } else {
+      ::setenv("TMPDIR", saved_.c_str(), 1);
+    }
+  }
+
+ private:
+  std::string saved_;
+};
+
+TEST(IoRecords, ASortOverSeveralRunsIsStableAndComplete) {
+  // 300,000 records of 8 bytes: five runs of 512 KiB, with many ties among 1,000 keys.
+  RecordFile<Keyed> file("the test's records");
+  std::vector<Keyed> expected;
+  std::mt19937 random(7);
+  for (std::uint32_t i = 0; i < 300000; ++i) {
+    const Keyed k{static_cast<std::uint32_t>(random() % 1000), i};
+    ASSERT_TRUE(file.push_back(k).ok());
+    expected.push_back(k);
+  }
+  ASSERT_GT(file.size() * sizeof(Keyed), 4 * RecordFile<Keyed>::kSortBytes);
+  ASSERT_TRUE(file.sort(by_key).ok());
+  std::stable_sort(expected.begin(), expected.end(), by_key);
+  ASSERT_EQ(file.size(), expected.size());
+  RecordFile<Keyed>::Reader reader(file);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const Keyed& k = reader[i];
+    ASSERT_EQ(k.key, expected[i].key) << i;
+    ASSERT_EQ(k.seq, expected[i].seq) << i;  // ties keep the order they were appended in
+  }
+  EXPECT_TRUE(reader.status().ok());
+}
+
+TEST(IoRecords, ASmallSortStaysInMemoryAndAnEmptyOneIsNothing) {
+  RecordFile<Keyed> empty("the test's records");
+  EXPECT_TRUE(empty.sort(by_key).ok());
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_TRUE(empty.empty());
+  RecordFile<Keyed> few("the test's records");
+  for (std::uint32_t i = 0; i < 10; ++i) ASSERT_TRUE(few.push_back({(10 - i) / 3, i}).ok());
+  ASSERT_TRUE(few.sort(by_key).ok());
+  RecordFile<Keyed>::Reader reader(few);
+  const std::vector<std::uint32_t> seqs = {8, 9, 5, 6, 7, 2, 3, 4, 0, 1};
+  for (std::size_t i = 0; i < seqs.size(); ++i) EXPECT_EQ(reader[i].seq, seqs[i]) << i;
+}
+
+TEST(IoRecords, ReadsBackAcrossWindowEdgesInAnyOrderFromSeveralThreads) {
+  RecordFile<Odd> file("the test's records");
+  // Some records still in the buffer after the file's: the reader sees both.
+  const std::uint64_t n = RecordFile<Odd>::kBufferBytes / sizeof(Odd) * 5 + 123;
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(file.push_back(odd(i)).ok());
+  ASSERT_EQ(file.size(), n);
+  const std::uint64_t window = RecordFile<Odd>::kWindowBytes / sizeof(Odd);
+  const auto check = [&](bool& ok) {
+    RecordFile<Odd>::Reader reader(file);
+    ok = true;
+    for (std::uint64_t i = 0; i < n; ++i) ok = ok && same(reader[i], odd(i));
+    // Backwards over a window's edge, then the edges themselves, then the buffer's start.
+    for (std::uint64_t i = window + 2; i-- > window - 2;) ok = ok && same(reader[i], odd(i));
+    for (std::uint64_t i = window - 1; i < n; i += window) ok = ok && same(reader[i], odd(i));
+    ok = ok && same(reader[n - 124], odd(n - 124)) && same(reader[n - 123], odd(n - 123));
+    ok = ok && reader.status().ok();
+  };
+  bool one = false, two = false;
+  std::thread other(check, std::ref(two));
+  check(one);
+  other.join();
+  EXPECT_TRUE(one);
+  EXPECT_TRUE(two);
+}
+
+TEST(IoRecords, ATemporaryDirectoryThatCannotHoldAFileIsNamed) {
+  // A directory no file can be made in, even by root (a missing one would fall back to /tmp).
+  const std::string proc = "/proc";
+  const TmpDir tmp(proc);
+  RecordFile<Keyed> file("the test's records");
+  Status s;
+  std::uint64_t i = 0;
+  // What fits in the buffer needs no file; the first record past it does.
+  for (; i < RecordFile<Keyed>::kBufferBytes / sizeof(Keyed) && s.ok(); ++i) s = file.push_back({});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(i, RecordFile<Keyed>::kBufferBytes / sizeof(Keyed));
+  EXPECT_EQ(s.diagnostics()[0].code, "MF-O003");
+  EXPECT_EQ(s.diagnostics()[0].message.rfind("cannot create a temporary file for the test's "
+                                             "records in " +
+                                                 proc + ": ",
+                                             0),
+            0u)
+      << s.diagnostics()[0].message;
+  const Result<Fd> fd = open_temporary("the report's entries");
+  ASSERT_FALSE(fd.ok());
+  EXPECT_EQ(fd.diagnostics()[0].code, "MF-O003");
+}
+
+}  // namespace
+}  // namespace mf::io
