@@ -81,7 +81,7 @@ TEST(EvalStats, SummaryOfRepeatedCases) {
     cases.push_back(json::Object{
         {"id", id}, {"status", all ? "passed" : "failed"}, {"attempts", std::move(attempts)}});
   }
-  const json::Value s = summarize(cases);
+  const json::Value s = *summarize(cases);
   EXPECT_EQ(s.find("cases")->as_exact_int(), 3);
   EXPECT_EQ(s.find("passed")->as_exact_int(), 1);
   EXPECT_EQ(s.find("attempts")->as_exact_int(), 9);

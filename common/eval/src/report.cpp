@@ -348,7 +348,9 @@ Result<Report> parse_report(std::string_view bytes, SummaryCheck summary_check) 
   // The summary is derived from the cases alone: the counts must be there, and every member
   // present must be what the cases give (a report of an earlier version has only the counts).
   if (summary != nullptr && cases_ok && problems.empty()) {
-    const json::Value expected = summarize(cases->as_array());
+    Result<json::Value> summarized = summarize(cases->as_array());
+    if (!summarized) return summarized.take_diagnostics();
+    const json::Value& expected = *summarized;
     json::FieldReader s(*summary, "/summary");
     for (const char* key : {"cases", "passed", "failed"}) count(s, key, true);
     for (const json::Member& m : summary->as_object()) {
@@ -388,17 +390,31 @@ Result<Report> parse_report(std::string_view bytes, SummaryCheck summary_check) 
 
 namespace {
 
-// {median, p90} of `values` (nearest rank), with their total when `total`.
-json::Value distribution(const std::vector<double>& values, bool total) {
-  json::Value d =
-      json::Object{{"median", *percentile(values, 0.5)}, {"p90", *percentile(values, 0.9)}};
-  if (total) {
-    double sum = 0;
-    for (double v : values) sum += v;  // in case and repeat order: the same bytes every run
-    d.set("total", sum);
+// The numbers of one summary member, in the order they come: kept in a record file for the median
+// and p90, summed as they come (in case and repeat order: the same bytes every run).
+struct Numbers {
+  io::RecordFile<double> values{"the summary's numbers"};
+  double total = 0;
+  Status status;  // the first append that failed
+
+  void add(double v) {
+    total += v;
+    if (Status s = values.push_back(v); !s && status) status = std::move(s);
   }
-  return d;
-}
+  // {median, p90} (nearest rank, as percentile()), with their total when `with_total`.
+  Result<json::Value> distribution(bool with_total) {
+    if (!status) return status.diagnostics();
+    if (Status s = values.sort([](double a, double b) { return a < b; }); !s)
+      return s.take_diagnostics();
+    io::RecordFile<double>::Reader sorted(values);
+    const auto n = static_cast<std::size_t>(values.size());
+    json::Value d = json::Object{{"median", sorted[percentile_index(n, 0.5)]},
+                                 {"p90", sorted[percentile_index(n, 0.9)]}};
+    if (!sorted.status()) return sorted.status().diagnostics();
+    if (with_total) d.set("total", total);
+    return d;
+  }
+};
 
 json::Value interval(std::int64_t passed, std::int64_t n) {
   const auto [low, high] = wilson95(passed, n);
@@ -416,8 +432,8 @@ json::Value rate(std::int64_t passed, std::int64_t n) {
 struct SummaryBuilder::Stats {
   std::int64_t n = 0, passed = 0, attempts = 0, attempts_passed = 0, any_passed = 0, repeat = 1;
   json::Array flaky;
-  std::vector<double> latency;
-  std::map<std::string, std::vector<double>> usage;  // input_tokens, output_tokens, cost_usd
+  std::optional<Numbers> latency;
+  std::map<std::string, Numbers> usage;  // input_tokens, output_tokens, cost_usd
   std::map<std::string, std::int64_t> outcomes;      // plan attempts by Millforge's scoring
   std::int64_t scored = 0;
 
@@ -427,13 +443,17 @@ struct SummaryBuilder::Stats {
       ++scored;
     }
     if (const json::Value* l = run.find("latency_ms"); l != nullptr && l->is_number()) {
-      latency.push_back(l->as_number());
+      add_latency(l->as_number());
     }
     if (const json::Value* u = run.find("usage"); u != nullptr && u->is_object()) {
       for (const auto& m : u->as_object()) {
-        if (m.value.is_number()) usage[m.key].push_back(m.value.as_number());
+        if (m.value.is_number()) usage[m.key].add(m.value.as_number());
       }
     }
+  }
+  void add_latency(double v) {
+    if (!latency) latency.emplace();
+    latency->add(v);
   }
 
   void observe(const AttemptFacts& run) {
@@ -441,9 +461,9 @@ struct SummaryBuilder::Stats {
       ++outcomes[std::string(run.outcome)];
       ++scored;
     }
-    if (run.latency_ms) latency.push_back(*run.latency_ms);
+    if (run.latency_ms) add_latency(*run.latency_ms);
     for (std::size_t k = 0; k < run.usage.size(); ++k) {
-      if (run.usage[k]) usage[std::string(AttemptFacts::kUsageKeys[k])].push_back(*run.usage[k]);
+      if (run.usage[k]) usage[std::string(AttemptFacts::kUsageKeys[k])].add(*run.usage[k]);
     }
   }
 
@@ -493,7 +513,7 @@ struct SummaryBuilder::Stats {
     if (p > 0 && p < k) flaky.push_back(*c.find("id"));
   }
 
-  json::Value summary() const {
+  Result<json::Value> summary() {
     json::Value summary;
     summary.set("cases", n);
     summary.set("passed", passed);
@@ -518,10 +538,18 @@ struct SummaryBuilder::Stats {
       summary.set("false_closure_rate",
                   rate(closures == outcomes.end() ? 0 : closures->second, scored));
     }
-    if (!latency.empty()) summary.set("latency_ms", distribution(latency, false));
+    if (latency) {
+      Result<json::Value> d = latency->distribution(false);
+      if (!d) return d.take_diagnostics();
+      summary.set("latency_ms", std::move(*d));
+    }
     if (!usage.empty()) {
       json::Value u = json::Object{};
-      for (const auto& [key, values] : usage) u.set(key, distribution(values, true));
+      for (auto& [key, values] : usage) {
+        Result<json::Value> d = values.distribution(true);
+        if (!d) return d.take_diagnostics();
+        u.set(key, std::move(*d));
+      }
       summary.set("usage", std::move(u));
     }
     return summary;
@@ -579,17 +607,22 @@ std::optional<AttemptFacts> facts_of(const json::Value& run) {
   return facts;
 }
 
-json::Value SummaryBuilder::finish() const {
-  json::Value summary = all_->summary();
+Result<json::Value> SummaryBuilder::finish() {
+  Result<json::Value> summary = all_->summary();
+  if (!summary) return summary;
   if (!columns_.empty()) {
     json::Value by = json::Object{};
-    for (const auto& [label, group] : columns_) by.set(label, group->summary());
-    summary.set("variants", std::move(by));
+    for (const auto& [label, group] : columns_) {
+      Result<json::Value> column = group->summary();
+      if (!column) return column;
+      by.set(label, std::move(*column));
+    }
+    summary->set("variants", std::move(by));
   }
   return summary;
 }
 
-json::Value summarize(const json::Array& cases) {
+Result<json::Value> summarize(const json::Array& cases) {
   SummaryBuilder summary;
   for (const json::Value& c : cases) summary.add(c);
   return summary.finish();
@@ -694,9 +727,10 @@ Result<json::Value> merge_reports(const std::vector<std::pair<std::string, std::
   merged.set("kind", "millforge_eval_report");
   merged.set("suite_id", *suite_id);
   merged.set("suite_sha256", *suite_sha);
-  json::Value summary = summarize(cases);
+  Result<json::Value> summary = summarize(cases);
+  if (!summary) return summary.take_diagnostics();
   merged.set("cases", std::move(cases));
-  merged.set("summary", std::move(summary));
+  merged.set("summary", std::move(*summary));
   return merged;
 }
 

@@ -505,95 +505,108 @@ class EntrySpill {
 
 namespace {
 
+// What the report takes from a finished attempt: where its entry's bytes are in the spill, and the
+// facts its summary counts (a byte of flags and the numbers they say are there). `at` is its place
+// in the report: its entry's position times the repeats, plus its repeat. A campaign keeps these
+// in a record file, in the order the attempts finish, and sorts them by `at` at the end.
+struct Placed {
+  std::uint64_t at = 0;
+  std::uint64_t offset = 0;
+  std::uint32_t size = 0;
+  std::uint8_t flags = 0;
+  std::array<double, 4> numbers{};  // latency, then the usage keys
+
+  static constexpr std::array<std::string_view, 6> kOutcomes = {
+      "provider_failure",  "runtime_failure", "false_closure",
+      "correctly_blocked", "false_blocked",   "valid_completion"};
+  // Whether facts_of() gave facts a record holds (an outcome it knows).
+  static bool holds(const AttemptFacts& f) {
+    return f.outcome.empty() ||
+           std::find(kOutcomes.begin(), kOutcomes.end(), f.outcome) != kOutcomes.end();
+  }
+  void put(const AttemptFacts& f) {
+    flags = f.passed ? 1 : 0;
+    const auto known = std::find(kOutcomes.begin(), kOutcomes.end(), f.outcome);
+    if (!f.outcome.empty())
+      flags |= static_cast<std::uint8_t>((known - kOutcomes.begin() + 1) << 1);
+    const std::array<const std::optional<double>*, 4> given = {&f.latency_ms, &f.usage[0],
+                                                               &f.usage[1], &f.usage[2]};
+    for (std::size_t k = 0; k < given.size(); ++k) {
+      if (!*given[k]) continue;
+      flags |= static_cast<std::uint8_t>(1u << (4 + k));
+      numbers[k] = **given[k];
+    }
+  }
+  AttemptFacts facts() const {
+    AttemptFacts f;
+    f.passed = (flags & 1) != 0;
+    if (const unsigned o = (flags >> 1) & 7; o != 0) f.outcome = kOutcomes[o - 1];
+    const std::array<std::optional<double>*, 4> given = {&f.latency_ms, &f.usage[0], &f.usage[1],
+                                                         &f.usage[2]};
+    for (std::size_t k = 0; k < given.size(); ++k) {
+      if ((flags & (1u << (4 + k))) != 0) *given[k] = numbers[k];
+    }
+    return f;
+  }
+};
+
 // Entries on their way to the spill: each entry is appended with a ',' after it, and a thread's
 // entries go out in one write per batch, so the entries of consecutive attempts are usually
-// consecutive in the file and the report is written from it in a few large reads.
+// consecutive in the file and the report is written from it in a few large reads. Once written,
+// their records go to `placed` (several batches share it: under its mutex).
 class SpillBatch {
  public:
-  SpillBatch(EntrySpill& spill, std::vector<std::uint64_t>& offsets,
-             std::vector<std::uint32_t>& sizes)
-      : spill_(spill), offsets_(offsets), sizes_(sizes) {}
+  SpillBatch(EntrySpill& spill, const std::function<Status(const Placed&)>& placed)
+      : spill_(spill), placed_(placed) {}
 
-  // Where the next entry's bytes go; finish it with done(i).
+  // Where the next entry's bytes go; finish it with done().
   std::string& buffer() { return bytes_; }
-  void done(std::size_t i, std::size_t begin) {
-    placed_.push_back({i, begin});
-    sizes_[i] = static_cast<std::uint32_t>(bytes_.size() - begin);
+  void done(Placed p, std::size_t begin) {
+    p.offset = begin;
+    p.size = static_cast<std::uint32_t>(bytes_.size() - begin);
+    waiting_.push_back(p);
     bytes_ += ',';
   }
   Status flush() {
-    if (placed_.empty()) return Status();
+    if (waiting_.empty()) return Status();
     Result<std::uint64_t> at = spill_.append(bytes_);
     if (!at) return Status(at.take_diagnostics());
-    for (const auto& [i, begin] : placed_) offsets_[i] = *at + begin;
-    placed_.clear();
     bytes_.clear();
+    for (Placed& p : waiting_) {
+      p.offset += *at;
+      if (Status s = placed_(p); !s) return s;
+    }
+    waiting_.clear();
     return Status();
   }
   bool full() const { return bytes_.size() >= (1u << 16); }
 
  private:
   EntrySpill& spill_;
-  std::vector<std::uint64_t>& offsets_;
-  std::vector<std::uint32_t>& sizes_;
+  const std::function<Status(const Placed&)>& placed_;
   std::string bytes_;
-  std::vector<std::pair<std::size_t, std::size_t>> placed_;  // attempt, where in bytes_
+  std::vector<Placed> waiting_;  // their offsets still in bytes_
 };
 
-// The summary's facts of every attempt, by attempt: a byte of flags each, and the numbers in
-// arrays the kernel gives as zero pages, so a number no attempt records (a latency under a fixed
-// clock, a cost) takes no memory.
-class FactStore {
- public:
-  explicit FactStore(std::size_t n) : flags_(n, 0) {
-    for (auto& v : values_)
-      v.reset(static_cast<double*>(std::calloc(std::max<std::size_t>(n, 1), sizeof(double))));
-  }
-  bool ok() const {
-    return std::all_of(values_.begin(), values_.end(), [](const auto& v) { return v != nullptr; });
-  }
-  void put(std::size_t i, const AttemptFacts& f) {
-    std::uint8_t flags = f.passed ? 1 : 0;
-    const auto known = std::find(kOutcomes.begin(), kOutcomes.end(), f.outcome);
-    if (!f.outcome.empty())
-      flags |= static_cast<std::uint8_t>((known - kOutcomes.begin() + 1) << 1);
-    const std::array<const std::optional<double>*, 4> numbers = {&f.latency_ms, &f.usage[0],
-                                                                 &f.usage[1], &f.usage[2]};
-    for (std::size_t k = 0; k < numbers.size(); ++k) {
-      if (!*numbers[k]) continue;
-      flags |= static_cast<std::uint8_t>(1u << (4 + k));
-      values_[k][i] = **numbers[k];
-    }
-    flags_[i] = flags;
-  }
-  AttemptFacts get(std::size_t i) const {
-    AttemptFacts f;
-    const std::uint8_t flags = flags_[i];
-    f.passed = (flags & 1) != 0;
-    if (const unsigned o = (flags >> 1) & 7; o != 0) f.outcome = kOutcomes[o - 1];
-    const std::array<std::optional<double>*, 4> numbers = {&f.latency_ms, &f.usage[0], &f.usage[1],
-                                                           &f.usage[2]};
-    for (std::size_t k = 0; k < numbers.size(); ++k) {
-      if ((flags & (1u << (4 + k))) != 0) *numbers[k] = values_[k][i];
-    }
-    return f;
-  }
-  bool passed(std::size_t i) const { return (flags_[i] & 1) != 0; }
-  // Whether facts_of() gave facts this store holds (an outcome it knows).
-  static bool holds(const AttemptFacts& f) {
-    return f.outcome.empty() ||
-           std::find(kOutcomes.begin(), kOutcomes.end(), f.outcome) != kOutcomes.end();
-  }
+// The campaign's cases, by their positions in the suite's index, and a thread's readers of them.
+using Chosen = io::RecordFile<std::uint32_t>;
+struct Cursor {
+  Chosen::Reader chosen;
+  Suite::Reader cases;
+  Cursor(const Chosen& c, const Suite& suite) : chosen(c), cases(suite.cases) {}
+  Status status() const { return !chosen.status() ? chosen.status() : cases.status(); }
+};
 
- private:
-  static constexpr std::array<std::string_view, 6> kOutcomes = {
-      "provider_failure",  "runtime_failure", "false_closure",
-      "correctly_blocked", "false_blocked",   "valid_completion"};
-  struct Free {
-    void operator()(double* p) const { std::free(p); }
-  };
-  std::vector<std::uint8_t> flags_;
-  std::array<std::unique_ptr<double[], Free>, 4> values_;  // latency, then the usage keys
+// An entry of a matrix by its id, "<case id>.<label>" (at most 128 bytes: valid_case_id), to sort
+// the entries by; then each entry's rank in that order, by entry.
+struct Dotted {
+  std::uint32_t entry = 0;
+  std::uint8_t size = 0;
+  char id[CaseRef::kMaxId] = {};
+  std::string_view view() const { return std::string_view(id, size); }
+};
+struct Rank {
+  std::uint32_t entry = 0, rank = 0;
 };
 
 }  // namespace
@@ -654,7 +667,7 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     }
   }
   // The campaign's cases: the --case filter, then this shard's share, in id order.
-  std::vector<std::uint32_t> chosen;
+  Chosen chosen("the campaign's cases");
   Suite::Reader cases(suite.cases);
   for (const auto& id : options.only) {
     std::uint64_t near = 0;
@@ -684,66 +697,109 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     }
     if (static_cast<std::int64_t>(k++ % static_cast<std::size_t>(options.shard_count)) ==
         options.shard_index - 1) {
-      chosen.push_back(static_cast<std::uint32_t>(i));
+      if (Status s = chosen.push_back(static_cast<std::uint32_t>(i)); !s) {
+        return s.take_diagnostics();
+      }
     }
   }
+  if (!cases.status()) return cases.status().diagnostics();
   const bool repeated = options.repeat > 1;
   std::vector<const Variant*> columns;
   for (const auto& v : options.variants) columns.push_back(&v);
   if (columns.empty()) columns.push_back(nullptr);
-  for (const std::uint32_t i : chosen) {
-    for (const Variant& v : options.variants) {
-      const CaseRef& c = cases[i];
-      const std::string id(c.id());
-      if (!valid_case_id(id + "." + v.label)) {
-        return diag::error(codes::kUsage, "case \"" + id + "\" with column \"" + v.label +
+  // The attempts in order: each chosen case, each column, each repeat. Attempt i is made from its
+  // number when it is needed, so a campaign of many attempts keeps no record of each. Entry e (a
+  // case and column) has attempts e * per_case onwards.
+  const std::size_t cols = columns.size();
+  const auto per_case = static_cast<std::size_t>(options.repeat);
+  const std::size_t n = static_cast<std::size_t>(chosen.size()) * cols * per_case;
+  const std::size_t count = n / per_case;
+  const auto attempt_of = [&](std::size_t i, Cursor& at) {
+    return Attempt{at.cases[at.chosen[i / (cols * per_case)]], columns[(i / per_case) % cols],
+                   static_cast<std::int64_t>(i % per_case), repeated};
+  };
+  // The report's entries are in id order. Without a matrix that is the entries' order; with one,
+  // ids need not keep it ("a-b" sorts before "a.x"), so the entries are sorted by their ids, and
+  // each entry's rank in that order is kept by entry for the attempts to find their place.
+  io::RecordFile<Dotted> order("the report's order");
+  io::RecordFile<Rank> ranks("the report's order");
+  if (!options.variants.empty()) {
+    Cursor at(chosen, suite);
+    for (std::size_t e = 0; e < count; ++e) {
+      const Attempt a = attempt_of(e * per_case, at);
+      const std::string id(a.c.id());
+      if (!valid_case_id(id + "." + a.variant->label)) {
+        return diag::error(codes::kUsage, "case \"" + id + "\" with column \"" + a.variant->label +
                                               "\" makes an id over 128 characters");
       }
-      if (c.kind == CaseKind::Task && v.guardrails) {
+      if (a.c.kind == CaseKind::Task && a.variant->guardrails) {
         return diag::error(codes::kUsage, "--guardrails applies to plan cases; case \"" + id +
                                               "\" is a task case");
       }
-      if (c.kind == CaseKind::Task && v.model.rfind("sim:", 0) == 0) {
+      if (a.c.kind == CaseKind::Task && a.variant->model.rfind("sim:", 0) == 0) {
         return diag::error(codes::kUsage,
                            "a sim model answers plan cases; case \"" + id + "\" is a task case");
       }
+      const std::string dotted = a.id();
+      Dotted d;
+      d.entry = static_cast<std::uint32_t>(e);
+      d.size = static_cast<std::uint8_t>(dotted.size());
+      std::memcpy(d.id, dotted.data(), dotted.size());
+      if (Status s = order.push_back(d); !s) return s.take_diagnostics();
+    }
+    if (Status s = at.status(); !s) return s.take_diagnostics();
+    if (Status s = order.sort([](const Dotted& a, const Dotted& b) { return a.view() < b.view(); });
+        !s) {
+      return s.take_diagnostics();
+    }
+    io::RecordFile<Dotted>::Reader sorted(order);
+    for (std::uint64_t r = 0; r < count; ++r) {
+      if (Status s = ranks.push_back(Rank{sorted[r].entry, static_cast<std::uint32_t>(r)}); !s) {
+        return s.take_diagnostics();
+      }
+    }
+    if (!sorted.status()) return sorted.status().diagnostics();
+    if (Status s = ranks.sort([](const Rank& a, const Rank& b) { return a.entry < b.entry; }); !s) {
+      return s.take_diagnostics();
     }
   }
-  // The attempts in order: each chosen case, each column, each repeat. Attempt i is made from its
-  // number when it is needed, so a campaign of many attempts keeps no record of each.
-  const std::size_t cols = columns.size();
-  const auto per_case = static_cast<std::size_t>(options.repeat);
-  const std::size_t n = chosen.size() * cols * per_case;
-  const auto attempt_of = [&](std::size_t i, Suite::Reader& cases) {
-    return Attempt{cases[chosen[i / (cols * per_case)]], columns[(i / per_case) % cols],
-                   static_cast<std::int64_t>(i % per_case), repeated};
-  };
   Result<std::shared_ptr<EntrySpill>> spill = EntrySpill::open();
   if (!spill) return spill.take_diagnostics();
   // Each finished attempt as the report holds it, its canonical bytes in the spill: the case's
-  // entry, or with repeats one element of its entry's attempts (docs/campaigns.md, "Memory").
-  // An offset of kUnplaced: not finished yet.
-  constexpr std::uint64_t kUnplaced = ~std::uint64_t{0};
-  std::vector<std::uint64_t> offsets(n, kUnplaced);
-  std::vector<std::uint32_t> sizes(n, 0);
-  FactStore facts(n);
-  if (!facts.ok()) return diag::error(codes::kInternal, "out of memory for the summary's facts");
+  // entry, or with repeats one element of its entry's attempts (docs/campaigns.md, "Memory"); its
+  // record in `placed`, in the order they finish.
+  io::RecordFile<Placed> placed("the report's entries");
+  std::mutex placed_mutex;
+  const std::function<Status(const Placed&)> to_placed = [&](const Placed& p) {
+    std::lock_guard<std::mutex> lock(placed_mutex);
+    return placed.push_back(p);
+  };
+  // The attempts the journal holds, in order: the workers pass them by.
+  io::RecordFile<std::uint64_t> journaled("the journal's attempts");
   diag::Diagnostics forged, journal_problems, spill_problems;
   std::vector<std::pair<std::size_t, diag::Diagnostics>> failed;  // by attempt
   std::mutex problems_mutex;
-  // The report element of an attempt's result, serialised where the attempt finishes, and the
-  // facts the summary takes from it.
-  auto place = [&](std::size_t i, const std::string& id, json::Value result,
-                   SpillBatch& batch) -> Status {
+  // The report element of an attempt's result, serialised where the attempt finishes, with the
+  // facts the summary takes from it and its place in the report (through a thread's reader of the
+  // ranks); whether it passed.
+  auto place = [&](std::size_t i, const std::string& id, json::Value result, SpillBatch& batch,
+                   std::optional<io::RecordFile<Rank>::Reader>& rank) -> Result<bool> {
     Attempt a;  // its column and repeat: its case is not needed here
     a.variant = columns[(i / per_case) % cols];
     a.repeat = static_cast<std::int64_t>(i % per_case);
     std::optional<AttemptFacts> f = facts_of(result);
-    if (!f || !FactStore::holds(*f)) {
+    if (!f || !Placed::holds(*f)) {
       return diag::error(codes::kInternal, "attempt " + a.key(id) +
                                                ": its entry records what a summary cannot count");
     }
-    facts.put(i, *f);
+    Placed p;
+    p.put(*f);
+    p.at = i;
+    if (!ranks.empty()) {
+      if (!rank) rank.emplace(ranks);
+      p.at = (*rank)[i / per_case].rank * per_case + i % per_case;
+      if (!rank->status()) return rank->status().diagnostics();
+    }
     json::Value e = json::Object{};
     if (repeated) {
       e.set("repeat", a.repeat);
@@ -756,14 +812,19 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     std::string& out = batch.buffer();
     const std::size_t begin = out.size();
     json::write_canonical(e, out);
-    batch.done(i, begin);
-    return batch.full() ? batch.flush() : Status();
+    batch.done(p, begin);
+    if (batch.full()) {
+      if (Status s = batch.flush(); !s) return s.take_diagnostics();
+    }
+    return f->passed;
   };
   std::size_t done = 0, passed = 0;
   if (options.journal != nullptr) {
-    SpillBatch batch(**spill, offsets, sizes);
+    SpillBatch batch(**spill, to_placed);
+    Cursor at(chosen, suite);
+    std::optional<io::RecordFile<Rank>::Reader> rank;
     for (std::size_t i = 0; i < n; ++i) {
-      const Attempt attempt = attempt_of(i, cases);
+      const Attempt attempt = attempt_of(i, at);
       std::optional<JournalEntry> found = options.journal->find(attempt.key(attempt.id()));
       if (!found) continue;
       const Named named(attempt, options);
@@ -781,16 +842,19 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
           continue;
         }
       }
-      if (Status s = place(i, named.id, std::move(found->result), batch); !s)
-        return s.take_diagnostics();
+      Result<bool> ok = place(i, named.id, std::move(found->result), batch, rank);
+      if (!ok) return ok.take_diagnostics();
+      if (Status s = journaled.push_back(i); !s) return s.take_diagnostics();
       ++done;
-      passed += facts.passed(i) ? 1 : 0;
+      passed += *ok ? 1 : 0;
     }
+    if (Status s = at.status(); !s) return s.take_diagnostics();
     if (Status s = batch.flush(); !s) return s.take_diagnostics();
   }
   if (!forged.empty()) return forged;
   // The attempts are taken in runs of consecutive attempts (up to 32, fewer for a small campaign
-  // so every thread has some), so each thread's entries go to the spill in such runs.
+  // so every thread has some), so each thread's entries go to the spill in such runs, and each
+  // thread's attempts come in order.
   const std::size_t threads =
       std::clamp<std::size_t>(options.jobs, 1, std::max<std::size_t>(n - done, 1));
   const std::size_t run_length = std::clamp<std::size_t>(n / (threads * 64), 1, 32);
@@ -798,8 +862,11 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   std::mutex progress_mutex, keep_mutex;
   if (options.progress) options.progress(done, n, passed);
   auto worker = [&] {
-    SpillBatch batch(**spill, offsets, sizes);
-    Suite::Reader cases(suite.cases);
+    SpillBatch batch(**spill, to_placed);
+    Cursor at(chosen, suite);
+    std::optional<io::RecordFile<Rank>::Reader> rank;
+    io::RecordFile<std::uint64_t>::Reader journal_at(journaled);
+    std::uint64_t skip = 0;  // the next journaled attempt not passed yet
     const auto keep = [&](Status s) {
       if (s) return;
       std::lock_guard<std::mutex> lock(problems_mutex);
@@ -809,8 +876,9 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       const std::size_t first = next.fetch_add(run_length);
       if (first >= n) break;
       for (std::size_t i = first; i < std::min(first + run_length, n); ++i) {
-        if (offsets[i] != kUnplaced) continue;  // the journal's
-        const Attempt attempt = attempt_of(i, cases);
+        while (skip < journaled.size() && journal_at[skip] < i) ++skip;
+        if (skip < journaled.size() && journal_at[skip] == i) continue;  // the journal's
+        const Attempt attempt = attempt_of(i, at);
         const Named named(attempt, options);
         CaseRun run;
         Result<Case> c = suite.load_case(attempt.c);
@@ -836,7 +904,8 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
           }
         }
         if (run.problems.empty()) {
-          keep(place(i, named.id, std::move(run.result), batch));
+          Result<bool> ok = place(i, named.id, std::move(run.result), batch, rank);
+          keep(ok ? Status() : Status(ok.take_diagnostics()));
         } else {
           std::lock_guard<std::mutex> lock(problems_mutex);
           failed.emplace_back(i, std::move(run.problems));
@@ -849,6 +918,8 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       }
       keep(batch.flush());
     }
+    keep(at.status());
+    keep(journal_at.status());
   };
   {
     // The calling thread is one of the workers.
@@ -869,68 +940,51 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   for (auto& d : spill_problems) problems.push_back(std::move(d));
   if (!problems.empty()) return problems;
 
-  // The report's entries: one per case (and column), in id order. Entry e is of the chosen case
-  // e / cols and column e % cols; its attempts are e * per_case onwards. Without a matrix that is
-  // the cases' order; with one, ids need not keep it ("a-b" sorts before "a.x"), so the entries
-  // are sorted by their ids, compared in place.
+  // The report's entries in their order: the attempts' records sorted by their places, read in
+  // order with the ids of the entries (the sorted matrix order's, else the cases').
+  if (Status s = placed.sort([](const Placed& a, const Placed& b) { return a.at < b.at; }); !s) {
+    return s.take_diagnostics();
+  }
+  if (placed.size() != n) {
+    return diag::error(codes::kInternal, "the campaign placed " + std::to_string(placed.size()) +
+                                             " of its " + std::to_string(n) + " attempts");
+  }
   SuiteRun out;
   out.suite_id = suite.id;
-  const std::size_t count = n / per_case;
-  std::vector<std::uint32_t> order;
-  if (!options.variants.empty()) {
-    std::vector<std::string> dotted;
-    for (const Variant* v : columns) dotted.push_back("." + v->label);
-    order.resize(count);
-    for (std::size_t e = 0; e < count; ++e) order[e] = static_cast<std::uint32_t>(e);
-    const auto char_at = [](std::string_view head, const std::string& tail, std::size_t k) {
-      return static_cast<unsigned char>(k < head.size() ? head[k] : tail[k - head.size()]);
-    };
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      const std::string a1(cases[chosen[a / cols]].id());
-      const std::string& a2 = dotted[a % cols];
-      const std::string b1(cases[chosen[b / cols]].id());
-      const std::string& b2 = dotted[b % cols];
-      const std::size_t la = a1.size() + a2.size(), lb = b1.size() + b2.size();
-      for (std::size_t k = 0; k < std::min(la, lb); ++k) {
-        const unsigned char x = char_at(a1, a2, k), y = char_at(b1, b2, k);
-        if (x != y) return x < y;
-      }
-      return la < lb;
-    });
-  }
-  const auto id_of = [&](std::size_t e) { return attempt_of(e * per_case, cases).id(); };
-  // Without repeats, and in the attempts' order, each entry is its attempt's: the spill's places
-  // are the report's. Otherwise the report's places are made here, with each repeated case's entry
-  // (its attempts within) written to the spill again.
-  const bool as_run = !repeated && order.empty();
-  if (!as_run) {
-    out.offsets.reserve(count);
-    out.sizes.reserve(count);
-  }
   SummaryBuilder summary;
   std::vector<AttemptFacts> runs(per_case);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> bytes_of(per_case);  // offset, size
+  const std::function<Status(const Placed&)> to_entries = [&](const Placed& p) {
+    return out.entries.push_back(EntryPlace{p.offset, p.size});
+  };
   {
-    SpillBatch batch(**spill, out.offsets, out.sizes);
-    std::string held;
+    SpillBatch batch(**spill, to_entries);
+    io::RecordFile<Placed>::Reader attempts(placed);
+    io::RecordFile<Dotted>::Reader sorted(order);
+    Cursor at(chosen, suite);
+    std::string id;
     for (std::size_t r = 0; r < count; ++r) {
-      const std::size_t e = order.empty() ? r : order[r];
-      const std::size_t first = e * per_case;
+      const std::size_t e = order.empty() ? r : sorted[r].entry;
+      id = order.empty() ? attempt_of(e * per_case, at).id() : std::string(sorted[r].view());
       bool all = true;
       for (std::size_t k = 0; k < per_case; ++k) {
-        runs[k] = facts.get(first + k);
+        const Placed& p = attempts[r * per_case + k];
+        runs[k] = p.facts();
+        bytes_of[k] = {p.offset, p.size};
         all = all && runs[k].passed;
       }
       const Variant* variant = columns[e % cols];
       summary.add(runs, repeated, variant != nullptr ? variant->label : std::string_view(),
-                  [&] { return id_of(e); });
+                  [&] { return id; });
       if (!all) {
-        if (out.first_failed.size() < SuiteRun::kFailedNamed) out.first_failed.push_back(id_of(e));
+        if (out.first_failed.size() < SuiteRun::kFailedNamed) out.first_failed.push_back(id);
         ++out.failed_cases;
       }
-      if (as_run) continue;
       if (!repeated) {
-        out.offsets.push_back(offsets[first]);
-        out.sizes.push_back(sizes[first]);
+        if (Status s = out.entries.push_back(EntryPlace{bytes_of[0].first, bytes_of[0].second});
+            !s) {
+          return s.take_diagnostics();
+        }
         continue;
       }
       // {attempts, id, status, variant?}: the members in canonical order.
@@ -939,33 +993,33 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       entry += "{\"attempts\":[";
       for (std::size_t k = 0; k < per_case; ++k) {
         if (k > 0) entry += ',';
-        if (Status s = (*spill)->read(offsets[first + k], sizes[first + k], entry); !s)
+        if (Status s = (*spill)->read(bytes_of[k].first, bytes_of[k].second, entry); !s)
           return s.take_diagnostics();
       }
       entry += "],\"id\":";
-      json::write_canonical(json::Value(id_of(e)), entry);
+      json::write_canonical(json::Value(id), entry);
       entry += all ? ",\"status\":\"passed\"" : ",\"status\":\"failed\"";
       if (variant != nullptr) {
         entry += ",\"variant\":";
         json::write_canonical(variant_json(*variant), entry);
       }
       entry += '}';
-      out.offsets.push_back(0);
-      out.sizes.push_back(0);
-      batch.done(r, begin);
+      batch.done(Placed{}, begin);
       if (batch.full()) {
         if (Status s = batch.flush(); !s) return s.take_diagnostics();
       }
     }
     if (Status s = batch.flush(); !s) return s.take_diagnostics();
-  }
-  if (as_run) {
-    out.offsets = std::move(offsets);
-    out.sizes = std::move(sizes);
+    for (const Status* s : {&attempts.status(), &sorted.status()}) {
+      if (!*s) return s->diagnostics();
+    }
+    if (Status s = at.status(); !s) return s.take_diagnostics();
   }
   out.cases = count;
   out.spill = std::move(*spill);
-  out.summary = summary.finish();
+  Result<json::Value> made = summary.finish();
+  if (!made) return made.take_diagnostics();
+  out.summary = std::move(*made);
   // The members after "cases", in canonical order.
   std::string& tail = out.tail;
   tail = "],\"kind\":\"millforge_eval_report\"";
@@ -992,13 +1046,14 @@ Status SuiteRun::write(const std::function<Status(std::string_view)>& sink) cons
   // per case.
   constexpr std::size_t kBatch = 1u << 16;
   std::string batch = "{\"cases\":[";
-  for (std::size_t r = 0; r < offsets.size(); ++r) {
+  io::RecordFile<EntryPlace>::Reader places(entries);
+  for (std::uint64_t r = 0; r < entries.size(); ++r) {
     if (r > 0) batch += ',';
-    const std::uint64_t begin = offsets[r];
-    std::uint64_t end = begin + sizes[r];
-    while (r + 1 < offsets.size() && offsets[r + 1] == end + 1) {
+    const std::uint64_t begin = places[r].offset;
+    std::uint64_t end = begin + places[r].size;
+    while (r + 1 < entries.size() && places[r + 1].offset == end + 1) {
       ++r;
-      end = offsets[r] + sizes[r];
+      end = places[r].offset + places[r].size;
     }
     for (std::uint64_t at = begin; at < end;) {
       const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(end - at, kBatch));
@@ -1010,6 +1065,7 @@ Status SuiteRun::write(const std::function<Status(std::string_view)>& sink) cons
       }
     }
   }
+  if (!places.status()) return places.status().diagnostics();
   batch += tail;
   return sink(batch);
 }

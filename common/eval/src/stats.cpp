@@ -27,9 +27,13 @@ std::pair<double, double> wilson95(std::int64_t passed, std::int64_t n) {
 std::optional<double> percentile(std::vector<double> values, double q) {
   if (values.empty()) return std::nullopt;
   std::sort(values.begin(), values.end());
-  const double rank = std::ceil(q * static_cast<double>(values.size()));
+  return values[percentile_index(values.size(), q)];
+}
+
+std::size_t percentile_index(std::size_t n, double q) {
+  const double rank = std::ceil(q * static_cast<double>(n));
   const std::size_t index = static_cast<std::size_t>(std::max(1.0, rank)) - 1;
-  return values[std::min(index, values.size() - 1)];
+  return std::min(index, n - 1);
 }
 
 double mcnemar_p(std::int64_t b, std::int64_t c) {

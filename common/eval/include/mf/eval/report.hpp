@@ -74,7 +74,7 @@ Result<std::vector<AttemptTrace>> report_attempt_traces(const std::string& path)
 // The summary of a report's cases (docs/formats/eval.md, "Statistics"): counts, the pass rate
 // and its Wilson interval; with repeats the attempt counts, pass@k, pass^k and the flaky cases;
 // latency and usage medians and p90s when the cases record them.
-json::Value summarize(const json::Array& cases);
+Result<json::Value> summarize(const json::Array& cases);
 
 // What the summary takes from one run's entry (a case's, or one attempt of a repeated case): its
 // status, its outcome, its latency and its usage. A campaign takes them where each attempt
@@ -94,8 +94,8 @@ struct AttemptFacts {
 std::optional<AttemptFacts> facts_of(const json::Value& run);
 
 // summarize() one case at a time: add() each case entry in the report's order, then finish(). It
-// keeps counts, and per attempt only the numbers the medians need, so a campaign's summary is made
-// without holding its entries as a tree.
+// keeps counts, and per attempt only the numbers the medians need, in temporary record files, so a
+// campaign's summary is made without holding its entries as a tree or its numbers in memory.
 class SummaryBuilder {
  public:
   SummaryBuilder();
@@ -107,7 +107,8 @@ class SummaryBuilder {
   // order; `label` its variant's ("" for none) and `id` its id, asked for only when it is flaky.
   void add(std::span<const AttemptFacts> runs, bool repeated, std::string_view label,
            const std::function<std::string()>& id);
-  json::Value finish() const;
+  // Fails only when a temporary file for the numbers cannot be made, written or read.
+  Result<json::Value> finish();
 
  private:
   struct Stats;

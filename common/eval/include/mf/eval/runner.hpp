@@ -19,6 +19,7 @@
 #include "mf/eval/journal.hpp"
 #include "mf/eval/report.hpp"
 #include "mf/eval/suite.hpp"
+#include "mf/io/records.hpp"
 #include "mf/json/value.hpp"
 #include "mf/model/model.hpp"
 #include "mf/runtime/run_loop.hpp"
@@ -102,9 +103,15 @@ json::Array grade(const Expect& expect, const runtime::RunOutcome& outcome,
 // (runner.cpp).
 class EntrySpill;
 
+// Where an entry's canonical bytes are in the spill.
+struct EntryPlace {
+  std::uint64_t offset = 0;
+  std::uint32_t size = 0;
+};
+
 // A finished suite: its report, kept as the canonical bytes of each case's entry (in a temporary
-// file that no name reaches, removed with its last handle), where each is in that file in id order,
-// its summary and its failed cases. The report file is written from these pieces (write), so
+// file that no name reaches, removed with its last handle), where each is in that file in id order
+// (a record file of its own), its summary and its failed cases. The report file is written from these pieces (write), so
 // neither it nor its tree is ever held whole for a campaign of many cases (docs/campaigns.md,
 // "Memory").
 struct SuiteRun {
@@ -116,8 +123,7 @@ struct SuiteRun {
   std::vector<std::string> first_failed;  // the first kFailedNamed failed cases' ids, by id
   json::Value summary;                    // the report's summary (docs/formats/eval.md)
   std::shared_ptr<const EntrySpill> spill;
-  std::vector<std::uint64_t> offsets;  // each entry's bytes in the spill, in id order
-  std::vector<std::uint32_t> sizes;
+  io::RecordFile<EntryPlace> entries{"the report's entries"};  // each entry's bytes, in id order
   std::string tail;  // the report's bytes after its entries: "],\"kind\":...}\n"
 
   std::size_t failed() const { return failed_cases; }

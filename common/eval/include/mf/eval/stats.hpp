@@ -3,6 +3,7 @@
 // function is pure and deterministic, so a report's numbers are a function of its cases alone.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -16,6 +17,8 @@ std::pair<double, double> wilson95(std::int64_t passed, std::int64_t n);
 // Nearest-rank percentile (q in (0, 1]) of `values`: the smallest value at least q of them do not
 // exceed. Nothing for an empty list.
 std::optional<double> percentile(std::vector<double> values, double q);
+// Where that value is among `n` sorted values (n > 0).
+std::size_t percentile_index(std::size_t n, double q);
 
 // The exact two-sided McNemar p-value for `b` and `c` discordant pairs: twice the binomial(b + c,
 // 1/2) tail at min(b, c), at most 1; 1 when there is no discordant pair.
