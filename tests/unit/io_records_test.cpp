@@ -78,6 +78,39 @@ TEST(IoRecords, ASortOverSeveralRunsIsStableAndComplete) {
   EXPECT_TRUE(reader.status().ok());
 }
 
+// Records past 16 bytes are sorted by their positions and moved once: the same order.
+struct Wide {
+  std::uint32_t key = 0;
+  std::uint32_t seq = 0;
+  char pad[40] = {};
+};
+
+TEST(IoRecords, WideRecordsSortStablyAcrossRunsAndInTheBuffer) {
+  for (const std::uint32_t n : {1000u, 40000u}) {  // in the buffer; four runs
+    RecordFile<Wide> file("the test's records");
+    std::vector<Wide> expected;
+    std::mt19937 random(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      Wide w;
+      w.key = static_cast<std::uint32_t>(random() % 97);
+      w.seq = i;
+      w.pad[i % 40] = static_cast<char>(i);
+      ASSERT_TRUE(file.push_back(w).ok());
+      expected.push_back(w);
+    }
+    const auto less = [](const Wide& a, const Wide& b) { return a.key < b.key; };
+    ASSERT_TRUE(file.sort(less).ok());
+    std::stable_sort(expected.begin(), expected.end(), less);
+    RecordFile<Wide>::Reader reader(file);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const Wide& w = reader[i];
+      ASSERT_EQ(w.key, expected[i].key) << n << " " << i;
+      ASSERT_EQ(w.seq, expected[i].seq) << n << " " << i;
+      ASSERT_TRUE(std::equal(w.pad, w.pad + 40, expected[i].pad)) << n << " " << i;
+    }
+  }
+}
+
 TEST(IoRecords, ASmallSortStaysInMemoryAndAnEmptyOneIsNothing) {
   RecordFile<Keyed> empty("the test's records");
   EXPECT_TRUE(empty.sort(by_key).ok());

@@ -433,8 +433,8 @@ struct SummaryBuilder::Stats {
   std::int64_t n = 0, passed = 0, attempts = 0, attempts_passed = 0, any_passed = 0, repeat = 1;
   json::Array flaky;
   std::optional<Numbers> latency;
-  std::map<std::string, Numbers> usage;  // input_tokens, output_tokens, cost_usd
-  std::map<std::string, std::int64_t> outcomes;      // plan attempts by Millforge's scoring
+  std::map<std::string, Numbers> usage;          // input_tokens, output_tokens, cost_usd
+  std::map<std::string, std::int64_t> outcomes;  // plan attempts by Millforge's scoring
   std::int64_t scored = 0;
 
   void observe(const json::Value& run) {

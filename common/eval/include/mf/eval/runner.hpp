@@ -111,9 +111,9 @@ struct EntryPlace {
 
 // A finished suite: its report, kept as the canonical bytes of each case's entry (in a temporary
 // file that no name reaches, removed with its last handle), where each is in that file in id order
-// (a record file of its own), its summary and its failed cases. The report file is written from these pieces (write), so
-// neither it nor its tree is ever held whole for a campaign of many cases (docs/campaigns.md,
-// "Memory").
+// (a record file of its own), its summary and its failed cases. The report file is written from
+// these pieces (write), so neither it nor its tree is ever held whole for a campaign of many cases
+// (docs/campaigns.md, "Memory").
 struct SuiteRun {
   static constexpr std::size_t kFailedNamed = 10;  // failed case ids kept for a summary line
 

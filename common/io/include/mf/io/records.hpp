@@ -66,7 +66,7 @@ class RecordFile {
   template <class Less>
   Status sort(Less less) {
     if (written_ == 0) {
-      std::stable_sort(buffer_.begin(), buffer_.end(), less);
+      sort_run(buffer_, less);
       return Status();
     }
     if (Status s = spill(); !s) return s;
@@ -80,7 +80,7 @@ class RecordFile {
         chunk.resize(static_cast<std::size_t>(std::min(run, n - at)));
         if (Status s = bytes_.read(at * sizeof(T), chunk.data(), chunk.size() * sizeof(T)); !s)
           return s;
-        std::stable_sort(chunk.begin(), chunk.end(), less);
+        sort_run(chunk, less);
         if (Status s = runs.write(at * sizeof(T), chunk.data(), chunk.size() * sizeof(T)); !s)
           return s;
       }
@@ -123,6 +123,35 @@ class RecordFile {
  private:
   static constexpr std::uint64_t per(std::size_t bytes) {
     return std::max<std::uint64_t>(1, bytes / sizeof(T));
+  }
+
+  // A stable sort of records held in memory. Records larger than a few words are sorted by their
+  // positions, then moved once each into place (following the permutation's cycles), rather than
+  // moved at every step of the merge sort.
+  template <class Less>
+  static void sort_run(std::vector<T>& records, Less less) {
+    if constexpr (sizeof(T) <= 16) {
+      std::stable_sort(records.begin(), records.end(), less);
+    } else {
+      std::vector<std::uint32_t> from(records.size());  // from[j]: the record that goes to j
+      for (std::size_t j = 0; j < from.size(); ++j) from[j] = static_cast<std::uint32_t>(j);
+      std::stable_sort(from.begin(), from.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return less(records[a], records[b]);
+      });
+      for (std::size_t i = 0; i < from.size(); ++i) {
+        if (from[i] == i) continue;
+        const T held = records[i];
+        std::size_t j = i;
+        while (from[j] != i) {
+          const std::size_t k = from[j];
+          records[j] = records[k];
+          from[j] = static_cast<std::uint32_t>(j);
+          j = k;
+        }
+        records[j] = held;
+        from[j] = static_cast<std::uint32_t>(j);
+      }
+    }
   }
 
   Status spill() {
