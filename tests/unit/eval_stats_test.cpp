@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
+#include <vector>
 
 #include "mf/eval/report.hpp"
 #include "mf/eval/runner.hpp"
 #include "mf/json/canonical.hpp"
+#include "mf/json/pointer.hpp"
 #include "mf/json/reader.hpp"
 
 namespace mf::eval {
@@ -118,6 +121,46 @@ TEST(EvalScoring, MillforgesPrecedence) {
   EXPECT_EQ(plan_outcome(blocked, run("completed", "blocked"), true), "correctly_blocked");
   EXPECT_EQ(plan_outcome(none, run("completed", "blocked"), false), "false_blocked");
   EXPECT_EQ(plan_outcome(blocked, run("completed", "rejected"), false), "false_blocked");
+}
+
+// The summary's numbers past one sort run (512 KiB, 65,536 numbers) and in a matrix's column: the
+// median and p90 are percentile()'s and the total is the sum in the order the attempts came.
+TEST(EvalStats, ASummarysNumbersAcrossSortRunsAreExact) {
+  SummaryBuilder summary;
+  std::vector<double> latency, tokens, cost, column;
+  double tokens_total = 0, cost_total = 0;
+  for (int i = 0; i < 150000; ++i) {
+    AttemptFacts f;
+    f.passed = i % 3 != 0;
+    f.latency_ms = static_cast<double>((i * 7919) % 10007);
+    f.usage[1] = static_cast<double>((i * 31) % 977);  // many ties
+    f.usage[0] = 0.001 * ((i * 13) % 1000) + 1e-9 * i;
+    latency.push_back(*f.latency_ms);
+    tokens.push_back(*f.usage[1]);
+    cost.push_back(*f.usage[0]);
+    tokens_total += *f.usage[1];
+    cost_total += *f.usage[0];
+    const bool in_x = i % 2 == 0;
+    if (in_x) column.push_back(*f.latency_ms);
+    summary.add(std::span<const AttemptFacts>(&f, 1), false, in_x ? "x" : "y",
+                [] { return std::string("never asked"); });
+  }
+  Result<json::Value> made = summary.finish();
+  ASSERT_TRUE(made.ok());
+  const json::Value& s = *made;
+  EXPECT_EQ(json::find_at(s, "/latency_ms/median")->as_number(), *percentile(latency, 0.5));
+  EXPECT_EQ(json::find_at(s, "/latency_ms/p90")->as_number(), *percentile(latency, 0.9));
+  EXPECT_EQ(json::find_at(s, "/usage/input_tokens/median")->as_number(), *percentile(tokens, 0.5));
+  EXPECT_EQ(json::find_at(s, "/usage/input_tokens/p90")->as_number(), *percentile(tokens, 0.9));
+  EXPECT_EQ(json::find_at(s, "/usage/input_tokens/total")->as_number(), tokens_total);
+  EXPECT_EQ(json::find_at(s, "/usage/cost_usd/median")->as_number(), *percentile(cost, 0.5));
+  EXPECT_EQ(json::find_at(s, "/usage/cost_usd/p90")->as_number(), *percentile(cost, 0.9));
+  EXPECT_EQ(json::find_at(s, "/usage/cost_usd/total")->as_number(), cost_total);
+  EXPECT_EQ(json::find_at(s, "/variants/x/latency_ms/median")->as_number(),
+            *percentile(column, 0.5));
+  EXPECT_EQ(json::find_at(s, "/variants/x/latency_ms/p90")->as_number(), *percentile(column, 0.9));
+  EXPECT_EQ(json::find_at(s, "/cases")->as_number(), 150000);
+  EXPECT_EQ(json::find_at(s, "/passed")->as_number(), 100000);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -139,6 +140,58 @@ TEST(EvalSuite, TasksAndScriptsAreValidatedBeforeAnyRun) {
 // A suite of many cases (more than one batch of the second thread's) loads to the same index with
 // its cases checked on a second thread, and a bad one to the same diagnostics in the same order:
 // the document's own, each case's in suite order, a repeated id, the files' in id order.
+// Past one sort run of the index (512 KiB, 3,449 cases): each id used again is named at its later
+// cases, in suite order, with the first case using it; the index ends in id order.
+TEST(EvalSuite, DuplicateIdsAreNamedInSuiteOrderAcrossTheIndexSortsRuns) {
+  const int n = 9000;
+  // Cases 6,000 on use the ids of cases 0 to 1,499 again, each twice.
+  const auto id_at = [](int i) { return "c-" + std::to_string(i < 6000 ? i : (i * 7) % 1500); };
+  std::string bytes = R"({"suite_id":"s","cases":[)";
+  for (int i = 0; i < n; ++i) {
+    bytes += (i > 0 ? "," : "") + std::string(R"({"id":")") + id_at(i) +
+             R"(","task":"t.json","model":"scripted:r.json","expect":{"terminal":"completed"}})";
+  }
+  bytes += "]}";
+  const Result<Suite> refused = parse_suite(bytes);
+  ASSERT_FALSE(refused.ok());
+  std::vector<std::string> expected;
+  std::map<std::string, int> first;
+  for (int i = 0; i < n; ++i) {
+    const auto [at, fresh] = first.emplace(id_at(i), i);
+    if (fresh) continue;
+    expected.push_back("MF-V001 /cases/" + std::to_string(i) + "/id case id \"" + id_at(i) +
+                       "\" is already used by /cases/" + std::to_string(at->second));
+  }
+  std::vector<std::string> got;
+  for (const auto& d : refused.diagnostics()) {
+    got.push_back(d.code + " " + d.pointer + " " + d.message);
+  }
+  EXPECT_EQ(got.size(), 3000u);
+  EXPECT_EQ(got, expected);
+
+  std::string unique = R"({"suite_id":"s","cases":[)";
+  for (int i = 0; i < n; ++i) {
+    unique += (i > 0 ? "," : "") + std::string(R"({"id":"c-)") + std::to_string(i) +
+              R"(","task":"t.json","model":"scripted:r.json","expect":{"terminal":"completed"}})";
+  }
+  unique += "]}";
+  const Result<Suite> suite = parse_suite(unique);
+  ASSERT_TRUE(suite.ok());
+  std::vector<std::string> ids;
+  for (int i = 0; i < n; ++i) ids.push_back("c-" + std::to_string(i));
+  std::sort(ids.begin(), ids.end());
+  Suite::Reader reader(suite->cases);
+  ASSERT_EQ(suite->size(), static_cast<std::uint64_t>(n));
+  for (int i = 0; i < n; ++i) ASSERT_EQ(reader[i].id(), ids[i]) << i;
+  std::uint64_t near = 0;
+  for (int i : {0, 1, 2, 5000, 5001, 8999}) {
+    EXPECT_EQ(suite->find(ids[i], reader, near), std::optional<std::uint64_t>(i)) << i;
+  }
+  EXPECT_EQ(suite->find("c-", reader, near), std::nullopt);
+  EXPECT_EQ(suite->find("c-9999", reader, near), std::nullopt);
+  EXPECT_EQ(suite->find(ids[3], reader, near), std::optional<std::uint64_t>(3));
+}
+
 TEST(EvalSuite, CheckingOnASecondThreadGivesTheSameSuiteAndDiagnostics) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("mf-eval-check-" + std::to_string(::getpid()));
