@@ -4,7 +4,6 @@
 // open tool calls are remembered. Never constructs a model.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
