@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -1053,4 +1054,136 @@ TEST(TraceVerify, AFileOfManyChunksKeepsTheVerdicts) {
     same(s, check_raw(t));
   }
   std::filesystem::remove_all(dir);
+}
+
+// --- the ring of slices between the hashing thread and the checking one
+// ------------------------------------------------------------------------
+
+// Slices of every size from a source, hundreds of them through a ring of 16 (it wraps round many
+// times), lines that begin in one slice and end several slices on: the verdicts are the in-memory
+// ones, the bytes checked are told after each slice, and an edit far past the first wrap is found
+// at its line.
+TEST(TraceVerifyRing, SlicesOfAnySizeKeepTheVerdicts) {
+  constexpr int kRounds = 3000;
+  const std::string trace = chain(joined(content_run(kRounds)));
+  ASSERT_GT(trace.size(), 1u << 20);
+  const std::vector<std::size_t> sizes = {1, 7, 700, 4096, 131073, 3, 65536, 20000, 100, 5000};
+  const auto in_slices = [&](std::string_view bytes) {
+    mf::trace::Verifier v;
+    std::size_t next = 0, slices = 0, told = 0;
+    std::uint64_t last = 0;
+    v.feed_from(
+        [&](std::span<char> buffer) {
+          // Every other slice is copied into the ring's buffer, the rest given in place.
+          std::string_view slice = bytes.substr(0, sizes[next++ % sizes.size()]);
+          bytes.remove_prefix(slice.size());
+          if (slices++ % 2 == 0 && slice.size() <= buffer.size()) {
+            std::copy(slice.begin(), slice.end(), buffer.begin());
+            slice = {buffer.data(), slice.size()};
+          }
+          return slice;
+        },
+        [&](std::uint64_t checked) {
+          EXPECT_GT(checked, last);
+          last = checked;
+          ++told;
+        });
+    EXPECT_EQ(told + 1, slices);  // each slice but the empty one at the end
+    EXPECT_GT(told, 4u * 16);     // the ring of 16 slices wraps round
+    return v.finish();
+  };
+  const auto same = [](const Summary& a, const Summary& b) {
+    EXPECT_EQ(mf::json::canonical(mf::trace::to_json(a)),
+              mf::json::canonical(mf::trace::to_json(b)));
+  };
+  const Summary whole = in_slices(trace);
+  EXPECT_EQ(whole.status, Outcome::Ok) << (whole.first_error ? whole.first_error->message : "");
+  EXPECT_EQ(whole.trace_sha256, mf::hash::sha256_hex(trace));
+  same(whole, check_raw(trace));
+  for (const std::size_t late : {std::size_t{4 * 2500 + 2}, std::size_t{4 * 10 + 2}}) {
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < late; ++k) at = trace.find('\n', at) + 1;
+    std::string t = trace;
+    t.replace(t.find("tab\\t", at), 5, "tab\\n");
+    const Summary s = in_slices(t);
+    ASSERT_TRUE(s.first_error.has_value());
+    EXPECT_EQ(s.first_error->code, codes::kTraceInconsistent);
+    EXPECT_EQ(s.first_error->line, static_cast<std::int64_t>(late) + 1);
+    EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(t));
+    same(s, check_raw(t));
+  }
+}
+
+// A trace file whose model responses are longer than many slices (each line spans a dozen of the
+// 128 KiB slices read into the ring), between short lines: ok, with progress told after each
+// slice; a changed content byte is found at its line.
+TEST(TraceVerifyRing, LinesLongerThanManySlices) {
+  std::string text;
+  while (text.size() < (3u << 19)) text += "quote\" tab\t back\\ ctl\x1f caf\xc3\xa9 line\n ";
+  std::vector<std::string> lines = {
+      ev(0, "run_started",
+         R"({"mode":"plan","plan_sha256":")" + std::string(64, 'a') +
+             R"(","model":"scripted:r.json","budget":{"max_repairs":0},)"
+             R"("durability":"event","trace_content":"inline"})")};
+  std::int64_t seq = 1;
+  constexpr int kCalls = 4;
+  for (int call = 1; call <= kCalls; ++call) {
+    lines.push_back(ev(seq++, "model_requested",
+                       R"({"call":)" + std::to_string(call) + R"(,"kind":"initial"})"));
+    mf::json::Value response = mf::json::Object{};
+    response.set("call", call);
+    response.set("content", text);
+    response.set("content_bytes", static_cast<std::int64_t>(text.size()));
+    response.set("content_sha256", mf::hash::sha256_hex(text));
+    lines.push_back(ev(seq++, "model_responded", mf::json::canonical(response)));
+  }
+  lines.push_back(ev(seq, "run_completed",
+                     R"({"terminal":"completed","output":{},"model_calls":)" +
+                         std::to_string(kCalls) + R"(,"repairs":0})"));
+  const std::string trace = chain(joined(lines));
+  ASSERT_GT(trace.size(), 4u * (12u << 17));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mf-verify-long-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto in_file = [&](const std::string& bytes) {
+    const std::string path = (dir / "t.jsonl").string();
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    std::uint64_t calls = 0;
+    auto s = mf::trace::verify_file(path, {}, [&](std::uint64_t, std::uint64_t) { ++calls; });
+    EXPECT_TRUE(s.ok());
+    EXPECT_EQ(calls, (bytes.size() + (128u << 10) - 1) / (128u << 10));
+    return std::move(s).value();
+  };
+  const Summary s = in_file(trace);
+  EXPECT_EQ(s.status, Outcome::Ok) << (s.first_error ? s.first_error->message : "");
+  EXPECT_EQ(s.events, seq + 1);
+  EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(trace));
+  // The third response (line 7): one escape changed deep inside, its size kept.
+  std::size_t at = 0;
+  for (int k = 0; k < 6; ++k) at = trace.find('\n', at) + 1;
+  std::string t = trace;
+  t.replace(t.find("tab\\t", at + (1u << 20)), 5, "tab\\n");
+  const Summary edited = in_file(t);
+  ASSERT_TRUE(edited.first_error.has_value());
+  EXPECT_EQ(edited.first_error->code, codes::kTraceInconsistent);
+  EXPECT_EQ(edited.first_error->line, 7);
+  EXPECT_EQ(edited.trace_sha256, mf::hash::sha256_hex(t));
+  std::filesystem::remove_all(dir);
+}
+
+// Slices of little but newlines (a line digest for every byte or two) hold the hashing thread
+// back until the checks have them: the first empty line is the error, and every byte after it is
+// still hashed.
+TEST(TraceVerifyRing, SlicesOfTinyLinesAfterAGoodLine) {
+  std::string t = kStart;
+  while (t.size() < (3u << 20)) t += "\n\n{}\n";
+  for (const std::size_t chunk : {t.size(), std::size_t{1} << 20}) {
+    mf::trace::Verifier v;
+    for (std::size_t i = 0; i < t.size(); i += chunk) v.feed(std::string_view(t).substr(i, chunk));
+    const Summary s = v.finish();
+    ASSERT_TRUE(s.first_error.has_value());
+    EXPECT_EQ(s.first_error->code, codes::kTraceMalformedLine);
+    EXPECT_EQ(s.first_error->line, 2);
+    EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(t));
+  }
 }

@@ -16,7 +16,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "mf/diag/codes.hpp"
@@ -35,9 +37,13 @@ namespace {
 
 namespace codes = diag::codes;
 
-constexpr std::size_t kChunkBytes = 1u << 20;
-// What the hashing thread takes at a time: a slice of newlines holds 32 bytes of digests a byte.
+// What the hashing thread reads and hashes at a time, and hands over whole.
 constexpr std::size_t kSliceBytes = 128u << 10;
+// The slices in flight between the two threads: the hashing thread runs up to this many ahead.
+constexpr std::size_t kRingSlices = 16;
+// ... and up to about this many lines ahead (a slice of newlines holds 48 bytes of digests and
+// facts a byte): no valid trace comes near it, a slice of tiny lines is the first error.
+constexpr std::size_t kLinesAhead = 32768;
 
 // The members the checks read, by number (mf/trace/events.hpp); numbered on first use, after
 // every static table is built.
@@ -180,23 +186,11 @@ json::Value to_json(const Summary& s) {
   return out;
 }
 
-// Hashes one slice of the bytes at a time, on the calling thread or on its own: the running digest
-// of the whole trace, and the digest of each line the slice completes (a line may have begun in an
-// earlier slice).
+// Hashes one slice of the bytes at a time: the running digest of the whole trace, and the digest of
+// each line the slice completes (a line may have begun in an earlier slice).
 class Verifier::Hasher {
  public:
-  ~Hasher() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  // The slice's line digests go to `out`, and what is learnt of each line to `facts`, which stay
-  // the caller's to read after wait().
+  // The slice's line digests go to `out`, and what is learnt of each line to `facts`.
   void hash(std::string_view slice, std::vector<hash::Digest>& out, SliceFacts& facts) {
     out.clear();
     digests_.update(slice, out);
@@ -216,25 +210,6 @@ class Verifier::Hasher {
   }
   // Only the trace's digest, for bytes whose lines are no longer checked.
   void hash_whole(std::string_view bytes) { digests_.update_stream(bytes); }
-
-  // hash(), on the second thread; wait() before the next start(), before reading `out`, and
-  // before the slice's bytes go away.
-  void start(std::string_view slice, std::vector<hash::Digest>& out, SliceFacts& facts) {
-    if (!thread_.joinable()) thread_ = std::thread([this] { work(); });
-    {
-      std::lock_guard lock(mutex_);
-      job_ = slice;
-      out_ = &out;
-      facts_ = &facts;
-      busy_.store(true, std::memory_order_release);
-    }
-    cv_.notify_all();
-  }
-  void wait() {
-    if (spin_until([this] { return !busy_.load(std::memory_order_acquire); })) return;
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [this] { return !busy_.load(std::memory_order_relaxed); });
-  }
   hash::Digest finish() { return digests_.finish(); }
 
  private:
@@ -252,52 +227,105 @@ class Verifier::Hasher {
     }
   }
 
-  // The two threads hand slices to each other a few thousand times a second, each slice about as
-  // long on both: a thread that would wait first spins for a while (tens of microseconds), since
-  // sleeping and being woken costs as much again on a virtual machine.
-  template <typename Ready>
-  static bool spin_until(Ready ready) {
-    for (int i = 0; i < 4096; ++i) {
-      if (ready()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-    return false;
-  }
-
-  void work() {
-    for (;;) {
-      spin_until([this] { return busy_.load(std::memory_order_acquire); });
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return busy_.load(std::memory_order_relaxed) || stop_; });
-        if (stop_) return;
-      }
-      hash(job_, *out_, *facts_);
-      {
-        std::lock_guard lock(mutex_);
-        busy_.store(false, std::memory_order_release);
-      }
-      cv_.notify_all();
-    }
-  }
-
   hash::LineHasher digests_;   // of the whole trace and of each line
   bool at_line_start_ = true;  // the bytes hashed so far end with a whole line
   std::string scratch_;        // a decoded content string
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::string_view job_;
-  std::vector<hash::Digest>* out_ = nullptr;
-  SliceFacts* facts_ = nullptr;
-  std::atomic<bool> busy_{false};  // written under mutex_, read without it by the spinning side
-  bool stop_ = false;
-  std::thread thread_;
+};
+
+// The slices between the two threads of feed_from(): a ring the hashing thread fills (it takes
+// the bytes from the source, hashes them and publishes the slice) while the checking thread takes
+// the slices in order and releases each once checked. Each thread goes on without waiting while
+// the ring is neither full nor empty; when it must wait it sleeps, and the other wakes it once the
+// ring is half free (or half full) again, or before going to sleep itself, so a sleep is paid for
+// by many slices rather than one.
+struct Verifier::Ring {
+  struct Slot {
+    std::string_view bytes;  // empty: the end of the source
+    std::vector<hash::Digest> digests;
+    SliceFacts facts;
+  };
+  // One side of the hand-over: whether that thread sleeps, and the count of the other side's
+  // slices (published or released) that it waits for.
+  struct Sleeper {
+    std::atomic<bool> asleep{false};
+    std::atomic<std::uint64_t> until{0};
+  };
+
+  // On the hashing thread: slices from `source` until it gives no bytes, each hashed by `hasher`
+  // (only into the trace's digest once `lines_wanted` is false).
+  void fill(Hasher& hasher, const Source& source) {
+    for (std::uint64_t k = 0;; ++k) {
+      // Woken when half the ring is free, or all of it when the lines ahead are too many.
+      const bool few_lines = lines_ahead.load() < kLinesAhead;
+      wait(hashing, checking, few_lines && k >= kRingSlices / 2 ? k - kRingSlices / 2 : k,
+           [&] { return k - released.load() < kRingSlices && lines_ahead.load() < kLinesAhead; });
+      Slot& slot = slots[k % kRingSlices];
+      slot.bytes = source({buffers.get() + (k % kRingSlices) * kSliceBytes, kSliceBytes});
+      slot.digests.clear();
+      if (lines_wanted.load(std::memory_order_relaxed)) {
+        hasher.hash(slot.bytes, slot.digests, slot.facts);
+      } else {
+        hasher.hash_whole(slot.bytes);
+      }
+      lines_ahead.fetch_add(slot.digests.size());
+      published.store(k + 1);
+      wake(checking, k + 1, slot.bytes.empty());
+      if (slot.bytes.empty()) return;
+    }
+  }
+  // On the checking thread: the slice numbered k (from 0), once published.
+  const Slot& take(std::uint64_t k) {
+    // Woken when half the ring is full (for the first slice, at once).
+    wait(checking, hashing, k == 0 ? 1 : k + kRingSlices / 2, [&] { return published.load() > k; });
+    return slots[k % kRingSlices];
+  }
+  void release(std::uint64_t k) {
+    lines_ahead.fetch_sub(slots[k % kRingSlices].digests.size());
+    released.store(k + 1);
+    wake(hashing, k + 1, false);
+  }
+
+  // Waits until ready(), asleep if it is not, to be woken once the other side's count reaches
+  // `until`; the other side, asleep, is woken first: a thread that must wait leaves the other one
+  // free to go on.
+  template <typename Ready>
+  void wait(Sleeper& self, Sleeper& other, std::uint64_t until, Ready ready) {
+    if (ready()) return;
+    std::unique_lock lock(mutex);
+    self.until.store(until);
+    self.asleep.store(true);
+    if (other.asleep.load()) cv.notify_all();
+    cv.wait(lock, ready);
+    self.asleep.store(false);
+  }
+  // After the count of one side reached `count`: wakes the other side if it sleeps for it (or
+  // `always`, at the end).
+  void wake(Sleeper& other, std::uint64_t count, bool always) {
+    if (other.asleep.load() && (always || count >= other.until.load())) {
+      std::lock_guard lock(mutex);
+      cv.notify_all();
+    }
+  }
+
+  std::array<Slot, kRingSlices> slots;
+  // The bytes read into the slots (address space only until a source reads into them).
+  std::unique_ptr<char[]> buffers =
+      std::make_unique_for_overwrite<char[]>(kRingSlices * kSliceBytes);
+  // Slices published by the hashing thread and released by the checking one since feed_from()
+  // began, and the line digests published and not yet released. Sequentially consistent, with
+  // `asleep`: a thread going to sleep either is seen asleep or sees the count that wakes it.
+  std::atomic<std::uint64_t> published{0}, released{0}, lines_ahead{0};
+  std::atomic<bool> lines_wanted{true};  // false after the first error: only the digest is wanted
+  Sleeper hashing, checking;
+  std::mutex mutex;
+  std::condition_variable cv;
 };
 
 Verifier::Verifier(VerifyOptions options)
-    : options_(options), hasher_(std::make_unique<Hasher>()), lines_(options_.max_line_bytes) {
+    : options_(options),
+      hasher_(std::make_unique<Hasher>()),
+      ring_(std::make_unique<Ring>()),
+      lines_(options_.max_line_bytes) {
   limits_.max_bytes = options_.max_line_bytes;
 }
 
@@ -311,55 +339,45 @@ void Verifier::feed(std::string_view bytes) {
   // After the first error only the digest still needs the bytes.
   if (summary_.first_error) return hasher_->hash_whole(bytes);
   if (bytes.size() < 2 * kSliceBytes) {
-    hasher_->hash(bytes, digests_[0], facts_[0]);
-    next_digest_ = digests_[0].data();
-    slice_facts_ = &facts_[0];
-    next_facts_ = facts_[0].lines.data();
-    return check_lines(bytes);
+    Ring::Slot& slot = ring_->slots[0];
+    hasher_->hash(bytes, slot.digests, slot.facts);
+    return check_slice(bytes, slot.digests, slot.facts);
   }
-  // Slices in a pipeline that ends with these bytes: the hashing thread is idle when it returns,
-  // so the caller may reuse them.
-  feed_ahead(bytes, [] { return std::string_view(); });
+  // Slices of these bytes in place, in a pipeline that has ended when it returns.
+  feed_from([&](std::span<char>) {
+    const std::string_view slice = bytes.substr(0, kSliceBytes);
+    bytes.remove_prefix(slice.size());
+    return slice;
+  });
 }
 
-void Verifier::feed_ahead(std::string_view bytes, const std::function<std::string_view()>& next) {
-  // Slices in a pipeline: the second thread hashes slice i+1 while this one checks slice i with
-  // the line digests of slice i (the slice boundaries are arbitrary: lines span them). It goes on
-  // across chunks: the next chunk is read while the hashing thread has this one's last slice, and
-  // that chunk's first slice is handed over before this one's last slice is checked, so neither
-  // thread waits at a chunk's edges.
-  const std::size_t slices = (bytes.size() + kSliceBytes - 1) / kSliceBytes;
-  const auto slice = [&](std::size_t i) { return bytes.substr(i * kSliceBytes, kSliceBytes); };
-  const auto hand_over = [&](std::string_view s) {
-    slot_ ^= 1;
-    hasher_->start(s, digests_[slot_], facts_[slot_]);
-  };
-  std::string_view following;
-  bool read = false;
-  if (!ahead_ && slices > 0) hand_over(slice(0));
-  for (std::size_t i = 0; i < slices; ++i) {
-    hasher_->wait();
-    const std::size_t now = slot_;
-    if (i + 1 < slices) {
-      hand_over(slice(i + 1));
-      if (i + 2 == slices) {
-        following = next();
-        read = true;
-      }
-    } else {
-      if (!read) following = next();
-      read = true;
-      ahead_ = !following.empty();
-      if (ahead_) hand_over(following.substr(0, kSliceBytes));
-    }
+void Verifier::feed_from(const Source& source, const std::function<void(std::uint64_t)>& checked) {
+  Ring& ring = *ring_;
+  ring.published = ring.released = ring.lines_ahead = 0;
+  ring.lines_wanted = !summary_.first_error;
+  std::thread hashing([&] { ring.fill(*hasher_, source); });
+  std::uint64_t done = 0;
+  for (std::uint64_t k = 0;; ++k) {
+    const Ring::Slot& slot = ring.take(k);
+    if (slot.bytes.empty()) break;
     // After the first error the bytes are only hashed.
-    if (summary_.first_error) continue;
-    next_digest_ = digests_[now].data();
-    slice_facts_ = &facts_[now];
-    next_facts_ = facts_[now].lines.data();
-    check_lines(slice(i));
+    if (!summary_.first_error) {
+      check_slice(slot.bytes, slot.digests, slot.facts);
+      if (summary_.first_error) ring.lines_wanted.store(false, std::memory_order_relaxed);
+    }
+    done += slot.bytes.size();
+    ring.release(k);
+    if (checked) checked(done);
   }
-  if (!read) (void)next();
+  hashing.join();
+}
+
+void Verifier::check_slice(std::string_view bytes, const std::vector<hash::Digest>& digests,
+                           const SliceFacts& facts) {
+  next_digest_ = digests.data();
+  slice_facts_ = &facts;
+  next_facts_ = facts.lines.data();
+  check_lines(bytes);
 }
 
 void Verifier::check_lines(std::string_view bytes) {
@@ -850,48 +868,42 @@ Result<Summary> verify_file(const std::string& path, const VerifyOptions& option
       return diag::error(codes::kNotRegularFile, "trace '" + path + "' is a directory");
     }
   }
-  std::uint64_t total = 0, read = 0;
+  std::uint64_t total = 0;
   if (struct stat st{}; progress && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     total = static_cast<std::uint64_t>(st.st_size);
   }
   Verifier verifier(options);
-  // Two chunk buffers: one being checked while the next is read into the other. A chunk is filled
-  // (short reads of a pipe joined), so a trace of one chunk is hashed on this thread alone.
-  std::array<std::unique_ptr<char[]>, 2> buffers{
-      std::make_unique_for_overwrite<char[]>(kChunkBytes),
-      std::make_unique_for_overwrite<char[]>(kChunkBytes)};
   int err = 0;
-  std::size_t filled = 0;  // the buffer read into last
-  const auto fill = [&]() -> std::string_view {
-    char* const b = buffers[filled].get();
+  // Fills `buffer` (short reads of a pipe joined): a slice is whole unless the trace ends in it.
+  const auto fill = [&](std::span<char> buffer) -> std::string_view {
     std::size_t got = 0;
-    while (err == 0 && got < kChunkBytes) {
-      const std::int64_t n = io::read_some(fd, b + got, kChunkBytes - got);
+    while (err == 0 && got < buffer.size()) {
+      const std::int64_t n = io::read_some(fd, buffer.data() + got, buffer.size() - got);
       if (n < 0) err = static_cast<int>(n);
       if (n <= 0) break;
       got += static_cast<std::size_t>(n);
     }
-    return {b, got};
+    return {buffer.data(), got};
   };
-  std::string_view chunk = fill();
-  if (chunk.size() < kChunkBytes) {
-    if (!chunk.empty()) {
-      verifier.feed(chunk);
-      read = chunk.size();
-      if (progress) progress(read, total);
+  // A trace of one slice is hashed on this thread; the rest of a longer one is read on the hashing
+  // thread, into the slices it hashes, so this thread only checks.
+  const auto first_buffer = std::make_unique_for_overwrite<char[]>(kSliceBytes);
+  const std::string_view first = fill({first_buffer.get(), kSliceBytes});
+  if (first.size() < kSliceBytes) {
+    if (!first.empty()) {
+      verifier.feed(first);
+      if (progress) progress(first.size(), total);
     }
   } else {
-    while (!chunk.empty()) {
-      std::string_view following;
-      verifier.feed_ahead(chunk, [&] {
-        filled ^= 1;
-        following = err == 0 ? fill() : std::string_view();
-        return following;
-      });
-      read += chunk.size();
-      if (progress) progress(read, total);
-      chunk = following;
-    }
+    bool began = false;
+    verifier.feed_from(
+        [&](std::span<char> buffer) {
+          if (!std::exchange(began, true)) return first;
+          return fill(buffer);
+        },
+        [&](std::uint64_t checked) {
+          if (progress) progress(checked, total);
+        });
   }
   if (owned) ::close(fd);
   if (err != 0) {

@@ -4,12 +4,12 @@
 // open tool calls are remembered. Never constructs a model.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -80,14 +80,17 @@ class Verifier {
   Verifier(const Verifier&) = delete;
   Verifier& operator=(const Verifier&) = delete;
   void feed(std::string_view bytes);
-  // feed() for bytes read in chunks, the next chunk read while the second thread hashes this one's
-  // last slice: `next` is called once and returns the bytes that follow (empty at the end), which
-  // stay valid, with these, until the following call returns. Not mixed with feed().
-  void feed_ahead(std::string_view bytes, const std::function<std::string_view()>& next);
+  // The next bytes of the trace, on the hashing thread: in `buffer`, or in memory that stays valid
+  // until feed_from() returns; empty at the end.
+  using Source = std::function<std::string_view(std::span<char> buffer)>;
+  // feed() for the bytes `source` gives, taken and hashed on a second thread up to a ring of
+  // slices ahead of the checks; `checked` is told the bytes checked so far after each slice.
+  void feed_from(const Source& source, const std::function<void(std::uint64_t)>& checked = {});
   Summary finish();
 
  private:
   class Hasher;
+  struct Ring;
   // What the hashing thread works out about each line it completes, for the checking thread to
   // take instead of working it out again; taken only for the very bytes checked (the same
   // address), so a line that began in an earlier slice, or a wrong guess, costs only the work.
@@ -108,6 +111,9 @@ class Verifier {
     std::vector<LineFacts> lines;  // one per line the slice completes, as its digests
     std::vector<ContentFacts> contents;
   };
+  // The bytes of one slice, with the digests and facts of the lines it completes.
+  void check_slice(std::string_view bytes, const std::vector<hash::Digest>& digests,
+                   const SliceFacts& facts);
   void check_lines(std::string_view bytes);
   void check_line(std::string_view text, bool terminated);
   // The steps of check_line; each returns false after recording the first error.
@@ -126,12 +132,8 @@ class Verifier {
   VerifyOptions options_;
   json::ReadLimits limits_;
   std::unique_ptr<Hasher> hasher_;
-  // The line digests of the slice being checked (and of the one being hashed), and the digest of
-  // the line being checked.
-  std::array<std::vector<hash::Digest>, 2> digests_;
-  std::array<SliceFacts, 2> facts_;  // as digests_
-  std::size_t slot_ = 0;             // of digests_ and facts_, the one the hashing thread took last
-  bool ahead_ = false;  // feed_ahead(): the coming bytes' first slice is with the hashing thread
+  std::unique_ptr<Ring> ring_;
+  // The digest of the line being checked, and the facts of the slice and of the line.
   const hash::Digest* next_digest_ = nullptr;
   const SliceFacts* slice_facts_ = nullptr;  // of the slice being checked
   const LineFacts* next_facts_ = nullptr;
@@ -166,9 +168,10 @@ Result<Summary> verify(std::string_view trace_bytes, const VerifyOptions& option
 // How far long work is: `done` of `total` (bytes of a trace, or traces), total 0 when unknown.
 using Progress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
-// Streams a file ("-" = stdin; FIFOs accepted) in 1 MiB chunks. MF-S013 when it cannot be opened,
-// MF-S014 for a directory, MF-I001 for a read error mid-stream. `progress` is told the bytes read
-// after each chunk, of the file's size (0 for a pipe).
+// Streams a file ("-" = stdin; FIFOs accepted) in 128 KiB slices, read on the hashing thread into a
+// fixed ring of them. MF-S013 when it cannot be opened, MF-S014 for a directory, MF-I001 for a read
+// error mid-stream. `progress` is told the bytes checked after each slice, of the file's size (0
+// for a pipe).
 Result<Summary> verify_file(const std::string& path, const VerifyOptions& options = {},
                             const Progress& progress = {});
 
