@@ -106,27 +106,34 @@ Result<std::string> read_verified(const std::string& path, trace::Summary& summa
     // Address space only: the pages are touched as the bytes arrive.
     bytes.reserve(std::min(static_cast<std::size_t>(st.st_size), kMaxTraceBytes + 1));
   }
-  trace::Verifier verifier;
+  // The bytes are verified once they are all read, in one feed(): one pipeline of the verifier's
+  // two threads, not one per chunk. A chunk that takes a line over the bound is verified with the
+  // rest (the verifier refuses that line) and reading stops there.
   std::size_t line_bytes = 0;  // of the last line so far
+  std::size_t held = 0;        // bytes that are the trace's; more is the refused line's chunk
   const int err = io::read_chunks(fd, std::size_t{1} << 20, [&](std::string_view chunk) {
-    verifier.feed(chunk);
+    held = bytes.size();
+    bytes.append(chunk);
     if (const std::size_t first = chunk.find('\n'); first == std::string_view::npos) {
       line_bytes += chunk.size();
     } else {
       if (line_bytes + first > json::kMaxHeldBytes) return false;
       line_bytes = chunk.size() - chunk.rfind('\n') - 1;
     }
-    if (line_bytes > json::kMaxHeldBytes) return false;  // the verifier has refused it
-    bytes.append(chunk);
-    return bytes.size() <= kMaxTraceBytes;
+    if (line_bytes > json::kMaxHeldBytes) return false;
+    held = bytes.size();
+    return held <= kMaxTraceBytes;
   });
   if (err != 0) {
     return diag::error(diag::codes::kMissing, "cannot read " + name + ": " + std::strerror(-err));
   }
-  if (bytes.size() > kMaxTraceBytes) {
+  if (held > kMaxTraceBytes) {
     return diag::error(diag::codes::kTooLarge, "input '" + name + "' exceeds the limit of " +
                                                    std::to_string(kMaxTraceBytes) + " bytes");
   }
+  trace::Verifier verifier;
+  verifier.feed(bytes);
+  bytes.resize(held);
   summary = verifier.finish();
   return bytes;
 }
