@@ -50,6 +50,8 @@ class Windows {
       : text_(text), buffer_(std::max<std::size_t>(text.window_bytes, 1) + 1, '\0') {}
 
   const char* data() const { return buffer_.data(); }
+  // Whether the text read so far holds "\u".
+  const bool* escapes() const { return &escapes_; }
   // The bytes read so far.
   std::size_t size() const { return read_; }
   // Reads the next window into the buffer: its size, 0 at the end of the text.
@@ -58,7 +60,13 @@ class Windows {
     const std::size_t n =
         want == 0 ? 0 : std::min(want, text_.read_at(buffer_.data(), want, read_));
     buffer_[n] = '\0';
-    if (n > 0 && text_.on_window) text_.on_window(std::string_view(buffer_.data(), n));
+    if (n > 0) {
+      const std::string_view window(buffer_.data(), n);
+      escapes_ = escapes_ || (last_ == '\\' && window.front() == 'u') ||
+                 window.find("\\u") != std::string_view::npos;
+      last_ = window.back();
+      if (text_.on_window) text_.on_window(window);
+    }
     read_ += n;
     return n;
   }
@@ -93,6 +101,8 @@ class Windows {
   const WindowedText& text_;
   std::string buffer_;
   std::size_t read_ = 0;
+  bool escapes_ = false;
+  char last_ = '\0';  // the last byte read
 };
 
 // A RapidJSON input stream over Windows: Peek() is one load, and the Take() that passes a window's
@@ -109,10 +119,14 @@ class WindowStream {
     const Ch c = *cur_;
     if (cur_ != last_) {
       ++cur_;
-    } else if (!end_) {
-      load();
+    } else {
+      load();  // at the end of the text, reads nothing and stays on the NUL
     }
     return c;
+  }
+  // RapidJSON's SkipWhitespace(), without its copy of the stream.
+  void skip_whitespace() {
+    for (Ch c = *cur_; c == ' ' || c == '\n' || c == '\r' || c == '\t'; c = *cur_) Take();
   }
   std::size_t Tell() const { return base_ + static_cast<std::size_t>(cur_ - windows_->data()); }
 
@@ -128,14 +142,12 @@ class WindowStream {
     const std::size_t n = windows_->next();
     cur_ = windows_->data();
     last_ = cur_ + (n > 0 ? n - 1 : 0);
-    end_ = n == 0;
   }
 
   Windows* windows_;
   const char* cur_ = nullptr;
   const char* last_ = nullptr;  // the window's last byte, or the NUL at the end of the text
   std::size_t base_ = 0;        // the offset of the window's first byte
-  bool end_ = false;
 };
 
 // RapidJSON encodes a lone surrogate escape such as \uDC00 as the bytes ED B0 80, which are not
@@ -217,12 +229,12 @@ struct Stacks {
 // room it may not use, so an empty one allocates nothing and the tree costs sizeof(Value) per
 // element and sizeof(Member) per member plus what long strings and non-empty containers allocate
 // (docs/json.md, "Memory per value").
-// Only a \u escape can produce a surrogate: `may_hold_surrogates` false (a whole text without one)
-// spares checking each string.
+// Only a \u escape can produce a surrogate: while `*may_hold_surrogates` is false (no "\u" read
+// so far) the strings are not checked for one.
 template <class Stream>
 class Builder {
  public:
-  Builder(bool may_hold_surrogates, const ReadLimits& limits, Stream& stream, Stacks& stacks,
+  Builder(const bool* may_hold_surrogates, const ReadLimits& limits, Stream& stream, Stacks& stacks,
           std::string_view streamed_key = {}, const OnElement* each = nullptr)
       : limits_(limits),
         stream_(stream),
@@ -319,7 +331,7 @@ class Builder {
                                              " bytes exceeds the limit of " +
                                              std::to_string(limits_.max_string_bytes));
     }
-    if (may_hold_surrogates_ && has_encoded_surrogate(s, n)) {
+    if (*may_hold_surrogates_ && has_encoded_surrogate(s, n)) {
       return fail(codes::kNotUtf8, "string contains an unpaired UTF-16 surrogate escape");
     }
     return true;
@@ -411,7 +423,7 @@ class Builder {
   Value root_;
   std::optional<Diagnostic> error_;
   std::size_t error_offset_ = 0;
-  bool may_hold_surrogates_;
+  const bool* may_hold_surrogates_;
 };
 
 }  // namespace
@@ -422,6 +434,11 @@ template <>
 struct rapidjson::StreamTraits<mf::json::WindowStream> {
   enum { copyOptimization = 1 };
 };
+// Between the tokens, as RapidJSON does for its own in-memory streams.
+template <>
+inline void rapidjson::SkipWhitespace(mf::json::WindowStream& is) {
+  is.skip_whitespace();
+}
 
 namespace mf::json {
 
@@ -544,8 +561,8 @@ Result<Value> read_whole(std::string_view text, const ReadLimits& limits, std::i
   } trim{buffer};
   buffer.assign(text);
   WholeStream stream(buffer.data());
-  Builder<WholeStream> builder(text.find("\\u") != std::string_view::npos, limits, stream,
-                               stacks.get(), streamed_key, each);
+  const bool escapes = text.find("\\u") != std::string_view::npos;
+  Builder<WholeStream> builder(&escapes, limits, stream, stacks.get(), streamed_key, each);
   WholeText whole{text};
   return read<kCheckFlags | rapidjson::kParseInsituFlag>(stream, whole, builder, line_offset);
 }
@@ -581,8 +598,7 @@ Result<Value> parse_object_streaming(const WindowedText& text, const ReadLimits&
   StacksInUse stacks;
   Windows windows(text);
   WindowStream stream(windows);
-  // Without the whole text to look in first, every string is checked for surrogates.
-  Builder<WindowStream> builder(true, limits, stream, stacks.get(), key, &each);
+  Builder<WindowStream> builder(windows.escapes(), limits, stream, stacks.get(), key, &each);
   return require_object(read<kCheckFlags>(stream, windows, builder, 0));
 }
 
