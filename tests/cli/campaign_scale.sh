@@ -39,9 +39,9 @@ echo "campaign_scale: peak RSS $small KiB at 50 cases, $large KiB at 2000"
 # unlinked temporary file with its offset kept, the summary taken where each attempt finishes, the
 # report written from the file. What grows (docs/campaigns.md, "Memory") is tens of bytes a case,
 # not the suite's bytes. The load alone (the run limited to one case) may grow by 48 bytes a case
-# and 256 KiB, 1,099 KiB (measured: 524-704 KiB; when the suite's bytes were in memory while it was
+# and 256 KiB, 1,099 KiB (measured: 284-748 KiB; when the suite's bytes were in memory while it was
 # read, 1,984-2,336); the whole campaign by 128 bytes a case and 1 MiB, 3,274 KiB (measured:
-# 1,656-2,180 KiB, its peak now in the run, not the load; the bound was the suite files'
+# 1,656-2,340 KiB, its peak now in the run, not the load; the bound was the suite files'
 # difference and 96 bytes a case, and before that the index held each id and its tags as strings
 # and every entry's bytes were in memory: 9,404 KiB).
 cp "$MF_SOURCE_DIR/fixtures/forge/task-valid.json" "$tmp/task.json"
