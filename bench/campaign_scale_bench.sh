@@ -3,8 +3,8 @@
 # copies of Forge's valid-first-response task case (fixtures/forge, a scripted model), each run at
 # -j 1 and -j 2 with a fixed clock and the file journal beside the report. Per run: wall time, CPU
 # time (user + system) per case, and peak RSS (/usr/bin/time -f %M). Peak RSS should not grow with
-# the cases beyond the suite's bytes while it is read and a few tens of bytes a case (the entries
-# are in a temporary file: docs/campaigns.md, "Memory"), and CPU per case should stay flat from 1k
+# the cases beyond about a hundred bytes a case (the suite is read in windows, the entries are in
+# a temporary file: docs/campaigns.md, "Memory"), and CPU per case should stay flat from 1k
 # to 100k. The -j 2 speedup is wall(-j 1) / wall(-j 2) of the same suite;
 # on a shared machine it says as much about the neighbours as about the campaign, so the load
 # average is printed with every row and CPU time is the figure to compare.

@@ -1,7 +1,7 @@
 // JSONTestSuite (nst/JSONTestSuite, test_parsing/) run against the strict reader (docs/json.md).
 // n_ files must be rejected, y_ files accepted (except the duplicate-key deviation), and every i_
 // file has a pinned outcome below; docs/json.md explains each one. The tree-less fast path is held
-// to the same verdicts on every file.
+// to the same verdicts on every file, and so is every file read in windows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "fuzz/tape_oracle.hpp"
 #include "mf/json/reader.hpp"
 #include "suite.hpp"
+#include "unit/json_windows.hpp"
 
 namespace mf::json {
 namespace {
@@ -185,6 +186,10 @@ TEST_P(JsonTestSuite, File) {
   // The tree-less path (mf/json/tape.hpp) holds to the same verdicts: it accepts only what the
   // strict reader accepts, reads it the same, and declines nothing the strict reader accepts.
   EXPECT_EQ(oracle::tape_disagreement(text, {}), "") << c.file;
+  // Read in windows (a suite file), the file alone and as the element of a streamed array gives
+  // what the whole text gives: the value, or the diagnostics with their lines and columns.
+  mf::test::expect_same_through_windows(text);
+  mf::test::expect_same_through_windows("{\"cases\":[\n" + text + "\n]}");
 }
 
 INSTANTIATE_TEST_SUITE_P(TestParsing, JsonTestSuite, ::testing::ValuesIn(cases()),

@@ -2,7 +2,9 @@
 // Accepted input: canonical(v) must be valid UTF-8, must re-parse, and must be a fixed point
 // (canonical(parse(canonical(v))) == canonical(v)). Rejected input: at least one diagnostic, each
 // with an MF- code and a 1-based line and column. Any violation traps so libFuzzer records the
-// input.
+// input. The same text read in windows (json::WindowedText) must give the same elements, value or
+// diagnostics as read whole.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -53,11 +55,49 @@ void check(bool condition) {
   if (!condition) __builtin_trap();
 }
 
+// What a streaming parse of `text` gives, the whole text at once (window 0) or read in windows of
+// `window` bytes: the elements of "cases" with their offsets, then the value or the diagnostics.
+std::string streamed(std::string_view text, const mf::json::ReadLimits& limits,
+                     std::size_t window) {
+  std::string out;
+  const mf::json::OnElement each = [&](mf::json::Value&& v, std::size_t i, std::size_t begin,
+                                       std::size_t end) {
+    out += std::to_string(i) + " " + std::to_string(begin) + " " + std::to_string(end) + " " +
+           mf::json::canonical(v) + "\n";
+  };
+  mf::Result<mf::json::Value> r = mf::json::Value();
+  if (window == 0) {
+    r = mf::json::parse_object_streaming(text, limits, "cases", each);
+  } else {
+    mf::json::WindowedText w;
+    w.size = text.size();
+    w.window_bytes = window;
+    w.read_at = [&](char* into, std::size_t n, std::size_t offset) {
+      const std::string_view part = text.substr(std::min(offset, text.size()), n);
+      part.copy(into, part.size());
+      return part.size();
+    };
+    r = mf::json::parse_object_streaming(w, limits, "cases", each);
+  }
+  if (r.ok()) return out + mf::json::canonical(r.value());
+  for (const auto& d : r.diagnostics()) {
+    out += d.code + " " + std::to_string(d.line) + ":" + std::to_string(d.column) + " " +
+           d.pointer + " " + d.message + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const mf::json::ReadLimits limits = mf::json::fuzz_limits();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+
+  // Read in windows (a suite file), the text gives what it gives whole.
+  const std::string whole = streamed(text, limits, 0);
+  for (std::size_t window : {std::size_t{1}, std::size_t{3}, std::size_t{64}}) {
+    check(streamed(text, limits, window) == whole);
+  }
 
   auto parsed = mf::json::parse(text, limits);
   if (!parsed.ok()) {

@@ -265,6 +265,81 @@ TEST(EvalSuite, CheckingOnASecondThreadGivesTheSameSuiteAndDiagnostics) {
   std::filesystem::remove_all(dir);
 }
 
+// A suite file is read in windows and hashed on the way; bytes held in memory are read whole. The
+// two give the same suite (its hash, its cases, each read again from its bytes) or the same
+// diagnostics with their lines and columns, also where the file spans many windows.
+TEST(EvalSuite, AFileReadInWindowsLoadsAsItsBytes) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("mf-eval-windows-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kForge + "/task-valid.json", dir / "task.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(kForge + "/responses-valid.json", dir / "r.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  // 5,000 cases, one a line: about 600 KB, so a few windows.
+  const auto suite_of = [](const std::function<std::string(int)>& edit, const std::string& tail) {
+    std::string s = "{\"suite_id\":\"s\xC3\xA9\",\n\"cases\":[\n";
+    for (int i = 0; i < 5000; ++i) {
+      const std::string other = edit(i);
+      s += (i > 0 ? ",\n" : "") +
+           (!other.empty() ? other
+                           : R"({"id":"c-)" + std::to_string(i) +
+                                 R"(","task":"task.json","model":"scripted:r.json",)" +
+                                 R"("tags":["\u0074ag"],"expect":{"terminal":"completed"}})");
+    }
+    return s + "\n]" + tail;
+  };
+  const auto none = [](int) { return std::string(); };
+  const auto at = [](int k, const std::string& text) {
+    return [=](int i) { return i == k ? text : std::string(); };
+  };
+  const std::vector<std::string> suites = {
+      suite_of(none, "}\n"),
+      suite_of(none, "}\n x"),
+      suite_of(none, std::string("}\0", 2)),
+      suite_of(at(2700, std::string("{\"id\":\"\0\"}", 10)), "}"),
+      suite_of(at(4999, R"({"id":"z","id":"y"})"), "}"),
+      suite_of(at(3000, R"({"id":"z","n":NaN})"), "}"),
+      suite_of(at(4000, "{\"id\":\"z\",\"n\":\"\xC3\x28\"}"), "}"),
+      suite_of(at(4100, R"({"id":"c-1","task":"task.json","model":"scripted:r.json","x":1})"), "}"),
+      suite_of(at(4200, R"({"id":"c-1","task":"task.json","model":"scripted:r.json",)"
+                        R"("expect":{"terminal":"completed"}})"),
+               "}"),
+      suite_of(none, ""),
+  };
+  const auto describe = [](const Result<Suite>& r) {
+    std::vector<std::string> out;
+    if (r.ok()) {
+      out.push_back(r->id + " " + r->sha256);
+      Suite::Reader reader(r->cases);
+      for (std::uint64_t i = 0; i < r->size(); ++i) {
+        const CaseRef& c = reader[i];
+        out.push_back(std::string(c.id()) + " " + r->inputs_json(c) +
+                      (r->load_case(c).ok() ? "" : " not read again"));
+      }
+      return out;
+    }
+    for (const auto& d : r.diagnostics()) {
+      out.push_back(d.code + " " + std::to_string(d.line) + ":" + std::to_string(d.column) + " [" +
+                    d.pointer + "] " + d.message);
+    }
+    return out;
+  };
+  const std::string path = (dir / "suite.json").string();
+  for (std::size_t k = 0; k < suites.size(); ++k) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << suites[k];
+    const Result<Suite> windowed = load_suite(path, 2);
+    const Result<Suite> held = load_suite_bytes(suites[k], dir.string());
+    EXPECT_EQ(windowed.ok(), k == 0) << k;
+    EXPECT_EQ(describe(windowed), describe(held)) << k;
+    if (windowed.ok()) {
+      EXPECT_EQ(windowed->sha256, hash::sha256_hex(suites[k]));
+      EXPECT_EQ(windowed->cases.size(), 5000u);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(EvalRun, TheFourForgeCasesPass) {
   Result<Suite> suite = load_suite(kForge + "/eval-suite.json");
   ASSERT_TRUE(suite.ok()) << suite.diagnostics()[0].message;

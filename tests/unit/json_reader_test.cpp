@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
+#include "unit/json_windows.hpp"
 
 namespace mf::json {
 namespace {
@@ -60,6 +62,109 @@ TEST(JsonReader, StreamsTheElementsOfOneTopLevelArray) {
   EXPECT_EQ(streamed.diagnostics(), whole.diagnostics());
   EXPECT_EQ(streamed.diagnostics()[0].pointer, "/cases/1/id");
   EXPECT_EQ(streamed.diagnostics()[0].line, 2);
+}
+
+// A text read in windows (a suite file) is accepted and refused as the whole text is: the same
+// value, the same diagnostics with their lines, columns and pointers, the same elements at the
+// same offsets, whatever the windows' size and wherever a token, a line or a UTF-8 sequence is cut.
+TEST(JsonReader, WindowsReadAsTheWholeText) {
+  using mf::test::expect_same_through_windows;
+  const std::string long_string(5000, 'x');
+  const std::string documents[] = {
+      "{\"a\":[{\"x\":[1]}],\"cases\": [ {\"id\":\"p\",\"n\":[2,{}]} ,7,\n[ ] ],\"z\":1}",
+      "{\"cases\":[\"\u00e9\u20ac\",\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\",\"\\uD83D\\uDE00\",-0."
+      "5e-3,true,null]}",
+      "{\n  \"suite_id\": \"\xC3\xA9\xE2\x82\xAC\",\n  \"cases\": [\n    {\"id\": \"a\", \"long\": "
+      "\"" +
+          long_string + "\"},\n    {\"id\": \"b\", \"id\": \"c\"}\n  ]\n}",
+      "{\"cases\":[{\"" + long_string + "\":1,\"" + long_string + "\":2}]}",  // duplicate long key
+      "{\"cases\":[1],\"cases\":[2]}",
+      "{\"b\":{\"cases\":[1,2]},\"cases\":{\"x\":[3]}}",
+      "{\"cases\":[{\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\": x}]}",
+      "{\"cases\":[1,,2]}",
+      "{\"cases\":[1]} {}",
+      "{\"cases\":[1]}  \n x",
+      std::string("{\"cases\":[1]}\n\0 ", 16),
+      std::string("{\"cases\":[1,\0]}", 16),
+      std::string("{\"cases\":[\"a\0b\"]}", 18),
+      "{\"cases\":[NaN]}",
+      "{\"cases\":[1,\n-Infinity]}",
+      "{\"cases\":[Infinity]}",
+      "{\"cases\":[-NaN]}",
+      "{\"cases\":[nul]}",
+      "{\"cases\":[1e400]}",
+      "{\"cases\":[1" + std::string(3000, '0') + "]}",
+      "{\"cases\":[\"\xC3\x28\"]}",
+      "{\"cases\":[\"\xED\xA0\x80\"]}",
+      "{\"cases\":[\"\\uDC00\"]}",
+      "{\"cases\":[{\"\\uD800x\":1}]}",
+      "{\"cases\":[\"\\u12G4\"]}",
+      "{\"cases\":[\"\\q\"]}",
+      "{\"cases\":[\"unterminated",
+      "{\"cases\":[1.]}",
+      "{\"cases\":[1e]}",
+      "{\"cases\":[{\"a\" 1}]}",
+      "{\"cases\":[{1:1}]}",
+      "{\"cases\":[{\"a\":1 \"b\":2}]}",
+      "{\"cases\":[1 2]}",
+      "{\"cases\":[" + std::string(70, '[') + std::string(70, ']') + "]}",
+      "{\"cases\":[" + std::string(100000, '[') + "]}",
+      "[1,2]",
+      "\"text\"",
+      "",
+      "   \n ",
+      "{}",
+      " \t\r\n{\"cases\":[]}\n ",
+  };
+  for (const std::string& text : documents) expect_same_through_windows(text);
+  // The limits, each hit through windows as in the whole text.
+  ReadLimits limits;
+  limits.max_bytes = 20;
+  EXPECT_NE(expect_same_through_windows("{\"cases\":[1,2,3,4,5,6,7]}", limits).find("MF-S003"),
+            std::string::npos);
+  limits = {};
+  limits.max_entries = 3;
+  expect_same_through_windows("{\"cases\":[[1,2,3],[1,2,3,4]]}", limits);
+  expect_same_through_windows("{\"cases\":[1,2,3,4]}", limits);
+  limits = {};
+  limits.max_string_bytes = 4;
+  expect_same_through_windows("{\"cases\":[\"abcd\",\"abcde\"]}", limits);
+  expect_same_through_windows("{\"cases\":[{\"abcde\":1}]}", limits);
+  limits = {};
+  limits.max_number_length = 5;
+  expect_same_through_windows("{\"cases\":[12345,\n123456]}", limits);
+  limits = {};
+  limits.max_depth = 3;
+  expect_same_through_windows("{\"cases\":[[1],[[2]]]}", limits);
+  // A document of many elements: each one's bytes are where the whole text has them.
+  std::string many = "{\"suite_id\":\"s\",\"cases\":[";
+  for (int i = 0; i < 300; ++i) {
+    many += (i > 0 ? ",\n" : "") + std::string("{\"id\":\"c-") + std::to_string(i) +
+            "\",\"tags\":[\"t\xC3\xA9\"],\"n\":" + std::to_string(i * 7) + "}";
+  }
+  EXPECT_NE(expect_same_through_windows(many + "]}").find("element 299 ["), std::string::npos);
+  expect_same_through_windows(many + ",{\"id\":1,\"id\":2}]}");
+}
+
+// A window read short (a file that shrank while it was read) ends the text there, as a whole text
+// of those bytes would.
+TEST(JsonReader, AWindowReadShortEndsTheText) {
+  const std::string text = "{\"cases\":[1,2,3]}";
+  for (std::size_t cut : {std::size_t{0}, std::size_t{5}, std::size_t{13}}) {
+    WindowedText w;
+    w.size = text.size();
+    w.window_bytes = 4;
+    w.read_at = [&](char* into, std::size_t n, std::size_t offset) {
+      const std::size_t have = offset < cut ? std::min(n, cut - offset) : 0;
+      std::copy_n(text.data() + offset, have, into);
+      return have;
+    };
+    Result<Value> windowed = parse_object_streaming(
+        w, {}, "cases", [](Value&&, std::size_t, std::size_t, std::size_t) {});
+    Result<Value> whole = parse_object(text.substr(0, cut));
+    ASSERT_FALSE(windowed.ok());
+    EXPECT_EQ(windowed.diagnostics(), whole.diagnostics()) << cut;
+  }
 }
 
 TEST(JsonReader, BuildsValuesInInputOrder) {

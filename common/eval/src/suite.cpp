@@ -2,13 +2,9 @@
 // checked before any case runs.
 #include "mf/eval/suite.hpp"
 
-#include <fcntl.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <exception>
 #include <filesystem>
@@ -664,19 +660,26 @@ class CheckAhead {
   std::thread thread_;        // last: started when the rest is made
 };
 
+// The bytes of a suite: held in memory (standard input, load_suite_bytes), or else `file_size`
+// bytes of the suite file, read in windows (json::WindowedText's, 256 KiB).
+struct SuiteBytes {
+  std::string_view held;
+  int file = -1;
+  std::size_t file_size = 0;
+  const std::string* path = nullptr;  // the file's, for its diagnostics
+  std::size_t size() const { return file >= 0 ? file_size : held.size(); }
+};
+
 // The one pass over a suite's bytes: each case checked as it is read and, with `base_dir`, its
 // files loaded; only its CaseRef is kept. The diagnostics are those of checking the whole document
 // at once: the document's own, else the top level's then each case's in suite order, else the
 // files' in case id order.
-// With `in_place` (the suite file's bytes, which `bytes` views) the reader decodes in those bytes,
-// so the load holds one copy of the suite, not two; a refused document is then read again from
-// `path` for the diagnostics' lines and columns.
+// A file is read one window at a time and hashed on the way, so the load holds one window and the
+// case being read, not the file.
 // With `jobs` of 2 or more the cases are checked on a second thread (CheckAhead).
-Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string>& base_dir,
-                         std::shared_ptr<SuiteSource> source, std::string* in_place = nullptr,
-                         const std::string& path = "", unsigned jobs = 1) {
+Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::string>& base_dir,
+                         std::shared_ptr<SuiteSource> source, unsigned jobs = 1) {
   Suite suite;
-  suite.sha256 = hash::sha256_hex(bytes);
   std::vector<std::pair<std::size_t, diag::Diagnostic>> problems;        // by case position
   std::vector<std::pair<std::string, diag::Diagnostics>> file_problems;  // by case id
   std::map<std::string, std::uint32_t> shared;  // files_key -> index in source->files
@@ -738,17 +741,27 @@ Result<Suite> read_suite(std::string_view bytes, const std::optional<std::string
     }
   };
   const json::ReadLimits limits{.max_bytes = kMaxSuiteBytes};
-  Result<json::Value> doc =
-      in_place != nullptr ? json::parse_object_streaming_in_place(*in_place, limits, "cases", each)
-                          : json::parse_object_streaming(bytes, limits, "cases", each);
-  if (ahead) ahead->finish();
-  if (!doc && in_place != nullptr) {
-    Result<std::string> again = io::read_input(path, kMaxSuiteBytes);
-    if (again && hash::sha256_hex(*again) == suite.sha256) {
-      doc = json::parse_object_streaming(
-          *again, limits, "cases", [](json::Value&&, std::size_t, std::size_t, std::size_t) {});
-    }
+  Result<json::Value> doc = json::Value();
+  int read_error = 0;
+  if (bytes.file < 0) {
+    suite.sha256 = hash::sha256_hex(bytes.held);
+    doc = json::parse_object_streaming(bytes.held, limits, "cases", each);
+  } else {
+    hash::Sha256 sha;
+    json::WindowedText text;
+    text.size = bytes.file_size;
+    text.read_at = [&](char* into, std::size_t n, std::size_t offset) -> std::size_t {
+      const std::int64_t got = io::pread_all(bytes.file, into, n, offset);
+      if (got >= 0) return static_cast<std::size_t>(got);
+      read_error = static_cast<int>(-got);
+      return 0;
+    };
+    text.on_window = [&](std::string_view window) { sha.update(window); };
+    doc = json::parse_object_streaming(text, limits, "cases", each);
+    suite.sha256 = hash::to_hex(sha.finish());
   }
+  if (ahead) ahead->finish();
+  if (read_error != 0) return io::input_unreadable(*bytes.path, read_error);
   if (!doc) return doc.take_diagnostics();
 
   json::FieldReader top(*doc, "");
@@ -890,37 +903,38 @@ std::string Suite::inputs_json(const CaseRef& c) const {
 Result<Suite> parse_suite(std::string_view bytes) {
   auto source = std::make_shared<SuiteSource>();
   source->bytes = std::string(bytes);
-  const std::string_view held = source->bytes;
+  const SuiteBytes held{.held = source->bytes};
   return read_suite(held, std::nullopt, std::move(source));
 }
 
 Result<Suite> load_suite_bytes(std::string_view bytes, const std::string& base_dir) {
   auto source = std::make_shared<SuiteSource>();
   source->bytes = std::string(bytes);
-  const std::string_view held = source->bytes;
+  const SuiteBytes held{.held = source->bytes};
   return read_suite(held, base_dir, std::move(source));
 }
 
 Result<Suite> load_suite(const std::string& path, unsigned jobs) {
-  Result<std::string> bytes = io::read_input(path, kMaxSuiteBytes);
-  if (!bytes) return bytes.take_diagnostics();
   const std::string base_dir =
       path == "-" ? std::string() : std::filesystem::path(path).parent_path().string();
   auto source = std::make_shared<SuiteSource>();
   if (path == "-") {
+    Result<std::string> bytes = io::read_input(path, kMaxSuiteBytes);
+    if (!bytes) return bytes.take_diagnostics();
     source->bytes = std::move(*bytes);
-    const std::string_view held = source->bytes;
+    const SuiteBytes held{.held = source->bytes};
     return read_suite(held, base_dir, std::move(source));
   }
   // Kept open, so each case is read again from the file the campaign was checked against (a case
   // no longer there is refused by load_case).
-  source->file = io::Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!source->file.valid()) {
-    return diag::error(codes::kMissing,
-                       "cannot open suite " + path + " again: " + std::strerror(errno));
-  }
-  const std::string_view held = *bytes;
-  return read_suite(held, base_dir, std::move(source), &*bytes, path, jobs);
+  Result<io::InputFile> file = io::open_input(path, kMaxSuiteBytes);
+  if (!file) return file.take_diagnostics();
+  source->file = std::move(file->fd);
+  const SuiteBytes windowed{.held = {},
+                            .file = source->file.get(),
+                            .file_size = static_cast<std::size_t>(file->size),
+                            .path = &path};
+  return read_suite(windowed, base_dir, std::move(source), jobs);
 }
 
 }  // namespace mf::eval

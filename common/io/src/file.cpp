@@ -365,6 +365,18 @@ Result<std::string> read_input(const std::string& path, std::size_t max_bytes) {
     return data;
   }
 
+  Result<InputFile> file = open_input(path, max_bytes);
+  if (!file) return file.take_diagnostics();
+  // The bound is enforced again while reading because the file may grow after fstat.
+  data.reserve(static_cast<std::size_t>(file->size));
+  if (int err = read_all(file->fd.get(), data, max_bytes); err != 0) {
+    return input_unreadable(path, -err);
+  }
+  if (data.size() > max_bytes) return too_large(path, max_bytes);
+  return data;
+}
+
+Result<InputFile> open_input(const std::string& path, std::size_t max_bytes) {
   // O_NONBLOCK so that opening a FIFO cannot hang before fstat gets to reject it.
   Fd fd(open_retry(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (!fd.valid()) {
@@ -382,14 +394,12 @@ Result<std::string> read_input(const std::string& path, std::size_t max_bytes) {
     return about_input(codes::kNotRegularFile, path, "the input is not a regular file");
   }
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return too_large(path, max_bytes);
-  // Regular files ignore O_NONBLOCK, so the descriptor can be read as is. The bound is enforced
-  // again while reading because the file may grow after fstat.
-  data.reserve(static_cast<std::size_t>(st.st_size));
-  if (int err = read_all(fd.get(), data, max_bytes); err != 0) {
-    return about_input(codes::kMissing, path, "cannot read the input: " + errno_text(-err));
-  }
-  if (data.size() > max_bytes) return too_large(path, max_bytes);
-  return data;
+  // Regular files ignore O_NONBLOCK, so the descriptor can be read as is.
+  return InputFile{std::move(fd), static_cast<std::uint64_t>(st.st_size)};
+}
+
+diag::Diagnostic input_unreadable(const std::string& path, int err) {
+  return about_input(codes::kMissing, path, "cannot read the input: " + errno_text(err));
 }
 
 Status write_all(int fd, std::string_view bytes) {

@@ -1,7 +1,9 @@
 // The strict reader drives RapidJSON's iterative SAX parser (no recursion, so 100 000 open brackets
-// cannot overflow the stack) in situ on a private copy of the input, with RapidJSON's UTF-8
-// validation on, and builds Values in a handler that enforces what RapidJSON does not: duplicate
-// keys, depth, entry and lexeme limits, and lone surrogates smuggled in through \u escapes.
+// cannot overflow the stack) with RapidJSON's UTF-8 validation on, and builds Values in a handler
+// that enforces what RapidJSON does not: duplicate keys, depth, entry and lexeme limits, and lone
+// surrogates smuggled in through \u escapes. A whole text is parsed in situ on a private copy; a
+// text read in windows (WindowedText) through a stream over one refilled buffer, into the same
+// handler.
 #include "mf/json/reader.hpp"
 
 #include "mf/json/key_index.hpp"
@@ -9,6 +11,7 @@
 
 #include <rapidjson/reader.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -29,14 +32,123 @@ namespace {
 using diag::Diagnostic;
 namespace codes = diag::codes;
 
-constexpr unsigned kParseFlags =
-    rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag |
-    rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
+constexpr unsigned kCheckFlags = rapidjson::kParseValidateEncodingFlag |
+                                 rapidjson::kParseIterativeFlag |
+                                 rapidjson::kParseNumbersAsStringsFlag;
 
-// RapidJSON reads each token from a local copy of an in-situ stream and advances the caller's
-// stream only after the token's handler returns: inside String, Key and RawNumber, Tell() is the
-// offset where the token starts, which is where a diagnostic about it should point.
-using Stream = rapidjson::InsituStringStream;
+// RapidJSON reads each token from a local copy of a stream whose StreamTraits allow it, and
+// advances the caller's stream only after the token's handler returns: inside String, Key and
+// RawNumber, Tell() is the offset where the token starts, which is where a diagnostic about it
+// should point. Both streams below allow it.
+using WholeStream = rapidjson::InsituStringStream;
+
+// The text of a windowed parse, read one window at a time into one buffer; its last byte is
+// followed by a NUL, as is the end of the text.
+class Windows {
+ public:
+  explicit Windows(const WindowedText& text)
+      : text_(text), buffer_(std::max<std::size_t>(text.window_bytes, 1) + 1, '\0') {}
+
+  const char* data() const { return buffer_.data(); }
+  // Whether the text read so far holds "\u".
+  const bool* escapes() const { return &escapes_; }
+  // The bytes read so far.
+  std::size_t size() const { return read_; }
+  // Reads the next window into the buffer: its size, 0 at the end of the text.
+  std::size_t next() {
+    const std::size_t want = std::min(buffer_.size() - 1, text_.size - read_);
+    const std::size_t n =
+        want == 0 ? 0 : std::min(want, text_.read_at(buffer_.data(), want, read_));
+    buffer_[n] = '\0';
+    if (n > 0) {
+      const std::string_view window(buffer_.data(), n);
+      escapes_ = escapes_ || (last_ == '\\' && window.front() == 'u') ||
+                 window.find("\\u") != std::string_view::npos;
+      last_ = window.back();
+      if (text_.on_window) text_.on_window(window);
+    }
+    read_ += n;
+    return n;
+  }
+
+  // For a refusal, after the parse: the position of `offset`, counted over the text read again
+  // window by window, and up to `count` bytes from `offset` on.
+  SourcePosition position(std::size_t offset) {
+    SourcePosition p{1, 1};
+    for (std::size_t at = 0; at < offset;) {
+      const std::size_t n =
+          std::min(text_.read_at(buffer_.data(), std::min(buffer_.size() - 1, offset - at), at),
+                   offset - at);
+      if (n == 0) break;
+      const SourcePosition q = position_at(std::string_view(buffer_.data(), n), n);
+      if (q.line > 1) {
+        p.line += q.line - 1;
+        p.column = q.column;
+      } else {
+        p.column += q.column - 1;
+      }
+      at += n;
+    }
+    return p;
+  }
+  std::string bytes_at(std::size_t offset, std::size_t count) const {
+    std::string out(count, '\0');
+    out.resize(offset < read_ ? std::min(count, text_.read_at(out.data(), count, offset)) : 0);
+    return out;
+  }
+
+ private:
+  const WindowedText& text_;
+  std::string buffer_;
+  std::size_t read_ = 0;
+  bool escapes_ = false;
+  char last_ = '\0';  // the last byte read
+};
+
+// A RapidJSON input stream over Windows: Peek() is one load, and the Take() that passes a window's
+// last byte reads the next. At the end of the text it rests on the NUL past it. A copy (see above)
+// may read windows on while the stream it was copied from waits to be assigned the copy back: that
+// stream is only asked its Tell() meanwhile, which needs none of the bytes.
+class WindowStream {
+ public:
+  using Ch = char;
+  explicit WindowStream(Windows& windows) : windows_(&windows) { load(); }
+
+  Ch Peek() const { return *cur_; }
+  Ch Take() {
+    const Ch c = *cur_;
+    if (cur_ != last_) {
+      ++cur_;
+    } else {
+      load();  // at the end of the text, reads nothing and stays on the NUL
+    }
+    return c;
+  }
+  // RapidJSON's SkipWhitespace(), without its copy of the stream.
+  void skip_whitespace() {
+    for (Ch c = *cur_; c == ' ' || c == '\n' || c == '\r' || c == '\t'; c = *cur_) Take();
+  }
+  std::size_t Tell() const { return base_ + static_cast<std::size_t>(cur_ - windows_->data()); }
+
+  // Output, which RapidJSON uses only in situ.
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  std::size_t PutEnd(Ch*) { return 0; }
+
+ private:
+  void load() {
+    base_ = windows_->size();
+    const std::size_t n = windows_->next();
+    cur_ = windows_->data();
+    last_ = cur_ + (n > 0 ? n - 1 : 0);
+  }
+
+  Windows* windows_;
+  const char* cur_ = nullptr;
+  const char* last_ = nullptr;  // the window's last byte, or the NUL at the end of the text
+  std::size_t base_ = 0;        // the offset of the window's first byte
+};
 
 // RapidJSON encodes a lone surrogate escape such as \uDC00 as the bytes ED B0 80, which are not
 // UTF-8; validated input never holds ED followed by A0..BF otherwise.
@@ -117,9 +229,12 @@ struct Stacks {
 // room it may not use, so an empty one allocates nothing and the tree costs sizeof(Value) per
 // element and sizeof(Member) per member plus what long strings and non-empty containers allocate
 // (docs/json.md, "Memory per value").
+// Only a \u escape can produce a surrogate: while `*may_hold_surrogates` is false (no "\u" read
+// so far) the strings are not checked for one.
+template <class Stream>
 class Builder {
  public:
-  Builder(std::string_view text, const ReadLimits& limits, Stream& stream, Stacks& stacks,
+  Builder(const bool* may_hold_surrogates, const ReadLimits& limits, Stream& stream, Stacks& stacks,
           std::string_view streamed_key = {}, const OnElement* each = nullptr)
       : limits_(limits),
         stream_(stream),
@@ -128,8 +243,7 @@ class Builder {
         members_(stacks.members),
         streamed_key_(streamed_key),
         each_(each),
-        // Only a \u escape can produce a surrogate; most documents have none.
-        may_hold_surrogates_(text.find("\\u") != std::string_view::npos) {}
+        may_hold_surrogates_(may_hold_surrogates) {}
 
   // RapidJSON SAX interface.
   bool Null() { return add(Value()); }
@@ -217,7 +331,7 @@ class Builder {
                                              " bytes exceeds the limit of " +
                                              std::to_string(limits_.max_string_bytes));
     }
-    if (may_hold_surrogates_ && has_encoded_surrogate(s, n)) {
+    if (*may_hold_surrogates_ && has_encoded_surrogate(s, n)) {
       return fail(codes::kNotUtf8, "string contains an unpaired UTF-16 surrogate escape");
     }
     return true;
@@ -309,62 +423,86 @@ class Builder {
   Value root_;
   std::optional<Diagnostic> error_;
   std::size_t error_offset_ = 0;
-  bool may_hold_surrogates_;
+  const bool* may_hold_surrogates_;
 };
 
 }  // namespace
+}  // namespace mf::json
+
+// A WindowStream is read through copies, as a whole text's stream is (see WholeStream).
+template <>
+struct rapidjson::StreamTraits<mf::json::WindowStream> {
+  enum { copyOptimization = 1 };
+};
+// Between the tokens, as RapidJSON does for its own in-memory streams.
+template <>
+inline void rapidjson::SkipWhitespace(mf::json::WindowStream& is) {
+  is.skip_whitespace();
+}
+
+namespace mf::json {
 
 namespace {
 
-// With `insitu` (whose bytes `text` views), the parse decodes in those bytes instead of a copy.
-Result<Value> read(std::string_view text, const ReadLimits& limits, std::int64_t line_offset,
-                   std::string_view streamed_key, const OnElement* each,
-                   std::string* insitu = nullptr) {
+// The stacks of one parse: this thread's, reused from one parse to the next, or its own for a
+// parse made from a streamed element's callback (the outer parse still holds this thread's).
+// Trimmed on the way out, so a large document's stacks are not kept alive after the call.
+class StacksInUse {
+ public:
+  StacksInUse() : nested_(busy()), stacks_(nested_ ? own_ : shared()) {
+    busy() = true;
+    stacks_.clear();
+  }
+  ~StacksInUse() {
+    busy() = nested_;
+    stacks_.clear();  // what a failed parse left open
+    if (stacks_.elements.capacity() * sizeof(Value) + stacks_.members.capacity() * sizeof(Member) >
+        (1u << 20)) {
+      Stacks().elements.swap(stacks_.elements);
+      Stacks().members.swap(stacks_.members);
+    }
+  }
+  StacksInUse(const StacksInUse&) = delete;
+  StacksInUse& operator=(const StacksInUse&) = delete;
+  Stacks& get() { return stacks_; }
+  bool nested() const { return nested_; }
+
+ private:
+  static bool& busy() {
+    thread_local bool b = false;
+    return b;
+  }
+  static Stacks& shared() {
+    thread_local Stacks s;
+    return s;
+  }
+  bool nested_;
+  Stacks own_;
+  Stacks& stacks_;
+};
+
+// A whole text as what read() looks up in it after a refusal.
+struct WholeText {
+  std::string_view text;
+  std::size_t size() const { return text.size(); }
+  SourcePosition position(std::size_t offset) const { return position_at(text, offset); }
+  std::string bytes_at(std::size_t offset, std::size_t count) const {
+    return std::string(text.substr(std::min(offset, text.size()), count));
+  }
+};
+
+// Parses `stream` into `builder`. `text` is the text the stream reads (WholeText or Windows): its
+// size() is the bytes read, and a refusal looks up its position and its bytes there.
+template <unsigned kFlags, class Stream, class Text>
+Result<Value> read(Stream& stream, Text& text, Builder<Stream>& builder, std::int64_t line_offset) {
   auto at = [&](Diagnostic d, std::size_t offset) {
-    const SourcePosition p = position_at(text, offset);
+    const SourcePosition p = text.position(offset);
     d.line = p.line + line_offset;
     d.column = p.column;
     return d;
   };
-  if (text.size() > limits.max_bytes) {
-    return at(diag::error(codes::kTooLarge, "document of " + std::to_string(text.size()) +
-                                                " bytes exceeds the limit of " +
-                                                std::to_string(limits.max_bytes)),
-              0);
-  }
-  // In-situ parsing decodes strings in place, so it works on a NUL-terminated private copy; the
-  // buffer is reused across calls on this thread. A parse made from a streamed element's callback
-  // (the outer parse still holds them) has its own.
-  thread_local std::string shared_buffer;
-  thread_local Stacks shared_stacks;
-  thread_local bool busy = false;
-  std::string own_buffer;
-  Stacks own_stacks;
-  const bool nested = busy;
-  std::string& buffer = insitu != nullptr ? *insitu : nested ? own_buffer : shared_buffer;
-  Stacks& stacks = nested ? own_stacks : shared_stacks;
-  busy = true;
-  struct Trim {  // do not keep a large document's buffer or stacks alive after the call
-    std::string& buffer;
-    Stacks& stacks;
-    bool nested;
-    ~Trim() {
-      busy = nested;
-      if (buffer.capacity() > (1u << 20)) std::string().swap(buffer);
-      stacks.clear();  // what a failed parse left open
-      if (stacks.elements.capacity() * sizeof(Value) + stacks.members.capacity() * sizeof(Member) >
-          (1u << 20)) {
-        Stacks().elements.swap(stacks.elements);
-        Stacks().members.swap(stacks.members);
-      }
-    }
-  } trim{insitu != nullptr ? own_buffer : buffer, stacks, nested};
-  if (insitu == nullptr) buffer.assign(text);
-  Stream stream(buffer.data());
-  stacks.clear();
-  Builder builder(text, limits, stream, stacks, streamed_key, each);
   rapidjson::Reader reader;
-  const rapidjson::ParseResult result = reader.Parse<kParseFlags>(stream, builder);
+  const rapidjson::ParseResult result = reader.Parse<kFlags>(stream, builder);
   if (builder.has_error()) {
     const std::size_t offset = builder.error_offset();
     return at(builder.take_error(), offset);
@@ -374,8 +512,8 @@ Result<Value> read(std::string_view text, const ReadLimits& limits, std::int64_t
     const bool encoding = code == rapidjson::kParseErrorStringInvalidEncoding ||
                           code == rapidjson::kParseErrorStringUnicodeSurrogateInvalid;
     std::string message(parse_error_message(code));
-    const std::string_view rest = text.substr(std::min(result.Offset(), text.size()));
-    if (result.Offset() < text.size() && text[result.Offset()] == '\0') {
+    const std::string rest = text.bytes_at(result.Offset(), 9);
+    if (!rest.empty() && rest[0] == '\0') {
       message = "unexpected NUL byte";  // RapidJSON sees NUL as the end of input
     } else if (code == rapidjson::kParseErrorValueInvalid &&
                (rest.starts_with("NaN") || rest.starts_with("Infinity") ||
@@ -393,6 +531,42 @@ Result<Value> read(std::string_view text, const ReadLimits& limits, std::int64_t
   return builder.take_root();
 }
 
+diag::Diagnostic too_large(std::size_t size, const ReadLimits& limits) {
+  diag::Diagnostic d = diag::error(codes::kTooLarge, "document of " + std::to_string(size) +
+                                                         " bytes exceeds the limit of " +
+                                                         std::to_string(limits.max_bytes));
+  d.line = 1;
+  d.column = 1;
+  return d;
+}
+
+Result<Value> read_whole(std::string_view text, const ReadLimits& limits, std::int64_t line_offset,
+                         std::string_view streamed_key, const OnElement* each) {
+  if (text.size() > limits.max_bytes) {
+    diag::Diagnostic d = too_large(text.size(), limits);
+    d.line += line_offset;
+    return d;
+  }
+  // In-situ parsing decodes strings in place, so it works on a NUL-terminated private copy; the
+  // buffer is reused across calls on this thread (a nested parse has its own).
+  thread_local std::string shared_buffer;
+  StacksInUse stacks;
+  std::string own_buffer;
+  std::string& buffer = stacks.nested() ? own_buffer : shared_buffer;
+  struct Trim {  // do not keep a large document's buffer alive after the call
+    std::string& buffer;
+    ~Trim() {
+      if (buffer.capacity() > (1u << 20)) std::string().swap(buffer);
+    }
+  } trim{buffer};
+  buffer.assign(text);
+  WholeStream stream(buffer.data());
+  const bool escapes = text.find("\\u") != std::string_view::npos;
+  Builder<WholeStream> builder(&escapes, limits, stream, stacks.get(), streamed_key, each);
+  WholeText whole{text};
+  return read<kCheckFlags | rapidjson::kParseInsituFlag>(stream, whole, builder, line_offset);
+}
+
 Result<Value> require_object(Result<Value> v) {
   if (v.ok() && !v->is_object()) {
     return diag::error(
@@ -406,7 +580,7 @@ Result<Value> require_object(Result<Value> v) {
 }  // namespace
 
 Result<Value> parse(std::string_view text, const ReadLimits& limits, std::int64_t line_offset) {
-  return read(text, limits, line_offset, {}, nullptr);
+  return read_whole(text, limits, line_offset, {}, nullptr);
 }
 
 Result<Value> parse_object(std::string_view text, const ReadLimits& limits) {
@@ -415,12 +589,17 @@ Result<Value> parse_object(std::string_view text, const ReadLimits& limits) {
 
 Result<Value> parse_object_streaming(std::string_view text, const ReadLimits& limits,
                                      std::string_view key, const OnElement& each) {
-  return require_object(read(text, limits, 0, key, &each));
+  return require_object(read_whole(text, limits, 0, key, &each));
 }
 
-Result<Value> parse_object_streaming_in_place(std::string& text, const ReadLimits& limits,
-                                              std::string_view key, const OnElement& each) {
-  return require_object(read(text, limits, 0, key, &each, &text));
+Result<Value> parse_object_streaming(const WindowedText& text, const ReadLimits& limits,
+                                     std::string_view key, const OnElement& each) {
+  if (text.size > limits.max_bytes) return too_large(text.size, limits);
+  StacksInUse stacks;
+  Windows windows(text);
+  WindowStream stream(windows);
+  Builder<WindowStream> builder(windows.escapes(), limits, stream, stacks.get(), key, &each);
+  return require_object(read<kCheckFlags>(stream, windows, builder, 0));
 }
 
 }  // namespace mf::json

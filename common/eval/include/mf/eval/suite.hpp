@@ -128,9 +128,9 @@ Result<Suite> parse_suite(std::string_view bytes);
 Result<Suite> load_suite_bytes(std::string_view bytes, const std::string& base_dir);
 
 // Reads the suite file ("-" = stdin, relative to the working directory) and loads it. A file is
-// kept open, not in memory: a case's bytes are read again from it when the case runs; standard
-// input is kept in memory. With `jobs` of 2 or more, the cases are checked on a second thread while
-// the file is read on: the same suite and the same diagnostics.
+// read in windows and kept open, not in memory: a case's bytes are read again from it when the
+// case runs; standard input is kept in memory. With `jobs` of 2 or more, the cases are checked on a
+// second thread while the file is read on: the same suite and the same diagnostics.
 Result<Suite> load_suite(const std::string& path, unsigned jobs = 1);
 
 }  // namespace mf::eval

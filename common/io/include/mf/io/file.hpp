@@ -75,6 +75,17 @@ int read_capped(int fd, std::string& out, std::size_t max_bytes, std::uint64_t s
 // file (MF-S013) and anything that is not a regular file (MF-S014).
 Result<std::string> read_input(const std::string& path, std::size_t max_bytes = 64u << 20);
 
+// A regular input file, open for reading: its descriptor and its size when it was opened.
+struct InputFile {
+  Fd fd;
+  std::uint64_t size = 0;
+};
+// Opens a regular file (not "-") for a reader that reads it in parts, with read_input()'s checks
+// and diagnostics: a missing file, not a regular file, more than max_bytes.
+Result<InputFile> open_input(const std::string& path, std::size_t max_bytes);
+// The diagnostic of an input that could not be read (MF-S013), as read_input() gives it.
+diag::Diagnostic input_unreadable(const std::string& path, int err);
+
 // fsync(2), fdatasync(2) and syncfs(2), retried on EINTR and counted: every sync the product asks
 // for goes through these, so a test can assert how many a piece of work makes. 0, or -1 with errno.
 int sync_file(int fd);

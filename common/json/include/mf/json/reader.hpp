@@ -46,11 +46,24 @@ using OnElement =
 Result<Value> parse_object_streaming(std::string_view text, const ReadLimits& limits,
                                      std::string_view key, const OnElement& each);
 
-// The same without a private copy of the text: strings are decoded in `text` itself, which is left
-// changed. Accepts and refuses exactly as parse_object_streaming(), and the elements' bytes are at
-// the same offsets, but a refusal's line and column may be off (the text they count in has
-// changed): a caller that shows them parses the original again with parse_object_streaming().
-Result<Value> parse_object_streaming_in_place(std::string& text, const ReadLimits& limits,
-                                              std::string_view key, const OnElement& each);
+// A text read one window at a time: `size` bytes, read through `read_at` into one buffer of
+// `window_bytes` that each window replaces, so that a parse of it never holds the whole text.
+struct WindowedText {
+  std::size_t size = 0;
+  std::size_t window_bytes = 256u << 10;
+  // Reads bytes [offset, offset + count) of the text into `into`: how many were read, fewer only at
+  // the end of the text or when the reading failed (the caller keeps the reason).
+  std::function<std::size_t(char* into, std::size_t count, std::size_t offset)> read_at;
+  // Called with each window as it is first read, in order (not again when a refusal's position is
+  // looked up): together they are the text read, so the caller can hash it on the way.
+  std::function<void(std::string_view window)> on_window;
+};
+
+// parse_object_streaming() of a text read in windows: holds one window and the element being read.
+// Accepts and refuses exactly as parse_object_streaming() of the same bytes, with the same
+// diagnostics (a refusal's line and column are found by reading the text again up to where it is)
+// and the same element offsets.
+Result<Value> parse_object_streaming(const WindowedText& text, const ReadLimits& limits,
+                                     std::string_view key, const OnElement& each);
 
 }  // namespace mf::json
