@@ -1005,9 +1005,32 @@ TEST(TraceVerify, ContentReadAheadKeepsTheVerdicts) {
   expect_raw_error(edit("tab\\t", "tab\t"), codes::kTraceMalformedLine, line);
 }
 
-// A trace file of several read chunks (1 MiB each): the next chunk is read while the hashing thread
-// has the last slice of this one, and the pipeline runs on across the chunks' edges. The verdicts
-// are the in-memory ones, for a whole trace and for an edit in a later chunk, found at its line.
+namespace {
+
+// `trace` with the first "tab\t" escape after its line `late` changed to "tab\n": line `late` + 1
+// no longer matches its content's digest.
+std::string with_content_edited_after(const std::string& trace, std::size_t late) {
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < late; ++k) at = trace.find('\n', at) + 1;
+  std::string t = trace;
+  t.replace(t.find("tab\\t", at), 5, "tab\\n");
+  return t;
+}
+
+// What with_content_edited_after(trace, late) must verify to: inconsistent at line `late` + 1,
+// with the digest of the edited bytes.
+void expect_edit_found(const Summary& s, const std::string& edited, std::size_t late) {
+  ASSERT_TRUE(s.first_error.has_value());
+  EXPECT_EQ(s.first_error->code, codes::kTraceInconsistent);
+  EXPECT_EQ(s.first_error->line, static_cast<std::int64_t>(late) + 1);
+  EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(edited));
+}
+
+}  // namespace
+
+// A trace file of many slices read into the ring (128 KiB each, the ring wrapping many times): the
+// verdicts are the in-memory ones, for a whole trace and for an edit in a later slice, found at its
+// line.
 TEST(TraceVerify, AFileOfManyChunksKeepsTheVerdicts) {
   constexpr int kRounds = 6000;
   const std::string trace = chain(joined(content_run(kRounds)));
@@ -1042,15 +1065,9 @@ TEST(TraceVerify, AFileOfManyChunksKeepsTheVerdicts) {
   EXPECT_EQ(in_file(trace).status, Outcome::Ok);
   // An edit in the third chunk, and one in the last line's neighbourhood.
   for (const std::size_t late : {std::size_t{4 * 4000 + 2}, std::size_t{4 * (kRounds - 2) + 2}}) {
-    std::size_t at = 0;
-    for (std::size_t k = 0; k < late; ++k) at = trace.find('\n', at) + 1;
-    std::string t = trace;
-    t.replace(t.find("tab\\t", at), 5, "tab\\n");
+    const std::string t = with_content_edited_after(trace, late);
     const Summary s = in_file(t);
-    ASSERT_TRUE(s.first_error.has_value());
-    EXPECT_EQ(s.first_error->code, codes::kTraceInconsistent);
-    EXPECT_EQ(s.first_error->line, static_cast<std::int64_t>(late) + 1);
-    EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(t));
+    expect_edit_found(s, t, late);
     same(s, check_raw(t));
   }
   std::filesystem::remove_all(dir);
@@ -1101,15 +1118,9 @@ TEST(TraceVerifyRing, SlicesOfAnySizeKeepTheVerdicts) {
   EXPECT_EQ(whole.trace_sha256, mf::hash::sha256_hex(trace));
   same(whole, check_raw(trace));
   for (const std::size_t late : {std::size_t{4 * 2500 + 2}, std::size_t{4 * 10 + 2}}) {
-    std::size_t at = 0;
-    for (std::size_t k = 0; k < late; ++k) at = trace.find('\n', at) + 1;
-    std::string t = trace;
-    t.replace(t.find("tab\\t", at), 5, "tab\\n");
+    const std::string t = with_content_edited_after(trace, late);
     const Summary s = in_slices(t);
-    ASSERT_TRUE(s.first_error.has_value());
-    EXPECT_EQ(s.first_error->code, codes::kTraceInconsistent);
-    EXPECT_EQ(s.first_error->line, static_cast<std::int64_t>(late) + 1);
-    EXPECT_EQ(s.trace_sha256, mf::hash::sha256_hex(t));
+    expect_edit_found(s, t, late);
     same(s, check_raw(t));
   }
 }
