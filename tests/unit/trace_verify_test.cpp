@@ -933,26 +933,35 @@ TEST(TraceVerify, EscapeHeavyInlineContentAcrossSlices) {
 // inline content ahead of the checks
 // ------------------------------------------------------------------------
 
+// The run_started line of a plan run that records the model's replies inline.
+std::string inline_plan_start() {
+  return ev(0, "run_started",
+            R"({"mode":"plan","plan_sha256":")" + std::string(64, 'a') +
+                R"(","model":"scripted:r.json","budget":{"max_repairs":0},)"
+                R"("durability":"event","trace_content":"inline"})");
+}
+
+// A model_responded payload with its content inline, its size and its digest.
+std::string inline_response(int call, const std::string& content) {
+  mf::json::Value response = mf::json::Object{};
+  response.set("call", call);
+  response.set("content", content);
+  response.set("content_bytes", static_cast<std::int64_t>(content.size()));
+  response.set("content_sha256", mf::hash::sha256_hex(content));
+  return mf::json::canonical(response);
+}
+
 // A plan run of `rounds` model calls with escape-heavy inline content, each followed by a tool
 // call whose arguments hold a nested "content" member before the line's own keys.
 std::vector<std::string> content_run(int rounds) {
-  std::vector<std::string> lines = {
-      ev(0, "run_started",
-         R"({"mode":"plan","plan_sha256":")" + std::string(64, 'a') +
-             R"(","model":"scripted:r.json","budget":{"max_repairs":0},)"
-             R"("durability":"event","trace_content":"inline"})")};
+  std::vector<std::string> lines = {inline_plan_start()};
   std::int64_t seq = 1;
   std::string text;
   for (int k = 0; k < 8; ++k) text += "quote\" tab\t back\\ ctl\x1f caf\xc3\xa9 line\n ";
   for (int call = 1; call <= rounds; ++call) {
     const std::string n = std::to_string(call);
     lines.push_back(ev(seq++, "model_requested", R"({"call":)" + n + R"(,"kind":"initial"})"));
-    mf::json::Value response = mf::json::Object{};
-    response.set("call", call);
-    response.set("content", text + n);
-    response.set("content_bytes", static_cast<std::int64_t>(text.size() + n.size()));
-    response.set("content_sha256", mf::hash::sha256_hex(text + n));
-    lines.push_back(ev(seq++, "model_responded", mf::json::canonical(response)));
+    lines.push_back(ev(seq++, "model_responded", inline_response(call, text + n)));
     lines.push_back(
         ev(seq++, "tool_called",
            R"({"arguments":{"content":"x\"y"},"call_id":"c)" + n + R"(","tool":"write"})"));
@@ -1131,22 +1140,13 @@ TEST(TraceVerifyRing, SlicesOfAnySizeKeepTheVerdicts) {
 TEST(TraceVerifyRing, LinesLongerThanManySlices) {
   std::string text;
   while (text.size() < (3u << 19)) text += "quote\" tab\t back\\ ctl\x1f caf\xc3\xa9 line\n ";
-  std::vector<std::string> lines = {
-      ev(0, "run_started",
-         R"({"mode":"plan","plan_sha256":")" + std::string(64, 'a') +
-             R"(","model":"scripted:r.json","budget":{"max_repairs":0},)"
-             R"("durability":"event","trace_content":"inline"})")};
+  std::vector<std::string> lines = {inline_plan_start()};
   std::int64_t seq = 1;
   constexpr int kCalls = 4;
   for (int call = 1; call <= kCalls; ++call) {
     lines.push_back(ev(seq++, "model_requested",
                        R"({"call":)" + std::to_string(call) + R"(,"kind":"initial"})"));
-    mf::json::Value response = mf::json::Object{};
-    response.set("call", call);
-    response.set("content", text);
-    response.set("content_bytes", static_cast<std::int64_t>(text.size()));
-    response.set("content_sha256", mf::hash::sha256_hex(text));
-    lines.push_back(ev(seq++, "model_responded", mf::json::canonical(response)));
+    lines.push_back(ev(seq++, "model_responded", inline_response(call, text)));
   }
   lines.push_back(ev(seq, "run_completed",
                      R"({"terminal":"completed","output":{},"model_calls":)" +
