@@ -78,10 +78,8 @@ std::optional<std::string> read_status(json::FieldReader& r) {
 bool parse_run(json::FieldReader& r) {
   auto status = read_status(r);
   if (auto o = r.string("outcome", false)) {
-    static const std::set<std::string> kOutcomes = {"provider_failure", "runtime_failure",
-                                                    "false_closure",    "correctly_blocked",
-                                                    "false_blocked",    "valid_completion"};
-    if (kOutcomes.count(*o) == 0) {
+    const auto& known = AttemptFacts::kOutcomes;
+    if (std::find(known.begin(), known.end(), *o) == known.end()) {
       r.add(diag::error(codes::kSchema, "unknown outcome \"" + *o + "\"", r.pointer_of("outcome")));
     }
   }
@@ -582,9 +580,7 @@ void SummaryBuilder::add(std::span<const AttemptFacts> runs, bool repeated, std:
 }
 
 std::optional<AttemptFacts> facts_of(const json::Value& run) {
-  static constexpr std::array<std::string_view, 6> kOutcomes = {
-      "provider_failure",  "runtime_failure", "false_closure",
-      "correctly_blocked", "false_blocked",   "valid_completion"};
+  const auto& kOutcomes = AttemptFacts::kOutcomes;
   AttemptFacts facts;
   const json::Value* status = run.find("status");
   facts.passed = status != nullptr && status->is_string() && status->as_string() == "passed";

@@ -516,19 +516,12 @@ struct Placed {
   std::uint8_t flags = 0;
   std::array<double, 4> numbers{};  // latency, then the usage keys
 
-  static constexpr std::array<std::string_view, 6> kOutcomes = {
-      "provider_failure",  "runtime_failure", "false_closure",
-      "correctly_blocked", "false_blocked",   "valid_completion"};
-  // Whether facts_of() gave facts a record holds (an outcome it knows).
-  static bool holds(const AttemptFacts& f) {
-    return f.outcome.empty() ||
-           std::find(kOutcomes.begin(), kOutcomes.end(), f.outcome) != kOutcomes.end();
-  }
   void put(const AttemptFacts& f) {
     flags = f.passed ? 1 : 0;
-    const auto known = std::find(kOutcomes.begin(), kOutcomes.end(), f.outcome);
+    const auto known =
+        std::find(AttemptFacts::kOutcomes.begin(), AttemptFacts::kOutcomes.end(), f.outcome);
     if (!f.outcome.empty())
-      flags |= static_cast<std::uint8_t>((known - kOutcomes.begin() + 1) << 1);
+      flags |= static_cast<std::uint8_t>((known - AttemptFacts::kOutcomes.begin() + 1) << 1);
     const std::array<const std::optional<double>*, 4> given = {&f.latency_ms, &f.usage[0],
                                                                &f.usage[1], &f.usage[2]};
     for (std::size_t k = 0; k < given.size(); ++k) {
@@ -540,7 +533,7 @@ struct Placed {
   AttemptFacts facts() const {
     AttemptFacts f;
     f.passed = (flags & 1) != 0;
-    if (const unsigned o = (flags >> 1) & 7; o != 0) f.outcome = kOutcomes[o - 1];
+    if (const unsigned o = (flags >> 1) & 7; o != 0) f.outcome = AttemptFacts::kOutcomes[o - 1];
     const std::array<std::optional<double>*, 4> given = {&f.latency_ms, &f.usage[0], &f.usage[1],
                                                          &f.usage[2]};
     for (std::size_t k = 0; k < given.size(); ++k) {
@@ -788,7 +781,7 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     a.variant = columns[(i / per_case) % cols];
     a.repeat = static_cast<std::int64_t>(i % per_case);
     std::optional<AttemptFacts> f = facts_of(result);
-    if (!f || !Placed::holds(*f)) {
+    if (!f) {
       return diag::error(codes::kInternal, "attempt " + a.key(id) +
                                                ": its entry records what a summary cannot count");
     }

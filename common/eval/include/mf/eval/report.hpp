@@ -81,7 +81,11 @@ Result<json::Value> summarize(const json::Array& cases);
 // finishes, so its summary is made without reading the entries back.
 struct AttemptFacts {
   bool passed = false;
-  std::string_view outcome;  // empty: none; else one of the outcomes a plan attempt is scored by
+  std::string_view outcome;  // empty: none; else one of kOutcomes
+  // The outcomes a plan attempt is scored by (runner.hpp), in a fixed order.
+  static constexpr std::array<std::string_view, 6> kOutcomes = {
+      "provider_failure",  "runtime_failure", "false_closure",
+      "correctly_blocked", "false_blocked",   "valid_completion"};
   std::optional<double> latency_ms;
   // cost_usd, input_tokens, output_tokens (kUsageKeys), when the entry's usage has them
   static constexpr std::array<std::string_view, 3> kUsageKeys = {"cost_usd", "input_tokens",
