@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "mf/diag/codes.hpp"
 #include "mf/hash/sha256.hpp"
@@ -81,31 +83,37 @@ class FileJournal final : public Journal {
   std::string name() const override { return path_; }
 
   Status append(const std::string& attempt, const json::Value& result) override {
-    // The result is serialised outside the lock; the line around it names the line before, so it
-    // is made, in the order of the file, under the lock.
-    const std::string attempt_json = json::canonical(json::Value(attempt));
-    std::string result_json;
-    json::write_canonical(result, result_json);
-    // Group commit: a line that arrives while another thread writes joins the next batch that
-    // thread writes, so the threads never queue behind each other's system calls. A line counts
-    // as kept once written; a kill before that costs its attempt, which a resume runs again.
+    // The result is serialised outside the lock, and the lock only queues it. Group commit: the
+    // thread that finds no other writing becomes the writer; outside the lock it makes the
+    // queued lines, in the order they were queued (each names the line before, and its MAC),
+    // and writes them in one piece, until the queue is empty. The other threads never wait for
+    // a system call or a hash. A line counts as kept once written; a kill before that costs its
+    // attempt, which a resume runs again.
+    Queued q{json::canonical(json::Value(attempt)), std::string()};
+    json::write_canonical(result, q.result_json);
     std::unique_lock<std::mutex> lock(write_mutex_);
-    std::string mac;
-    if (!mac_key_.empty()) {
-      mac = hash::to_hex(hash::hmac_sha256(
-          mac_key_, journal_line(attempt_json, campaign_, "", prev_, result_json)));
-    }
-    std::string line = journal_line(attempt_json, campaign_, mac, prev_, result_json);
-    prev_ = hash::sha256_hex(line);
-    pending_ += line;
-    pending_ += '\n';
+    pending_.push_back(std::move(q));
     if (writing_) return {};
     writing_ = true;
     Status written;
+    std::vector<Queued> taken;
+    std::string batch;
     while (!pending_.empty() && written) {
-      std::string batch;
-      batch.swap(pending_);
+      taken.clear();
+      taken.swap(pending_);
       lock.unlock();
+      batch.clear();
+      for (const Queued& line : taken) {
+        std::string mac;
+        if (!mac_key_.empty()) {
+          mac = hash::to_hex(hash::hmac_sha256(
+              mac_key_, journal_line(line.attempt_json, campaign_, "", prev_, line.result_json)));
+        }
+        const std::size_t begin = batch.size();
+        batch += journal_line(line.attempt_json, campaign_, mac, prev_, line.result_json);
+        prev_ = hash::sha256_hex(std::string_view(batch).substr(begin));
+        batch += '\n';
+      }
       written = write_all(batch);
       lock.lock();
     }
@@ -138,9 +146,12 @@ class FileJournal final : public Journal {
   std::string mac_key_;
   std::string prev_;                          // hex SHA-256 of the last line, "" before the first
   std::map<std::string, JournalEntry> done_;  // what the journal held when opened
+  struct Queued {
+    std::string attempt_json, result_json;
+  };
   std::mutex write_mutex_;
-  std::string pending_;   // lines waiting for the thread that writes
-  bool writing_ = false;  // a thread is writing (outside the lock)
+  std::vector<Queued> pending_;  // lines waiting for the thread that writes
+  bool writing_ = false;         // a thread is writing (outside the lock); it alone uses prev_
 };
 
 // Reads a journal's lines one at a time, each checked against the format, the campaign, the
@@ -284,8 +295,17 @@ Result<std::unique_ptr<Journal>> open_file_journal(const std::string& path,
     }
   }
   // Without --resume the journal starts empty; with it, a last line without its newline is an
-  // append cut short: it never counted, so it goes.
-  if ((!resume || !lines.rest().empty()) && ::ftruncate(fd, static_cast<off_t>(whole)) != 0) {
+  // append cut short: it never counted, so it goes. A file already that long is left alone:
+  // ext4 writes back at close a file that was truncated to nothing, so a fresh journal truncated
+  // for no reason would cost a campaign its whole journal's writeback at the end.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    return fail(
+        diag::error(codes::kInternal, "cannot read journal " + path + ": " + std::strerror(err)));
+  }
+  if ((!resume || !lines.rest().empty()) && static_cast<std::uint64_t>(st.st_size) != whole &&
+      ::ftruncate(fd, static_cast<off_t>(whole)) != 0) {
     const int err = errno;
     return fail(diag::error(codes::kWriteFailed,
                             "cannot truncate journal " + path + ": " + std::strerror(err)));

@@ -586,7 +586,8 @@ namespace {
 // Cases checked on a second thread while the reader reads on: handed over in suite order in
 // batches, and checked one at a time in that order, so the index and the diagnostics are those of
 // checking them on one thread. A few batches wait at most, so what is held does not grow with the
-// suite.
+// suite. A checked batch goes back to the reader, which frees it: memory is freed by the thread
+// that allocated it, so the two threads do not contend for the allocator's lock.
 class CheckAhead {
  public:
   using Check = std::function<void(json::Value&&, std::size_t, std::size_t, std::size_t)>;
@@ -615,11 +616,19 @@ class CheckAhead {
 
   void hand_over() {
     if (filling_.empty()) return;
-    std::unique_lock<std::mutex> lock(mutex_);
-    room_.wait(lock, [&] { return waiting_.size() < kWaiting; });
-    waiting_.push_back(std::move(filling_));
-    filling_.clear();
-    ready_.notify_one();
+    std::deque<std::vector<Item>> checked;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      room_.wait(lock, [&] { return waiting_.size() < kWaiting; });
+      waiting_.push_back(std::move(filling_));
+      checked.swap(checked_);
+      ready_.notify_one();
+    }
+    // A checked batch, emptied here, holds the next one.
+    if (!checked.empty()) {
+      filling_ = std::move(checked.back());
+      filling_.clear();
+    }
   }
   void close() {
     if (!thread_.joinable()) return;
@@ -629,12 +638,14 @@ class CheckAhead {
     }
     ready_.notify_one();
     thread_.join();
+    checked_.clear();
   }
   void loop() {
+    std::vector<Item> batch;
     for (;;) {
-      std::vector<Item> batch;
       {
         std::unique_lock<std::mutex> lock(mutex_);
+        if (!batch.empty()) checked_.push_back(std::move(batch));
         ready_.wait(lock, [&] { return !waiting_.empty() || closed_; });
         if (waiting_.empty()) return;
         batch = std::move(waiting_.front());
@@ -654,7 +665,7 @@ class CheckAhead {
   std::vector<Item> filling_;  // the reader's batch
   std::mutex mutex_;
   std::condition_variable ready_, room_;
-  std::deque<std::vector<Item>> waiting_;
+  std::deque<std::vector<Item>> waiting_, checked_;
   bool closed_ = false;
   std::exception_ptr error_;  // the checker's; read after it ends
   std::thread thread_;        // last: started when the rest is made
