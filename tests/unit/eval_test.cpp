@@ -204,13 +204,13 @@ TEST(EvalSuite, CheckingOnASecondThreadGivesTheSameSuiteAndDiagnostics) {
     return R"({"id":")" + id + R"(","task":")" + task +
            R"(","model":"scripted:r.json","expect":{"terminal":"completed")" + more + "}}";
   };
-  // Case i is c-(999 - i) unless `edit` gives another object for it.
+  // Case i is c-(3999 - i) unless `edit` gives another object for it: an index of two sort runs.
   const auto suite_of = [&](const std::function<std::string(int)>& edit) {
     std::string s = R"({"suite_id":"s","cases":[)";
-    for (int i = 0; i < 1000; ++i) {
+    for (int i = 0; i < 4000; ++i) {
       const std::string other = edit(i);
       s += (i > 0 ? "," : "") +
-           (!other.empty() ? other : case_of("c-" + std::to_string(999 - i), "task.json", ""));
+           (!other.empty() ? other : case_of("c-" + std::to_string(3999 - i), "task.json", ""));
     }
     return s + "]}";
   };
@@ -235,9 +235,10 @@ TEST(EvalSuite, CheckingOnASecondThreadGivesTheSameSuiteAndDiagnostics) {
                                     : "";
       }),
       suite_of([&](int i) {
-        return i == 5 || i == 800 ? case_of("c-" + std::to_string(999 - i), "missing.json", "")
+        return i == 5 || i == 800 ? case_of("c-" + std::to_string(3999 - i), "missing.json", "")
                                   : "";
       }),
+      suite_of([&](int i) { return i == 3900 ? case_of("c-5", "task.json", "") : ""; }),
       suite_of(none) + "x",
   };
   for (std::size_t k = 0; k < suites.size(); ++k) {
@@ -253,6 +254,9 @@ TEST(EvalSuite, CheckingOnASecondThreadGivesTheSameSuiteAndDiagnostics) {
       continue;
     }
     ASSERT_EQ(one->size(), two->size());
+    ASSERT_GT(one->size() * sizeof(CaseRef), io::RecordFile<CaseRef>::kSortBytes);
+    EXPECT_EQ(one->inputs_sha256.size(), 64u);
+    EXPECT_EQ(one->inputs_sha256, two->inputs_sha256);
     Suite::Reader a(one->cases), b(two->cases);
     for (std::uint64_t i = 0; i < one->size(); ++i) {
       const CaseRef x = a[i], y = b[i];

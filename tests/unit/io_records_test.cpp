@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,6 +108,45 @@ TEST(IoRecords, WideRecordsSortStablyAcrossRunsAndInTheBuffer) {
       ASSERT_EQ(w.key, expected[i].key) << n << " " << i;
       ASSERT_EQ(w.seq, expected[i].seq) << n << " " << i;
       ASSERT_TRUE(std::equal(w.pad, w.pad + 40, expected[i].pad)) << n << " " << i;
+    }
+  }
+}
+
+// Runs sorted as they are appended (sort_runs_by), or not; either way sort() gives the same
+// order, and hands every record to its visitor once, in that order: with the records in the
+// buffer, in exactly one run in the file, and over several runs.
+TEST(IoRecords, RunsSortedAsAppendedAndTheSortedOrderSeenOnTheWay) {
+  const std::uint64_t run = RecordFile<Wide>::kSortBytes / sizeof(Wide);
+  for (const bool ahead : {false, true}) {
+    for (const std::uint64_t n :
+         {std::uint64_t{0}, std::uint64_t{500}, run, run + 1, 3 * run + 7}) {
+      RecordFile<Wide> file("the test's records");
+      const auto less = [](const Wide& a, const Wide& b) { return a.key < b.key; };
+      if (ahead) file.sort_runs_by(less);
+      std::vector<Wide> expected;
+      std::mt19937 random(static_cast<std::uint32_t>(n));
+      for (std::uint64_t i = 0; i < n; ++i) {
+        Wide w;
+        w.key = static_cast<std::uint32_t>(random() % 61);
+        w.seq = static_cast<std::uint32_t>(i);
+        ASSERT_TRUE(file.push_back(w).ok());
+        expected.push_back(w);
+      }
+      std::stable_sort(expected.begin(), expected.end(), less);
+      std::vector<Wide> seen;
+      ASSERT_TRUE(file.sort(less,
+                            [&](std::span<const Wide> piece) {
+                              seen.insert(seen.end(), piece.begin(), piece.end());
+                            })
+                      .ok());
+      ASSERT_EQ(seen.size(), n) << ahead << " " << n;
+      ASSERT_EQ(file.size(), n);
+      RecordFile<Wide>::Reader reader(file);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(seen[i].seq, expected[i].seq) << ahead << " " << n << " " << i;
+        ASSERT_EQ(reader[i].seq, expected[i].seq) << ahead << " " << n << " " << i;
+      }
+      EXPECT_TRUE(reader.status().ok());
     }
   }
 }

@@ -79,6 +79,7 @@ class FileJournal final : public Journal {
     if (it == done_.end()) return std::nullopt;
     return it->second;
   }
+  bool empty() const override { return done_.empty(); }
 
   std::string name() const override { return path_; }
 
@@ -329,6 +330,8 @@ class StoreJournal final : public Journal {
   StoreJournal(const StoreJournal&) = delete;
   StoreJournal& operator=(const StoreJournal&) = delete;
 
+  // Without --resume nothing is looked up; with it, the store is asked attempt by attempt.
+  bool empty() const override { return !resume_; }
   std::optional<JournalEntry> find(const std::string& attempt) const override {
     if (!resume_) return std::nullopt;
     std::lock_guard<std::mutex> guard(*lock_);

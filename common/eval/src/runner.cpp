@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -546,11 +547,11 @@ struct Placed {
 // Entries on their way to the spill: each entry is appended with a ',' after it, and a thread's
 // entries go out in one write per batch, so the entries of consecutive attempts are usually
 // consecutive in the file and the report is written from it in a few large reads. Once written,
-// their records go to `placed` (several batches share it: under its mutex).
+// their records go to `placed` together (several batches share it: one lock a batch).
+using ToPlaced = std::function<Status(std::span<const Placed>)>;
 class SpillBatch {
  public:
-  SpillBatch(EntrySpill& spill, const std::function<Status(const Placed&)>& placed)
-      : spill_(spill), placed_(placed) {}
+  SpillBatch(EntrySpill& spill, const ToPlaced& placed) : spill_(spill), placed_(placed) {}
 
   // Where the next entry's bytes go; finish it with done().
   std::string& buffer() { return bytes_; }
@@ -565,18 +566,16 @@ class SpillBatch {
     Result<std::uint64_t> at = spill_.append(bytes_);
     if (!at) return Status(at.take_diagnostics());
     bytes_.clear();
-    for (Placed& p : waiting_) {
-      p.offset += *at;
-      if (Status s = placed_(p); !s) return s;
-    }
+    for (Placed& p : waiting_) p.offset += *at;
+    Status s = placed_(waiting_);
     waiting_.clear();
-    return Status();
+    return s;
   }
   bool full() const { return bytes_.size() >= (1u << 16); }
 
  private:
   EntrySpill& spill_;
-  const std::function<Status(const Placed&)>& placed_;
+  const ToPlaced& placed_;
   std::string bytes_;
   std::vector<Placed> waiting_;  // their offsets still in bytes_
 };
@@ -611,20 +610,12 @@ json::Value campaign_settings(const Suite& suite, const RunOptions& options) {
     v.erase(std::unique(v.begin(), v.end()), v.end());
     return json::Value(json::Array(v.begin(), v.end()));
   };
-  // What each case runs: its task's digest and script, or its plan's digest, and its model spec;
-  // the digest of their canonical array, hashed as it is written, one case at a time.
-  hash::Sha256 inputs;
-  inputs.update("[");
-  Suite::Reader cases(suite.cases);
-  for (std::uint64_t i = 0; i < suite.size(); ++i) {
-    if (i > 0) inputs.update(",");
-    inputs.update(suite.inputs_json(cases[i]));
-  }
-  inputs.update("]");
   json::Array matrix;
   for (const auto& v : options.variants) matrix.push_back(variant_json(v));
   json::Value settings = json::Object{
-      {"inputs_sha256", hash::to_hex(inputs.finish())},
+      // What each case runs: its task's digest and script, or its plan's digest, and its model
+      // spec (Suite::inputs_sha256, made at load).
+      {"inputs_sha256", suite.inputs_sha256},
       {"case", set_of(options.only)},
       {"tags", set_of(options.tags)},
       {"repeat", options.repeat},
@@ -761,11 +752,16 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   // Each finished attempt as the report holds it, its canonical bytes in the spill: the case's
   // entry, or with repeats one element of its entry's attempts (docs/campaigns.md, "Memory"); its
   // record in `placed`, in the order they finish.
+  const auto by_place = [](const Placed& a, const Placed& b) { return a.at < b.at; };
   io::RecordFile<Placed> placed("the report's entries");
+  placed.sort_runs_by(by_place);
   std::mutex placed_mutex;
-  const std::function<Status(const Placed&)> to_placed = [&](const Placed& p) {
+  const ToPlaced to_placed = [&](std::span<const Placed> batch) {
     std::lock_guard<std::mutex> lock(placed_mutex);
-    return placed.push_back(p);
+    for (const Placed& p : batch) {
+      if (Status s = placed.push_back(p); !s) return s;
+    }
+    return Status();
   };
   // The attempts the journal holds, in order: the workers pass them by.
   io::RecordFile<std::uint64_t> journaled("the journal's attempts");
@@ -812,7 +808,7 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
     return f->passed;
   };
   std::size_t done = 0, passed = 0;
-  if (options.journal != nullptr) {
+  if (options.journal != nullptr && !options.journal->empty()) {
     SpillBatch batch(**spill, to_placed);
     Cursor at(chosen, suite);
     std::optional<io::RecordFile<Rank>::Reader> rank;
@@ -935,9 +931,7 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
 
   // The report's entries in their order: the attempts' records sorted by their places, read in
   // order with the ids of the entries (the sorted matrix order's, else the cases').
-  if (Status s = placed.sort([](const Placed& a, const Placed& b) { return a.at < b.at; }); !s) {
-    return s.take_diagnostics();
-  }
+  if (Status s = placed.sort(by_place); !s) return s.take_diagnostics();
   if (placed.size() != n) {
     return diag::error(codes::kInternal, "the campaign placed " + std::to_string(placed.size()) +
                                              " of its " + std::to_string(n) + " attempts");
@@ -947,8 +941,11 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   SummaryBuilder summary;
   std::vector<AttemptFacts> runs(per_case);
   std::vector<std::pair<std::uint64_t, std::uint32_t>> bytes_of(per_case);  // offset, size
-  const std::function<Status(const Placed&)> to_entries = [&](const Placed& p) {
-    return out.entries.push_back(EntryPlace{p.offset, p.size});
+  const ToPlaced to_entries = [&](std::span<const Placed> batch) {
+    for (const Placed& p : batch) {
+      if (Status s = out.entries.push_back(EntryPlace{p.offset, p.size}); !s) return s;
+    }
+    return Status();
   };
   {
     SpillBatch batch(**spill, to_entries);

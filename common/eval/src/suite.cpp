@@ -583,24 +583,39 @@ struct SuiteSource {
 
 namespace {
 
-// Cases checked on a second thread while the reader reads on: handed over in suite order in
-// batches, and checked one at a time in that order, so the index and the diagnostics are those of
-// checking them on one thread. A few batches wait at most, so what is held does not grow with the
-// suite. A checked batch goes back to the reader, which frees it: memory is freed by the thread
-// that allocated it, so the two threads do not contend for the allocator's lock.
-class CheckAhead {
- public:
-  using Check = std::function<void(json::Value&&, std::size_t, std::size_t, std::size_t)>;
-  explicit CheckAhead(Check check) : check_(std::move(check)), thread_([this] { loop(); }) {}
-  ~CheckAhead() { close(); }
-  CheckAhead(const CheckAhead&) = delete;
-  CheckAhead& operator=(const CheckAhead&) = delete;
+// Suite::inputs_json(), before the suite holds its source.
+std::string case_inputs(const SuiteSource& source, const CaseRef& c) {
+  // A valid id is its own canonical string: nothing in it is escaped.
+  const std::string_view id = c.id();
+  const std::string& tail = source.files[c.files].inputs_tail;
+  std::string out;
+  out.reserve(10 + id.size() + tail.size());
+  out += "{\"id\":\"";
+  out += id;
+  out += "\",";
+  out += tail;
+  return out;
+}
 
-  void add(json::Value&& v, std::size_t i, std::size_t begin, std::size_t end) {
-    filling_.push_back({std::move(v), i, begin, end});
+// Work done on a second thread, in order, while the calling thread goes on: items handed over in
+// batches and taken one at a time in the order given, so what the work makes is what doing it on
+// the calling thread would make. A few batches wait at most, so what is held does not grow with
+// the work. A batch done goes back to the calling thread, which frees it: memory is freed by the
+// thread that allocated it, so the two threads do not contend for the allocator's lock.
+template <class Item>
+class Ahead {
+ public:
+  using Each = std::function<void(const Item&)>;
+  explicit Ahead(Each each) : each_(std::move(each)), thread_([this] { loop(); }) {}
+  ~Ahead() { close(); }
+  Ahead(const Ahead&) = delete;
+  Ahead& operator=(const Ahead&) = delete;
+
+  void add(Item item) {
+    filling_.push_back(std::move(item));
     if (filling_.size() >= kBatch) hand_over();
   }
-  // Returns once every case handed over is checked; throws what a check threw.
+  // Returns once every item handed over is done; throws what the work threw.
   void finish() {
     hand_over();
     close();
@@ -608,25 +623,21 @@ class CheckAhead {
   }
 
  private:
-  struct Item {
-    json::Value v;
-    std::size_t i, begin, end;
-  };
   static constexpr std::size_t kBatch = 128, kWaiting = 4;
 
   void hand_over() {
     if (filling_.empty()) return;
-    std::deque<std::vector<Item>> checked;
+    std::deque<std::vector<Item>> done;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       room_.wait(lock, [&] { return waiting_.size() < kWaiting; });
       waiting_.push_back(std::move(filling_));
-      checked.swap(checked_);
+      done.swap(done_);
       ready_.notify_one();
     }
-    // A checked batch, emptied here, holds the next one.
-    if (!checked.empty()) {
-      filling_ = std::move(checked.back());
+    // A batch done, emptied here, holds the next one.
+    if (!done.empty()) {
+      filling_ = std::move(done.back());
       filling_.clear();
     }
   }
@@ -638,14 +649,14 @@ class CheckAhead {
     }
     ready_.notify_one();
     thread_.join();
-    checked_.clear();
+    done_.clear();
   }
   void loop() {
     std::vector<Item> batch;
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        if (!batch.empty()) checked_.push_back(std::move(batch));
+        if (!batch.empty()) done_.push_back(std::move(batch));
         ready_.wait(lock, [&] { return !waiting_.empty() || closed_; });
         if (waiting_.empty()) return;
         batch = std::move(waiting_.front());
@@ -654,21 +665,27 @@ class CheckAhead {
       }
       if (error_) continue;  // what is left is only drained
       try {
-        for (Item& item : batch) check_(std::move(item.v), item.i, item.begin, item.end);
+        for (Item& item : batch) each_(item);
       } catch (...) {
         error_ = std::current_exception();
       }
     }
   }
 
-  Check check_;
-  std::vector<Item> filling_;  // the reader's batch
+  Each each_;
+  std::vector<Item> filling_;  // the caller's batch
   std::mutex mutex_;
   std::condition_variable ready_, room_;
-  std::deque<std::vector<Item>> waiting_, checked_;
+  std::deque<std::vector<Item>> waiting_, done_;
   bool closed_ = false;
-  std::exception_ptr error_;  // the checker's; read after it ends
+  std::exception_ptr error_;  // the work's; read after it ends
   std::thread thread_;        // last: started when the rest is made
+};
+
+// A case as the reader hands it to be checked: its value, its position and its bytes.
+struct ReadCase {
+  json::Value v;
+  std::size_t i, begin, end;
 };
 
 // The bytes of a suite: held in memory (standard input, load_suite_bytes), or else `file_size`
@@ -687,7 +704,8 @@ struct SuiteBytes {
 // files' in case id order.
 // A file is read one window at a time and hashed on the way, so the load holds one window and the
 // case being read, not the file.
-// With `jobs` of 2 or more the cases are checked on a second thread (CheckAhead).
+// With `jobs` of 2 or more the cases are checked on a second thread (Ahead), and the index,
+// once sorted, is checked for duplicate ids and hashed there while it is merged.
 Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::string>& base_dir,
                          std::shared_ptr<SuiteSource> source, unsigned jobs = 1) {
   Suite suite;
@@ -700,8 +718,14 @@ Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::strin
   Status indexed;  // the index's first write that failed
   Loaded loaded;
   std::size_t count = 0;
-  const CheckAhead::Check check = [&](json::Value&& v, std::size_t i, std::size_t begin,
-                                      std::size_t end) {
+  // The index by id, then position: its runs are sorted where the cases are checked.
+  const auto by_id = [](const CaseRef& a, const CaseRef& b) {
+    return a.id() != b.id() ? a.id() < b.id() : a.index < b.index;
+  };
+  suite.cases.sort_runs_by(by_id);
+  const Ahead<ReadCase>::Each check = [&](const ReadCase& read) {
+    const json::Value& v = read.v;
+    const std::size_t i = read.i, begin = read.begin, end = read.end;
     diag::Diagnostics found;
     std::optional<Case> c = parse_case(v, index_pointer("/cases", i), found);
     for (auto& d : found) problems.emplace_back(i, std::move(d));
@@ -740,15 +764,16 @@ Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::strin
     }
     if (Status s = suite.cases.push_back(ref); !s && indexed) indexed = std::move(s);
   };
-  std::optional<CheckAhead> ahead;
+  std::optional<Ahead<ReadCase>> ahead;
   if (jobs > 1) ahead.emplace(check);
   const json::OnElement each = [&](json::Value&& v, std::size_t i, std::size_t begin,
                                    std::size_t end) {
     ++count;
+    ReadCase read{std::move(v), i, begin, end};
     if (ahead) {
-      ahead->add(std::move(v), i, begin, end);
+      ahead->add(std::move(read));
     } else {
-      check(std::move(v), i, begin, end);
+      check(read);
     }
   };
   const json::ReadLimits limits{.max_bytes = kMaxSuiteBytes};
@@ -790,30 +815,41 @@ Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::strin
     all.push_back(diag::error(codes::kSchema, "a suite needs at least one case", "/cases"));
   }
   // A case id used before: named at the later case, after that case's own problems (it has none).
-  // The index by id, then position, read in that order: each run of one id names its first case.
+  // The index by id, then position, taken in that order as it is sorted: each run of one id names
+  // its first case, and the digest of what the cases run is made on the way.
   if (!indexed) return indexed.take_diagnostics();
-  if (Status s = suite.cases.sort([](const CaseRef& a, const CaseRef& b) {
-        return a.id() != b.id() ? a.id() < b.id() : a.index < b.index;
-      });
-      !s) {
-    return s.take_diagnostics();
-  }
   {
-    Suite::Reader reader(suite.cases);
-    CaseRef first;
-    for (std::uint64_t i = 0; i < suite.cases.size(); ++i) {
-      const CaseRef& c = reader[i];
-      if (i == 0 || c.id() != first.id()) {
+    std::optional<CaseRef> first;
+    hash::Sha256 inputs;
+    inputs.update("[");
+    const Ahead<CaseRef>::Each take = [&](const CaseRef& c) {
+      if (first) inputs.update(",");
+      inputs.update(case_inputs(*source, c));
+      if (!first || c.id() != first->id()) {
         first = c;
-        continue;
+        return;
       }
       problems.emplace_back(
           c.index, diag::error(codes::kDuplicateCaseId,
-                               "case id \"" + std::string(first.id()) + "\" is already used by " +
-                                   index_pointer("/cases", first.index),
+                               "case id \"" + std::string(first->id()) + "\" is already used by " +
+                                   index_pointer("/cases", first->index),
                                index_pointer("/cases", c.index) + "/id"));
-    }
-    if (!reader.status()) return reader.status().diagnostics();
+    };
+    std::optional<Ahead<CaseRef>> taking;
+    if (jobs > 1) taking.emplace(take);
+    Status sorted = suite.cases.sort(by_id, [&](std::span<const CaseRef> run) {
+      for (const CaseRef& c : run) {
+        if (taking) {
+          taking->add(c);
+        } else {
+          take(c);
+        }
+      }
+    });
+    if (taking) taking->finish();
+    if (!sorted) return sorted.take_diagnostics();
+    inputs.update("]");
+    suite.inputs_sha256 = hash::to_hex(inputs.finish());
   }
   std::stable_sort(problems.begin(), problems.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -899,16 +935,7 @@ Result<Case> Suite::load_case(const CaseRef& ref) const {
 }
 
 std::string Suite::inputs_json(const CaseRef& c) const {
-  // A valid id is its own canonical string: nothing in it is escaped.
-  const std::string_view id = c.id();
-  const std::string& tail = source->files[c.files].inputs_tail;
-  std::string out;
-  out.reserve(10 + id.size() + tail.size());
-  out += "{\"id\":\"";
-  out += id;
-  out += "\",";
-  out += tail;
-  return out;
+  return case_inputs(*source, c);
 }
 
 Result<Suite> parse_suite(std::string_view bytes) {

@@ -28,6 +28,8 @@ class Journal {
   virtual ~Journal() = default;
   // The result the journal held for `attempt` when it was opened, when there is one.
   virtual std::optional<JournalEntry> find(const std::string& attempt) const = 0;
+  // True when find() finds nothing, whatever it is asked: the journal held no attempt.
+  virtual bool empty() const = 0;
   // Records a finished attempt; safe to call from several threads at once.
   virtual Status append(const std::string& attempt, const json::Value& result) = 0;
   // What diagnostics about a line name: the file, or the store's journal refs.

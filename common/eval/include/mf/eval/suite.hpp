@@ -96,7 +96,9 @@ struct Suite {
   using Reader = io::RecordFile<CaseRef>::Reader;
 
   std::string id;
-  std::string sha256;                                  // of the suite file's exact bytes
+  std::string sha256;  // of the suite file's exact bytes
+  // Of what every case runs: the canonical array of inputs_json() of each case in id order.
+  std::string inputs_sha256;
   io::RecordFile<CaseRef> cases{"the suite's index"};  // sorted by id
   std::vector<std::vector<std::string>> tag_sets;  // distinct, each sorted and unique; [0] empty
   std::shared_ptr<const SuiteSource> source;

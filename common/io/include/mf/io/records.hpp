@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -57,22 +59,49 @@ class RecordFile {
 
   Status push_back(const T& record) {
     buffer_.push_back(record);
-    return buffer_.size() >= per(kBufferBytes) ? spill() : Status();
+    return buffer_.size() >= per(sort_runs_ ? kSortBytes : kBufferBytes) ? spill() : Status();
+  }
+
+  // Before the first push_back: the records will be sorted by `less`, and sort() given the same
+  // order. The buffer then holds a run of kSortBytes, sorted as it goes to the file, so the work of
+  // sorting the runs is done where the records are appended (on the thread that appends them) and
+  // sort() only merges. Until sort(), the records are in order within each run only.
+  template <class Less>
+  void sort_runs_by(Less less) {
+    sort_runs_ = [less](std::vector<T>& records) { sort_run(records, less); };
   }
 
   // Orders the records by `less` (a strict weak order), stably: equal records keep the order they
   // were appended in. Records that fit in the buffer are sorted there; else runs of kSortBytes are
-  // sorted and merged, each run read through a share of kSortBytes.
+  // sorted (unless sort_runs_by() did) and merged, each run read through a share of kSortBytes.
   template <class Less>
   Status sort(Less less) {
+    return sort(less, [](std::span<const T>) {});
+  }
+  // sort(), handing every record to `sorted` in the new order, in pieces, as the sort makes them:
+  // a pass over the records in order needs no reading of its own.
+  template <class Less, class Sorted>
+  Status sort(Less less, Sorted sorted) {
     if (written_ == 0) {
       sort_run(buffer_, less);
+      sorted(std::span<const T>(buffer_));
       return Status();
     }
     if (Status s = spill(); !s) return s;
     std::vector<T>().swap(buffer_);
     const std::uint64_t n = written_;
     const std::uint64_t run = per(kSortBytes);
+    if (sort_runs_ && n > run) return merge(bytes_, run, less, sorted);
+    if (sort_runs_) {  // one run, sorted as it was written: read back
+      std::vector<T> chunk;
+      for (std::uint64_t at = 0; at < n; at += chunk.size()) {
+        chunk.resize(static_cast<std::size_t>(std::min(per(kWindowBytes), n - at)));
+        if (Status s = bytes_.read(at * sizeof(T), chunk.data(), chunk.size() * sizeof(T)); !s)
+          return s;
+        sorted(std::span<const T>(chunk));
+      }
+      return Status();
+    }
     SpillBytes runs(what_);
     {
       std::vector<T> chunk;
@@ -81,11 +110,12 @@ class RecordFile {
         if (Status s = bytes_.read(at * sizeof(T), chunk.data(), chunk.size() * sizeof(T)); !s)
           return s;
         sort_run(chunk, less);
+        if (n <= run) sorted(std::span<const T>(chunk));
         if (Status s = runs.write(at * sizeof(T), chunk.data(), chunk.size() * sizeof(T)); !s)
           return s;
       }
     }
-    if (n > run) return merge(runs, run, less);
+    if (n > run) return merge(runs, run, less, sorted);
     bytes_ = std::move(runs);
     return Status();
   }
@@ -156,6 +186,7 @@ class RecordFile {
 
   Status spill() {
     if (buffer_.empty()) return Status();
+    if (sort_runs_) sort_runs_(buffer_);
     if (Status s = bytes_.write(written_ * sizeof(T), buffer_.data(), buffer_.size() * sizeof(T));
         !s)
       return s;
@@ -166,8 +197,8 @@ class RecordFile {
 
   // The k-way merge of the sorted runs of `run` records in `runs` into a file of its own; on ties
   // the earlier run first, so the sort stays stable.
-  template <class Less>
-  Status merge(const SpillBytes& runs, std::uint64_t run, Less less) {
+  template <class Less, class Sorted>
+  Status merge(const SpillBytes& runs, std::uint64_t run, Less less, Sorted& sorted) {
     const std::uint64_t n = written_;
     const std::size_t k = static_cast<std::size_t>((n + run - 1) / run);
     const std::uint64_t share = per(kSortBytes / (k + 1));
@@ -204,6 +235,7 @@ class RecordFile {
     out.reserve(static_cast<std::size_t>(share));
     std::uint64_t written = 0;
     const auto drain = [&]() -> Status {
+      sorted(std::span<const T>(out));
       Status s = merged.write(written * sizeof(T), out.data(), out.size() * sizeof(T));
       written += out.size();
       out.clear();
@@ -234,6 +266,7 @@ class RecordFile {
   SpillBytes bytes_;
   std::uint64_t written_ = 0;  // records in the file; the rest are in buffer_
   std::vector<T> buffer_;
+  std::function<void(std::vector<T>&)> sort_runs_;  // sort_runs_by()'s
 };
 
 }  // namespace mf::io
