@@ -449,6 +449,26 @@ TEST_F(IoPublishTest, WriterFillsTheFileAndLeavesNoTemp) {
   EXPECT_EQ(entries(), std::set<std::string>{"stream.jsonl"});
 }
 
+// Pieces of odd sizes across several writeback starts: the file is the pieces in order; a write
+// to a descriptor that cannot take it is refused.
+TEST_F(IoPublishTest, ASyncedWriterWritesEveryPieceInOrder) {
+  std::string expected;
+  auto s = mf::io::publish_atomic(path("big.json"), [&](int fd) {
+    mf::io::SyncedWriter out(fd);
+    for (std::size_t i = 0; expected.size() < 3 * mf::io::SyncedWriter::kStartBytes + 5; ++i) {
+      const std::string piece(1 + (i * 7919) % 300000, static_cast<char>('a' + i % 26));
+      expected += piece;
+      if (auto w = out.write(piece); !w) return w;
+    }
+    return mf::Status();
+  });
+  ASSERT_TRUE(s.ok()) << s.diagnostics().front().message;
+  EXPECT_EQ(slurp(path("big.json")), expected);
+  EXPECT_EQ(entries(), std::set<std::string>{"big.json"});
+  mf::io::SyncedWriter closed(-1);
+  EXPECT_FALSE(closed.write("x").ok());
+}
+
 TEST_F(IoPublishTest, FailingWriterKeepsItsDiagnosticAndLeavesNothing) {
   for (Clobber c : {Clobber::Refuse, Clobber::Replace}) {
     auto s = mf::io::publish_atomic(

@@ -287,8 +287,8 @@ CommandOutcome run_command(const RunArgs& args) {
           : io::publish_atomic(
                 args.output,
                 [&](int fd) {
-                  return done->write(
-                      [fd](std::string_view piece) { return io::write_all(fd, piece); });
+                  io::SyncedWriter out(fd);
+                  return done->write([&](std::string_view piece) { return out.write(piece); });
                 },
                 io::Clobber::Replace);
   if (!written) return CommandOutcome::stopped_by(written.take_diagnostics());

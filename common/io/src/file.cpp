@@ -420,6 +420,18 @@ Status write_all(int fd, std::string_view bytes) {
   return {};
 }
 
+Status SyncedWriter::write(std::string_view bytes) {
+  if (Status s = write_all(fd_, bytes); !s) return s;
+  written_ += bytes.size();
+  if (written_ - started_ >= kStartBytes) {
+    // Only a hint: where it is refused (a filesystem without it), the fsync does all the work.
+    (void)::sync_file_range(fd_, static_cast<off_t>(started_),
+                            static_cast<off_t>(written_ - started_), SYNC_FILE_RANGE_WRITE);
+    started_ = written_;
+  }
+  return {};
+}
+
 namespace {
 
 // The directory a publication happens in, held open: every later step works relative to this

@@ -145,4 +145,18 @@ Status write_output(const std::string& path, std::string_view bytes);
 // Writes all bytes to a file descriptor, retrying short writes and EINTR.
 Status write_all(int fd, std::string_view bytes);
 
+// write_all() to a file that is synced when done (a Writer of publish_atomic): the writeback of
+// each kStartBytes written is started as it is written (sync_file_range), so the disk works while
+// the rest is made, and the final fsync waits for the last piece only.
+class SyncedWriter {
+ public:
+  static constexpr std::uint64_t kStartBytes = std::uint64_t{4} << 20;
+  explicit SyncedWriter(int fd) : fd_(fd) {}
+  Status write(std::string_view bytes);
+
+ private:
+  int fd_;
+  std::uint64_t written_ = 0, started_ = 0;  // started_: the writeback asked for up to there
+};
+
 }  // namespace mf::io
