@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "ahead.hpp"
 #include "mf/diag/codes.hpp"
 #include "mf/eval/entry.hpp"
 #include "mf/eval/stats.hpp"
@@ -929,9 +930,9 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   for (auto& d : spill_problems) problems.push_back(std::move(d));
   if (!problems.empty()) return problems;
 
-  // The report's entries in their order: the attempts' records sorted by their places, read in
-  // order with the ids of the entries (the sorted matrix order's, else the cases').
-  if (Status s = placed.sort(by_place); !s) return s.take_diagnostics();
+  // The report's entries in their order: the attempts' records sorted by their places, taken in
+  // order as the sort makes them (on a second thread with -j 2 or more), with the ids of the
+  // entries (the sorted matrix order's, else the cases').
   if (placed.size() != n) {
     return diag::error(codes::kInternal, "the campaign placed " + std::to_string(placed.size()) +
                                              " of its " + std::to_string(n) + " attempts");
@@ -949,20 +950,17 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
   };
   {
     SpillBatch batch(**spill, to_entries);
-    io::RecordFile<Placed>::Reader attempts(placed);
     io::RecordFile<Dotted>::Reader sorted(order);
     Cursor at(chosen, suite);
     std::string id;
-    for (std::size_t r = 0; r < count; ++r) {
+    std::size_t r = 0, k = 0;  // the entry being taken, and its attempts taken
+    Status taken;              // the first failure to take one
+    // Entry r, its attempts in runs and bytes_of.
+    const auto entry = [&]() -> Status {
       const std::size_t e = order.empty() ? r : sorted[r].entry;
       id = order.empty() ? attempt_of(e * per_case, at).id() : std::string(sorted[r].view());
-      bool all = true;
-      for (std::size_t k = 0; k < per_case; ++k) {
-        const Placed& p = attempts[r * per_case + k];
-        runs[k] = p.facts();
-        bytes_of[k] = {p.offset, p.size};
-        all = all && runs[k].passed;
-      }
+      const bool all =
+          std::all_of(runs.begin(), runs.end(), [](const auto& a) { return a.passed; });
       const Variant* variant = columns[e % cols];
       summary.add(runs, repeated, variant != nullptr ? variant->label : std::string_view(),
                   [&] { return id; });
@@ -970,39 +968,53 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
         if (out.first_failed.size() < SuiteRun::kFailedNamed) out.first_failed.push_back(id);
         ++out.failed_cases;
       }
-      if (!repeated) {
-        if (Status s = out.entries.push_back(EntryPlace{bytes_of[0].first, bytes_of[0].second});
-            !s) {
-          return s.take_diagnostics();
-        }
-        continue;
-      }
+      if (!repeated)
+        return out.entries.push_back(EntryPlace{bytes_of[0].first, bytes_of[0].second});
       // {attempts, id, status, variant?}: the members in canonical order.
-      std::string& entry = batch.buffer();
-      const std::size_t begin = entry.size();
-      entry += "{\"attempts\":[";
-      for (std::size_t k = 0; k < per_case; ++k) {
-        if (k > 0) entry += ',';
-        if (Status s = (*spill)->read(bytes_of[k].first, bytes_of[k].second, entry); !s)
-          return s.take_diagnostics();
+      std::string& text = batch.buffer();
+      const std::size_t begin = text.size();
+      text += "{\"attempts\":[";
+      for (std::size_t a = 0; a < per_case; ++a) {
+        if (a > 0) text += ',';
+        if (Status s = (*spill)->read(bytes_of[a].first, bytes_of[a].second, text); !s) return s;
       }
-      entry += "],\"id\":";
-      json::write_canonical(json::Value(id), entry);
-      entry += all ? ",\"status\":\"passed\"" : ",\"status\":\"failed\"";
+      text += "],\"id\":";
+      json::write_canonical(json::Value(id), text);
+      text += all ? ",\"status\":\"passed\"" : ",\"status\":\"failed\"";
       if (variant != nullptr) {
-        entry += ",\"variant\":";
-        json::write_canonical(variant_json(*variant), entry);
+        text += ",\"variant\":";
+        json::write_canonical(variant_json(*variant), text);
       }
-      entry += '}';
+      text += '}';
       batch.done(Placed{}, begin);
-      if (batch.full()) {
-        if (Status s = batch.flush(); !s) return s.take_diagnostics();
+      return batch.full() ? batch.flush() : Status();
+    };
+    const Ahead<Placed>::Each take = [&](const Placed& p) {
+      if (!taken) return;
+      runs[k] = p.facts();
+      bytes_of[k] = {p.offset, p.size};
+      if (++k < per_case) return;
+      taken = entry();
+      k = 0;
+      ++r;
+    };
+    std::optional<Ahead<Placed>> taking;
+    if (threads > 1) taking.emplace(take);
+    Status placed_sorted = placed.sort(by_place, [&](std::span<const Placed> some) {
+      for (const Placed& p : some) {
+        if (taking) {
+          taking->add(p);
+        } else {
+          take(p);
+        }
       }
+    });
+    if (taking) taking->finish();
+    for (Status* s : {&placed_sorted, &taken}) {
+      if (!*s) return s->take_diagnostics();
     }
     if (Status s = batch.flush(); !s) return s.take_diagnostics();
-    for (const Status* s : {&attempts.status(), &sorted.status()}) {
-      if (!*s) return s->diagnostics();
-    }
+    if (!sorted.status()) return sorted.status().diagnostics();
     if (Status s = at.status(); !s) return s.take_diagnostics();
   }
   out.cases = count;
