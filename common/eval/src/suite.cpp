@@ -594,9 +594,11 @@ std::string case_inputs(const SuiteSource& source, const CaseRef& c) {
 }
 
 // A case as the reader hands it to be checked: its value, its position and its bytes.
+// Or a window of the suite's bytes, to hash: the windows come in order among the cases.
 struct ReadCase {
   json::Value v;
-  std::size_t i, begin, end;
+  std::size_t i = 0, begin = 0, end = 0;
+  std::string window;
 };
 
 // The bytes of a suite: held in memory (standard input, load_suite_bytes), or else `file_size`
@@ -634,7 +636,12 @@ Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::strin
     return a.id() != b.id() ? a.id() < b.id() : a.index < b.index;
   };
   suite.cases.sort_runs_by(by_id);
+  hash::Sha256 sha;  // of a file's windows
   const Ahead<ReadCase>::Each check = [&](const ReadCase& read) {
+    if (!read.window.empty()) {
+      sha.update(read.window);
+      return;
+    }
     const json::Value& v = read.v;
     const std::size_t i = read.i, begin = read.begin, end = read.end;
     diag::Diagnostics found;
@@ -680,7 +687,7 @@ Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::strin
   const json::OnElement each = [&](json::Value&& v, std::size_t i, std::size_t begin,
                                    std::size_t end) {
     ++count;
-    ReadCase read{std::move(v), i, begin, end};
+    ReadCase read{std::move(v), i, begin, end, std::string()};
     if (ahead) {
       ahead->add(std::move(read));
     } else {
@@ -694,7 +701,6 @@ Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::strin
     suite.sha256 = hash::sha256_hex(bytes.held);
     doc = json::parse_object_streaming(bytes.held, limits, "cases", each);
   } else {
-    hash::Sha256 sha;
     json::WindowedText text;
     text.size = bytes.file_size;
     text.read_at = [&](char* into, std::size_t n, std::size_t offset) -> std::size_t {
@@ -703,11 +709,18 @@ Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::strin
       read_error = static_cast<int>(-got);
       return 0;
     };
-    text.on_window = [&](std::string_view window) { sha.update(window); };
+    // Hashed where the cases are checked: with -j 2 the reader hands each window over (a copy).
+    text.on_window = [&](std::string_view window) {
+      if (ahead) {
+        ahead->add(ReadCase{json::Value(), 0, 0, 0, std::string(window)});
+      } else {
+        sha.update(window);
+      }
+    };
     doc = json::parse_object_streaming(text, limits, "cases", each);
-    suite.sha256 = hash::to_hex(sha.finish());
   }
   if (ahead) ahead->finish();
+  if (bytes.file >= 0) suite.sha256 = hash::to_hex(sha.finish());
   if (read_error != 0) return io::input_unreadable(*bytes.path, read_error);
   if (!doc) return doc.take_diagnostics();
 
