@@ -106,7 +106,10 @@ std::string temp_name(const std::string& base) {
   char suffix[48];
   std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%016llx", static_cast<long>(::getpid()),
                 static_cast<unsigned long long>(random_word()));
-  return "." + base.substr(0, 160) + suffix;
+  std::string name = ".";
+  name.append(base, 0, 160);
+  name += suffix;
+  return name;
 }
 
 enum class Existing { Identical, Different, NotRegular, Unreadable };

@@ -14,7 +14,12 @@ namespace {
 // because "" in a message reads like a formatting slip.
 std::string quoted_pointer(std::string_view p) {
   if (p.empty()) return "the document root";
-  return "'" + std::string(p) + "'";
+  std::string quoted;
+  quoted.reserve(p.size() + 2);
+  quoted += '\'';
+  quoted += p;
+  quoted += '\'';
+  return quoted;
 }
 
 diag::Diagnostic unresolved(std::string_view pointer, std::string_view prefix,
