@@ -151,6 +151,55 @@ TEST(IoRecords, RunsSortedAsAppendedAndTheSortedOrderSeenOnTheWay) {
   }
 }
 
+// More runs than one merge reads at once (kFanIn): merged in passes, with the same order, and
+// the visitor sees the last pass only.
+struct Big {
+  std::uint32_t key = 0;
+  std::uint32_t seq = 0;
+  char pad[248] = {};
+};
+
+TEST(IoRecords, MoreRunsThanOneMergeTakesAreMergedInPasses) {
+  const std::uint64_t run = RecordFile<Big>::kSortBytes / sizeof(Big);
+  const std::uint64_t n = run * (RecordFile<Big>::kFanIn + 1) + 5;
+  for (const bool ahead : {false, true}) {
+    RecordFile<Big> file("the test's records");
+    const auto less = [](const Big& a, const Big& b) { return a.key < b.key; };
+    if (ahead) file.sort_runs_by(less);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> expected;  // key, seq
+    std::mt19937 random(11);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      Big b;
+      b.key = static_cast<std::uint32_t>(random() % 1009);
+      b.seq = static_cast<std::uint32_t>(i);
+      b.pad[i % 248] = static_cast<char>(i);
+      ASSERT_TRUE(file.push_back(b).ok());
+      expected.emplace_back(b.key, b.seq);
+    }
+    std::stable_sort(expected.begin(), expected.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::uint64_t seen = 0;
+    bool in_order = true;
+    ASSERT_TRUE(file.sort(less,
+                          [&](std::span<const Big> piece) {
+                            for (const Big& b : piece) {
+                              in_order = in_order && seen < n && b.seq == expected[seen].second;
+                              ++seen;
+                            }
+                          })
+                    .ok());
+    EXPECT_EQ(seen, n) << ahead;
+    EXPECT_TRUE(in_order) << ahead;
+    RecordFile<Big>::Reader reader(file);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const Big& b = reader[i];
+      ASSERT_EQ(b.seq, expected[i].second) << ahead << " " << i;
+      ASSERT_EQ(b.pad[b.seq % 248], static_cast<char>(b.seq)) << ahead << " " << i;
+    }
+    EXPECT_TRUE(reader.status().ok());
+  }
+}
+
 TEST(IoRecords, ASmallSortStaysInMemoryAndAnEmptyOneIsNothing) {
   RecordFile<Keyed> empty("the test's records");
   EXPECT_TRUE(empty.sort(by_key).ok());

@@ -51,6 +51,8 @@ class RecordFile {
   // A reader's window, and the runs and merge buffers of sort(): the memory each takes.
   static constexpr std::size_t kWindowBytes = std::size_t{16} << 10;
   static constexpr std::size_t kSortBytes = std::size_t{512} << 10;
+  // The most runs one merge reads at once.
+  static constexpr std::size_t kFanIn = 32;
 
   explicit RecordFile(std::string what) : what_(std::move(what)), bytes_(what_) {}
 
@@ -73,7 +75,7 @@ class RecordFile {
 
   // Orders the records by `less` (a strict weak order), stably: equal records keep the order they
   // were appended in. Records that fit in the buffer are sorted there; else runs of kSortBytes are
-  // sorted (unless sort_runs_by() did) and merged, each run read through a share of kSortBytes.
+  // sorted (unless sort_runs_by() did) and merged, kFanIn at a time (merge()).
   template <class Less>
   Status sort(Less less) {
     return sort(less, [](std::span<const T>) {});
@@ -195,12 +197,40 @@ class RecordFile {
     return Status();
   }
 
-  // The k-way merge of the sorted runs of `run` records in `runs` into a file of its own; on ties
-  // the earlier run first, so the sort stays stable.
+  // The merge of the sorted runs of `run` records in `runs` into a file of its own. At most
+  // kFanIn runs are merged at once, so each is read through a share of kSortBytes of at least
+  // 1/(kFanIn + 1): more runs than that are first merged kFanIn at a time into longer runs, in as
+  // many passes as it takes. Only the last pass hands the records to `sorted`.
   template <class Less, class Sorted>
   Status merge(const SpillBytes& runs, std::uint64_t run, Less less, Sorted& sorted) {
     const std::uint64_t n = written_;
-    const std::size_t k = static_cast<std::size_t>((n + run - 1) / run);
+    const SpillBytes* from = &runs;
+    SpillBytes longer(what_);  // a pass's runs, when there are passes
+    const auto unseen = [](std::span<const T>) {};
+    while ((n + run - 1) / run > kFanIn) {
+      SpillBytes next(what_);
+      for (std::uint64_t at = 0; at < n; at += run * kFanIn) {
+        if (Status s =
+                merge_runs(*from, run, at, std::min(n, at + run * kFanIn), next, less, unseen);
+            !s)
+          return s;
+      }
+      longer = std::move(next);
+      from = &longer;
+      run *= kFanIn;
+    }
+    SpillBytes merged(what_);
+    if (Status s = merge_runs(*from, run, 0, n, merged, less, sorted); !s) return s;
+    bytes_ = std::move(merged);
+    return Status();
+  }
+
+  // The k-way merge of the runs of `run` records in `runs` that make records [first, last), into
+  // the same places of `out`; on ties the earlier run first, so the sort stays stable.
+  template <class Less, class Sorted>
+  static Status merge_runs(const SpillBytes& runs, std::uint64_t run, std::uint64_t first,
+                           std::uint64_t last, SpillBytes& out, Less& less, Sorted& sorted) {
+    const std::size_t k = static_cast<std::size_t>((last - first + run - 1) / run);
     const std::uint64_t share = per(kSortBytes / (k + 1));
     struct Cursor {
       std::uint64_t next, end;  // records of its run not yet in `held`
@@ -224,28 +254,27 @@ class RecordFile {
       return a > b;
     };
     for (std::size_t r = 0; r < k; ++r) {
-      cursors[r].next = r * run;
-      cursors[r].end = std::min(n, (r + 1) * run);
+      cursors[r].next = first + r * run;
+      cursors[r].end = std::min(last, first + (r + 1) * run);
       if (Status s = refill(cursors[r]); !s) return s;
       heap.push_back(r);
     }
     std::make_heap(heap.begin(), heap.end(), later);
-    SpillBytes merged(what_);
-    std::vector<T> out;
-    out.reserve(static_cast<std::size_t>(share));
-    std::uint64_t written = 0;
+    std::vector<T> held;
+    held.reserve(static_cast<std::size_t>(share));
+    std::uint64_t written = first;
     const auto drain = [&]() -> Status {
-      sorted(std::span<const T>(out));
-      Status s = merged.write(written * sizeof(T), out.data(), out.size() * sizeof(T));
-      written += out.size();
-      out.clear();
+      sorted(std::span<const T>(held));
+      Status s = out.write(written * sizeof(T), held.data(), held.size() * sizeof(T));
+      written += held.size();
+      held.clear();
       return s;
     };
     while (!heap.empty()) {
       std::pop_heap(heap.begin(), heap.end(), later);
       Cursor& c = cursors[heap.back()];
-      out.push_back(c.held[c.at]);
-      if (out.size() >= share) {
+      held.push_back(c.held[c.at]);
+      if (held.size() >= share) {
         if (Status s = drain(); !s) return s;
       }
       if (++c.at == c.held.size()) {
@@ -257,9 +286,7 @@ class RecordFile {
       }
       std::push_heap(heap.begin(), heap.end(), later);
     }
-    if (Status s = drain(); !s) return s;
-    bytes_ = std::move(merged);
-    return Status();
+    return drain();
   }
 
   std::string what_;
