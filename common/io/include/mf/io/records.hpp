@@ -52,7 +52,7 @@ class RecordFile {
   static constexpr std::size_t kWindowBytes = std::size_t{16} << 10;
   static constexpr std::size_t kSortBytes = std::size_t{512} << 10;
   // The most runs one merge reads at once.
-  static constexpr std::size_t kFanIn = 32;
+  static constexpr std::size_t kFanIn = 64;
 
   explicit RecordFile(std::string what) : what_(std::move(what)), bytes_(what_) {}
 
