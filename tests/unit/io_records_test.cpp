@@ -80,11 +80,13 @@ TEST(IoRecords, ASortOverSeveralRunsIsStableAndComplete) {
 }
 
 // Records past 16 bytes are sorted by their positions and moved once: the same order.
-struct Wide {
+template <std::size_t Pad>
+struct Padded {
   std::uint32_t key = 0;
   std::uint32_t seq = 0;
-  char pad[40] = {};
+  char pad[Pad] = {};
 };
+using Wide = Padded<40>;
 
 TEST(IoRecords, WideRecordsSortStablyAcrossRunsAndInTheBuffer) {
   for (const std::uint32_t n : {1000u, 40000u}) {  // in the buffer; four runs
@@ -153,11 +155,7 @@ TEST(IoRecords, RunsSortedAsAppendedAndTheSortedOrderSeenOnTheWay) {
 
 // More runs than one merge reads at once (kFanIn): merged in passes, with the same order, and
 // the visitor sees the last pass only.
-struct Big {
-  std::uint32_t key = 0;
-  std::uint32_t seq = 0;
-  char pad[248] = {};
-};
+using Big = Padded<248>;
 
 TEST(IoRecords, MoreRunsThanOneMergeTakesAreMergedInPasses) {
   const std::uint64_t run = RecordFile<Big>::kSortBytes / sizeof(Big);

@@ -8,9 +8,13 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "mf/io/records.hpp"
 
 namespace mf::eval {
 
@@ -98,5 +102,25 @@ class Ahead {
   std::exception_ptr error_;  // the work's; read after it ends
   std::thread thread_;        // last: started when the rest is made
 };
+
+// Sorts `file` by `less`, handing each record to `take` in the new order as the sort makes it
+// (RecordFile::sort's visitor): on a second thread (Ahead) when `ahead`, so that taking them
+// goes on while the merge does; else on the calling thread.
+template <class T, class Less, class Take>
+Status sort_taking(io::RecordFile<T>& file, Less less, const Take& take, bool ahead) {
+  std::optional<Ahead<T>> taking;
+  if (ahead) taking.emplace(take);
+  Status sorted = file.sort(less, [&](std::span<const T> some) {
+    for (const T& record : some) {
+      if (taking) {
+        taking->add(record);
+      } else {
+        take(record);
+      }
+    }
+  });
+  if (taking) taking->finish();
+  return sorted;
+}
 
 }  // namespace mf::eval

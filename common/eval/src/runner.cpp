@@ -998,18 +998,7 @@ Result<SuiteRun> run_suite(const Suite& suite, const RunOptions& options) {
       k = 0;
       ++r;
     };
-    std::optional<Ahead<Placed>> taking;
-    if (threads > 1) taking.emplace(take);
-    Status placed_sorted = placed.sort(by_place, [&](std::span<const Placed> some) {
-      for (const Placed& p : some) {
-        if (taking) {
-          taking->add(p);
-        } else {
-          take(p);
-        }
-      }
-    });
-    if (taking) taking->finish();
+    Status placed_sorted = sort_taking(placed, by_place, take, threads > 1);
     for (Status* s : {&placed_sorted, &taken}) {
       if (!*s) return s->take_diagnostics();
     }

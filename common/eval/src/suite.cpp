@@ -759,19 +759,9 @@ Result<Suite> read_suite(const SuiteBytes& bytes, const std::optional<std::strin
                                    index_pointer("/cases", first->index),
                                index_pointer("/cases", c.index) + "/id"));
     };
-    std::optional<Ahead<CaseRef>> taking;
-    if (jobs > 1) taking.emplace(take);
-    Status sorted = suite.cases.sort(by_id, [&](std::span<const CaseRef> run) {
-      for (const CaseRef& c : run) {
-        if (taking) {
-          taking->add(c);
-        } else {
-          take(c);
-        }
-      }
-    });
-    if (taking) taking->finish();
-    if (!sorted) return sorted.take_diagnostics();
+    if (Status s = sort_taking(suite.cases, by_id, take, jobs > 1); !s) {
+      return s.take_diagnostics();
+    }
     inputs.update("]");
     suite.inputs_sha256 = hash::to_hex(inputs.finish());
   }
