@@ -2,11 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,6 +12,7 @@
 #include "mf/json/canonical.hpp"
 #include "mf/json/reader.hpp"
 #include "mf/trace/writer.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -1044,12 +1041,10 @@ TEST(TraceVerify, AFileOfManyChunksKeepsTheVerdicts) {
   constexpr int kRounds = 6000;
   const std::string trace = chain(joined(content_run(kRounds)));
   ASSERT_GT(trace.size(), 3u << 20);
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("mf-verify-chunks-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const mf::test::TempDir dir("mf-verify-chunks");
   const auto in_file = [&](const std::string& bytes) {
     const std::string path = (dir / "t.jsonl").string();
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    mf::test::write_file(path, bytes);
     std::uint64_t last = 0, calls = 0;
     auto s = mf::trace::verify_file(path, {}, [&](std::uint64_t done, std::uint64_t) {
       EXPECT_GT(done, last);
@@ -1079,7 +1074,6 @@ TEST(TraceVerify, AFileOfManyChunksKeepsTheVerdicts) {
     expect_edit_found(s, t, late);
     same(s, check_raw(t));
   }
-  std::filesystem::remove_all(dir);
 }
 
 // --- the ring of slices between the hashing thread and the checking one
@@ -1153,12 +1147,10 @@ TEST(TraceVerifyRing, LinesLongerThanManySlices) {
                          std::to_string(kCalls) + R"(,"repairs":0})"));
   const std::string trace = chain(joined(lines));
   ASSERT_GT(trace.size(), 4u * (12u << 17));
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("mf-verify-long-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const mf::test::TempDir dir("mf-verify-long");
   const auto in_file = [&](const std::string& bytes) {
     const std::string path = (dir / "t.jsonl").string();
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    mf::test::write_file(path, bytes);
     std::uint64_t calls = 0;
     auto s = mf::trace::verify_file(path, {}, [&](std::uint64_t, std::uint64_t) { ++calls; });
     EXPECT_TRUE(s.ok());
@@ -1179,7 +1171,6 @@ TEST(TraceVerifyRing, LinesLongerThanManySlices) {
   EXPECT_EQ(edited.first_error->code, codes::kTraceInconsistent);
   EXPECT_EQ(edited.first_error->line, 7);
   EXPECT_EQ(edited.trace_sha256, mf::hash::sha256_hex(t));
-  std::filesystem::remove_all(dir);
 }
 
 // Slices of little but newlines (a line digest for every byte or two) hold the hashing thread
