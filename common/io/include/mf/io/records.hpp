@@ -93,32 +93,28 @@ class RecordFile {
     std::vector<T>().swap(buffer_);
     const std::uint64_t n = written_;
     const std::uint64_t run = per(kSortBytes);
-    if (sort_runs_ && n > run) return merge(bytes_, run, less, sorted);
-    if (sort_runs_) {  // one run, sorted as it was written: read back
-      std::vector<T> chunk;
-      for (std::uint64_t at = 0; at < n; at += chunk.size()) {
-        chunk.resize(static_cast<std::size_t>(std::min(per(kWindowBytes), n - at)));
-        if (Status s = bytes_.read(at * sizeof(T), chunk.data(), chunk.size() * sizeof(T)); !s)
-          return s;
-        sorted(std::span<const T>(chunk));
-      }
-      return Status();
-    }
-    SpillBytes runs(what_);
-    {
+    if (!sort_runs_) {  // the runs sorted now, into a file of their own
+      SpillBytes runs(what_);
       std::vector<T> chunk;
       for (std::uint64_t at = 0; at < n; at += run) {
         chunk.resize(static_cast<std::size_t>(std::min(run, n - at)));
         if (Status s = bytes_.read(at * sizeof(T), chunk.data(), chunk.size() * sizeof(T)); !s)
           return s;
         sort_run(chunk, less);
-        if (n <= run) sorted(std::span<const T>(chunk));
         if (Status s = runs.write(at * sizeof(T), chunk.data(), chunk.size() * sizeof(T)); !s)
           return s;
       }
+      bytes_ = std::move(runs);
     }
-    if (n > run) return merge(runs, run, less, sorted);
-    bytes_ = std::move(runs);
+    if (n > run) return merge(bytes_, run, less, sorted);
+    // One run, already in order: read back for `sorted`.
+    std::vector<T> chunk;
+    for (std::uint64_t at = 0; at < n; at += chunk.size()) {
+      chunk.resize(static_cast<std::size_t>(std::min(per(kWindowBytes), n - at)));
+      if (Status s = bytes_.read(at * sizeof(T), chunk.data(), chunk.size() * sizeof(T)); !s)
+        return s;
+      sorted(std::span<const T>(chunk));
+    }
     return Status();
   }
 
